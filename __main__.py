@@ -1,0 +1,76 @@
+"""The dbx-ai-infra Pulumi program: loads the stack spec and wires the components. Nothing else.
+
+Runs unchanged under ``pulumi up`` and under the offline engine (``python -m stackplan preview``).
+"""
+
+import pulumi
+
+from components import (DevCluster, DevClusterArgs, GpuInstancePool, GpuInstancePoolArgs, GrantArgs,
+                        InferenceCluster, InferenceClusterArgs, TrainingCluster, TrainingClusterArgs,
+                        TrainingJobArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs)
+from stackspec import StackSpecError, load_from_pulumi
+
+try:
+    stack = load_from_pulumi()
+except StackSpecError as exc:  # a clear message, before any resource is registered
+    raise pulumi.RunError(str(exc)) from None
+
+spec = stack.spec
+prefix = pulumi.get_stack()
+uc_spec = spec.unity_catalog
+
+storage = UnityCatalogStorage(f"{prefix}-uc", UnityCatalogStorageArgs(
+    catalog=uc_spec.catalog,
+    schemas={name: [VolumeArgs(**v.model_dump()) for v in schema.volumes] for name, schema in uc_spec.schemas.items()},
+    tags=spec.tags,
+    grants=[GrantArgs(**g.model_dump()) for g in uc_spec.grants],
+))
+model_cache_dir = storage.volume_paths[uc_spec.model_cache_volume]
+pulumi.export("volume_paths", storage.volume_paths)
+
+POOL_ROLE = {"training": "training", "inference": "inference", "dev": "interactive"}
+
+
+def common(role: str) -> dict:
+    """Cluster settings every workload takes from the spec."""
+    section, workload = getattr(spec, role), stack.workloads[role]
+    pool_spec = getattr(spec.instance_pools, role)
+    pool_id = None
+    if pool_spec is not None:
+        pool = GpuInstancePool(f"{prefix}-{role}-pool", GpuInstancePoolArgs(
+            cloud=spec.cloud, node_type_id=workload.node.node_type_id, spark_version=spec.runtime,
+            tags=spec.tags, role=POOL_ROLE[role], **pool_spec.model_dump()))
+        pool_id = pool.pool_id
+        pulumi.export(f"{role}_pool_id", pool_id)
+    env = {} if role == "dev" else {"HF_HOME": model_cache_dir}
+    return dict(cloud=spec.cloud, spark_version=spec.runtime, node_type_id=workload.node.node_type_id,
+                single_user_name=spec.single_user_name, tags=spec.tags,
+                autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
+                spark_env_vars=env, instance_pool_id=pool_id, gpu_memory_need_gb=workload.need_gb)
+
+
+if spec.training is not None:
+    t = spec.training
+    checkpoint_dir = f"{storage.volume_paths[t.checkpoint_volume]}/{prefix}-training"
+    training = TrainingCluster(f"{prefix}-training", TrainingClusterArgs(
+        **common("training"), num_workers=t.num_workers, spot=t.spot, first_on_demand=t.first_on_demand,
+        checkpoint_dir=checkpoint_dir, job=TrainingJobArgs(**t.job.model_dump()) if t.job else None))
+    pulumi.export("training_cluster_id", training.cluster_id)
+    pulumi.export("checkpoint_dir", training.checkpoint_dir)
+    if training.job_id is not None:
+        pulumi.export("training_job_id", training.job_id)
+
+if spec.inference is not None:
+    i = spec.inference
+    inference = InferenceCluster(f"{prefix}-inference", InferenceClusterArgs(
+        **common("inference"), min_workers=i.min_workers, max_workers=i.max_workers,
+        spot_above_base=i.spot_above_base))
+    pulumi.export("inference_cluster_id", inference.cluster_id)
+
+if spec.dev is not None:
+    d = spec.dev
+    args = common("dev")
+    args["spark_env_vars"] = dict(d.spark_env_vars)
+    dev = DevCluster(f"{prefix}-dev", DevClusterArgs(**args, shuffle_partitions=d.shuffle_partitions,
+                                                     model_cache_dir=model_cache_dir))
+    pulumi.export("dev_cluster_id", dev.cluster_id)

@@ -1,0 +1,102 @@
+"""What every cluster component shares: cloud attribute blocks, tags, and the cluster settings dict.
+
+The settings dict uses pulumi-databricks' snake_case input names; the same dict feeds a
+``databricks.Cluster`` and a job's ``new_cluster``, so a training job cluster cannot drift from the
+training cluster it mirrors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pulumi
+
+Availability = Literal["spot_with_fallback", "on_demand"]
+
+#: Databricks availability values per cloud (Clusters API; pulumi-databricks 1.118 docs).
+AVAILABILITY: dict[str, dict[str, str]] = {
+    "aws": {"spot_with_fallback": "SPOT_WITH_FALLBACK", "on_demand": "ON_DEMAND"},
+    "azure": {"spot_with_fallback": "SPOT_WITH_FALLBACK_AZURE", "on_demand": "ON_DEMAND_AZURE"},
+    "gcp": {"spot_with_fallback": "PREEMPTIBLE_WITH_FALLBACK_GCP", "on_demand": "ON_DEMAND_GCP"},
+}
+ATTRIBUTES_BLOCK = {"aws": "aws_attributes", "azure": "azure_attributes", "gcp": "gcp_attributes"}
+
+SINGLE_NODE_CONF = {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*]"}
+SINGLE_NODE_TAGS = {"ResourceClass": "SingleNode"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterBaseArgs:
+    """Settings every cluster component takes. The stack spec holds the defaults; none are repeated here."""
+
+    cloud: str
+    spark_version: str
+    node_type_id: str
+    single_user_name: str
+    tags: Mapping[str, str]
+    autotermination_minutes: int
+    libraries: Sequence[str] = ()
+    spark_env_vars: Mapping[str, str] = field(default_factory=dict)
+    #: Instance pool for driver and workers; the pool then sets node type and (on-demand) availability.
+    instance_pool_id: pulumi.Input[str] | None = None
+    #: The model's estimated GPU memory need (GB), carried as a tag so policies can check the node.
+    gpu_memory_need_gb: float | None = None
+    #: Workspace cluster policy the cluster is created under.
+    policy_id: pulumi.Input[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.cloud not in AVAILABILITY:
+            raise ValueError(f"cloud must be one of {', '.join(AVAILABILITY)}, got {self.cloud!r}")
+
+
+def cloud_attributes(cloud: str, availability: Availability, first_on_demand: int) -> dict[str, Any]:
+    """The one attributes block of ``cloud`` (never another cloud's)."""
+    block: dict[str, Any] = {"availability": AVAILABILITY[cloud][availability], "first_on_demand": first_on_demand}
+    if cloud == "aws":
+        block["spot_bid_price_percent"] = 100
+    elif cloud == "azure":
+        block["spot_bid_max_price"] = -1  # pay up to the on-demand price rather than be evicted on price
+    return {ATTRIBUTES_BLOCK[cloud]: block}
+
+
+def pool_attributes(cloud: str) -> dict[str, Any]:
+    """Pools are on-demand: a pool-backed cluster takes its availability from the pool."""
+    if cloud == "gcp":
+        return {"gcp_attributes": {"gcp_availability": AVAILABILITY["gcp"]["on_demand"]}}
+    return {ATTRIBUTES_BLOCK[cloud]: {"availability": AVAILABILITY[cloud]["on_demand"]}}
+
+
+def role_tags(tags: Mapping[str, str], role: str, gpu_memory_need_gb: float | None = None,
+              extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    merged = {**tags, "workload_type": role, **(extra or {})}
+    if gpu_memory_need_gb is not None:
+        merged["gpu_memory_need_gb"] = f"{gpu_memory_need_gb:g}"
+    return merged
+
+
+def cluster_settings(args: ClusterBaseArgs, role: str, *, availability: Availability, first_on_demand: int,
+                     spark_conf: Mapping[str, str] | None = None,
+                     extra_tags: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Inputs shared by an all-purpose cluster and a job cluster (no auto-termination, no name)."""
+    settings: dict[str, Any] = {
+        "spark_version": args.spark_version,
+        "data_security_mode": "SINGLE_USER",  # dedicated access mode: ML GPU runtimes read UC Volumes
+        "single_user_name": args.single_user_name,
+        "custom_tags": role_tags(args.tags, role, args.gpu_memory_need_gb, extra_tags),
+        "spark_conf": dict(spark_conf or {}),
+        "spark_env_vars": dict(args.spark_env_vars),
+    }
+    if args.libraries:
+        settings["libraries"] = [{"pypi": {"package": lib}} for lib in args.libraries]
+    if args.policy_id is not None:
+        settings["policy_id"] = args.policy_id
+    if args.instance_pool_id is not None:
+        settings["instance_pool_id"] = args.instance_pool_id
+        settings["driver_instance_pool_id"] = args.instance_pool_id
+    else:
+        settings["node_type_id"] = args.node_type_id
+        settings["driver_node_type_id"] = args.node_type_id
+        settings.update(cloud_attributes(args.cloud, availability, first_on_demand))
+    return settings

@@ -1,0 +1,42 @@
+"""DevCluster: one GPU node for notebooks, 30-minute auto-termination, model cache on a Volume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_databricks as databricks
+
+from ._common import SINGLE_NODE_CONF, SINGLE_NODE_TAGS, ClusterBaseArgs, cluster_settings
+
+
+@dataclass(frozen=True, kw_only=True)
+class DevClusterArgs(ClusterBaseArgs):
+    shuffle_partitions: int
+    #: /Volumes/... directory for Hugging Face downloads (HF_HOME); never /dbfs.
+    model_cache_dir: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.model_cache_dir.startswith("/Volumes/"):
+            raise ValueError(f"model_cache_dir must be a /Volumes/... path, got {self.model_cache_dir!r}")
+
+
+class DevCluster(pulumi.ComponentResource):
+    """A single-node, on-demand GPU cluster for interactive work."""
+
+    cluster_id: pulumi.Output[str]
+
+    def __init__(self, name: str, args: DevClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("dbx-ai-infra:compute:DevCluster", name, None, opts)
+        settings = cluster_settings(
+            args, "interactive", availability="on_demand", first_on_demand=1,
+            spark_conf={**SINGLE_NODE_CONF, "spark.sql.shuffle.partitions": str(args.shuffle_partitions)},
+            extra_tags=SINGLE_NODE_TAGS)
+        settings["spark_env_vars"].setdefault("HF_HOME", args.model_cache_dir)
+        cluster = databricks.Cluster(
+            f"{name}-cluster", cluster_name=name, num_workers=0,
+            autotermination_minutes=args.autotermination_minutes, **settings,
+            opts=pulumi.ResourceOptions(parent=self))
+        self.cluster_id = cluster.id
+        self.register_outputs({"cluster_id": self.cluster_id})

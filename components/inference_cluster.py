@@ -1,0 +1,42 @@
+"""InferenceCluster: autoscaled, on-demand base (driver + min_workers), spot with fallback above it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_databricks as databricks
+
+from ._common import ClusterBaseArgs, cluster_settings
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceClusterArgs(ClusterBaseArgs):
+    min_workers: int
+    max_workers: int
+    #: Workers above the base on spot with fallback; False keeps every node on-demand.
+    spot_above_base: bool
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 1 <= self.min_workers <= self.max_workers:
+            raise ValueError(f"need 1 <= min_workers <= max_workers, got {self.min_workers} and {self.max_workers}")
+
+
+class InferenceCluster(pulumi.ComponentResource):
+    """An autoscaled GPU serving cluster whose base never runs on spot."""
+
+    cluster_id: pulumi.Output[str]
+
+    def __init__(self, name: str, args: InferenceClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("dbx-ai-infra:compute:InferenceCluster", name, None, opts)
+        availability = "spot_with_fallback" if args.spot_above_base else "on_demand"
+        # first_on_demand counts the driver: the base is the driver plus min_workers workers.
+        settings = cluster_settings(args, "inference", availability=availability,
+                                    first_on_demand=args.min_workers + 1)
+        cluster = databricks.Cluster(
+            f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
+            autoscale={"min_workers": args.min_workers, "max_workers": args.max_workers},
+            **settings, opts=pulumi.ResourceOptions(parent=self))
+        self.cluster_id = cluster.id
+        self.register_outputs({"cluster_id": self.cluster_id})

@@ -1,0 +1,42 @@
+"""GpuInstancePool: warm, on-demand GPU nodes with the runtime preloaded, for fast cluster starts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_databricks as databricks
+
+from ._common import pool_attributes, role_tags
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuInstancePoolArgs:
+    cloud: str
+    node_type_id: str
+    spark_version: str
+    tags: Mapping[str, str]
+    #: The workload the pool serves (training | inference | interactive), tagged for policies and costs.
+    role: str
+    min_idle_instances: int
+    idle_instance_autotermination_minutes: int
+    max_capacity: int | None = None
+
+
+class GpuInstancePool(pulumi.ComponentResource):
+    """An on-demand instance pool. Clusters on it set ``instance_pool_id`` and never ``node_type_id``."""
+
+    pool_id: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GpuInstancePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("dbx-ai-infra:compute:GpuInstancePool", name, None, opts)
+        optional = {"max_capacity": args.max_capacity} if args.max_capacity is not None else {}
+        pool = databricks.InstancePool(
+            f"{name}-pool", instance_pool_name=name, node_type_id=args.node_type_id,
+            min_idle_instances=args.min_idle_instances,
+            idle_instance_autotermination_minutes=args.idle_instance_autotermination_minutes,
+            preloaded_spark_versions=[args.spark_version], custom_tags=role_tags(args.tags, args.role),
+            **pool_attributes(args.cloud), **optional, opts=pulumi.ResourceOptions(parent=self))
+        self.pool_id = pool.id
+        self.register_outputs({"pool_id": self.pool_id})

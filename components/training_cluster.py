@@ -1,0 +1,95 @@
+"""TrainingCluster: fixed size, spot with fallback, on-demand driver, checkpoints on a Volume, resumable job."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_databricks as databricks
+
+from ._common import ClusterBaseArgs, cluster_settings
+
+CHECKPOINT_ENV = "CHECKPOINT_DIR"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingJobArgs:
+    """A job that runs training on a job cluster and retries from the last checkpoint after a reclaim."""
+
+    python_file: str
+    parameters: Sequence[str] = ()
+    max_retries: int
+    min_retry_interval_millis: int
+    retry_on_timeout: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingClusterArgs(ClusterBaseArgs):
+    num_workers: int
+    #: Workers on spot with fallback to on-demand; False keeps every node on-demand.
+    spot: bool
+    #: Nodes kept on-demand, the driver included (so >= 1: the driver is never spot).
+    first_on_demand: int
+    #: A /Volumes/... directory; each run writes checkpoints there and resumes from the newest.
+    checkpoint_dir: str
+    job: TrainingJobArgs | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.num_workers < 1:
+            raise ValueError(f"num_workers must be >= 1, got {self.num_workers}")
+        if self.first_on_demand < 1:
+            raise ValueError(f"first_on_demand must be >= 1 so the driver is on-demand, got {self.first_on_demand}")
+        if not self.checkpoint_dir.startswith("/Volumes/"):
+            raise ValueError(f"checkpoint_dir must be a Unity Catalog Volume path (/Volumes/...), "
+                             f"got {self.checkpoint_dir!r}")
+
+
+class TrainingCluster(pulumi.ComponentResource):
+    """A fixed-size GPU training cluster (never autoscaled) and, optionally, a resumable training job."""
+
+    cluster_id: pulumi.Output[str]
+    checkpoint_dir: str
+    job_id: pulumi.Output[str] | None
+
+    def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("dbx-ai-infra:compute:TrainingCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        availability = "spot_with_fallback" if args.spot else "on_demand"
+        settings = cluster_settings(args, "training", availability=availability,
+                                    first_on_demand=args.first_on_demand)
+        settings["spark_env_vars"][CHECKPOINT_ENV] = args.checkpoint_dir
+        settings["spark_env_vars"].update(args.extra_env)
+        settings["num_workers"] = args.num_workers
+
+        cluster = databricks.Cluster(
+            f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
+            **settings, opts=child)
+        self.cluster_id = cluster.id
+        self.checkpoint_dir = args.checkpoint_dir
+        self.job_id = None
+        if args.job is not None:
+            job = databricks.Job(
+                f"{name}-job",
+                name=f"{name}-run",
+                max_concurrent_runs=1,  # two runs would write over one checkpoint directory
+                tags=dict(settings["custom_tags"]),
+                job_clusters=[{"job_cluster_key": "train", "new_cluster": settings}],
+                tasks=[{
+                    "task_key": "train",
+                    "job_cluster_key": "train",
+                    "spark_python_task": {
+                        "python_file": args.job.python_file,
+                        "parameters": ["--checkpoint-dir", args.checkpoint_dir, "--resume-from-latest",
+                                       *args.job.parameters],
+                    },
+                    "max_retries": args.job.max_retries,
+                    "min_retry_interval_millis": args.job.min_retry_interval_millis,
+                    "retry_on_timeout": args.job.retry_on_timeout,
+                }],
+                opts=child)
+            self.job_id = job.id
+        self.register_outputs({"cluster_id": self.cluster_id, "checkpoint_dir": self.checkpoint_dir,
+                               "job_id": self.job_id})

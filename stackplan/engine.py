@@ -1,0 +1,111 @@
+"""The offline engine: runs the real Pulumi program (``__main__.py``) under Pulumi's mock runtime.
+
+It records every registered resource (type token, name, URN, parent, inputs as plain JSON) into a plan.
+Nothing here knows about components or policies: the program decides what exists; the engine listens.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks, rpc
+from pulumi.runtime import stack as runtime_stack
+from pulumi.runtime.sync_await import _sync_await
+
+from stackspec import PROJECT, LoadedStack
+from stackspec.load import REPO_ROOT, display_path
+
+PROGRAM = REPO_ROOT / "__main__.py"
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+class ProgramError(Exception):
+    """The Pulumi program failed for a reason other than invalid stack input."""
+
+
+def plain(value: Any) -> Any:
+    """Mock inputs as JSON: whole floats back to ints (Pulumi's wire format has only doubles)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
+        # A readable placeholder id; the state echoes the inputs, as a create would.
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict, None]:
+        return {}, None
+
+
+class _RecordingMonitor(mocks.MockMonitor):
+    """A mock monitor that keeps every registration, with URNs shaped as the Pulumi engine makes them."""
+
+    def __init__(self, mock: pulumi.runtime.Mocks) -> None:
+        super().__init__(mock)
+        self.recorded: list[dict[str, Any]] = []
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # The engine leaves the root stack's type out of its children's qualified types.
+        if parent and parent.split("::")[2] != STACK_TYPE:
+            type_ = parent.split("::")[2] + "$" + type_
+        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type != STACK_TYPE:
+            parent = request.parent if request.parent and STACK_TYPE not in request.parent.split("::")[2] else ""
+            self.recorded.append({
+                "urn": response.urn,
+                "type": request.type,
+                "name": request.name,
+                "parent": parent or None,
+                "inputs": plain(rpc.deserialize_properties(request.object)),
+            })
+        return response
+
+
+def _run(stack: LoadedStack, program: Path) -> dict[str, Any]:
+    pulumi.runtime.set_all_config(stack.config)
+    mock = _Mocks()
+    monitor = _RecordingMonitor(mock)
+    quiet = logging.getLogger("stackplan.pulumi")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    pulumi.runtime.set_mocks(mock, project=PROJECT, stack=stack.name, preview=True, monitor=monitor, logger=quiet)
+
+    def program_main() -> None:
+        runpy.run_path(str(program), run_name="__main__")
+
+    _sync_await(runtime_stack.run_pulumi_func(program_main))
+    root = runtime_stack.get_root_resource()
+    outputs = {k: plain(_sync_await(pulumi.Output.from_input(v).future())) for k, v in (root.outputs or {}).items()}
+    return {
+        "stack": stack.name,
+        "project": PROJECT,
+        "stack_file": display_path(stack.path),
+        "cloud": stack.spec.cloud,
+        "resources": monitor.recorded,
+        "outputs": outputs,
+    }
+
+
+def run_program(stack: LoadedStack, program: Path = PROGRAM) -> dict[str, Any]:
+    """Run the program for one stack and return its plan. Each run gets fresh Pulumi runtime state."""
+    try:
+        # Pulumi keeps its runtime settings in context variables: an empty context is a clean runtime.
+        return contextvars.Context().run(_run, stack, program)
+    except pulumi.RunError as exc:
+        raise ProgramError(str(exc)) from None

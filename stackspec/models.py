@@ -1,0 +1,284 @@
+"""The stack spec: typed, validated description of one environment (pydantic, ``extra="forbid"``).
+
+Every field states its default once, here. Units are in the names. Where a field mirrors a Databricks API
+field, it uses the API's name (``num_workers``, ``autotermination_minutes``, ``min_idle_instances``).
+Cross-field rules live in one validator per model; rules that need the node catalog (sizing, pinned node
+types) live in :mod:`stackspec.resolve`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gpucatalog import CLOUDS, GPU_FAMILIES
+
+Cloud = Literal["aws", "azure", "gcp"]
+GpuFamily = Literal["t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s"]
+Precision = Literal["fp32", "bf16", "fp16", "int8", "int4"]
+
+assert set(CLOUDS) == {"aws", "azure", "gcp"} and set(GPU_FAMILIES) == set(GpuFamily.__args__)  # one vocabulary
+
+#: Default Databricks runtime: a GPU ML LTS runtime (15.4 LTS, supported until 2027-08-19 per the
+#: Databricks runtime release notes, read 2026-04).
+DEFAULT_RUNTIME = "15.4.x-gpu-ml-scala2.12"
+RUNTIME_PATTERN = r"^\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]$"
+
+#: Upper bounds shared with the policy pack's defaults (policies.registry.DEFAULT_CONFIG): a spec this
+#: validator accepts never breaks a mandatory policy.
+MAX_WORKERS_CAP = 64
+MAX_AUTOTERMINATION_MINUTES = 120
+MAX_SINGLE_NODE_SHUFFLE_PARTITIONS = 16
+
+#: Tags the components set themselves; a stack may not set them.
+RESERVED_TAGS = ("workload_type", "ResourceClass", "gpu_memory_need_gb", "Vendor", "Creator", "ClusterName",
+                 "ClusterId", "Name")
+REQUIRED_TAGS = ("workload", "cost_center")
+
+_NAME = r"^[a-z][a-z0-9_]{0,62}$"
+Identifier = Annotated[str, Field(pattern=_NAME)]
+_PINNED_PIP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.+!*-]+$")
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelSpec(_Spec):
+    """The model a workload serves or trains; its GPU memory need picks the node type."""
+
+    params_billions: float = Field(gt=0, le=2000, description="Model size in billions of parameters.")
+    precision: Precision = Field("bf16", description="Weight precision. Default bf16.")
+    method: Literal["full", "lora"] = Field("full", description="Training method (training only). Default full.")
+
+
+class TrainingJobSpec(_Spec):
+    """A Databricks job that runs training on a job cluster and retries after a spot reclaim."""
+
+    python_file: str = Field(min_length=1, description="Training entry point, e.g. /Workspace/Shared/train.py.")
+    parameters: list[str] = Field(default_factory=list, description="Extra arguments for the entry point.")
+    max_retries: int = Field(3, ge=0, le=20, description="Retries per run (a reclaim counts as a failure). Default 3.")
+    min_retry_interval_millis: int = Field(60_000, ge=0, description="Wait before a retry, ms. Default 60000.")
+    retry_on_timeout: bool = Field(True, description="Retry when a run times out. Default true.")
+
+
+class TrainingSpec(_Spec):
+    """Training cluster: fixed size, spot with fallback, on-demand driver, checkpoints on a Volume."""
+
+    num_workers: int = Field(ge=1, le=MAX_WORKERS_CAP, description="Fixed worker count (never autoscaled).")
+    model: ModelSpec
+    spot: bool = Field(True, description="Workers on spot with fallback to on-demand. false = all on-demand.")
+    first_on_demand: int = Field(1, ge=1, description="Nodes kept on-demand, driver included. Default 1.")
+    checkpoint_volume: str = Field("models.checkpoints", description="<schema>.<volume> for checkpoints.")
+    autotermination_minutes: int = Field(60, ge=10, le=MAX_AUTOTERMINATION_MINUTES,
+                                         description="Idle minutes before the cluster stops. Default 60.")
+    gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
+    node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
+    libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
+    job: TrainingJobSpec | None = Field(None, description="Optional training job on a job cluster.")
+
+    @model_validator(mode="after")
+    def _driver_within_cluster(self) -> "TrainingSpec":
+        if self.first_on_demand > self.num_workers + 1:
+            raise ValueError(
+                f"first_on_demand must be <= num_workers + 1 (the driver plus every worker), "
+                f"got {self.first_on_demand} > {self.num_workers + 1}")
+        return self
+
+
+class InferenceSpec(_Spec):
+    """Inference cluster: autoscaled, on-demand base (driver + min_workers), spot only above it."""
+
+    min_workers: int = Field(2, ge=1, le=MAX_WORKERS_CAP, description="On-demand base workers. Default 2.")
+    max_workers: int = Field(10, ge=1, le=MAX_WORKERS_CAP, description="Autoscale ceiling. Default 10.")
+    model: ModelSpec
+    spot_above_base: bool = Field(True, description="Workers above the base on spot with fallback. Default true.")
+    autotermination_minutes: int = Field(10, ge=10, le=MAX_AUTOTERMINATION_MINUTES,
+                                         description="Idle minutes before the cluster stops. Default 10.")
+    gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
+    node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
+    libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
+
+    @model_validator(mode="after")
+    def _min_le_max(self) -> "InferenceSpec":
+        if self.min_workers > self.max_workers:
+            raise ValueError(f"min_workers must be <= max_workers, got {self.min_workers} > {self.max_workers}")
+        return self
+
+
+class DevSpec(_Spec):
+    """Interactive dev cluster: single GPU node, short auto-termination, model cache on a Volume."""
+
+    model: ModelSpec | None = Field(None, description="Size the node for this model (inference need).")
+    gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
+    node_type_id: str | None = Field(None, description="Pin a node type; without model or pin: the smallest node.")
+    autotermination_minutes: int = Field(30, ge=10, le=MAX_AUTOTERMINATION_MINUTES,
+                                         description="Idle minutes before the cluster stops. Default 30.")
+    shuffle_partitions: int = Field(8, ge=1, le=MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
+                                    description="spark.sql.shuffle.partitions on the single node. Default 8.")
+    spark_env_vars: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
+    libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
+
+
+class VolumeSpec(_Spec):
+    """A Unity Catalog Volume."""
+
+    name: Identifier
+    volume_type: Literal["MANAGED", "EXTERNAL"] = Field("MANAGED", description="Default MANAGED.")
+    storage_location: str | None = Field(None, description="Cloud URI; required for EXTERNAL volumes.")
+    comment: str | None = None
+
+    @model_validator(mode="after")
+    def _external_needs_location(self) -> "VolumeSpec":
+        if self.volume_type == "EXTERNAL" and not self.storage_location:
+            raise ValueError("an EXTERNAL volume needs storage_location (e.g. s3://bucket/path)")
+        if self.volume_type == "MANAGED" and self.storage_location:
+            raise ValueError("storage_location is only for EXTERNAL volumes; remove it or set volume_type: EXTERNAL")
+        return self
+
+
+class SchemaSpec(_Spec):
+    volumes: list[VolumeSpec] = Field(default_factory=list)
+
+    @field_validator("volumes", mode="before")
+    @classmethod
+    def _names_as_volumes(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+
+class GrantSpec(_Spec):
+    """Privileges for one principal on the catalog, a schema (``raw``) or a volume (``models.hf_cache``)."""
+
+    principal: str = Field(min_length=1)
+    privileges: list[str] = Field(min_length=1)
+    securable: str = Field("catalog", description="catalog | <schema> | <schema>.<volume>. Default catalog.")
+
+    @field_validator("privileges")
+    @classmethod
+    def _upper_snake(cls, value: list[str]) -> list[str]:
+        for p in value:
+            if not re.fullmatch(r"[A-Z][A-Z_ ]*", p):
+                raise ValueError(f"privilege {p!r} is not a Unity Catalog privilege name such as USE_CATALOG")
+        return value
+
+
+def _default_schemas() -> dict[str, SchemaSpec]:
+    return {
+        "raw": SchemaSpec(volumes=[VolumeSpec(name="corpus")]),
+        "processed": SchemaSpec(volumes=[VolumeSpec(name="datasets")]),
+        "models": SchemaSpec(volumes=[VolumeSpec(name="hf_cache"), VolumeSpec(name="checkpoints")]),
+        "vector_index": SchemaSpec(volumes=[VolumeSpec(name="indexes")]),
+    }
+
+
+class UnityCatalogSpec(_Spec):
+    """Catalog, schemas and volumes for data, model caches, checkpoints and vector indexes, with grants."""
+
+    catalog: Identifier = Field("ai", description="Catalog name. Default ai.")
+    schemas: dict[Identifier, SchemaSpec] = Field(default_factory=_default_schemas,
+                                                  description="Schemas and their volumes (default layout).")
+    model_cache_volume: str = Field("models.hf_cache", description="<schema>.<volume> for HF_HOME.")
+    grants: list[GrantSpec] = Field(default_factory=list)
+
+    def volume_refs(self) -> set[str]:
+        return {f"{s}.{v.name}" for s, schema in self.schemas.items() for v in schema.volumes}
+
+    @model_validator(mode="after")
+    def _references_exist(self) -> "UnityCatalogSpec":
+        refs = self.volume_refs()
+        if self.model_cache_volume not in refs:
+            raise ValueError(f"model_cache_volume {self.model_cache_volume!r} is not a volume of the layout; "
+                             f"volumes: {', '.join(sorted(refs))}")
+        for g in self.grants:
+            if g.securable != "catalog" and g.securable not in self.schemas and g.securable not in refs:
+                raise ValueError(f"grant on {g.securable!r} names no schema or volume; use catalog, a schema "
+                                 f"({', '.join(sorted(self.schemas))}) or a volume")
+        return self
+
+
+class PoolSpec(_Spec):
+    """An on-demand instance pool that keeps warm nodes for fast starts."""
+
+    min_idle_instances: int = Field(0, ge=0, le=MAX_WORKERS_CAP, description="Warm idle nodes. Default 0.")
+    max_capacity: int | None = Field(None, ge=1, description="Most nodes the pool holds. Default: unlimited.")
+    idle_instance_autotermination_minutes: int = Field(15, ge=0, le=10_080,
+                                                       description="Idle node lifetime, minutes. Default 15.")
+
+    @model_validator(mode="after")
+    def _idle_within_capacity(self) -> "PoolSpec":
+        if self.max_capacity is not None and self.min_idle_instances > self.max_capacity:
+            raise ValueError(f"min_idle_instances must be <= max_capacity, got "
+                             f"{self.min_idle_instances} > {self.max_capacity}")
+        return self
+
+
+class InstancePoolsSpec(_Spec):
+    """Optional pools per workload. A pool-backed cluster is all on-demand (the pool sets availability)."""
+
+    training: PoolSpec | None = None
+    inference: PoolSpec | None = None
+    dev: PoolSpec | None = None
+
+
+class UsageSpec(_Spec):
+    """Usage assumptions for the monthly cost estimate."""
+
+    training_hours_per_month: float = Field(80, ge=0, le=744, description="Hours a training run is up. Default 80.")
+    inference_hours_per_month: float = Field(730, ge=0, le=744,
+                                             description="Hours the inference base is up (730 = always on).")
+    inference_burst_hours_per_month: float = Field(120, ge=0, le=744,
+                                                   description="Hours of those with workers above the base.")
+    inference_burst_avg_extra_workers: float | None = Field(
+        None, ge=0, description="Average workers above the base while bursting. Default: half the headroom.")
+    dev_hours_per_working_day: float = Field(6, ge=0, le=24, description="Hours a dev cluster is up per day.")
+    working_days_per_month: float = Field(21, ge=0, le=31, description="Working days per month. Default 21.")
+
+
+class StackSpec(_Spec):
+    """One environment: cloud, GPU family, runtime, tags and a section per workload."""
+
+    cloud: Cloud
+    gpu_family: GpuFamily
+    runtime: str = Field(DEFAULT_RUNTIME, pattern=RUNTIME_PATTERN, description="GPU ML runtime (spark_version).")
+    single_user_name: str = Field(min_length=1, description="User or service principal the clusters run as.")
+    tags: dict[str, str]
+    training: TrainingSpec | None = None
+    inference: InferenceSpec | None = None
+    dev: DevSpec | None = None
+    unity_catalog: UnityCatalogSpec = Field(default_factory=UnityCatalogSpec)
+    instance_pools: InstancePoolsSpec = Field(default_factory=InstancePoolsSpec)
+    usage: UsageSpec = Field(default_factory=UsageSpec)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
+        missing = [t for t in REQUIRED_TAGS if not tags.get(t)]
+        if missing:
+            raise ValueError(f"missing required tag(s) {', '.join(missing)}; every resource carries "
+                             f"{' and '.join(REQUIRED_TAGS)}")
+        reserved = [t for t in tags if t in RESERVED_TAGS]
+        if reserved:
+            raise ValueError(f"tag(s) {', '.join(reserved)} are set by the components or by Databricks")
+        return tags
+
+    @model_validator(mode="after")
+    def _cross_section(self) -> "StackSpec":
+        if not (self.training or self.inference or self.dev):
+            raise ValueError("the stack defines no workload; add at least one of training, inference, dev")
+        refs = self.unity_catalog.volume_refs()
+        if self.training and self.training.checkpoint_volume not in refs:
+            raise ValueError(f"training.checkpoint_volume {self.training.checkpoint_volume!r} is not a volume "
+                             f"of unity_catalog; volumes: {', '.join(sorted(refs))}")
+        for role in ("training", "inference", "dev"):
+            if getattr(self.instance_pools, role) is not None and getattr(self, role) is None:
+                raise ValueError(f"instance_pools.{role} is set but the stack has no {role} section")
+        for role in ("training", "inference", "dev"):
+            section = getattr(self, role)
+            for lib in (section.libraries if section else []):
+                if not _PINNED_PIP.match(lib):
+                    raise ValueError(f"{role}.libraries: {lib!r} is not pinned; write it as package==x.y.z")
+        return self
