@@ -69,6 +69,7 @@ class _RecordingMonitor(mocks.MockMonitor):
             parent = request.parent if request.parent and STACK_TYPE not in request.parent.split("::")[2] else ""
             self.recorded.append({
                 "urn": response.urn,
+                "id": response.id or None,
                 "type": request.type,
                 "name": request.name,
                 "parent": parent or None,

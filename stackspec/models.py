@@ -227,7 +227,12 @@ class InstancePoolsSpec(_Spec):
 class UsageSpec(_Spec):
     """Usage assumptions for the monthly cost estimate."""
 
-    training_hours_per_month: float = Field(80, ge=0, le=744, description="Hours a training run is up. Default 80.")
+    training_hours_per_month: float = Field(40, ge=0, le=744,
+                                            description="Hours the all-purpose training cluster is up. Default 40.")
+    training_job_hours_per_month: float = Field(80, ge=0, le=744,
+                                                description="Hours training job runs take per month. Default 80.")
+    pool_idle_hours_per_month: float = Field(730, ge=0, le=744,
+                                             description="Hours a pool keeps its idle instances (730 = always).")
     inference_hours_per_month: float = Field(730, ge=0, le=744,
                                              description="Hours the inference base is up (730 = always on).")
     inference_burst_hours_per_month: float = Field(120, ge=0, le=744,

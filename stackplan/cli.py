@@ -1,0 +1,215 @@
+"""``python -m stackplan``: offline preview, policy check and cost review of a stack.
+
+Exit codes (a public contract): 0 success; 1 a mandatory policy violation (``preview``, ``check``) or a
+failure that is not the input's fault; 2 invalid input (the message on stderr names the file, the field and
+the fix; nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from stackspec import StackSpecError, load_stack
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID = 0, 1, 2
+
+
+class InputError(Exception):
+    """Invalid input other than a stack (a JSON file, a price or policy config file)."""
+
+
+def _read_json(path: str, what: str) -> Any:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: {what} not found. Fix: pass an existing file.")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text. Fix: save the {what} as UTF-8 JSON.") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}. "
+                         f"Fix: correct the JSON there.") from None
+
+
+def _policy_config(args: argparse.Namespace) -> dict[str, Any] | None:
+    if not getattr(args, "policy_config", None):
+        return None
+    from policies.registry import load_policy_config
+
+    raw = _read_json(args.policy_config, "policy config")
+    try:
+        return load_policy_config(raw)
+    except ValueError as exc:
+        raise InputError(f"{args.policy_config}: {exc}") from None
+
+
+def build_plan(stack: str, *, policy_config: dict[str, Any] | None = None, with_policies: bool = True,
+               prices: str | None = None, with_cost: bool = False) -> dict[str, Any]:
+    """Stack -> plan: run the program under mocks, then add violations (and costs)."""
+    from .engine import run_program
+
+    loaded = load_stack(stack)
+    plan = run_program(loaded)
+    plan["assumptions"] = loaded.spec.usage.model_dump()
+    if with_policies:
+        from policies.registry import evaluate_plan
+
+        plan["violations"] = evaluate_plan(plan, policy_config)
+    if with_cost:
+        from .costing import price_plan
+
+        plan["cost"] = price_plan(plan, loaded, prices)
+    return plan
+
+
+def _emit(text: str, out: str | None) -> None:
+    from .output import write_text
+
+    write_text(text, out)
+
+
+def _has_mandatory(violations: list[dict[str, Any]]) -> bool:
+    return any(v["enforcement"] == "mandatory" for v in violations)
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    plan = build_plan(args.stack, policy_config=_policy_config(args), prices=args.prices,
+                      with_cost=_cost_available())
+    if args.json:
+        _emit(json.dumps(plan, indent=2), args.out)
+    else:
+        from .render import plan_table
+
+        _emit(plan_table(plan), args.out)
+    return EXIT_VIOLATIONS if _has_mandatory(plan["violations"]) else EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from policies.registry import evaluate_cluster_json
+
+    config = _policy_config(args)
+    if args.cluster_json:
+        raw = _read_json(args.cluster_json, "cluster JSON")
+        try:
+            violations = evaluate_cluster_json(raw, config)
+        except ValueError as exc:
+            raise InputError(f"{args.cluster_json}: {exc}") from None
+        result: dict[str, Any] = {"source": args.cluster_json, "violations": violations}
+        if args.cluster_policy:
+            result["cluster_policy"] = _cluster_policy_results(raw, args.cluster_policy)
+    else:
+        result = build_plan(args.stack, policy_config=config)
+        violations = result["violations"]
+    if args.json:
+        _emit(json.dumps(result, indent=2), args.out)
+    else:
+        from .render import violations_table
+
+        text = violations_table(violations)
+        if "cluster_policy" in result:
+            text += _cluster_policy_text(result["cluster_policy"])
+        _emit(text, args.out)
+    failed = _has_mandatory(violations) or any(not r["allowed"] for r in result.get("cluster_policy", []))
+    return EXIT_VIOLATIONS if failed else EXIT_OK
+
+
+def _cluster_policy_results(raw: Any, policy_path: str) -> list[dict[str, Any]]:
+    from guardrails import DefinitionError, evaluate, parse_definition
+    from policies.registry import cluster_objects
+
+    doc = _read_json(policy_path, "cluster policy")
+    # Accept a bare definition, or a policy object as the Cluster Policies API returns it.
+    definition = doc.get("definition", doc) if isinstance(doc, dict) else doc
+    try:
+        definition = parse_definition(definition)
+    except DefinitionError as exc:
+        raise InputError(f"{policy_path}: {exc}") from None
+    results = []
+    for index, cluster in enumerate(cluster_objects(raw)):
+        outcome = evaluate(definition, cluster)
+        results.append({
+            "cluster": cluster.get("cluster_name") or cluster.get("cluster_id") or f"#{index}",
+            "allowed": outcome.allowed,
+            "violations": [{"path": v.path, "limit": v.limit, "message": v.message} for v in outcome.violations],
+            "unchecked": list(outcome.unchecked),
+        })
+    return results
+
+
+def _cluster_policy_text(results: list[dict[str, Any]]) -> str:
+    lines = []
+    for r in results:
+        verdict = "allowed" if r["allowed"] else "refused"
+        lines.append(f"Cluster policy: {r['cluster']}: {verdict}")
+        lines += [f"  - {v['message']}" for v in r["violations"]]
+        lines += [f"  - not checked: {u}" for u in r["unchecked"]]
+    return "\n".join(lines) + "\n"
+
+
+def _cost_available() -> bool:
+    return (Path(__file__).parent / "costing.py").exists()
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m stackplan",
+                                  description="Offline preview, policy check and cost review of dbx-ai-infra stacks.")
+    sub = top.add_subparsers(dest="command", required=True)
+
+    def stack_arg(p: argparse.ArgumentParser, required: bool = True) -> None:
+        p.add_argument("--stack", required=required, metavar="NAME|FILE",
+                       help="a stack name (dev) or the path of a stack YAML file")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--json", action="store_true", help="write JSON instead of a table")
+        p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+        p.add_argument("--policy-config", metavar="FILE",
+                       help="policy config JSON: enforcement levels and thresholds, as Pulumi takes it")
+
+    p = sub.add_parser("preview", help="run the program offline; show resources, violations and costs")
+    stack_arg(p)
+    common(p)
+    p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
+    p.set_defaults(func=cmd_preview)
+
+    p = sub.add_parser("check", help="evaluate the policies on a stack or on exported cluster JSON")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--stack", metavar="NAME|FILE", help="a stack name (dev) or the path of a stack YAML file")
+    group.add_argument("--cluster-json", metavar="FILE",
+                       help="Databricks Clusters API JSON: a cluster, a list, or {\"clusters\": [...]}")
+    p.add_argument("--cluster-policy", metavar="POLICY.json",
+                   help="with --cluster-json: also evaluate a cluster policy definition")
+    common(p)
+    p.set_defaults(func=cmd_check)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if getattr(args, "cluster_policy", None) and not getattr(args, "cluster_json", None):
+        print("error: --cluster-policy goes with --cluster-json. Fix: add --cluster-json FILE.", file=sys.stderr)
+        return EXIT_INVALID
+    from .engine import ProgramError
+    from .output import OutputError
+
+    try:
+        return args.func(args)
+    except (StackSpecError, InputError, OutputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except ProgramError as exc:
+        print(f"error: the Pulumi program failed: {exc}", file=sys.stderr)
+        return EXIT_VIOLATIONS
+    except Exception as exc:  # noqa: BLE001 - the CLI prints a sentence, not a traceback
+        if os.environ.get("STACKPLAN_DEBUG"):
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {exc} (set STACKPLAN_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return EXIT_VIOLATIONS

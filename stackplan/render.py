@@ -1,0 +1,67 @@
+"""Terminal rendering with rich: the resource table, violations and costs."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .summary import facts, short_type
+
+
+def _console(buffer: io.StringIO) -> Console:
+    return Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=False)
+
+
+def _money(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:,.2f}"
+
+
+def plan_table(plan: dict[str, Any]) -> str:
+    buffer = io.StringIO()
+    console = _console(buffer)
+    cost = (plan.get("cost") or {}).get("resources", {})
+    table = Table(title=f"Stack {plan['stack']} ({plan['cloud']}) - {len(plan['resources'])} resources",
+                  title_justify="left")
+    table.add_column("type")
+    table.add_column("name")
+    table.add_column("what", overflow="fold")
+    if cost:
+        table.add_column("$/hour", justify="right")
+        table.add_column("$/month (expected)", justify="right")
+    for r in plan["resources"]:
+        row = [short_type(r["type"]), r["name"], facts(r)]
+        if cost:
+            c = cost.get(r["urn"])
+            row += ["", ""] if c is None else [_money(c.get("hourly")), _money((c.get("monthly") or {}).get("expected"))]
+        table.add_row(*row)
+    console.print(table)
+    total = (plan.get("cost") or {}).get("total")
+    if total:
+        console.print(f"Total: {_money(total.get('hourly'))}/hour at full size; "
+                      f"{_money(total['monthly']['min'])} - {_money(total['monthly']['max'])}/month, "
+                      f"expected {_money(total['monthly']['expected'])}/month ({total.get('currency', 'USD')})")
+    if "violations" in plan:
+        console.print(violations_table(plan["violations"]), end="")
+    return buffer.getvalue()
+
+
+def violations_table(violations: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    console = _console(buffer)
+    if not violations:
+        console.print("Policies: no violations.")
+        return buffer.getvalue()
+    mandatory = sum(1 for v in violations if v["enforcement"] == "mandatory")
+    table = Table(title=f"Policy violations: {mandatory} mandatory, {len(violations) - mandatory} advisory",
+                  title_justify="left")
+    table.add_column("level")
+    table.add_column("policy")
+    table.add_column("resource")
+    table.add_column("message", overflow="fold")
+    for v in violations:
+        table.add_row(v["enforcement"], v["policy"], v["resource_name"], v["message"])
+    console.print(table)
+    return buffer.getvalue()
