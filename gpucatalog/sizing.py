@@ -1,0 +1,285 @@
+"""GPU memory sizing: how much GPU memory a model needs, and which node type of a GPU family holds it.
+
+Formulas (``P`` = parameters in billions, ``b`` = bytes per parameter of the precision, results in GB, rounded to
+2 decimals):
+
+* **inference**: ``P * b * 1.2``. The 1.2 (``INFERENCE_OVERHEAD``) covers the KV cache and framework overhead.
+* **training, method "full"**:
+
+  - ``fp32`` / ``bf16`` / ``fp16``: ``P * 16``. About 16 bytes per parameter hold the weights, the gradients and the
+    Adam optimizer state (mixed precision: 2-byte weights and gradients, fp32 master weights and two fp32 moments).
+  - ``int8`` / ``int4``: ``P * b * 4``. This is the floor: the quantised weights plus gradients and optimizer state
+    for what trains.
+
+* **training, method "lora"**: one third of the "full" need for the same precision.
+
+Bytes per parameter (``BYTES_PER_PARAM``): fp32 4, bf16 2, fp16 2, int8 1, int4 0.5.
+
+Worked example: a 7B model served in fp16 needs ``7 * 2 * 1.2 = 16.8`` GB of GPU memory. A T4 (16 GB) is too
+tight; an A10G (24 GB) fits, so on AWS :func:`pick_node_type` returns ``g5.xlarge``, the smallest a10g node type::
+
+    >>> from gpucatalog import load_catalog, memory_need_gb, pick_node_type
+    >>> memory_need_gb(7, "fp16", "inference")
+    16.8
+    >>> pick_node_type(load_catalog(), "aws", "a10g", 16.8).node_type_id
+    'g5.xlarge'
+
+:func:`pick_node_type` compares the need with the node's *total* GPU memory (``gpu_count * gpu_memory_gb``), i.e. it
+assumes the model can be sharded across the GPUs of one node (tensor parallelism or FSDP). A 70B model in bf16
+(168 GB for inference) therefore fits an 8 x A100 40GB ``p4d.24xlarge`` (320 GB).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .catalog import CLOUDS, GPU_FAMILIES, Catalog, NodeType, _sort_key
+
+__all__ = [
+    "BYTES_PER_PARAM",
+    "INFERENCE_OVERHEAD",
+    "TRAINING_BYTES_PER_PARAM_FULL",
+    "QUANTISED_TRAINING_FACTOR",
+    "LORA_FRACTION",
+    "WORKLOADS",
+    "METHODS",
+    "SizingError",
+    "memory_need_gb",
+    "pick_node_type",
+]
+
+BYTES_PER_PARAM: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int8": 1.0, "int4": 0.5}
+INFERENCE_OVERHEAD = 1.2
+# Full training in a float precision: weights + gradients + Adam state, about 16 bytes per parameter.
+TRAINING_BYTES_PER_PARAM_FULL = 16.0
+# Full training with quantised weights: bytes per parameter times 4 (the floor).
+QUANTISED_TRAINING_FACTOR = 4.0
+# LoRA needs about one third of full training.
+LORA_FRACTION = 1.0 / 3.0
+_FLOAT_PRECISIONS = frozenset({"fp32", "bf16", "fp16"})
+
+WORKLOADS = ("inference", "training")
+METHODS = ("full", "lora")
+
+# How many of the family's node types an error message names.
+_EXAMPLES = 4
+
+
+class SizingError(ValueError):
+    """A sizing request cannot be met. The message is a full sentence that says what was asked and how to fix it."""
+
+
+def _gb(value: float) -> str:
+    """Format GB for messages: 16.8, 168, 37.33."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _node_memory(node: NodeType) -> str:
+    return f"{_gb(node.total_gpu_memory_gb)} GB ({node.gpu_count} x {_gb(node.gpu_memory_gb)} GB {node.gpu})"
+
+
+def memory_need_gb(params_billions: float, precision: str, workload: str, method: str = "full") -> float:
+    """GPU memory (GB, 2 decimals) a model of ``params_billions`` needs in ``precision`` for ``workload``.
+
+    ``workload`` is "inference" or "training"; ``method`` ("full" or "lora") applies to training only.
+    See the module docstring for the formulas.
+    """
+    if isinstance(params_billions, bool) or not isinstance(params_billions, (int, float)) \
+            or not math.isfinite(params_billions) or params_billions <= 0:
+        raise SizingError(
+            f"The model size must be a positive number of billions of parameters, got {params_billions!r}; "
+            f"give it like 7 for a 7B model."
+        )
+    if precision not in BYTES_PER_PARAM:
+        raise SizingError(
+            f"Unknown precision {precision!r}; use one of {', '.join(BYTES_PER_PARAM)}."
+        )
+    if workload not in WORKLOADS:
+        raise SizingError(
+            f"Unknown workload {workload!r}; use 'inference' or 'training'."
+        )
+    if method not in METHODS:
+        raise SizingError(
+            f"Unknown training method {method!r}; use 'full' or 'lora'."
+        )
+
+    bytes_per_param = BYTES_PER_PARAM[precision]
+    if workload == "inference":
+        need = params_billions * bytes_per_param * INFERENCE_OVERHEAD
+    else:
+        if precision in _FLOAT_PRECISIONS:
+            need = params_billions * TRAINING_BYTES_PER_PARAM_FULL
+        else:
+            need = params_billions * bytes_per_param * QUANTISED_TRAINING_FACTOR
+        if method == "lora":
+            need *= LORA_FRACTION
+    return round(need, 2)
+
+
+def _families_text(catalog: Catalog, cloud: str) -> str:
+    families = catalog.families(cloud)
+    return ", ".join(families) if families else "none"
+
+
+def _examples(nodes: list[NodeType]) -> str:
+    """A few of ``nodes`` that span the family's sizes: the smallest node of each distinct total GPU memory."""
+    picked: list[NodeType] = []
+    sizes: set[float] = set()
+    for node in nodes:
+        if node.total_gpu_memory_gb not in sizes:
+            sizes.add(node.total_gpu_memory_gb)
+            picked.append(node)
+    picked = picked[:_EXAMPLES]
+    return ", ".join(f"{n.node_type_id} ({_gb(n.total_gpu_memory_gb)} GB)" for n in picked)
+
+
+def _first_fit(nodes: list[NodeType], need_gb: float) -> NodeType | None:
+    for node in nodes:
+        if node.total_gpu_memory_gb >= need_gb:
+            return node
+    return None
+
+
+def _larger_families_hint(catalog: Catalog, cloud: str, family: str, need_gb: float) -> str:
+    """Families on ``cloud`` with a node big enough for ``need_gb`` (or at least bigger than ``family``'s largest)."""
+    own = catalog.family_nodes(cloud, family)
+    own_max = own[-1].total_gpu_memory_gb if own else 0.0
+    fitting: list[tuple[NodeType, str]] = []
+    bigger: list[str] = []
+    for other in catalog.families(cloud):
+        if other == family:
+            continue
+        nodes = catalog.family_nodes(cloud, other)
+        fit = _first_fit(nodes, need_gb)
+        if fit is not None:
+            fitting.append((fit, other))
+        elif nodes and nodes[-1].total_gpu_memory_gb > own_max:
+            bigger.append(other)
+    if fitting:
+        fitting.sort(key=lambda item: _sort_key(item[0]))
+        shown = ", ".join(f"{other} ({fit.node_type_id}, {_gb(fit.total_gpu_memory_gb)} GB)"
+                          for fit, other in fitting[:3])
+        return f"a larger GPU family that fits on {cloud}, such as {shown}"
+    if bigger:
+        return (f"a larger GPU family on {cloud} ({', '.join(bigger)}) together with splitting the model across "
+                f"nodes, since no single node type on {cloud} holds {_gb(need_gb)} GB")
+    return f"splitting the model across several nodes, since no single node type on {cloud} holds {_gb(need_gb)} GB"
+
+
+def _check_request(catalog: Catalog, cloud: str, family: str, need_gb: float) -> None:
+    if cloud not in CLOUDS:
+        raise SizingError(f"Unknown cloud {cloud!r}; use one of {', '.join(CLOUDS)}.")
+    if family not in GPU_FAMILIES:
+        raise SizingError(
+            f"Unknown GPU family {family!r}; families on {cloud}: {_families_text(catalog, cloud)}. "
+            f"Pick one of those."
+        )
+    if isinstance(need_gb, bool) or not isinstance(need_gb, (int, float)) \
+            or not math.isfinite(need_gb) or need_gb < 0:
+        raise SizingError(
+            f"The GPU memory need must be a non-negative number of GB, got {need_gb!r}; "
+            f"compute it with memory_need_gb()."
+        )
+
+
+def _family_missing_error(catalog: Catalog, cloud: str, family: str) -> SizingError:
+    retired = catalog.family_nodes(cloud, family, include_retired=True)
+    message = f"GPU family {family!r} has no Databricks node type on {cloud}"
+    if retired:
+        dates = sorted({n.retired_on for n in retired if n.retired_on})
+        message += (
+            f" that is still available (its node types there, {', '.join(n.node_type_id for n in retired)}, "
+            f"were retired on {', '.join(dates)})"
+        )
+    message += f"; families on {cloud}: {_families_text(catalog, cloud)}. Pick one of those."
+    return SizingError(message)
+
+
+def _check_pinned(catalog: Catalog, cloud: str, family: str, need_gb: float, pinned: str) -> NodeType:
+    node = catalog.get(pinned)
+    family_nodes = catalog.family_nodes(cloud, family)
+
+    if node is None:
+        message = f"Pinned node type {pinned!r} is not a known Databricks GPU node type on {cloud}"
+        other_cloud = catalog.cloud_of(pinned)
+        if catalog.is_gpu_node(pinned) is False:
+            message += f": it looks like a CPU node type of {other_cloud}."
+        elif other_cloud is not None and other_cloud != cloud:
+            message += f": its name looks like a {other_cloud} node type."
+        else:
+            message += "."
+        if family_nodes:
+            message += (f" GPU family {family!r} on {cloud} has, for example, {_examples(family_nodes)}. "
+                        f"Pin one of those, or drop the pin to let the sizer choose.")
+        else:
+            message += (f" GPU family {family!r} has no Databricks node type on {cloud}; families on {cloud}: "
+                        f"{_families_text(catalog, cloud)}. Pick one of those and pin one of its node types, "
+                        f"or drop the pin.")
+        raise SizingError(message)
+
+    if node.cloud != cloud:
+        suggestion = (f"Pin a node type of GPU family {family!r} on {cloud}, such as "
+                      f"{family_nodes[0].node_type_id}, or drop the pin." if family_nodes
+                      else f"Pick a GPU family offered on {cloud} ({_families_text(catalog, cloud)}) "
+                           f"and pin one of its node types, or drop the pin.")
+        raise SizingError(
+            f"Pinned node type {pinned!r} belongs to {node.cloud}, not {cloud}, where the stack runs. {suggestion}"
+        )
+
+    if node.retired:
+        suggestion = (f"Pin a current {family!r} node type such as {family_nodes[0].node_type_id}"
+                      if family_nodes and node.family == family
+                      else f"Pick a current GPU family on {cloud} ({_families_text(catalog, cloud)})")
+        raise SizingError(
+            f"Pinned node type {pinned!r} ({node.gpu}) was retired on {cloud} on {node.retired_on} and cannot be "
+            f"used for new clusters. {suggestion}, or drop the pin."
+        )
+
+    if node.family != family:
+        suggestion = (f"pin a {family!r} node type such as {family_nodes[0].node_type_id}" if family_nodes
+                      else f"pick a GPU family offered on {cloud} ({_families_text(catalog, cloud)})")
+        raise SizingError(
+            f"Pinned node type {pinned!r} is in GPU family {node.family!r} ({node.gpu}), not {family!r}. "
+            f"Set the GPU family to {node.family!r}, or {suggestion}."
+        )
+
+    if node.total_gpu_memory_gb < need_gb:
+        bigger = _first_fit(family_nodes, need_gb)
+        if bigger is not None:
+            suggestion = (f"Pin a larger node such as {bigger.node_type_id} "
+                          f"({_gb(bigger.total_gpu_memory_gb)} GB), or drop the pin to let the sizer choose.")
+        else:
+            suggestion = (f"No {family!r} node type on {cloud} is large enough: use a lower precision "
+                          f"(e.g. int8 or int4), LoRA instead of full fine-tuning, or "
+                          f"{_larger_families_hint(catalog, cloud, family, need_gb)}.")
+        raise SizingError(
+            f"Pinned node type {pinned!r} has {_node_memory(node)} of GPU memory, but the model needs "
+            f"{_gb(need_gb)} GB. {suggestion}"
+        )
+    return node
+
+
+def pick_node_type(catalog: Catalog, cloud: str, family: str, need_gb: float, pinned: str | None = None) -> NodeType:
+    """The smallest non-retired node type of ``family`` on ``cloud`` whose total GPU memory holds ``need_gb``.
+
+    "Smallest" follows :meth:`Catalog.family_nodes` (total GPU memory, then price, then vCPUs).
+    With ``pinned``, that node type is checked (cloud, retirement, family, memory) and returned.
+    Raises :class:`SizingError` with a message that names what was asked and how to fix it.
+    """
+    _check_request(catalog, cloud, family, need_gb)
+    if pinned is not None:
+        return _check_pinned(catalog, cloud, family, need_gb, pinned)
+
+    nodes = catalog.family_nodes(cloud, family)
+    if not nodes:
+        raise _family_missing_error(catalog, cloud, family)
+    node = _first_fit(nodes, need_gb)
+    if node is None:
+        largest = max(nodes, key=lambda n: n.total_gpu_memory_gb)
+        raise SizingError(
+            f"The model needs {_gb(need_gb)} GB of GPU memory, but the largest {family!r} node type on {cloud}, "
+            f"{largest.node_type_id}, has {_node_memory(largest)}. Use a lower precision (e.g. int8 or int4), "
+            f"LoRA instead of full fine-tuning, or {_larger_families_hint(catalog, cloud, family, need_gb)}."
+        )
+    return node

@@ -1,0 +1,367 @@
+"""GPU memory sizing: the need formulas and the choice of node type, with the errors a user sees."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import gpucatalog.sizing
+from gpucatalog import (
+    BYTES_PER_PARAM,
+    CLOUDS,
+    INFERENCE_OVERHEAD,
+    Catalog,
+    NodeType,
+    SizingError,
+    load_catalog,
+    memory_need_gb,
+    pick_node_type,
+)
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+# --- memory_need_gb -------------------------------------------------------------------------------------------
+
+
+def test_worked_example_7b_fp16_inference(catalog):
+    need = memory_need_gb(7, "fp16", "inference")
+    assert need == 16.8  # 7 * 2 * 1.2
+    # A T4 (16 GB) is too tight ...
+    with pytest.raises(SizingError, match=r"16\.8 GB"):
+        pick_node_type(catalog, "aws", "t4", need, pinned="g4dn.xlarge")
+    assert all(n.total_gpu_memory_gb < need for n in catalog.family_nodes("aws", "t4") if n.gpu_count == 1)
+    # ... an A10G (24 GB) fits: the smallest a10g node type on AWS.
+    assert pick_node_type(catalog, "aws", "a10g", need).node_type_id == "g5.xlarge"
+
+
+def test_module_docstring_examples_hold():
+    result = doctest.testmod(gpucatalog.sizing, verbose=False)
+    assert result.attempted >= 2
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize(
+    "params, precision, expected",
+    [
+        (7, "fp16", 7 * 2 * 1.2),
+        (7, "bf16", 7 * 2 * 1.2),
+        (7, "fp32", 7 * 4 * 1.2),
+        (13, "int8", 13 * 1 * 1.2),
+        (70, "int4", 70 * 0.5 * 1.2),
+        (70, "bf16", 70 * 2 * 1.2),
+        (1.1, "bf16", 1.1 * 2 * 1.2),
+    ],
+)
+def test_inference_need(params, precision, expected):
+    assert memory_need_gb(params, precision, "inference") == round(expected, 2)
+
+
+@pytest.mark.parametrize(
+    "params, precision, method, expected",
+    [
+        # Float precisions: 16 bytes per parameter (weights, gradients, Adam state).
+        (7, "bf16", "full", 7 * 16),
+        (7, "fp16", "full", 7 * 16),
+        (7, "fp32", "full", 7 * 16),
+        (70, "bf16", "full", 70 * 16),
+        # Quantised: bytes per parameter x 4.
+        (7, "int4", "full", 7 * 0.5 * 4),
+        (13, "int8", "full", 13 * 1 * 4),
+        # LoRA: a third of the full need.
+        (7, "bf16", "lora", 7 * 16 / 3),
+        (13, "fp16", "lora", 13 * 16 / 3),
+        (7, "int4", "lora", 7 * 0.5 * 4 / 3),
+        (70, "int8", "lora", 70 * 1 * 4 / 3),
+    ],
+)
+def test_training_need(params, precision, method, expected):
+    assert memory_need_gb(params, precision, "training", method) == round(expected, 2)
+
+
+def test_training_numbers_spelled_out():
+    assert memory_need_gb(7, "bf16", "training") == 112.0
+    assert memory_need_gb(7, "bf16", "training", "lora") == 37.33
+    assert memory_need_gb(7, "int4", "training") == 14.0
+    assert memory_need_gb(7, "int4", "training", "lora") == 4.67
+
+
+def test_results_are_rounded_to_two_decimals():
+    for params in (0.35, 1.1, 3.3, 6.7, 13.7):
+        for precision in BYTES_PER_PARAM:
+            for workload in ("inference", "training"):
+                for method in ("full", "lora"):
+                    need = memory_need_gb(params, precision, workload, method)
+                    assert need == round(need, 2)
+
+
+def test_need_grows_with_size_and_shrinks_with_precision():
+    for workload in ("inference", "training"):
+        for method in ("full", "lora"):
+            sizes = [memory_need_gb(p, "bf16", workload, method) for p in (1, 3, 7, 13, 70)]
+            assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)
+            by_precision = [memory_need_gb(7, p, workload, method) for p in ("fp32", "bf16", "int8", "int4")]
+            assert by_precision == sorted(by_precision, reverse=True)
+
+
+def test_inference_overhead_and_lora_are_consistent():
+    # Inference always needs less than full training in the same precision, and LoRA less than full.
+    for precision in BYTES_PER_PARAM:
+        full = memory_need_gb(13, precision, "training", "full")
+        assert memory_need_gb(13, precision, "training", "lora") < full
+        assert memory_need_gb(13, precision, "inference") <= full
+    assert INFERENCE_OVERHEAD == pytest.approx(memory_need_gb(10, "fp32", "inference") / (10 * 4))
+
+
+def test_method_does_not_change_inference():
+    assert memory_need_gb(7, "bf16", "inference", "lora") == memory_need_gb(7, "bf16", "inference")
+
+
+@pytest.mark.parametrize(
+    "args, word",
+    [
+        ((7, "bf16", "serving"), "workload"),
+        ((7, "bf16", "Training"), "workload"),
+        ((7, "fp8", "inference"), "precision"),
+        ((7, "bf16", "training", "qlora"), "method"),
+        ((0, "bf16", "inference"), "positive"),
+        ((-7, "bf16", "inference"), "positive"),
+        ((True, "bf16", "inference"), "positive"),
+        (("7", "bf16", "inference"), "positive"),
+    ],
+)
+def test_bad_inputs_are_value_errors(args, word):
+    with pytest.raises(ValueError, match=word) as excinfo:
+        memory_need_gb(*args)
+    message = str(excinfo.value)
+    assert message[0].isupper() and message.endswith(".")
+
+
+# --- pick_node_type -------------------------------------------------------------------------------------------
+
+
+def test_multi_gpu_selection_70b_bf16_inference(catalog):
+    need = memory_need_gb(70, "bf16", "inference")
+    assert need == 168.0
+    node = pick_node_type(catalog, "aws", "a100", need)
+    assert node.node_type_id == "p4d.24xlarge"
+    assert node.total_gpu_memory_gb == 320
+    assert node.gpu_memory_gb < need  # no single GPU holds it; the node does
+
+
+@pytest.mark.parametrize(
+    "cloud, family, need, expected",
+    [
+        ("gcp", "a100", 168.0, "a2-highgpu-8g"),  # 4g has 160 GB: too small
+        ("gcp", "a100", 160.0, "a2-highgpu-4g"),  # exactly the node's memory fits
+        ("azure", "a100-80gb", 168.0, "Standard_NC96ads_A100_v4"),
+        ("azure", "a100-80gb", 80.0, "Standard_NC24ads_A100_v4"),
+        ("aws", "a10g", 24.0, "g5.xlarge"),
+        ("aws", "a10g", 24.01, "g5.12xlarge"),  # 4 x A10G
+        ("aws", "t4", 16.8, "g4dn.12xlarge"),  # 4 x T4, the only t4 node with more than 16 GB
+        ("azure", "t4", 16.8, "Standard_NC64as_T4_v3"),
+        ("gcp", "l4", 30.0, "g2-standard-24"),  # 2 x L4
+        ("aws", "l4", 20.0, "g6.xlarge"),
+        ("aws", "h100", 500.0, "p5.48xlarge"),
+        ("azure", "h100", 90.0, "Standard_NC40ads_H100_v5"),  # H100 NVL, 94 GB
+        ("azure", "a10g", 30.0, "Standard_NV72ads_A10_v5"),
+        ("aws", "l40s", 0.0, "g6e.xlarge"),
+    ],
+)
+def test_picks_smallest_node_that_fits(catalog, cloud, family, need, expected):
+    assert pick_node_type(catalog, cloud, family, need).node_type_id == expected
+
+
+def test_pick_is_the_first_fit_in_family_order(catalog):
+    for cloud in CLOUDS:
+        for family in catalog.families(cloud):
+            nodes = catalog.family_nodes(cloud, family)
+            for need in sorted({n.total_gpu_memory_gb for n in nodes} | {1.0, 33.3, 100.0}):
+                if need > nodes[-1].total_gpu_memory_gb:
+                    continue
+                picked = pick_node_type(catalog, cloud, family, need)
+                assert picked.total_gpu_memory_gb >= need
+                assert not picked.retired
+                before = nodes[: nodes.index(picked)]
+                assert all(n.total_gpu_memory_gb < need for n in before)
+
+
+def test_cheaper_node_wins_among_equal_memory():
+    def node(node_type_id, price, vcpus=8):
+        return NodeType(
+            cloud="aws", node_type_id=node_type_id, family="a10g", gpu="NVIDIA A10G", gpu_count=1,
+            gpu_memory_gb=24.0, vcpus=vcpus, memory_gb=32.0, usd_per_hour_on_demand=price, dbu_per_hour=1.0,
+            price_region="us-east-1", price_date="2026-07-20", dbu_date="2026-04-10", sources=("t",),
+        )
+
+    cat = Catalog([node("x.dear", 2.0), node("x.cheap", 1.0, vcpus=32), node("x.unpriced", None)], {"t": "t"})
+    assert pick_node_type(cat, "aws", "a10g", 20).node_type_id == "x.cheap"
+
+
+# --- errors -----------------------------------------------------------------------------------------------------
+
+
+def test_family_not_offered_on_cloud(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "gcp", "t4", 10)
+    assert str(excinfo.value) == (
+        "GPU family 't4' has no Databricks node type on gcp; families on gcp: a100, a100-80gb, h100, l4. "
+        "Pick one of those."
+    )
+
+
+def test_family_not_offered_names_the_families_of_that_cloud(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "azure", "l4", 10)
+    message = str(excinfo.value)
+    assert "'l4'" in message and "azure" in message
+    assert "t4, a10g, a100, a100-80gb, h100" in message
+    assert message.endswith("Pick one of those.")
+
+
+def test_retired_azure_v100_is_never_picked(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "azure", "v100", 10)
+    message = str(excinfo.value)
+    assert "'v100'" in message and "azure" in message
+    assert "retired" in message and "2025-09-30" in message
+    assert "Standard_NC6s_v3" in message
+    assert "families on azure: t4, a10g, a100, a100-80gb, h100" in message
+
+
+def test_nothing_big_enough(catalog):
+    need = memory_need_gb(70, "bf16", "training")  # 1120 GB
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "aws", "a100", need)
+    message = str(excinfo.value)
+    assert "1120 GB" in message
+    assert "p4d.24xlarge" in message and "320 GB" in message  # the largest node and its memory
+    assert "precision" in message and "LoRA" in message
+    assert "larger GPU family" in message and "a100-80gb" in message
+
+
+def test_nothing_big_enough_points_to_a_family_that_fits(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "aws", "t4", 100)
+    message = str(excinfo.value)
+    assert "100 GB" in message and "g4dn.12xlarge" in message and "64 GB" in message
+    # p3.16xlarge (128 GB) holds it and is the smallest fit among the other families.
+    assert "v100 (p3.16xlarge, 128 GB)" in message
+
+
+def test_nothing_big_enough_anywhere_suggests_splitting(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "aws", "h100", 5000)
+    message = str(excinfo.value)
+    assert "5000 GB" in message and "p5.48xlarge" in message and "640 GB" in message
+    assert "split" in message
+
+
+def test_pinned_valid_node_is_returned(catalog):
+    node = pick_node_type(catalog, "aws", "a10g", 16.8, pinned="g5.4xlarge")
+    assert node.node_type_id == "g5.4xlarge"
+    assert node is catalog.get("g5.4xlarge")
+    # A pin may be larger than needed.
+    assert pick_node_type(catalog, "gcp", "h100", 1, pinned="a3-highgpu-8g").node_type_id == "a3-highgpu-8g"
+
+
+def test_pinned_unknown_node_type(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "aws", "a10g", 16.8, pinned="g5.mega")
+    message = str(excinfo.value)
+    assert "'g5.mega'" in message and "not a known" in message
+    assert "g5.xlarge" in message and "g5.12xlarge" in message  # a few of the family's nodes
+    assert "drop the pin" in message
+
+
+def test_pinned_cpu_node_type_says_so(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "azure", "t4", 10, pinned="Standard_D4s_v3")
+    message = str(excinfo.value)
+    assert "CPU node type" in message and "Standard_NC4as_T4_v3" in message
+
+
+def test_pinned_node_of_another_cloud(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "azure", "a10g", 16.8, pinned="g5.xlarge")
+    message = str(excinfo.value)
+    assert "'g5.xlarge'" in message and "belongs to aws" in message and "not azure" in message
+    assert "Standard_NV36ads_A10_v5" in message
+
+
+def test_pinned_unknown_id_named_like_another_cloud(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "aws", "h100", 100, pinned="a3-megagpu-8g")
+    assert "gcp" in str(excinfo.value)
+
+
+def test_pinned_retired_node(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "azure", "v100", 10, pinned="Standard_NC6s_v3")
+    message = str(excinfo.value)
+    assert "'Standard_NC6s_v3'" in message and "retired" in message and "2025-09-30" in message
+    assert "t4, a10g, a100, a100-80gb, h100" in message
+
+
+def test_pinned_node_of_another_family(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "aws", "t4", 10, pinned="g5.xlarge")
+    message = str(excinfo.value)
+    assert "'g5.xlarge'" in message and "'a10g'" in message and "not 't4'" in message
+    assert "g4dn.xlarge" in message
+
+
+def test_pinned_node_too_small(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "aws", "t4", 16.8, pinned="g4dn.xlarge")
+    message = str(excinfo.value)
+    assert "'g4dn.xlarge'" in message
+    assert "16 GB" in message and "16.8 GB" in message
+    assert "g4dn.12xlarge" in message  # the family's node that would fit
+
+
+def test_pinned_node_too_small_with_nothing_larger_in_family(catalog):
+    with pytest.raises(SizingError) as excinfo:
+        pick_node_type(catalog, "gcp", "l4", 300, pinned="g2-standard-96")
+    message = str(excinfo.value)
+    assert "192 GB" in message and "300 GB" in message
+    assert "precision" in message and "LoRA" in message
+
+
+@pytest.mark.parametrize(
+    "args, word",
+    [
+        (("oci", "a100", 10), "cloud"),
+        (("aws", "mi300x", 10), "GPU family"),
+        (("aws", "a100", -1), "memory need"),
+        (("aws", "a100", "lots"), "memory need"),
+    ],
+)
+def test_bad_requests(catalog, args, word):
+    with pytest.raises(SizingError, match=word):
+        pick_node_type(catalog, *args)
+
+
+def test_every_error_message_is_a_sentence_with_a_fix(catalog):
+    cases = [
+        ("gcp", "t4", 10, None),
+        ("azure", "v100", 10, None),
+        ("aws", "a100", 1120, None),
+        ("aws", "a10g", 10, "g5.mega"),
+        ("azure", "a10g", 10, "g5.xlarge"),
+        ("azure", "v100", 10, "Standard_NC6s_v3"),
+        ("aws", "t4", 10, "g5.xlarge"),
+        ("aws", "t4", 16.8, "g4dn.xlarge"),
+    ]
+    fix_words = ("Pick", "Pin", "pin", "Use", "Set")
+    for cloud, family, need, pinned in cases:
+        with pytest.raises(SizingError) as excinfo:
+            pick_node_type(catalog, cloud, family, need, pinned=pinned)
+        message = str(excinfo.value)
+        assert message[0].isupper() and message.endswith("."), message
+        assert any(word in message for word in fix_words), message
+        assert isinstance(excinfo.value, ValueError)
