@@ -82,7 +82,7 @@ def _has_mandatory(violations: list[dict[str, Any]]) -> bool:
 
 def cmd_preview(args: argparse.Namespace) -> int:
     plan = build_plan(args.stack, policy_config=_policy_config(args), prices=args.prices,
-                      with_cost=_cost_available())
+                      with_cost=_cost_available())  # pricing lands with the cost command
     if args.json:
         _emit(json.dumps(plan, indent=2), args.out)
     else:

@@ -1,0 +1,73 @@
+"""Shared fixtures: stack files written on the fly and plans of the shipped stacks (run once each)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from stackspec import available_stacks, load_stack
+from stackplan.engine import run_program
+
+SHIPPED = available_stacks()
+
+BASE_CONFIG: dict[str, Any] = {
+    "dbx-ai-infra:cloud": "aws",
+    "dbx-ai-infra:gpu_family": "a10g",
+    "dbx-ai-infra:single_user_name": "ml@example.com",
+    "dbx-ai-infra:tags": {"workload": "genai", "cost_center": "ai-team"},
+    "dbx-ai-infra:training": {"num_workers": 2, "model": {"params_billions": 1, "precision": "bf16"},
+                              "job": {"python_file": "/Workspace/train.py"}},
+    "dbx-ai-infra:inference": {"min_workers": 2, "max_workers": 6, "model": {"params_billions": 7, "precision": "fp16"}},
+    "dbx-ai-infra:dev": {"model": {"params_billions": 7, "precision": "fp16"}},
+}
+
+FAMILY_FOR_CLOUD = {"aws": "a10g", "azure": "a10g", "gcp": "l4"}
+
+
+def config_for(cloud: str = "aws", **sections: Any) -> dict[str, Any]:
+    """BASE_CONFIG on another cloud, with sections replaced (None removes one)."""
+    config = copy.deepcopy(BASE_CONFIG)
+    config["dbx-ai-infra:cloud"] = cloud
+    config["dbx-ai-infra:gpu_family"] = FAMILY_FOR_CLOUD[cloud]
+    for key, value in sections.items():
+        full = f"dbx-ai-infra:{key}"
+        if value is None:
+            config.pop(full, None)
+        else:
+            config[full] = value
+    return config
+
+
+@pytest.fixture
+def write_stack(tmp_path: Path):
+    def _write(config: dict[str, Any] | None = None, name: str = "test", text: str | None = None) -> Path:
+        path = tmp_path / f"Pulumi.{name}.yaml"
+        path.write_text(text if text is not None else yaml.safe_dump({"config": config}, sort_keys=False))
+        return path
+    return _write
+
+
+@functools.lru_cache(maxsize=None)
+def _plan_of(stack: str) -> dict[str, Any]:
+    return run_program(load_stack(stack))
+
+
+@pytest.fixture
+def plan_of():
+    """Plan of a stack name or file (cached per process: treat as read-only)."""
+    return _plan_of
+
+
+def resources(plan: dict[str, Any], type_suffix: str) -> list[dict[str, Any]]:
+    return [r for r in plan["resources"] if r["type"].endswith(type_suffix)]
+
+
+def cluster(plan: dict[str, Any], role: str) -> dict[str, Any]:
+    found = [r for r in resources(plan, "cluster:Cluster") if r["inputs"]["customTags"]["workload_type"] == role]
+    assert len(found) == 1, f"expected one {role} cluster, got {len(found)}"
+    return found[0]["inputs"]

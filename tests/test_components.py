@@ -1,0 +1,182 @@
+"""Each component's resources, asserted on the inputs the program registers, per cloud."""
+
+from __future__ import annotations
+
+import pytest
+
+from components import DevClusterArgs, InferenceClusterArgs, TrainingClusterArgs
+from stackplan.engine import run_program
+from stackspec import load_stack
+from tests.conftest import cluster, config_for, resources
+
+BLOCKS = {"aws": "awsAttributes", "azure": "azureAttributes", "gcp": "gcpAttributes"}
+FALLBACK = {"aws": "SPOT_WITH_FALLBACK", "azure": "SPOT_WITH_FALLBACK_AZURE", "gcp": "PREEMPTIBLE_WITH_FALLBACK_GCP"}
+ON_DEMAND = {"aws": "ON_DEMAND", "azure": "ON_DEMAND_AZURE", "gcp": "ON_DEMAND_GCP"}
+
+
+@pytest.fixture(scope="module", params=["aws", "azure", "gcp"])
+def cloud_plan(request, tmp_path_factory):
+    import yaml
+
+    cloud = request.param
+    path = tmp_path_factory.mktemp(cloud) / f"Pulumi.{cloud}-test.yaml"
+    path.write_text(yaml.safe_dump({"config": config_for(cloud)}))
+    return cloud, run_program(load_stack(str(path)))
+
+
+def only_own_block(inputs: dict, cloud: str) -> dict:
+    present = [b for b in BLOCKS.values() if b in inputs]
+    assert present == [BLOCKS[cloud]], f"attribute blocks {present} on a {cloud} cluster"
+    return inputs[BLOCKS[cloud]]
+
+
+def test_training_cluster_is_fixed_spot_with_fallback_and_driver_on_demand(cloud_plan):
+    cloud, plan = cloud_plan
+    c = cluster(plan, "training")
+    assert c["numWorkers"] == 2 and "autoscale" not in c
+    attrs = only_own_block(c, cloud)
+    assert attrs["availability"] == FALLBACK[cloud]
+    assert attrs["firstOnDemand"] >= 1
+    assert "-gpu-ml-" in c["sparkVersion"]
+    assert c["dataSecurityMode"] == "SINGLE_USER" and c["singleUserName"] == "ml@example.com"
+    assert c["sparkEnvVars"]["CHECKPOINT_DIR"].startswith("/Volumes/ai/models/checkpoints/")
+    assert c["autoterminationMinutes"] == 60
+
+
+def test_training_job_resumes_from_checkpoints_with_retries(cloud_plan):
+    cloud, plan = cloud_plan
+    (job,) = resources(plan, "job:Job")
+    inputs = job["inputs"]
+    (job_cluster,) = inputs["jobClusters"]
+    new = job_cluster["newCluster"]
+    assert new["numWorkers"] == 2 and "autoscale" not in new
+    assert only_own_block(new, cloud)["availability"] == FALLBACK[cloud]
+    assert "autoterminationMinutes" not in new  # job clusters end with their run
+    (task,) = inputs["tasks"]
+    assert task["jobClusterKey"] == job_cluster["jobClusterKey"]
+    assert task["maxRetries"] == 3 and task["retryOnTimeout"] is True
+    params = task["sparkPythonTask"]["parameters"]
+    assert params[params.index("--checkpoint-dir") + 1] == new["sparkEnvVars"]["CHECKPOINT_DIR"]
+    assert "--resume-from-latest" in params
+    assert inputs["maxConcurrentRuns"] == 1
+
+
+def test_inference_cluster_autoscales_over_an_on_demand_base(cloud_plan):
+    cloud, plan = cloud_plan
+    c = cluster(plan, "inference")
+    assert c["autoscale"] == {"minWorkers": 2, "maxWorkers": 6}
+    assert "numWorkers" not in c
+    attrs = only_own_block(c, cloud)
+    assert attrs["firstOnDemand"] == 3  # the driver plus the two base workers
+    assert attrs["availability"] == FALLBACK[cloud]
+    assert c["autoterminationMinutes"] == 10
+    assert c["sparkEnvVars"]["HF_HOME"] == "/Volumes/ai/models/hf_cache"
+
+
+def test_dev_cluster_is_single_node_on_demand_with_cache_on_a_volume(cloud_plan):
+    cloud, plan = cloud_plan
+    c = cluster(plan, "interactive")
+    assert c["numWorkers"] == 0
+    assert c["sparkConf"]["spark.databricks.cluster.profile"] == "singleNode"
+    assert c["sparkConf"]["spark.master"] == "local[*]"
+    assert c["sparkConf"]["spark.sql.shuffle.partitions"] == "8"
+    assert c["customTags"]["ResourceClass"] == "SingleNode"
+    assert c["autoterminationMinutes"] == 30
+    assert c["sparkEnvVars"]["HF_HOME"].startswith("/Volumes/") and "/dbfs" not in c["sparkEnvVars"]["HF_HOME"]
+    assert only_own_block(c, cloud)["availability"] == ON_DEMAND[cloud]
+
+
+def test_node_type_follows_family_and_model(cloud_plan):
+    cloud, plan = cloud_plan
+    c = cluster(plan, "inference")
+    expected = {"aws": "g5.xlarge", "azure": "Standard_NV36ads_A10_v5", "gcp": "g2-standard-4"}[cloud]
+    assert c["nodeTypeId"] == c["driverNodeTypeId"] == expected
+    assert c["customTags"]["gpu_memory_need_gb"] == "16.8"
+
+
+def test_every_taggable_resource_carries_the_stack_tags(cloud_plan):
+    _, plan = cloud_plan
+    for r in plan["resources"]:
+        inputs = r["inputs"]
+        tags = inputs.get("customTags") or inputs.get("tags") or inputs.get("properties")
+        if r["type"].startswith("databricks:index/") and r["type"].split(":")[-1] in (
+                "Cluster", "Job", "InstancePool", "Catalog", "Schema"):
+            assert tags["workload"] == "genai" and tags["cost_center"] == "ai-team", r["name"]
+        for jc in inputs.get("jobClusters", []):
+            assert jc["newCluster"]["customTags"]["cost_center"] == "ai-team"
+
+
+def test_children_are_parented_to_their_component(cloud_plan):
+    _, plan = cloud_plan
+    by_urn = {r["urn"]: r for r in plan["resources"]}
+    for r in resources(plan, "cluster:Cluster"):
+        parent = by_urn[r["parent"]]
+        assert parent["type"] in {"dbx-ai-infra:compute:TrainingCluster", "dbx-ai-infra:compute:InferenceCluster",
+                                  "dbx-ai-infra:compute:DevCluster"}
+        assert r["urn"].split("::")[2] == f"{parent['type']}$databricks:index/cluster:Cluster"
+        assert r["name"] == f"{parent['name']}-cluster"
+
+
+def test_unity_catalog_layout_volumes_and_paths(plan_of):
+    plan = plan_of("prod")
+    (catalog,) = resources(plan, "catalog:Catalog")
+    assert catalog["inputs"]["name"] == "ai"
+    schemas = {r["inputs"]["name"] for r in resources(plan, "schema:Schema")}
+    assert schemas == {"raw", "processed", "models", "vector_index"}
+    volumes = {(r["inputs"]["schemaName"], r["inputs"]["name"]) for r in resources(plan, "volume:Volume")}
+    assert {("raw", "corpus"), ("models", "hf_cache"), ("models", "checkpoints"),
+            ("vector_index", "indexes"), ("processed", "datasets")} == volumes
+    assert all(r["inputs"]["volumeType"] == "MANAGED" for r in resources(plan, "volume:Volume"))
+    assert plan["outputs"]["volume_paths"]["models.checkpoints"] == "/Volumes/ai/models/checkpoints"
+    assert plan["outputs"]["checkpoint_dir"] == "/Volumes/ai/models/checkpoints/prod-training"
+
+
+def test_grants_are_one_resource_per_securable(plan_of):
+    plan = plan_of("prod")
+    grants = resources(plan, "grants:Grants")
+    targets = [next(k for k in g["inputs"] if k != "grants") for g in grants]
+    assert sorted(targets) == ["catalog", "schema", "schema", "schema"]
+    catalog_grant = next(g for g in grants if "catalog" in g["inputs"])
+    assert catalog_grant["inputs"]["grants"] == [{"principal": "ml-engineers", "privileges": ["USE_CATALOG"]}]
+
+
+def test_pool_backed_cluster_takes_node_and_availability_from_an_on_demand_pool(plan_of):
+    plan = plan_of("prod")
+    (pool,) = resources(plan, "instancePool:InstancePool")
+    p = pool["inputs"]
+    assert p["awsAttributes"] == {"availability": "ON_DEMAND"}
+    assert p["preloadedSparkVersions"] == ["15.4.x-gpu-ml-scala2.12"]
+    assert p["minIdleInstances"] == 1 and p["maxCapacity"] == 12 and p["idleInstanceAutoterminationMinutes"] == 20
+    assert p["customTags"]["workload_type"] == "inference" and p["nodeTypeId"] == "g5.xlarge"
+    c = cluster(plan, "inference")
+    assert c["instancePoolId"] == c["driverInstancePoolId"] == pool["id"]
+    assert "nodeTypeId" not in c and "driverNodeTypeId" not in c
+    assert not any(b in c for b in BLOCKS.values())
+
+
+def test_prod_training_uses_a100_sized_for_13b_full_fine_tune(plan_of):
+    c = cluster(plan_of("prod"), "training")
+    assert c["nodeTypeId"] == "p4d.24xlarge"  # 13B x 16 bytes = 208 GB > the 8 x 24 GB of g5.48xlarge
+    assert c["customTags"]["gpu_memory_need_gb"] == "208"
+    assert [lib["pypi"]["package"] for lib in c["libraries"]] == ["transformers==4.44.2", "peft==0.12.0"]
+
+
+ARGS = dict(cloud="aws", spark_version="15.4.x-gpu-ml-scala2.12", node_type_id="g5.xlarge",
+            single_user_name="u", tags={"workload": "w", "cost_center": "c"}, autotermination_minutes=30)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: TrainingClusterArgs(**ARGS, num_workers=0, spot=True, first_on_demand=1, checkpoint_dir="/Volumes/a/b/c"),
+     "num_workers must be >= 1"),
+    (lambda: TrainingClusterArgs(**ARGS, num_workers=2, spot=True, first_on_demand=0, checkpoint_dir="/Volumes/a/b/c"),
+     "driver is on-demand"),
+    (lambda: TrainingClusterArgs(**ARGS, num_workers=2, spot=True, first_on_demand=1, checkpoint_dir="/dbfs/ckpt"),
+     "Unity Catalog Volume path"),
+    (lambda: InferenceClusterArgs(**ARGS, min_workers=5, max_workers=2, spot_above_base=True), "min_workers <= max_workers"),
+    (lambda: DevClusterArgs(**ARGS, shuffle_partitions=8, model_cache_dir="/dbfs/hf"), "/Volumes/"),
+    (lambda: DevClusterArgs(**{**ARGS, "cloud": "oci"}, shuffle_partitions=8, model_cache_dir="/Volumes/a/b/c"),
+     "cloud must be one of"),
+])
+def test_component_args_reject_unsafe_values(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
