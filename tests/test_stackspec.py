@@ -1,0 +1,168 @@
+"""Invalid stacks: each exits 2 with one message naming the file, the field and the fix; nothing written."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackplan.cli import main
+from stackplan.engine import ProgramError, run_program
+from stackspec import LoadedStack, load_stack
+from tests.conftest import BASE_CONFIG, config_for
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def with_changes(**changes):
+    """BASE_CONFIG with dotted-path changes: {"inference.min_workers": 12}; value None deletes."""
+    config = copy.deepcopy(BASE_CONFIG)
+    for dotted, value in changes.items():
+        section, *rest = dotted.split("__")
+        key = f"dbx-ai-infra:{section}"
+        if not rest:
+            if value is None:
+                config.pop(key)
+            else:
+                config[key] = value
+            continue
+        node = config[key]
+        for part in rest[:-1]:
+            node = node[part]
+        if value is None:
+            node.pop(rest[-1])
+        else:
+            node[rest[-1]] = value
+    return config
+
+
+INVALID = [
+    ("unknown key", with_changes(training__num_worker=2),
+     ["dbx-ai-infra:training.num_worker", "is not a known key", "allowed keys here: num_workers"]),
+    ("min > max", with_changes(inference__min_workers=12, inference__max_workers=10),
+     ["dbx-ai-infra:inference", "min_workers must be <= max_workers, got 12 > 10"]),
+    ("zero workers", with_changes(training__num_workers=0),
+     ["dbx-ai-infra:training.num_workers", "greater than or equal to 1", "got 0"]),
+    ("negative workers", with_changes(inference__min_workers=-1), ["dbx-ai-infra:inference.min_workers", "got -1"]),
+    ("wrong type", with_changes(training__num_workers="two"), ["training.num_workers", "integer", "'two'"]),
+    ("unknown cloud", with_changes(cloud="oci"), ["dbx-ai-infra:cloud", "'aws', 'azure' or 'gcp'", "got 'oci'"]),
+    ("family the cloud lacks", config_for("gcp", gpu_family="t4"),
+     ["dbx-ai-infra:gpu_family", "'t4' has no Databricks node type on gcp", "Fix: use one of: a100"]),
+    ("model too large for the family", with_changes(training__model={"params_billions": 400, "precision": "fp32"}),
+     ["dbx-ai-infra:training.model", "6400"]),
+    ("pinned node of another cloud", with_changes(inference__node_type_id="Standard_NC4as_T4_v3"),
+     ["dbx-ai-infra:inference.node_type_id", "azure"]),
+    ("pinned node too small", with_changes(gpu_family="t4", inference__node_type_id="g4dn.xlarge"),
+     ["dbx-ai-infra:inference.node_type_id", "16.8"]),
+    ("missing tag", with_changes(tags={"workload": "genai"}), ["dbx-ai-infra:tags", "cost_center"]),
+    ("reserved tag", with_changes(tags={"workload": "a", "cost_center": "b", "workload_type": "x"}),
+     ["dbx-ai-infra:tags", "workload_type"]),
+    ("unpinned library", with_changes(inference__libraries=["vllm"]), ["inference.libraries", "package==x.y.z"]),
+    ("no workload", with_changes(training=None, inference=None, dev=None), ["no workload"]),
+    ("cpu runtime", with_changes(runtime="15.4.x-scala2.12"), ["dbx-ai-infra:runtime", "gpu-ml"]),
+    ("missing field", with_changes(single_user_name=None), ["dbx-ai-infra:single_user_name", "Field required"]),
+    ("checkpoint volume unknown", with_changes(training__checkpoint_volume="models.nope"),
+     ["checkpoint_volume", "models.nope", "models.checkpoints"]),
+    ("pool without workload", with_changes(dev=None, instance_pools={"dev": {"min_idle_instances": 1}}),
+     ["instance_pools.dev"]),
+    ("external volume without location",
+     with_changes(unity_catalog={"schemas": {"models": {"volumes": [{"name": "hf_cache", "volume_type": "EXTERNAL"}, "checkpoints"]}}}),
+     ["unity_catalog.schemas.models.volumes.0", "storage_location"]),
+    ("grant on nothing", with_changes(unity_catalog={"grants": [{"principal": "x", "privileges": ["USE_SCHEMA"], "securable": "nope"}]}),
+     ["unity_catalog", "'nope' names no schema"]),
+]
+
+
+@pytest.mark.parametrize("label, config, expected", INVALID, ids=[c[0] for c in INVALID])
+def test_invalid_stack_exits_2_naming_file_field_and_fix(label, config, expected, write_stack, capsys, tmp_path):
+    path = write_stack(config)
+    out = tmp_path / "plan.json"
+    code = main(["preview", "--stack", str(path), "--json", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert str(path.name) in err
+    for fragment in expected:
+        assert fragment in err, f"{fragment!r} not in {err!r}"
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_config_keys_outside_the_namespace(write_stack, capsys):
+    config = {**BASE_CONFIG, "cloud": "aws", "other:gpu_family": "a10g", "databricks:host": "https://x"}
+    code = main(["check", "--stack", str(write_stack(config))])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "cloud: is not namespaced. Fix: write it as dbx-ai-infra:cloud." in err
+    assert "other:gpu_family: is outside the project namespace 'dbx-ai-infra'" in err
+    assert "databricks:host" not in err  # provider config is allowed
+
+
+FILE_CASES = [
+    ("empty", "", "the file is empty"),
+    ("yaml syntax", "config:\n  dbx-ai-infra:cloud: aws\n   bad: [1\n", "YAML syntax error at line 3, column"),
+    ("not a mapping", "- 1\n- 2\n", "holds a list, not a stack"),
+    ("no config", "secretsprovider: passphrase\n", "config: is missing"),
+    ("unknown top key", "config: {}\nstack: x\n", "stack: is not a stack file key"),
+]
+
+
+@pytest.mark.parametrize("label, text, expected", FILE_CASES, ids=[c[0] for c in FILE_CASES])
+def test_bad_stack_files(label, text, expected, write_stack, capsys):
+    code = main(["preview", "--stack", str(write_stack(text=text))])
+    err = capsys.readouterr().err
+    assert code == 2 and expected in err and "Fix:" in err
+
+
+def test_non_utf8_and_huge_files(tmp_path, capsys):
+    bad = tmp_path / "Pulumi.bad.yaml"
+    bad.write_bytes(b"config:\n  dbx-ai-infra:cloud: \xff\xfe\n")
+    assert main(["preview", "--stack", str(bad)]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
+    huge = tmp_path / "Pulumi.huge.yaml"
+    huge.write_text("config:\n" + "# padding\n" * 200_000)
+    assert main(["preview", "--stack", str(huge)]) == 2
+    assert "a stack file is at most" in capsys.readouterr().err
+
+
+def test_missing_stack_names_the_available_ones(capsys):
+    assert main(["preview", "--stack", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "stack 'nope' not found" in err and "dev" in err and "prod" in err
+    assert main(["preview", "--stack", "missing/Pulumi.x.yaml"]) == 2
+    assert "stack file not found" in capsys.readouterr().err
+
+
+def test_the_program_raises_the_same_error_before_registering_anything(write_stack):
+    """Under `pulumi up` the config comes from the CLI, not from a file we validated first."""
+    good = load_stack(str(write_stack(BASE_CONFIG)))
+    bad_config = {**good.config, "dbx-ai-infra:inference": '{"min_workers": 12, "max_workers": 10, '
+                                                           '"model": {"params_billions": 7}}'}
+    with pytest.raises(ProgramError, match="min_workers must be <= max_workers, got 12 > 10") as info:
+        run_program(LoadedStack(good.name, good.path, bad_config, good.resolved))
+    assert "stacks/Pulumi.test.yaml" in str(info.value)
+
+
+def test_cli_strings_validate_like_file_values(write_stack):
+    """The program sees config as the Pulumi CLI passes it (strings, JSON objects): same spec."""
+    from stackspec import spec_from_config
+
+    loaded = load_stack(str(write_stack(BASE_CONFIG)))
+    assert spec_from_config(loaded.config, "x") == loaded.spec
+
+
+def test_no_traceback_from_a_real_process(write_stack):
+    path = write_stack(with_changes(inference__min_workers=12, inference__max_workers=10))
+    proc = subprocess.run([sys.executable, "-m", "stackplan", "preview", "--stack", str(path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "min_workers must be <= max_workers" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_a_valid_file_is_not_an_error(write_stack):
+    loaded = load_stack(str(write_stack(BASE_CONFIG)))
+    assert loaded.name == "test" and loaded.spec.inference.max_workers == 6
+    assert loaded.resolved.workloads["inference"].node.node_type_id == "g5.xlarge"
