@@ -1,0 +1,43 @@
+# Two set-up commands on a fresh machine: `make preview STACK=dev` and `make test`.
+# Each creates .venv and installs the pinned requirements when they are missing or changed.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STACK ?= dev
+ARGS ?=
+
+.PHONY: preview check cost test test-slow bench clean
+
+$(VENV)/.installed-runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed-runtime
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+$(VENV)/.installed-bench: requirements-bench.txt $(VENV)/.installed-dev
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt
+	touch $@
+
+preview: $(VENV)/.installed-runtime  ## offline preview of a stack: resources, violations, costs
+	$(PY) -m stackplan preview --stack $(STACK) $(ARGS)
+
+check: $(VENV)/.installed-runtime  ## policy check of a stack (exit 1 on a mandatory violation)
+	$(PY) -m stackplan check --stack $(STACK) $(ARGS)
+
+cost: $(VENV)/.installed-runtime  ## cost report of a stack
+	$(PY) -m stackplan cost --stack $(STACK) $(ARGS)
+
+test: $(VENV)/.installed-dev  ## the test suite (what CI runs)
+	$(PY) -m pytest
+
+test-slow: $(VENV)/.installed-dev  ## the test suite with long property-test runs
+	HYPOTHESIS_PROFILE=slow $(PY) -m pytest
+
+bench: $(VENV)/.installed-bench  ## benchmarks: prints figures and writes bench/RESULTS.md
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis
