@@ -13,15 +13,14 @@ from typing import Any, Literal
 
 import pulumi
 
+from gpucatalog.clouds import ATTRIBUTES_BLOCK, ON_DEMAND, SPOT_WITH_FALLBACK
+
 Availability = Literal["spot_with_fallback", "on_demand"]
 
-#: Databricks availability values per cloud (Clusters API; pulumi-databricks 1.118 docs).
 AVAILABILITY: dict[str, dict[str, str]] = {
-    "aws": {"spot_with_fallback": "SPOT_WITH_FALLBACK", "on_demand": "ON_DEMAND"},
-    "azure": {"spot_with_fallback": "SPOT_WITH_FALLBACK_AZURE", "on_demand": "ON_DEMAND_AZURE"},
-    "gcp": {"spot_with_fallback": "PREEMPTIBLE_WITH_FALLBACK_GCP", "on_demand": "ON_DEMAND_GCP"},
+    cloud: {"spot_with_fallback": SPOT_WITH_FALLBACK[cloud], "on_demand": ON_DEMAND[cloud]}
+    for cloud in ATTRIBUTES_BLOCK
 }
-ATTRIBUTES_BLOCK = {"aws": "aws_attributes", "azure": "azure_attributes", "gcp": "gcp_attributes"}
 
 SINGLE_NODE_CONF = {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*]"}
 SINGLE_NODE_TAGS = {"ResourceClass": "SingleNode"}
