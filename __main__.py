@@ -5,9 +5,10 @@ Runs unchanged under ``pulumi up`` and under the offline engine (``python -m sta
 
 import pulumi
 
-from components import (DevCluster, DevClusterArgs, GpuInstancePool, GpuInstancePoolArgs, GrantArgs,
+from components import (ClusterPolicies, ClusterPoliciesArgs, DevCluster, DevClusterArgs, GpuInstancePool, GpuInstancePoolArgs, GrantArgs,
                         InferenceCluster, InferenceClusterArgs, TrainingCluster, TrainingClusterArgs,
                         TrainingJobArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs)
+from guardrails.stack import definitions_for_stack
 from stackspec import StackSpecError, load_from_pulumi
 
 try:
@@ -28,6 +29,14 @@ storage = UnityCatalogStorage(f"{prefix}-uc", UnityCatalogStorageArgs(
 model_cache_dir = storage.volume_paths[uc_spec.model_cache_volume]
 pulumi.export("volume_paths", storage.volume_paths)
 
+policy_ids: dict = {}
+if spec.cluster_policies.enabled:
+    policies = ClusterPolicies(f"{prefix}-policy", ClusterPoliciesArgs(
+        definitions=definitions_for_stack(stack), can_use=spec.cluster_policies.can_use,
+        max_clusters_per_user=spec.cluster_policies.max_clusters_per_user))
+    policy_ids = policies.policy_ids
+    pulumi.export("cluster_policy_ids", policy_ids)
+
 POOL_ROLE = {"training": "training", "inference": "inference", "dev": "interactive"}
 
 
@@ -46,7 +55,8 @@ def common(role: str) -> dict:
     return dict(cloud=spec.cloud, spark_version=spec.runtime, node_type_id=workload.node.node_type_id,
                 single_user_name=spec.single_user_name, tags=spec.tags,
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
-                spark_env_vars=env, instance_pool_id=pool_id, gpu_memory_need_gb=workload.need_gb)
+                spark_env_vars=env, instance_pool_id=pool_id, gpu_memory_need_gb=workload.need_gb,
+                policy_id=policy_ids.get(role))
 
 
 if spec.training is not None:

@@ -1,11 +1,12 @@
 """Pulumi components for Databricks AI compute and storage. One public component per module."""
 
+from .cluster_policies import ClusterPolicies, ClusterPoliciesArgs
 from .dev_cluster import DevCluster, DevClusterArgs
 from .inference_cluster import InferenceCluster, InferenceClusterArgs
 from .instance_pool import GpuInstancePool, GpuInstancePoolArgs
 from .training_cluster import TrainingCluster, TrainingClusterArgs, TrainingJobArgs
 from .unity_catalog import GrantArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs, volume_path
 
-__all__ = ["DevCluster", "DevClusterArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs",
+__all__ = ["ClusterPolicies", "ClusterPoliciesArgs", "DevCluster", "DevClusterArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs",
            "InferenceCluster", "InferenceClusterArgs", "TrainingCluster", "TrainingClusterArgs", "TrainingJobArgs",
            "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs", "volume_path"]

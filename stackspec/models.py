@@ -243,6 +243,15 @@ class UsageSpec(_Spec):
     working_days_per_month: float = Field(21, ge=0, le=31, description="Working days per month. Default 21.")
 
 
+class ClusterPoliciesSpec(_Spec):
+    """Workspace cluster policies generated from this stack (so UI-made clusters obey it too)."""
+
+    enabled: bool = Field(True, description="Create the policies and put the stack's clusters under them.")
+    can_use: dict[Literal["training", "inference", "dev"], list[str]] = Field(
+        default_factory=dict, description="Groups granted CAN_USE per workload's policy.")
+    max_clusters_per_user: int | None = Field(None, ge=1, description="Per-user cluster limit per policy.")
+
+
 class StackSpec(_Spec):
     """One environment: cloud, GPU family, runtime, tags and a section per workload."""
 
@@ -257,6 +266,7 @@ class StackSpec(_Spec):
     unity_catalog: UnityCatalogSpec = Field(default_factory=UnityCatalogSpec)
     instance_pools: InstancePoolsSpec = Field(default_factory=InstancePoolsSpec)
     usage: UsageSpec = Field(default_factory=UsageSpec)
+    cluster_policies: ClusterPoliciesSpec = Field(default_factory=ClusterPoliciesSpec)
 
     @field_validator("tags")
     @classmethod
@@ -281,6 +291,9 @@ class StackSpec(_Spec):
         for role in ("training", "inference", "dev"):
             if getattr(self.instance_pools, role) is not None and getattr(self, role) is None:
                 raise ValueError(f"instance_pools.{role} is set but the stack has no {role} section")
+        for role in self.cluster_policies.can_use:
+            if getattr(self, role) is None:
+                raise ValueError(f"cluster_policies.can_use.{role} is set but the stack has no {role} section")
         for role in ("training", "inference", "dev"):
             section = getattr(self, role)
             for lib in (section.libraries if section else []):

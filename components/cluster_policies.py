@@ -1,0 +1,48 @@
+"""ClusterPolicies: workspace cluster policies per workload kind, and who may use them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_databricks as databricks
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterPoliciesArgs:
+    #: Workload (training | inference | dev) -> cluster-policy definition (JSON-able dict).
+    definitions: Mapping[str, Mapping[str, Any]]
+    #: Workload -> groups granted CAN_USE on its policy.
+    can_use: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    max_clusters_per_user: int | None = None
+
+
+class ClusterPolicies(pulumi.ComponentResource):
+    """One ``databricks.ClusterPolicy`` per workload, with ``CAN_USE`` permissions for named groups."""
+
+    policy_ids: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: ClusterPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("dbx-ai-infra:governance:ClusterPolicies", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        unknown = set(args.can_use) - set(args.definitions)
+        if unknown:
+            raise ValueError(f"can_use names workloads without a policy: {', '.join(sorted(unknown))}")
+        optional = {"max_clusters_per_user": args.max_clusters_per_user} if args.max_clusters_per_user else {}
+        self.policy_ids = {}
+        for workload, definition in args.definitions.items():
+            policy = databricks.ClusterPolicy(
+                f"{name}-{workload}", name=f"{name}-{workload}",
+                description=f"dbx-ai-infra guardrails for {workload} clusters (generated from the stack)",
+                definition=json.dumps(definition, sort_keys=True), **optional, opts=child)
+            self.policy_ids[workload] = policy.id
+            groups = args.can_use.get(workload, ())
+            if groups:
+                databricks.Permissions(
+                    f"{name}-{workload}-permissions", cluster_policy_id=policy.id,
+                    access_controls=[{"group_name": g, "permission_level": "CAN_USE"} for g in groups],
+                    opts=child)
+        self.register_outputs({"policy_ids": self.policy_ids})

@@ -1,0 +1,127 @@
+"""Databricks cluster-policy definitions generated from what a stack decided, one per workload kind.
+
+A cluster policy limits single attributes and cannot relate two fields, so each cross-field rule of the
+policy pack is written as bounds on both sides. "On-demand base" for inference, for example, becomes
+``autoscale.min_workers <= N`` together with ``<cloud>_attributes.first_on_demand >= N + 1``: any cluster
+inside both bounds keeps its driver and its first N workers on-demand.
+
+Every workload's definition also carries: the node types of its GPU family on the stack's cloud (an
+allowlist), GPU ML runtimes only (a regex), the required tags fixed to the stack's values, the other clouds'
+attribute blocks forbidden, dedicated (single-user) access mode, no Photon, and a DBU-per-hour ceiling at
+the stack's largest size for that workload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gpucatalog.clouds import ATTRIBUTES_BLOCK, ON_DEMAND, SPOT_WITH_FALLBACK
+
+Role = Literal["training", "inference", "interactive"]
+GPU_ML_RUNTIME_REGEX = r"\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]"
+#: Attribute leaves of a cloud block that the other clouds' policies forbid.
+_BLOCK_LEAVES = ("availability", "first_on_demand")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadLimits:
+    """What a stack decided for one workload, as plain values."""
+
+    role: Role
+    cloud: str
+    node_types: Sequence[str]
+    tags: Mapping[str, str]
+    required_tags: Sequence[str]
+    autotermination_minutes: int
+    max_autotermination_minutes: int
+    #: training: the fixed size (policy allows 1..num_workers); inference: min/max of the autoscale range.
+    num_workers: int | None = None
+    min_workers: int | None = None
+    max_workers: int | None = None
+    spot: bool = True
+    #: True when the workload runs on an instance pool (then the node type comes from the pool).
+    pool_backed: bool = False
+    dbus_per_hour_max: float | None = None
+
+
+def _fixed(value: Any, hidden: bool = False) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "fixed", "value": value}
+    if hidden:
+        element["hidden"] = True
+    return element
+
+
+def _range(minimum: float | None = None, maximum: float | None = None, default: float | None = None) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "range"}
+    if minimum is not None:
+        element["minValue"] = minimum
+    if maximum is not None:
+        element["maxValue"] = maximum
+    if default is not None:
+        element["defaultValue"] = default
+    return element
+
+
+def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
+    """The cluster-policy definition (a JSON-able dict) for one workload."""
+    block = ATTRIBUTES_BLOCK[limits.cloud]
+    d: dict[str, Any] = {
+        "spark_version": {"type": "regex", "pattern": GPU_ML_RUNTIME_REGEX},
+        "runtime_engine": _fixed("STANDARD", hidden=True),  # Photon does not run GPU ML runtimes
+        "data_security_mode": _fixed("SINGLE_USER"),
+    }
+    node_types = sorted(limits.node_types)
+    for path in ("node_type_id", "driver_node_type_id"):
+        d[path] = {"type": "allowlist", "values": node_types, "isOptional": limits.pool_backed}
+    for tag in limits.required_tags:
+        d[f"custom_tags.{tag}"] = _fixed(limits.tags[tag])
+    d["custom_tags.workload_type"] = _fixed(limits.role)
+    for cloud, other in ATTRIBUTES_BLOCK.items():
+        if cloud != limits.cloud:
+            for leaf in _BLOCK_LEAVES:
+                d[f"{other}.{leaf}"] = {"type": "forbidden"}
+    if limits.dbus_per_hour_max is not None:
+        d["dbus_per_hour"] = _range(maximum=round(limits.dbus_per_hour_max, 4))
+
+    if limits.role == "training":
+        assert limits.num_workers is not None
+        d["autoscale.min_workers"] = {"type": "forbidden"}
+        d["autoscale.max_workers"] = {"type": "forbidden"}
+        d["num_workers"] = _range(1, limits.num_workers, default=limits.num_workers)
+        wanted = SPOT_WITH_FALLBACK if limits.spot else ON_DEMAND
+        d[f"{block}.availability"] = _fixed(wanted[limits.cloud])
+        d[f"{block}.first_on_demand"] = _range(minimum=1, default=1)
+        d["autotermination_minutes"] = _range(10, limits.max_autotermination_minutes,
+                                              default=limits.autotermination_minutes)
+        d["cluster_type"] = {"type": "allowlist", "values": ["all-purpose", "job"]}
+    elif limits.role == "inference":
+        assert limits.min_workers is not None and limits.max_workers is not None
+        d["autoscale.min_workers"] = _range(1, limits.min_workers, default=limits.min_workers)
+        d["autoscale.max_workers"] = _range(1, limits.max_workers, default=limits.max_workers)
+        d[f"{block}.availability"] = {"type": "allowlist",
+                                      "values": [SPOT_WITH_FALLBACK[limits.cloud], ON_DEMAND[limits.cloud]]}
+        # first_on_demand counts the driver: >= min_workers + 1 keeps the whole base on-demand.
+        d[f"{block}.first_on_demand"] = _range(minimum=limits.min_workers + 1, default=limits.min_workers + 1)
+        d["autotermination_minutes"] = _range(10, limits.max_autotermination_minutes,
+                                              default=limits.autotermination_minutes)
+        d["cluster_type"] = _fixed("all-purpose")
+    else:  # interactive: one node, capped idle time
+        d["num_workers"] = _fixed(0, hidden=True)
+        d["autoscale.min_workers"] = {"type": "forbidden"}
+        d["autoscale.max_workers"] = {"type": "forbidden"}
+        d["spark_conf.spark.databricks.cluster.profile"] = _fixed("singleNode", hidden=True)
+        d["spark_conf.spark.master"] = _fixed("local[*]", hidden=True)
+        d["custom_tags.ResourceClass"] = _fixed("SingleNode", hidden=True)
+        d[f"{block}.availability"] = _fixed(ON_DEMAND[limits.cloud])
+        d["autotermination_minutes"] = _range(10, limits.autotermination_minutes,
+                                              default=limits.autotermination_minutes)
+        d["cluster_type"] = _fixed("all-purpose")
+    if limits.pool_backed:
+        # A pool-backed cluster has no availability of its own; the (on-demand) pool decides.
+        d[f"{block}.availability"] = {**d[f"{block}.availability"], "isOptional": True}
+        if f"{block}.first_on_demand" in d:
+            d[f"{block}.first_on_demand"] = {**d[f"{block}.first_on_demand"], "isOptional": True}
+            d[f"{block}.first_on_demand"].pop("defaultValue", None)
+    return d

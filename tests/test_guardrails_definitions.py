@@ -1,0 +1,152 @@
+"""Generated cluster policies: every cluster a stack makes is allowed by its policy; bad clusters are refused."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from gpucatalog import load_catalog
+from guardrails import evaluate, parse_definition
+from guardrails.definitions import WorkloadLimits, policy_definition
+from policies.common import clusters_of_resource
+from tests.conftest import SHIPPED, resources
+
+
+def dbus_per_hour(cluster: dict) -> float:
+    node = load_catalog().get(cluster.get("node_type_id") or "g5.xlarge")
+    nodes = (cluster["autoscale"]["max_workers"] if "autoscale" in cluster else cluster.get("num_workers", 0)) + 1
+    return node.dbu_per_hour * nodes
+
+
+def policy_clusters(plan: dict):
+    """(definition, cluster view) for every cluster in the plan that references a generated policy."""
+    definitions = {r["id"]: json.loads(r["inputs"]["definition"]) for r in resources(plan, "clusterPolicy:ClusterPolicy")}
+    for r in plan["resources"]:
+        for view in clusters_of_resource(r["type"], r["inputs"]):
+            yield definitions[view.cluster["policy_id"]], view
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_every_cluster_of_a_stack_is_allowed_by_its_generated_policy(stack, plan_of):
+    plan = plan_of(stack)
+    pairs = list(policy_clusters(plan))
+    assert pairs, "the stack has no cluster under a policy"
+    for definition, view in pairs:
+        parse_definition(definition)  # a valid definition
+        result = evaluate(definition, view.cluster, cluster_type=view.cluster_type,
+                          dbus_per_hour=dbus_per_hour(view.cluster) if view.cluster.get("node_type_id") else None)
+        assert result.allowed, (stack, view.label, result.violations)
+
+
+def test_policies_are_one_per_workload_with_can_use_permissions(plan_of):
+    plan = plan_of("prod")
+    policies = {r["inputs"]["name"] for r in resources(plan, "clusterPolicy:ClusterPolicy")}
+    assert policies == {"prod-policy-training", "prod-policy-inference"}
+    perms = {r["inputs"]["clusterPolicyId"]: r["inputs"]["accessControls"] for r in resources(plan, "permissions:Permissions")}
+    assert perms["prod-policy-inference-id"] == [{"groupName": "ml-engineers", "permissionLevel": "CAN_USE"},
+                                                 {"groupName": "ml-serving", "permissionLevel": "CAN_USE"}]
+
+
+def _limits(role, **over):
+    base = dict(role=role, cloud="aws", node_types=["g5.xlarge", "g5.2xlarge"],
+                tags={"workload": "genai", "cost_center": "ai-team"}, required_tags=("workload", "cost_center"),
+                autotermination_minutes={"training": 60, "inference": 10, "interactive": 30}[role],
+                max_autotermination_minutes=120, dbus_per_hour_max=None)
+    base.update({"training": dict(num_workers=4), "inference": dict(min_workers=2, max_workers=10),
+                 "interactive": {}}[role])
+    base.update(over)
+    return WorkloadLimits(**base)
+
+
+GOOD = {
+    "training": {"spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+                 "driver_node_type_id": "g5.xlarge", "num_workers": 4, "autotermination_minutes": 60,
+                 "data_security_mode": "SINGLE_USER",
+                 "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 1},
+                 "custom_tags": {"workload": "genai", "cost_center": "ai-team", "workload_type": "training"}},
+    "inference": {"spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+                  "driver_node_type_id": "g5.xlarge", "autoscale": {"min_workers": 2, "max_workers": 10},
+                  "autotermination_minutes": 10, "data_security_mode": "SINGLE_USER",
+                  "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 3},
+                  "custom_tags": {"workload": "genai", "cost_center": "ai-team", "workload_type": "inference"}},
+    "interactive": {"spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+                    "driver_node_type_id": "g5.xlarge", "num_workers": 0, "autotermination_minutes": 30,
+                    "data_security_mode": "SINGLE_USER",
+                    "spark_conf": {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*]"},
+                    "aws_attributes": {"availability": "ON_DEMAND", "first_on_demand": 1},
+                    "custom_tags": {"workload": "genai", "cost_center": "ai-team", "workload_type": "interactive",
+                                    "ResourceClass": "SingleNode"}},
+}
+
+
+def mutate(cluster, path, value):
+    c = copy.deepcopy(cluster)
+    *parents, leaf = path.split("/")
+    node = c
+    for p in parents:
+        node = node.setdefault(p, {})
+    if value is None:
+        node.pop(leaf, None)
+    else:
+        node[leaf] = value
+    return c
+
+
+# (role, change, the policy path that refuses it) - the bad clusters of the policy-pack rules
+BAD = [
+    ("inference", ("aws_attributes/first_on_demand", 1), "aws_attributes.first_on_demand"),  # all-spot inference
+    ("inference", ("aws_attributes/availability", "SPOT"), "aws_attributes.availability"),
+    ("inference", ("autoscale/max_workers", 50), "autoscale.max_workers"),
+    ("training", ("autoscale", {"min_workers": 2, "max_workers": 8}), "autoscale.min_workers"),
+    ("training", ("aws_attributes/availability", "SPOT"), "aws_attributes.availability"),
+    ("training", ("azure_attributes", {"availability": "SPOT_WITH_FALLBACK_AZURE"}), "azure_attributes.availability"),
+    ("training", ("spark_version", "15.4.x-scala2.12"), "spark_version"),
+    ("training", ("node_type_id", "p3.2xlarge"), "node_type_id"),
+    ("training", ("custom_tags/cost_center", "someone-else"), "custom_tags.cost_center"),
+    ("training", ("runtime_engine", "PHOTON"), "runtime_engine"),
+    ("interactive", ("autotermination_minutes", 0), "autotermination_minutes"),
+    ("interactive", ("autotermination_minutes", 240), "autotermination_minutes"),
+    ("interactive", ("spark_conf/spark.master", "yarn"), "spark_conf.spark.master"),
+    ("interactive", ("custom_tags/ResourceClass", "Standard"), "custom_tags.ResourceClass"),
+    ("interactive", ("num_workers", 2), "num_workers"),
+    ("interactive", ("gcp_attributes", {"availability": "ON_DEMAND_GCP"}), "gcp_attributes.availability"),
+]
+
+
+@pytest.mark.parametrize("role", list(GOOD))
+def test_generated_policy_allows_the_compliant_cluster(role):
+    assert evaluate(policy_definition(_limits(role)), GOOD[role]).allowed
+
+
+@pytest.mark.parametrize("role, change, path", BAD, ids=[f"{r}-{c[0]}" for r, c, _ in BAD])
+def test_generated_policy_refuses_bad_clusters(role, change, path):
+    result = evaluate(policy_definition(_limits(role)), mutate(GOOD[role], *change))
+    assert not result.allowed
+    assert path in {v.path for v in result.violations}
+
+
+def test_dbu_ceiling_and_job_cluster_type():
+    training = policy_definition(_limits("training", dbus_per_hour_max=1.3637 * 5))
+    assert evaluate(training, GOOD["training"], cluster_type="job", dbus_per_hour=1.3637 * 5).allowed
+    over = evaluate(training, GOOD["training"], cluster_type="job", dbus_per_hour=1.3637 * 6)
+    assert {v.path for v in over.violations} == {"dbus_per_hour"}
+    inference = policy_definition(_limits("inference"))
+    assert {v.path for v in evaluate(inference, GOOD["inference"], cluster_type="job").violations} == {"cluster_type"}
+
+
+def test_pool_backed_workload_may_omit_node_type_and_availability():
+    pooled = {k: v for k, v in GOOD["inference"].items()
+              if k not in ("node_type_id", "driver_node_type_id", "aws_attributes")}
+    pooled["instance_pool_id"] = "pool-1"
+    assert not evaluate(policy_definition(_limits("inference")), pooled).allowed
+    assert evaluate(policy_definition(_limits("inference", pool_backed=True)), pooled).allowed
+
+
+def test_a_missing_required_tag_is_filled_in_by_the_policy_not_refused():
+    """Databricks applies a fixed value to an attribute the user left out: the tag ends up set."""
+    untagged = mutate(GOOD["training"], "custom_tags/cost_center", None)
+    definition = policy_definition(_limits("training"))
+    assert definition["custom_tags.cost_center"] == {"type": "fixed", "value": "ai-team"}
+    assert evaluate(definition, untagged).allowed
