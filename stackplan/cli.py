@@ -154,6 +154,23 @@ def _cluster_policy_text(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cmd_export_policies(args: argparse.Namespace) -> int:
+    plan = build_plan(args.stack, with_policies=False)
+    policies = [r for r in plan["resources"] if r["type"] == "databricks:index/clusterPolicy:ClusterPolicy"]
+    if not policies:
+        raise InputError(f"{plan['stack_file']}: dbx-ai-infra:cluster_policies.enabled is false, so the stack "
+                         f"makes no cluster policy. Fix: enable it to export definitions.")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{args.out}: exists and is not a directory. Fix: pass a directory for --out.")
+    out.mkdir(parents=True, exist_ok=True)
+    for r in policies:
+        definition = json.loads(r["inputs"]["definition"])
+        _emit(json.dumps(definition, indent=2, sort_keys=True), str(out / f"{r['inputs']['name']}.json"))
+        print(f"wrote {out / (r['inputs']['name'] + '.json')}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _cost_available() -> bool:
     return (Path(__file__).parent / "costing.py").exists()
 
@@ -188,6 +205,11 @@ def parser() -> argparse.ArgumentParser:
                    help="with --cluster-json: also evaluate a cluster policy definition")
     common(p)
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("export-policies", help="write the stack's cluster-policy definitions as JSON files")
+    stack_arg(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for <policy-name>.json files")
+    p.set_defaults(func=cmd_export_policies)
     return top
 
 
