@@ -1,0 +1,16 @@
+"""Entry point of the CrossGuard pack: ``pulumi preview --policy-pack policies``.
+
+Constructing ``PolicyPack`` starts the gRPC analyzer server and blocks, so nothing but the CLI (and the gRPC test,
+as a subprocess) may run this file; tests never import it.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root: policies, gpucatalog
+
+from pulumi_policy import PolicyPack  # noqa: E402
+
+from policies.pack import PACK_DESCRIPTION, PACK_NAME, build_policies  # noqa: E402
+
+PolicyPack(name=PACK_NAME, policies=build_policies(), description=PACK_DESCRIPTION)

@@ -1,0 +1,75 @@
+"""The CrossGuard pack: every `Rule` wrapped as a `pulumi_policy.ResourceValidationPolicy`.
+
+``policies/__main__.py`` passes `build_policies()` to ``PolicyPack``; tests call `build_policies` directly (it does
+not start a server). The policies' ``validate`` calls `policies.registry.rule_messages`, the same function the offline
+evaluator uses.
+
+Thresholds: the ``config_schema`` of each policy declares its thresholds with their defaults (taken from the config
+given to `build_policies`); config the CLI sends at run time (``Configure``, from ``--policy-pack-config``) overrides
+them per policy.
+
+Unknown values during ``pulumi preview`` (an ``instancePoolId`` that is another resource's output, say): reading the
+properties raises the SDK's ``UnknownValueError``, which the SDK reports as an advisory "can't run policy during
+preview" diagnostic instead of a violation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pulumi_policy import (
+    EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity,
+)
+
+from policies.registry import ALL_RULES, load_policy_config, rule_messages, validate_threshold
+from policies.rule import Rule
+
+PACK_NAME = "dbx-ai-infra-policies"
+PACK_DESCRIPTION = "Databricks AI infrastructure rules: spot and on-demand capacity, sizing, runtimes, tags, secrets and grants."
+
+
+def _config_schema(rule: Rule, defaults: Mapping[str, Any]) -> PolicyConfigSchema | None:
+    if not rule.thresholds:
+        return None
+    properties = {
+        key: {**rule.threshold_schema.get(key, {"type": "number"}), "default": defaults[key]}
+        for key in rule.thresholds
+    }
+    return PolicyConfigSchema(properties=properties)
+
+
+def _make_validate(rule: Rule, defaults: Mapping[str, Any]):
+    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        if args.resource_type not in rule.resource_types:
+            return
+        thresholds = dict(defaults)
+        for key, value in (args.get_config() or {}).items():
+            if key in rule.thresholds:
+                thresholds[key] = validate_threshold(rule, key, value, f"policy config of {rule.name}")
+        for message in rule_messages(rule, args.resource_type, args.props, thresholds, source="pulumi"):
+            report_violation(message, args.urn)
+
+    validate.__name__ = f"validate_{rule.name.replace('-', '_')}"
+    return validate
+
+
+def build_policies(config: Any = None) -> list[ResourceValidationPolicy]:
+    """One ``ResourceValidationPolicy`` per rule, in ``ALL_RULES`` order.
+
+    ``config`` is anything `policies.registry.load_policy_config` accepts; it sets enforcement levels (a disabled
+    rule stays listed, with level ``disabled``) and the threshold defaults.
+    """
+    cfg = load_policy_config(config)
+    policies = []
+    for rule in ALL_RULES:
+        defaults = cfg.thresholds_for(rule)
+        policies.append(ResourceValidationPolicy(
+            name=rule.name,
+            description=rule.description,
+            validate=_make_validate(rule, defaults),
+            enforcement_level=EnforcementLevel(cfg.level(rule)),
+            config_schema=_config_schema(rule, defaults),
+            severity=Severity(rule.severity),
+            remediation_steps=rule.remediation,
+        ))
+    return policies

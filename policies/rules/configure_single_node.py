@@ -1,0 +1,52 @@
+"""A cluster with no workers must be configured as a single-node cluster."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from policies.common import SINGLE_NODE_PROFILE, effective_tags, has_single_node_profile, is_single_node, spark_conf
+from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+
+
+def missing_settings(view: ClusterView) -> list[str]:
+    """The legacy single-node settings a cluster lacks (empty when all three are there)."""
+    cluster = view.cluster
+    missing = []
+    if not has_single_node_profile(cluster):
+        missing.append(f"spark_conf spark.databricks.cluster.profile={SINGLE_NODE_PROFILE}")
+    master = spark_conf(cluster).get("spark.master")
+    if not (isinstance(master, str) and master.startswith("local[")):
+        missing.append("spark_conf spark.master=local[*]")
+    if effective_tags(view).get("ResourceClass") != "SingleNode":
+        missing.append("custom_tags ResourceClass=SingleNode")
+    return missing
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ClusterView) or not is_single_node(view.cluster):
+        return []
+    cluster = view.cluster
+    if cluster.get("is_single_node") is True and cluster.get("kind") == "CLASSIC_PREVIEW":
+        return []  # the modern form: Databricks sets the profile, the master and the tag itself
+    missing = missing_settings(view)
+    if not missing:
+        return []
+    if cluster.get("is_single_node") is True:
+        return [f"is_single_node is set without kind CLASSIC_PREVIEW, and the legacy settings are incomplete "
+                f"(missing {', '.join(missing)}). Fix: set kind CLASSIC_PREVIEW, or add {', '.join(missing)}."]
+    return [f"cluster has no workers (num_workers 0, no autoscale) but is not configured as single node: missing "
+            f"{', '.join(missing)}; without them Spark waits for workers that never come. "
+            f"Fix: add {', '.join(missing)} (or set is_single_node true with kind CLASSIC_PREVIEW)."]
+
+
+RULE = Rule(
+    name="databricks-cluster-configure-single-node",
+    description=("Clusters without workers must be configured as single-node clusters, with the singleNode profile, a "
+                 "local Spark master and the ResourceClass tag, or with is_single_node and kind CLASSIC_PREVIEW."),
+    enforcement="mandatory",
+    resource_types=(CLUSTER, JOB),
+    check=check,
+    remediation=("Set spark_conf spark.databricks.cluster.profile=singleNode and spark.master=local[*] plus custom tag "
+                 "ResourceClass=SingleNode, or set is_single_node true with kind CLASSIC_PREVIEW."),
+    severity="medium",
+)

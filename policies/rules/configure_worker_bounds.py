@@ -1,0 +1,58 @@
+"""Worker counts must be consistent and below the team's cap."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from policies.common import as_mapping, as_number, has_autoscale
+from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+
+DEFAULT_MAX_WORKERS_CAP = 64
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ClusterView):
+        return []
+    cluster = view.cluster
+    cap = config.get("max_workers_cap", DEFAULT_MAX_WORKERS_CAP)
+    num_workers = as_number(cluster.get("num_workers"))
+    out = []
+    bounds: list[tuple[str, Any]] = []
+    if has_autoscale(cluster):
+        scale = as_mapping(cluster.get("autoscale"))
+        low, high = as_number(scale.get("min_workers")), as_number(scale.get("max_workers"))
+        if num_workers is not None and num_workers > 0:
+            out.append(
+                f"both num_workers ({num_workers}) and autoscale are set; Databricks takes one or the other and "
+                f"resizes can pin the cluster to num_workers. Fix: keep autoscale and remove num_workers, or remove "
+                f"autoscale for a fixed size."
+            )
+        if low is not None and high is not None and low > high:
+            out.append(
+                f"autoscale.min_workers ({low}) is greater than autoscale.max_workers ({high}). "
+                f"Fix: set min_workers <= max_workers."
+            )
+        bounds.append(("autoscale.max_workers", high))
+    bounds.append(("num_workers", num_workers))
+    for field, value in bounds:
+        if value is not None and value > cap:
+            out.append(
+                f"{field} is {value}, above the cap of {cap} workers (max_workers_cap). "
+                f"Fix: set {field} to at most {cap}, or raise max_workers_cap in the policy config."
+            )
+    return out
+
+
+RULE = Rule(
+    name="databricks-cluster-configure-worker-bounds",
+    description=("Clusters must set either num_workers or autoscale, with min_workers no greater than max_workers and "
+                 "no more workers than the configured cap."),
+    enforcement="mandatory",
+    resource_types=(CLUSTER, JOB),
+    check=check,
+    remediation="Choose num_workers or autoscale, keep min_workers <= max_workers and stay within max_workers_cap.",
+    severity="high",
+    thresholds={"max_workers_cap": DEFAULT_MAX_WORKERS_CAP},
+    threshold_schema={"max_workers_cap": {"type": "integer", "minimum": 1,
+                                          "description": "Largest num_workers or autoscale.max_workers allowed."}},
+)

@@ -1,0 +1,47 @@
+"""Training runs on a fixed-size cluster with an on-demand fallback."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from policies.common import (
+    CLOUD_BLOCKS, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK, as_mapping, availability, effective_blocks,
+    has_autoscale, is_set,
+)
+from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ClusterView) or view.role != "training":
+        return []
+    cluster = view.cluster
+    out = []
+    if has_autoscale(cluster):
+        scale = as_mapping(cluster.get("autoscale"))
+        out.append(
+            f"training cluster is autoscaled (min_workers {scale.get('min_workers', 0)}, max_workers "
+            f"{scale.get('max_workers', '?')}): distributed training needs a fixed world size, and a downscale kills "
+            f"the run. Fix: remove autoscale and set num_workers."
+        )
+    if not is_set(cluster.get("instance_pool_id")):  # pool-backed: the pool decides availability
+        for cloud, block in effective_blocks(cluster).items():
+            avail = availability(block, cloud)
+            if avail == SPOT_WITHOUT_FALLBACK[cloud]:
+                key = CLOUD_BLOCKS[cloud]
+                out.append(
+                    f"training cluster uses {key}.availability {avail}: spot capacity with no on-demand fallback, "
+                    f"so a reclaim stops the run and it cannot get nodes back. "
+                    f"Fix: set {key}.availability to {SPOT_WITH_FALLBACK[cloud]}."
+                )
+    return out
+
+
+RULE = Rule(
+    name="databricks-cluster-disallow-autoscaled-or-spot-training",
+    description="Training clusters must have a fixed number of workers and must not run on spot capacity without fallback.",
+    enforcement="mandatory",
+    resource_types=(CLUSTER, JOB),
+    check=check,
+    remediation="Replace autoscale with num_workers and use a spot-with-fallback or on-demand availability.",
+    severity="high",
+)

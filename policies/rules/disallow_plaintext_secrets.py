@@ -1,0 +1,34 @@
+"""Credentials come from secret scopes, never from literals in the cluster definition."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from policies.common import as_mapping, looks_like_secret
+from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ClusterView):
+        return []
+    out = []
+    for field in ("spark_env_vars", "spark_conf"):
+        for key, value in as_mapping(view.cluster.get(field)).items():
+            reason = looks_like_secret(key, value)
+            if reason:
+                # Never echo the value: the message ends up in CI logs and Pulumi Cloud.
+                out.append(f"{field} '{key}' holds a plain-text secret ({reason}; value not shown). "
+                           f"Fix: store it in a secret scope and set {field} '{key}' to "
+                           f"'{{{{secrets/<scope>/<key>}}}}'.")
+    return out
+
+
+RULE = Rule(
+    name="databricks-cluster-disallow-plaintext-secrets",
+    description="Spark configuration and environment variables must reference secrets from a secret scope instead of holding them in plain text.",
+    enforcement="mandatory",
+    resource_types=(CLUSTER, JOB),
+    check=check,
+    remediation="Move the credential into a Databricks secret scope and reference it as {{secrets/<scope>/<key>}}.",
+    severity="critical",
+)

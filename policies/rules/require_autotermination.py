@@ -1,0 +1,47 @@
+"""All-purpose clusters must stop by themselves when idle."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from policies.common import as_number
+from policies.rule import CLUSTER, ClusterView, Rule, View
+
+DEFAULT_MAX_AUTOTERMINATION_MINUTES = 120
+#: What an absent autotermination_minutes means: the provider applies 60 to Pulumi inputs; in Clusters API JSON an
+#: absent field means auto-termination is off.
+ABSENT_MEANS = {"pulumi": 60, "api": 0}
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ClusterView) or view.cluster_type != "all-purpose":
+        return []
+    limit = config.get("max_autotermination_minutes", DEFAULT_MAX_AUTOTERMINATION_MINUTES)
+    value = as_number(view.cluster.get("autotermination_minutes"))
+    absent = value is None
+    if absent:
+        value = ABSENT_MEANS.get(view.source, 60)
+    if value == 0:
+        why = "is absent, so the cluster never terminates" if absent else "is 0, so the cluster never terminates"
+        return [f"all-purpose cluster autotermination_minutes {why} and idle GPUs keep billing. "
+                f"Fix: set autotermination_minutes between 10 and {limit}."]
+    if value > limit:
+        return [f"all-purpose cluster autotermination_minutes is {value}, above the limit of {limit}. "
+                f"Fix: set autotermination_minutes to at most {limit}."]
+    return []
+
+
+RULE = Rule(
+    name="databricks-cluster-require-autotermination",
+    description=("All-purpose clusters must terminate automatically after an idle period no longer than the configured "
+                 "limit."),
+    enforcement="mandatory",
+    resource_types=(CLUSTER,),
+    check=check,
+    remediation="Set autotermination_minutes to a value between 10 and max_autotermination_minutes.",
+    severity="high",
+    thresholds={"max_autotermination_minutes": DEFAULT_MAX_AUTOTERMINATION_MINUTES},
+    threshold_schema={"max_autotermination_minutes": {
+        "type": "integer", "minimum": 10,
+        "description": "Longest idle period, in minutes, before an all-purpose cluster must terminate."}},
+)

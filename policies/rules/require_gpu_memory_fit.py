@@ -1,0 +1,56 @@
+"""The node type must hold the model: compare its GPU memory with the spec's estimate (tag gpu_memory_need_gb)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from policies.common import as_number, catalog, effective_tags, is_set, is_single_node
+from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+
+TAG = "gpu_memory_need_gb"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ClusterView):
+        return []
+    raw = effective_tags(view).get(TAG)
+    if not is_set(raw):
+        return []
+    need = as_number(raw)
+    if need is None:
+        return [f"custom tag {TAG} is {raw!r}, not a number of GB. Fix: set {TAG} to the estimated GPU memory in GB, "
+                f"e.g. '40'."]
+    cluster = view.cluster
+    node_type = cluster.get("node_type_id")
+    if is_single_node(cluster) and is_set(cluster.get("driver_node_type_id")):
+        node_type = cluster.get("driver_node_type_id")
+    if not is_set(node_type):
+        return []  # pool-backed: the node type is the pool's
+    node = catalog().get(node_type)
+    if node is not None:
+        have = node.total_gpu_memory_gb
+        detail = f"{node.gpu_count} x {_fmt(node.gpu_memory_gb)} GB {node.gpu}"
+    elif catalog().is_gpu_node(node_type) is False:
+        have, detail = 0.0, "no GPU"
+    else:
+        return []  # unknown node type: no verdict
+    if have >= need:
+        return []
+    return [f"node type {node_type} has {_fmt(have)} GB of GPU memory ({detail}) but the model needs about "
+            f"{_fmt(need)} GB ({TAG}). Fix: choose a node type with at least {_fmt(need)} GB of GPU memory, or a "
+            f"smaller or quantised model."]
+
+
+RULE = Rule(
+    name="databricks-cluster-require-gpu-memory-fit",
+    description="Node types should have at least the GPU memory the model is estimated to need, given by the custom tag gpu_memory_need_gb.",
+    enforcement="advisory",
+    resource_types=(CLUSTER, JOB),
+    check=check,
+    remediation="Pick a node type whose total GPU memory covers gpu_memory_need_gb, or shrink the model (quantisation).",
+    severity="medium",
+)

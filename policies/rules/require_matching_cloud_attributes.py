@@ -1,0 +1,54 @@
+"""The cloud attributes block must belong to the node type's cloud, and there must be at most one."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from policies.common import CLOUD_BLOCKS, catalog, cloud_blocks, node_type_ids
+from policies.rule import CLUSTER, INSTANCE_POOL, JOB, ClusterView, Rule, View
+
+_CLOUD_NAMES = {"aws": "AWS", "azure": "Azure", "gcp": "GCP"}
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if isinstance(view, ClusterView):
+        props = view.cluster
+    elif view.resource_type == INSTANCE_POOL:
+        props = view.props
+    else:
+        return []
+    blocks = cloud_blocks(props)
+    out = []
+    if len(blocks) > 1:
+        names = " and ".join(CLOUD_BLOCKS[c] for c in blocks)
+        out.append(f"sets {names}; a workspace runs on one cloud. Fix: keep only the block of the workspace's cloud.")
+    node_clouds: dict[str, list[str]] = {}
+    for node_type in node_type_ids(props):
+        cloud = catalog().cloud_of(node_type)
+        if cloud:
+            node_clouds.setdefault(cloud, []).append(node_type)
+    if len(node_clouds) > 1:
+        described = "; ".join(f"{', '.join(ids)} ({_CLOUD_NAMES[c]})" for c, ids in node_clouds.items())
+        out.append(f"node types come from different clouds: {described}. "
+                   f"Fix: use node types of the workspace's cloud for both workers and driver.")
+    if node_clouds:
+        for cloud in blocks:
+            if cloud not in node_clouds:
+                ids = ", ".join(i for ids in node_clouds.values() for i in ids)
+                owner = "/".join(_CLOUD_NAMES[c] for c in node_clouds)
+                expected = " or ".join(CLOUD_BLOCKS[c] for c in node_clouds)
+                out.append(f"sets {CLOUD_BLOCKS[cloud]} but node type {ids} belongs to {owner}, so the attributes "
+                           f"are ignored or rejected. Fix: replace {CLOUD_BLOCKS[cloud]} with {expected}.")
+    return out
+
+
+RULE = Rule(
+    name="databricks-cluster-require-matching-cloud-attributes",
+    description=("Clusters and instance pools must set at most one cloud attributes block, the one of their node "
+                 "type's cloud."),
+    enforcement="mandatory",
+    resource_types=(CLUSTER, JOB, INSTANCE_POOL),
+    check=check,
+    remediation="Keep only aws_attributes, azure_attributes or gcp_attributes, matching the node type's cloud.",
+    severity="high",
+)

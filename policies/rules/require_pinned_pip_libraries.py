@@ -1,0 +1,42 @@
+"""pip libraries must name one exact version, so that a restart installs what was tested."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from policies.common import is_pinned_pip, pypi_packages
+from policies.rule import CLUSTER, JOB, LIBRARY, ClusterView, Rule, View
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)")
+
+
+def _message(spec: str, where: str) -> str:
+    name = _NAME.match(spec)
+    example = f"{name.group(1)}==<version>" if name and "://" not in spec else "<package>==<version>"
+    return (f"pip library '{spec}' in {where} is not pinned to one version, so each restart may install a different "
+            f"release. Fix: pin it, e.g. '{example}'.")
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if isinstance(view, ClusterView):
+        found = [("libraries", spec) for spec in pypi_packages(view.cluster.get("libraries"))]
+        for task in view.tasks:
+            key = task.get("task_key", "?")
+            found += [(f"tasks[{key}].libraries", spec) for spec in pypi_packages(task.get("libraries"))]
+    elif view.resource_type == LIBRARY:
+        found = [("the library resource", spec) for spec in pypi_packages([view.props])]
+    else:
+        return []
+    return [_message(spec, where) for where, spec in found if not is_pinned_pip(spec)]
+
+
+RULE = Rule(
+    name="databricks-library-require-pinned-pip-versions",
+    description="Python libraries installed from PyPI on clusters, job tasks and library resources must be pinned to an exact version.",
+    enforcement="mandatory",
+    resource_types=(CLUSTER, JOB, LIBRARY),
+    check=check,
+    remediation="Write every pypi package as name==version (extras allowed: name[extra]==version).",
+    severity="medium",
+)

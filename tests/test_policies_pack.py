@@ -1,0 +1,96 @@
+"""The CrossGuard wrapping, in process: build_policies() and each policy's validate (no server is started)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from pulumi_policy import (
+    EnforcementLevel, PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs, ResourceValidationPolicy,
+    Severity,
+)
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
+
+from policies.pack import build_policies
+from policies.registry import ALL_RULES, evaluate_resource
+from policies.rule import CLUSTER
+
+POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
+BOUNDS = "databricks-cluster-configure-worker-bounds"
+
+BAD_CLUSTER = {"numWorkers": 100.0, "autoscale": {"minWorkers": 9.0, "maxWorkers": 8.0},
+               "sparkVersion": "15.4.x-scala2.12", "nodeTypeId": "g5.2xlarge",
+               "azureAttributes": {"availability": "SPOT_AZURE"}, "autoterminationMinutes": 0.0,
+               "customTags": {"workload_type": "inference"},
+               "sparkEnvVars": {"HF_TOKEN": "hf_plain", "HF_HOME": "/dbfs/hf"}}
+
+
+def args_for(rtype: str, props: dict, config: dict | None = None) -> ResourceValidationArgs:
+    opts = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
+    return ResourceValidationArgs(rtype, unknown_checking_proxy(props), "urn:test", "test", opts, None, config)
+
+
+def collect(policy: ResourceValidationPolicy, args: ResourceValidationArgs) -> list[tuple[str, str | None]]:
+    reported: list[tuple[str, str | None]] = []
+    policy.validate(args, lambda message, urn=None: reported.append((message, urn)))
+    return reported
+
+
+def test_one_policy_per_rule_with_metadata() -> None:
+    policies = build_policies()
+    assert [p.name for p in policies] == [r.name for r in ALL_RULES]
+    for policy, rule in zip(policies, ALL_RULES):
+        assert isinstance(policy, ResourceValidationPolicy)
+        assert policy.description == rule.description
+        assert policy.enforcement_level == EnforcementLevel(rule.enforcement)
+        assert policy.severity == Severity(rule.severity)
+        assert policy.remediation_steps == rule.remediation
+        if rule.thresholds:
+            props = policy.config_schema.properties
+            assert {k: v["default"] for k, v in props.items()} == dict(rule.thresholds)
+        else:
+            assert policy.config_schema is None
+
+
+def test_config_changes_levels_and_defaults() -> None:
+    policies = {p.name: p for p in build_policies({BOUNDS: {"enforcementLevel": "disabled", "max_workers_cap": 8}})}
+    assert policies[BOUNDS].enforcement_level == EnforcementLevel.DISABLED
+    assert policies[BOUNDS].config_schema.properties["max_workers_cap"]["default"] == 8
+
+
+def test_validate_matches_evaluate_resource() -> None:
+    expected = evaluate_resource(CLUSTER, BAD_CLUSTER, urn="urn:test", name="test")
+    got = []
+    for policy in build_policies():
+        got += [(policy.name, message, urn) for message, urn in collect(policy, args_for(CLUSTER, BAD_CLUSTER))]
+    assert got == [(v.policy, v.message, "urn:test") for v in expected]
+    assert len({v.policy for v in expected}) >= 6
+
+
+def test_validate_uses_runtime_config() -> None:
+    (policy,) = [p for p in build_policies() if p.name == BOUNDS]
+    props = {"numWorkers": 100.0, "customTags": {"workload": "x", "cost_center": "y"}}
+    assert collect(policy, args_for(CLUSTER, props))
+    assert collect(policy, args_for(CLUSTER, props, {"max_workers_cap": 128.0})) == []
+    with pytest.raises(ValueError, match="max_workers_cap"):
+        collect(policy, args_for(CLUSTER, props, {"max_workers_cap": "lots"}))
+
+
+def test_validate_ignores_other_types_and_raises_unknown_during_preview() -> None:
+    for policy in build_policies():
+        assert collect(policy, args_for("databricks:index/notebook:Notebook", BAD_CLUSTER)) == []
+    (policy,) = [p for p in build_policies() if p.name == BOUNDS]
+    with pytest.raises(UnknownValueError):  # the SDK turns this into a "can't run during preview" advisory
+        collect(policy, args_for(CLUSTER, {"instancePoolId": UNKNOWN_STRING_VALUE}))
+
+
+def test_pack_project_files() -> None:
+    project = yaml.safe_load((POLICIES_DIR / "PulumiPolicy.yaml").read_text())
+    assert project["runtime"]["name"] == "python"
+    assert project["runtime"]["options"]["virtualenv"]
+    requirements = (POLICIES_DIR / "requirements.txt").read_text().split()
+    assert {"pulumi-policy==1.21.0", "pulumi==3.272.0", "PyYAML==6.0.3"} <= set(requirements)
+    assert not any(r.startswith("pulumi-databricks") for r in requirements)
+    main = (POLICIES_DIR / "__main__.py").read_text()
+    assert "PolicyPack(" in main and "build_policies()" in main

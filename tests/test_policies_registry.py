@@ -1,0 +1,157 @@
+"""Policy config, evaluate_resource / evaluate_plan / evaluate_cluster_json, and has_mandatory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from policies.registry import (
+    ALL_RULES, DEFAULT_CONFIG, ClusterJsonError, PolicyConfig, Violation, evaluate_cluster_json, evaluate_plan,
+    evaluate_resource, has_mandatory, load_policy_config,
+)
+from policies.rule import CLUSTER
+
+BOUNDS = "databricks-cluster-configure-worker-bounds"
+AUTOTERM = "databricks-cluster-require-autotermination"
+TAGS = "databricks-resource-require-tags"
+
+GOOD_API = {
+    "cluster_id": "0101-abc",
+    "cluster_name": "notebook",
+    "spark_version": "15.4.x-cpu-ml-scala2.12",
+    "node_type_id": "i3.xlarge",
+    "num_workers": 0,
+    "autotermination_minutes": 30,
+    "aws_attributes": {"availability": "ON_DEMAND"},
+    "spark_conf": {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*]"},
+    "custom_tags": {"ResourceClass": "SingleNode", "workload": "interactive", "cost_center": "ai-team"},
+}
+BAD_API = {**GOOD_API, "cluster_id": "0202-def", "cluster_name": "big", "num_workers": 100,
+           "spark_conf": {}, "custom_tags": {"workload": "interactive", "cost_center": "ai"}}
+
+
+def test_default_config() -> None:
+    assert dict(DEFAULT_CONFIG) == {"max_workers_cap": 64, "max_autotermination_minutes": 120,
+                                    "max_single_node_shuffle_partitions": 16}
+
+
+def test_load_policy_config_dict_and_file(tmp_path) -> None:
+    raw = {BOUNDS: {"enforcementLevel": "advisory", "max_workers_cap": 100}, TAGS: "disabled"}
+    cfg = load_policy_config(raw)
+    rules = {r.name: r for r in ALL_RULES}
+    assert cfg.level(rules[BOUNDS]) == "advisory" and cfg.level(rules[TAGS]) == "disabled"
+    assert cfg.level(rules[AUTOTERM]) == "mandatory"
+    assert cfg.thresholds_for(rules[BOUNDS]) == {"max_workers_cap": 100}
+    assert cfg.thresholds_for(rules[AUTOTERM]) == {"max_autotermination_minutes": 120}
+    path = tmp_path / "policy-config.json"
+    path.write_text(json.dumps(raw))
+    assert load_policy_config(path) == cfg and load_policy_config(str(path)) == cfg
+    yaml_path = tmp_path / "policy-config.yaml"
+    yaml_path.write_text(f"{BOUNDS}:\n  enforcementLevel: advisory\n  max_workers_cap: 100\n{TAGS}: disabled\n")
+    assert load_policy_config(yaml_path) == cfg
+    assert load_policy_config(None) == PolicyConfig() and load_policy_config(cfg) is cfg
+    everything = load_policy_config({"all": "advisory", TAGS: {"enforcementLevel": "mandatory"}})
+    assert {everything.level(r) for r in ALL_RULES if r.name != TAGS} == {"advisory"}
+    assert everything.level(rules[TAGS]) == "mandatory"
+
+
+@pytest.mark.parametrize("raw,named", [
+    ({"databricks-no-such-rule": {"enforcementLevel": "advisory"}}, "databricks-no-such-rule"),
+    ({BOUNDS: {"max_wrkers_cap": 3}}, "max_wrkers_cap"),
+    ({AUTOTERM: {"max_workers_cap": 3}}, "max_workers_cap"),
+    ({BOUNDS: {"enforcementLevel": "remediate"}}, "remediate"),
+    ({BOUNDS: "off"}, "off"),
+    ({BOUNDS: {"max_workers_cap": "many"}}, "many"),
+    ({BOUNDS: {"max_workers_cap": 2.5}}, "2.5"),
+    ({BOUNDS: {"max_workers_cap": 0}}, "at least 1"),
+    ({BOUNDS: {"max_workers_cap": True}}, "True"),
+    ({BOUNDS: 5}, BOUNDS),
+    ([1, 2], "list"),
+])
+def test_load_policy_config_rejects(raw, named: str) -> None:
+    with pytest.raises(ValueError, match=named.replace(".", r"\.")):
+        load_policy_config(raw)
+
+
+def test_load_policy_config_bad_files(tmp_path) -> None:
+    with pytest.raises(ValueError, match="cannot read"):
+        load_policy_config(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_policy_config(bad)
+
+
+def test_evaluate_resource_levels_and_thresholds() -> None:
+    props = {"numWorkers": 100.0, "sparkVersion": "15.4.x-scala2.12", "nodeTypeId": "i3.xlarge",
+             "customTags": {"workload": "x", "cost_center": "y"}}
+    violations = evaluate_resource(CLUSTER, props, urn="urn:c", name="c")
+    assert [v.policy for v in violations] == [BOUNDS]
+    assert violations[0] == Violation(BOUNDS, "mandatory", "urn:c", "c", violations[0].message)
+    assert evaluate_resource(CLUSTER, props, urn="u", name="c", config={BOUNDS: {"max_workers_cap": 100}}) == []
+    downgraded = evaluate_resource(CLUSTER, props, urn="u", name="c", config={BOUNDS: "advisory"})
+    assert [v.enforcement for v in downgraded] == ["advisory"] and not has_mandatory(downgraded)
+    assert evaluate_resource(CLUSTER, props, urn="u", name="c", config={BOUNDS: "disabled"}) == []
+    assert evaluate_resource("databricks:index/notebook:Notebook", props, urn="u", name="n") == []
+
+
+def test_evaluate_plan() -> None:
+    plan = {
+        "stack": "dev",
+        "resources": [
+            {"urn": "urn:a", "type": CLUSTER, "name": "a", "inputs": {"numWorkers": 100.0, "customTags": {"workload": "x", "cost_center": "y"}}},
+            {"urn": "urn:s", "type": "pulumi:providers:databricks", "name": "default", "inputs": {}},
+            {"urn": "urn:b", "type": CLUSTER, "name": "b", "inputs": {"numWorkers": 2.0}},
+        ],
+    }
+    violations = evaluate_plan(plan)
+    assert [(v["urn"], v["policy"]) for v in violations] == [("urn:a", BOUNDS), ("urn:b", TAGS)]
+    assert set(violations[0]) == {"policy", "enforcement", "urn", "resource_name", "message"}
+    assert violations[1]["resource_name"] == "b"
+    assert has_mandatory(violations)
+    assert evaluate_plan({"resources": []}) == []
+    with pytest.raises(ValueError, match="resources"):
+        evaluate_plan({"stack": "dev"})
+    with pytest.raises(ValueError, match=r"resources\[0\]"):
+        evaluate_plan({"resources": [{"urn": "x"}]})
+
+
+def test_evaluate_cluster_json_shapes() -> None:
+    single = evaluate_cluster_json(BAD_API)
+    assert single and all(v["urn"] == "cluster:0202-def" and v["resource_name"] == "big" for v in single)
+    assert evaluate_cluster_json(GOOD_API) == []
+    listed = evaluate_cluster_json([GOOD_API, BAD_API])
+    assert listed == single
+    wrapped = evaluate_cluster_json({"clusters": [GOOD_API, BAD_API]})
+    assert wrapped == single
+    assert evaluate_cluster_json({"clusters": []}) == [] and evaluate_cluster_json([]) == []
+    nameless = {k: v for k, v in BAD_API.items() if k not in ("cluster_id", "cluster_name")}
+    by_index = evaluate_cluster_json([GOOD_API, nameless])
+    assert {v["urn"] for v in by_index} == {"cluster:1"} and {v["resource_name"] for v in by_index} == {"cluster[1]"}
+    only_name = {k: v for k, v in BAD_API.items() if k != "cluster_id"}
+    assert {v["urn"] for v in evaluate_cluster_json(only_name)} == {"cluster:big"}
+
+
+def test_evaluate_cluster_json_config() -> None:
+    assert not [v for v in evaluate_cluster_json(BAD_API, {BOUNDS: {"max_workers_cap": 128}}) if v["policy"] == BOUNDS]
+
+
+@pytest.mark.parametrize("obj,fragment", [
+    ({"jobs": [{"job_id": 1}]}, "does not look like a Databricks cluster"),
+    ({"clusters": {"a": 1}}, "'clusters' must be a list"),
+    ({"clusters": [GOOD_API, "x"]}, r"clusters\[1\] is a str"),
+    ([GOOD_API, {"job_id": 3}], r"item \[1\] does not look like"),
+    ("cluster", "got str"),
+    (42, "got int"),
+])
+def test_evaluate_cluster_json_rejects_non_clusters(obj, fragment: str) -> None:
+    with pytest.raises(ClusterJsonError, match=fragment):
+        evaluate_cluster_json(obj)
+    assert issubclass(ClusterJsonError, ValueError)
+
+
+def test_has_mandatory() -> None:
+    assert not has_mandatory([])
+    assert has_mandatory([Violation("p", "mandatory", "u", "n", "m")])
+    assert not has_mandatory([{"enforcement": "advisory"}])

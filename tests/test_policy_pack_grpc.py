@@ -1,0 +1,201 @@
+"""The policy pack as the Pulumi CLI runs it: a subprocess serving pulumirpc.Analyzer over gRPC.
+
+The server starts once per module (``python -u -m pulumi.policy <engine> .`` from ``policies/``); every Analyze
+answer must equal what `evaluate_plan` finds offline for the same resources.
+"""
+
+from __future__ import annotations
+
+import selectors
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import empty_pb2
+from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.struct_pb2 import Struct
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+
+from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_plan
+
+POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
+STARTUP_TIMEOUT_S = 60
+PREFIX = "urn:pulumi:dev::dbx-ai-infra::"
+
+GOOD_INFERENCE = {
+    "clusterName": "dev-inference", "sparkVersion": "15.4.x-gpu-ml-scala2.12", "nodeTypeId": "g5.2xlarge",
+    "autoscale": {"minWorkers": 2.0, "maxWorkers": 8.0},
+    "awsAttributes": {"availability": "SPOT_WITH_FALLBACK", "firstOnDemand": 3.0},
+    "autoterminationMinutes": 60.0, "dataSecurityMode": "SINGLE_USER",
+    "customTags": {"workload": "inference", "workload_type": "inference", "cost_center": "ai-team",
+                   "gpu_memory_need_gb": "16.8"},
+    "sparkEnvVars": {"HF_HOME": "/Volumes/ml/models/hf", "HF_TOKEN": "{{secrets/ml/hf}}"},
+    "libraries": [{"pypi": {"package": "vllm==0.6.3"}}],
+}
+BAD_INFERENCE = {
+    "clusterName": "dev-bad", "sparkVersion": "14.3.x-gpu-ml-scala2.12", "nodeTypeId": "g5.2xlarge",
+    "driverNodeTypeId": "g5.2xlarge", "numWorkers": 2.0, "autoscale": {"minWorkers": 2.0, "maxWorkers": 100.0},
+    "azureAttributes": {"availability": "SPOT_AZURE", "spotBidMaxPrice": -1.0}, "autoterminationMinutes": 0.0,
+    "customTags": {"workload": "inference", "gpu_memory_need_gb": 60.0},
+    "sparkEnvVars": {"HF_TOKEN": "hf_plaintext_value", "TRANSFORMERS_CACHE": "/dbfs/cache"},
+    "libraries": [{"pypi": {"package": "transformers"}}],
+}
+NOTEBOOK = {
+    "clusterName": "dev-notebook", "sparkVersion": "15.4.x-cpu-ml-scala2.12", "nodeTypeId": "i3.xlarge",
+    "numWorkers": 0.0, "autoterminationMinutes": 30.0,
+    "sparkConf": {"spark.databricks.cluster.profile": "singleNode", "spark.sql.shuffle.partitions": "200"},
+    "customTags": {"workload": "interactive", "cost_center": "ai-team"},
+}
+JOB = {
+    "name": "dev-train",
+    "tags": {"cost_center": "ai-team", "workload": "training"},
+    "jobClusters": [
+        {"jobClusterKey": "train", "newCluster": {
+            "sparkVersion": "15.4.x-gpu-ml-scala2.12", "nodeTypeId": "g5.12xlarge", "numWorkers": 4.0,
+            "runtimeEngine": "PHOTON",
+            "awsAttributes": {"availability": "SPOT", "firstOnDemand": 1.0}}},
+        {"jobClusterKey": "eval", "newCluster": {
+            "sparkVersion": "15.4.x-gpu-ml-scala2.12", "instancePoolId": "pool-123", "nodeTypeId": "g5.xlarge",
+            "autoscale": {"minWorkers": 1.0, "maxWorkers": 2.0}}},
+    ],
+    "tasks": [
+        {"taskKey": "fit", "jobClusterKey": "train", "maxRetries": 2.0,
+         "sparkPythonTask": {"pythonFile": "/Workspace/train.py", "parameters": ["--epochs", "3"]},
+         "libraries": [{"pypi": {"package": "peft>=0.12"}}]},
+        {"taskKey": "eval", "jobClusterKey": "eval",
+         "sparkPythonTask": {"pythonFile": "/Workspace/eval.py"}},
+    ],
+}
+GRANTS = {"catalog": "ml", "grants": [{"principal": "account users", "privileges": ["ALL_PRIVILEGES"]},
+                                      {"principal": "ml-engineers", "privileges": ["USE_CATALOG"]}]}
+POOL = {"instancePoolName": "dev-pool", "nodeTypeId": "g5.2xlarge", "idleInstanceAutoterminationMinutes": 15.0,
+        "awsAttributes": {"availability": "SPOT"}, "customTags": {"workload_type": "inference"}}
+
+
+def _resource(kind: str, rtype: str, name: str, inputs: dict) -> dict:
+    return {"urn": f"{PREFIX}{rtype}::{name}", "type": rtype, "name": name, "inputs": inputs}
+
+
+PLAN = {
+    "stack": "dev",
+    "project": "dbx-ai-infra",
+    "resources": [
+        _resource("cluster", "databricks:index/cluster:Cluster", "dev-inference", GOOD_INFERENCE),
+        _resource("cluster", "databricks:index/cluster:Cluster", "dev-bad", BAD_INFERENCE),
+        _resource("cluster", "databricks:index/cluster:Cluster", "dev-notebook", NOTEBOOK),
+        _resource("job", "databricks:index/job:Job", "dev-train", JOB),
+        _resource("grants", "databricks:index/grants:Grants", "dev-grants", GRANTS),
+        _resource("pool", "databricks:index/instancePool:InstancePool", "dev-pool", POOL),
+        _resource("notebook", "databricks:index/notebook:Notebook", "dev-nb", {"path": "/Shared/x", "source": "x.py"}),
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def stub():
+    with tempfile.TemporaryFile(mode="w+") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."],
+            cwd=POLICIES_DIR, stdout=subprocess.PIPE, stderr=stderr, text=True,
+        )
+        channel = None
+        try:
+            selector = selectors.DefaultSelector()
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            line = proc.stdout.readline() if selector.select(STARTUP_TIMEOUT_S) else ""
+            selector.close()
+            if not line.strip().isdigit():
+                stderr.seek(0)
+                pytest.fail(f"policy pack did not print its port (got {line!r}); stderr:\n{stderr.read()}")
+            channel = grpc.insecure_channel(f"127.0.0.1:{line.strip()}")
+            grpc.channel_ready_future(channel).result(timeout=STARTUP_TIMEOUT_S)
+            analyzer = analyzer_pb2_grpc.AnalyzerStub(channel)
+            analyzer.ConfigureStack(analyzer_pb2.AnalyzerStackConfigureRequest(
+                stack="dev", project="dbx-ai-infra", organization="organization", dry_run=True))
+            yield analyzer
+        finally:
+            if channel is not None:
+                channel.close()
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+
+
+def _level(value: int) -> str:
+    return analyzer_pb2.EnforcementLevel.Name(value).lower()
+
+
+def analyze_plan(analyzer, plan: dict) -> list[tuple[str, str, str, str]]:
+    out = []
+    for res in plan["resources"]:
+        request = analyzer_pb2.AnalyzeRequest(type=res["type"], urn=res["urn"], name=res["name"],
+                                              properties=ParseDict(res["inputs"], Struct()))
+        for d in analyzer.Analyze(request).diagnostics:
+            out.append((d.policyName, d.urn, _level(d.enforcementLevel), d.message))
+    return out
+
+
+def expected_diagnostics(plan: dict, config: dict | None = None) -> list[tuple[str, str, str, str]]:
+    # The SDK prefixes each reported message with the policy description and a newline.
+    return [(v["policy"], v["urn"], v["enforcement"], f"{RULES_BY_NAME[v['policy']].description}\n{v['message']}")
+            for v in evaluate_plan(plan, config)]
+
+
+def test_analyzer_info_lists_all_rules(stub) -> None:
+    info = stub.GetAnalyzerInfo(empty_pb2.Empty())
+    assert info.name == "dbx-ai-infra-policies"
+    assert [p.name for p in info.policies] == [r.name for r in ALL_RULES]
+    for policy, rule in zip(info.policies, ALL_RULES):
+        assert policy.description == rule.description
+        assert _level(policy.enforcementLevel) == rule.enforcement
+        assert policy.remediation_steps == rule.remediation
+        schema = MessageToDict(policy.configSchema.properties)
+        assert {k: v["default"] for k, v in schema.items()} == dict(rule.thresholds)
+
+
+def test_analyze_matches_evaluate_plan(stub) -> None:
+    got = analyze_plan(stub, PLAN)
+    expected = expected_diagnostics(PLAN)
+    assert got == expected
+    policies = {p for p, *_ in got}
+    assert policies == set(RULES_BY_NAME)  # the plan exercises every rule
+    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][1:6]}
+    assert all("hf_plaintext_value" not in m for *_, m in got)
+
+
+def test_analyze_stack_reports_nothing(stub) -> None:
+    request = analyzer_pb2.AnalyzeStackRequest(resources=[
+        analyzer_pb2.AnalyzerResource(type=r["type"], urn=r["urn"], name=r["name"],
+                                      properties=ParseDict(r["inputs"], Struct()))
+        for r in PLAN["resources"]])
+    assert list(stub.AnalyzeStack(request).diagnostics) == []
+
+
+def test_configure_changes_levels_and_thresholds(stub) -> None:
+    config = {
+        "databricks-cluster-configure-worker-bounds": {"enforcementLevel": "advisory", "max_workers_cap": 200},
+        "databricks-resource-require-tags": {"enforcementLevel": "disabled"},
+        "databricks-cluster-require-autotermination": {"enforcementLevel": "mandatory",
+                                                       "max_autotermination_minutes": 20},
+    }
+    request = analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={
+        name: analyzer_pb2.PolicyConfig(
+            enforcementLevel=analyzer_pb2.EnforcementLevel.Value(value["enforcementLevel"].upper()),
+            properties=ParseDict({k: v for k, v in value.items() if k != "enforcementLevel"}, Struct()))
+        for name, value in config.items()})
+    stub.Configure(request)
+    try:
+        got = analyze_plan(stub, PLAN)
+        assert got == expected_diagnostics(PLAN, config)
+        assert got != expected_diagnostics(PLAN)
+        assert not any(p == "databricks-resource-require-tags" for p, *_ in got)
+    finally:
+        stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest())
+    assert analyze_plan(stub, PLAN) == expected_diagnostics(PLAN)
