@@ -379,6 +379,17 @@ def is_pinned_pip(spec: Any) -> bool:
     return False
 
 
+_REQUIREMENT_NAME = re.compile(r"^\s*(" + _NAME + r"\s*" + _EXTRAS + r")")
+
+
+def pip_name(spec: Any) -> str | None:
+    """The project name (with extras) a pip requirement starts with; ``None`` for URLs and non-strings."""
+    if not isinstance(spec, str) or "://" in spec:
+        return None
+    match = _REQUIREMENT_NAME.match(spec)
+    return match.group(1).replace(" ", "") if match else None
+
+
 def pypi_packages(libraries: Any) -> list[str]:
     """``libraries[].pypi.package`` values, in order (missing packages skipped)."""
     out = []

@@ -245,7 +245,9 @@ _CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_
                            "sparkVersion", "nodeTypeId", "numWorkers", "instancePoolId", "clusterName"})
 
 
-def _cluster_objects(obj: Any) -> list[Mapping[str, Any]]:
+def cluster_objects(obj: Any) -> list[Mapping[str, Any]]:
+    """The cluster objects in Clusters API JSON (one object, a list, or ``{"clusters": [...]}``); raises
+    `ClusterJsonError` naming the first item that is not a cluster."""
     if isinstance(obj, Mapping) and "clusters" in obj:
         clusters = obj["clusters"]
         if not isinstance(clusters, list):
@@ -275,7 +277,7 @@ def evaluate_cluster_json(obj: Any, config: Any = None) -> list[dict[str, str]]:
     urn ``cluster:<cluster_id or cluster_name or index>``. Raises `ClusterJsonError` for anything else."""
     cfg = load_policy_config(config)
     out: list[dict[str, str]] = []
-    for i, cluster in enumerate(_cluster_objects(obj)):
+    for i, cluster in enumerate(cluster_objects(obj)):
         cluster_id, cluster_name = cluster.get("cluster_id"), cluster.get("cluster_name")
         name = str(cluster_name or cluster_id or f"cluster[{i}]")
         urn = f"cluster:{cluster_id or cluster_name or i}"

@@ -6,7 +6,7 @@ import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
 from policies.common import (
-    camel_to_snake, classify, clusters_of_resource, is_pinned_pip, is_secret_reference, is_single_node,
+    camel_to_snake, classify, clusters_of_resource, is_pinned_pip, pip_name, is_secret_reference, is_single_node,
     looks_like_secret, looks_like_secret_key, looks_like_secret_value, normalize_cluster,
 )
 from policies.rule import CLUSTER, JOB
@@ -186,3 +186,11 @@ def test_secret_values_and_references() -> None:
     assert looks_like_secret("USE_AUTH_TOKEN", "true") is None
     assert looks_like_secret("TOKEN_PATH", "/Volumes/a/b/c/token") is None
     assert "hf_x" not in looks_like_secret("HF_TOKEN", "hf_x")
+
+
+@pytest.mark.parametrize("spec,name", [
+    ("torch>=2", "torch"), ("transformers[torch] ~= 4.4", "transformers[torch]"), ("peft", "peft"),
+    ("git+https://github.com/x/y.git", None), (None, None), ("", None),
+])
+def test_pip_name(spec, name) -> None:
+    assert pip_name(spec) == name

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from policies.registry import (
-    ALL_RULES, DEFAULT_CONFIG, ClusterJsonError, PolicyConfig, Violation, evaluate_cluster_json, evaluate_plan,
+    ALL_RULES, DEFAULT_CONFIG, ClusterJsonError, PolicyConfig, Violation, cluster_objects, evaluate_cluster_json,
+    evaluate_plan,
     evaluate_resource, has_mandatory, load_policy_config,
 )
 from policies.rule import CLUSTER
@@ -131,6 +132,13 @@ def test_evaluate_cluster_json_shapes() -> None:
     assert {v["urn"] for v in by_index} == {"cluster:1"} and {v["resource_name"] for v in by_index} == {"cluster[1]"}
     only_name = {k: v for k, v in BAD_API.items() if k != "cluster_id"}
     assert {v["urn"] for v in evaluate_cluster_json(only_name)} == {"cluster:big"}
+
+
+def test_cluster_objects() -> None:
+    assert cluster_objects(GOOD_API) == [GOOD_API]
+    assert cluster_objects([GOOD_API, BAD_API]) == cluster_objects({"clusters": [GOOD_API, BAD_API]}) == [GOOD_API, BAD_API]
+    with pytest.raises(ClusterJsonError):
+        cluster_objects({"jobs": []})
 
 
 def test_evaluate_cluster_json_config() -> None:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
-from policies.common import is_pinned_pip, pypi_packages
+from policies.common import is_pinned_pip, pip_name, pypi_packages
 from policies.rule import CLUSTER, JOB, LIBRARY, ClusterView, Rule, View
-
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)")
 
 
 def _message(spec: str, where: str) -> str:
-    name = _NAME.match(spec)
-    example = f"{name.group(1)}==<version>" if name and "://" not in spec else "<package>==<version>"
+    example = f"{pip_name(spec) or '<package>'}==<version>"
     return (f"pip library '{spec}' in {where} is not pinned to one version, so each restart may install a different "
             f"release. Fix: pin it, e.g. '{example}'.")
 
