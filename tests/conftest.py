@@ -71,3 +71,13 @@ def cluster(plan: dict[str, Any], role: str) -> dict[str, Any]:
     found = [r for r in resources(plan, "cluster:Cluster") if r["inputs"]["customTags"]["workload_type"] == role]
     assert len(found) == 1, f"expected one {role} cluster, got {len(found)}"
     return found[0]["inputs"]
+
+
+# Hypothesis: a CI-sized run by default; `make test-slow` sets HYPOTHESIS_PROFILE=slow.
+import os  # noqa: E402
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("slow", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
