@@ -31,7 +31,9 @@ def plan_table(plan: dict[str, Any]) -> str:
     if cost:
         table.add_column("$/hour", justify="right")
         table.add_column("$/month (expected)", justify="right")
-    for r in plan["resources"]:
+    # components first, each followed by its children
+    ordered = sorted(plan["resources"], key=lambda r: (r["parent"] or r["urn"], r["parent"] is not None, r["name"]))
+    for r in ordered:
         row = [short_type(r["type"]), r["name"], facts(r)]
         if cost:
             c = cost.get(r["urn"])

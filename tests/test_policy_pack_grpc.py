@@ -6,11 +6,14 @@ answer must equal what `evaluate_plan` finds offline for the same resources.
 
 from __future__ import annotations
 
+import copy
 import selectors
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from tests.conftest import SHIPPED
 
 import grpc
 import pytest
@@ -199,3 +202,19 @@ def test_configure_changes_levels_and_thresholds(stub) -> None:
     finally:
         stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest())
     assert analyze_plan(stub, PLAN) == expected_diagnostics(PLAN)
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_recorded_stack_plans_get_the_offline_verdict_over_grpc(stub, plan_of, stack) -> None:
+    """A plan recorded by the offline engine, sent resource by resource as the CLI sends it: same diagnostics."""
+    plan = copy.deepcopy(plan_of(stack))
+    assert analyze_plan(stub, plan) == expected_diagnostics(plan)
+    # and a broken variant of the same plan: the inference/training clusters lose their on-demand base
+    for res in plan["resources"]:
+        block = next((k for k in ("awsAttributes", "azureAttributes", "gcpAttributes") if k in res["inputs"]), None)
+        if res["type"] == "databricks:index/cluster:Cluster" and block:
+            res["inputs"][block]["availability"] = {"awsAttributes": "SPOT", "azureAttributes": "SPOT_AZURE",
+                                                    "gcpAttributes": "PREEMPTIBLE_GCP"}[block]
+    got = analyze_plan(stub, plan)
+    assert got == expected_diagnostics(plan)
+    assert any(level == "mandatory" for _, _, level, _ in got)

@@ -1,0 +1,158 @@
+"""The command-line contract: commands, --json shapes, exit codes 0 / 1 / 2, and files written atomically."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stackplan.cli import main
+from tests.conftest import SHIPPED
+
+API_EXAMPLE = {"cluster_name": "inference-gpu-cluster", "spark_version": "14.3.x-gpu-ml-scala2.12",
+               "node_type_id": "g5.2xlarge", "driver_node_type_id": "g5.2xlarge", "num_workers": 2,
+               "autoscale": {"min_workers": 2, "max_workers": 10},
+               "azure_attributes": {"availability": "SPOT_WITH_FALLBACK_AZURE", "spot_bid_max_price": -1},
+               "custom_tags": {"workload": "inference", "cost_center": "ai-team"}}
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_every_shipped_stack_passes_check(stack, capsys):
+    code, out, err = run(capsys, "check", "--stack", stack, "--json")
+    plan = json.loads(out)
+    assert code == 0, err
+    assert [v for v in plan["violations"] if v["enforcement"] == "mandatory"] == []
+    assert plan["stack"] == stack and plan["resources"]
+
+
+def test_preview_json_is_the_plan(capsys, tmp_path):
+    out_file = tmp_path / "plan.json"
+    code, out, _ = run(capsys, "preview", "--stack", "dev", "--json", "--out", str(out_file))
+    assert code == 0 and out == ""
+    plan = json.loads(out_file.read_text())
+    assert set(plan) >= {"stack", "resources", "violations", "outputs", "assumptions"}
+    for r in plan["resources"]:
+        assert set(r) >= {"urn", "type", "name", "parent", "inputs"}
+        assert r["urn"].startswith("urn:pulumi:dev::dbx-ai-infra::")
+    assert not list(tmp_path.glob(".plan.json.*"))  # no temporary file left behind
+
+
+def test_preview_table_lists_resources_and_policies(capsys):
+    code, out, _ = run(capsys, "preview", "--stack", "dev")
+    assert code == 0
+    assert "Stack dev (aws)" in out and "dev-inference-cluster" in out and "g5.xlarge" in out
+    assert "Policies: no violations." in out
+
+
+def test_the_api_example_is_rejected(tmp_path, capsys):
+    f = tmp_path / "cluster.json"
+    f.write_text(json.dumps(API_EXAMPLE))
+    code, out, _ = run(capsys, "check", "--cluster-json", str(f), "--json")
+    assert code == 1
+    policies = {v["policy"] for v in json.loads(out)["violations"]}
+    assert {"databricks-cluster-require-matching-cloud-attributes",
+            "databricks-cluster-configure-worker-bounds"} <= policies
+
+
+@pytest.mark.parametrize("shape", ["object", "list", "clusters"])
+def test_cluster_json_shapes(shape, tmp_path, capsys):
+    good = {**API_EXAMPLE, "cluster_name": "ok"}
+    del good["num_workers"], good["azure_attributes"]
+    good.update(aws_attributes={"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 3},
+                autotermination_minutes=20)
+    doc = {"object": good, "list": [good, API_EXAMPLE], "clusters": {"clusters": [good, API_EXAMPLE]}}[shape]
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps(doc))
+    code, out, _ = run(capsys, "check", "--cluster-json", str(f), "--json")
+    names = {v["resource_name"] for v in json.loads(out)["violations"] if v["enforcement"] == "mandatory"}
+    assert "ok" not in names
+    assert code == (0 if shape == "object" else 1)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not valid JSON at line 1, column 2"),
+    ('"a string"', "expected a cluster object"),
+    ('[{"foo": 1}]', "does not look like a Databricks cluster"),
+    ('{"clusters": 3}', "'clusters' must be a list"),
+])
+def test_bad_cluster_json_exits_2(text, message, tmp_path, capsys):
+    f = tmp_path / "c.json"
+    f.write_text(text)
+    code, out, err = run(capsys, "check", "--cluster-json", str(f))
+    assert code == 2 and message in err and str(f) in err and out == ""
+
+
+def test_policy_config_changes_thresholds_and_levels(tmp_path, capsys):
+    cap = tmp_path / "cap.json"
+    cap.write_text(json.dumps({"databricks-cluster-configure-worker-bounds": {"max_workers_cap": 4}}))
+    code, out, _ = run(capsys, "check", "--stack", "prod", "--policy-config", str(cap), "--json")
+    assert code == 1
+    (v,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-cluster-configure-worker-bounds"]
+    assert v["resource_name"] == "prod-inference-cluster" and "4" in v["message"]
+    relaxed = tmp_path / "relaxed.json"
+    relaxed.write_text(json.dumps({"databricks-cluster-configure-worker-bounds":
+                                   {"max_workers_cap": 4, "enforcementLevel": "advisory"}}))
+    assert run(capsys, "check", "--stack", "prod", "--policy-config", str(relaxed))[0] == 0
+    typo = tmp_path / "typo.json"
+    typo.write_text(json.dumps({"no-such-policy": {"enforcementLevel": "advisory"}}))
+    code, _, err = run(capsys, "check", "--stack", "prod", "--policy-config", str(typo))
+    assert code == 2 and "no-such-policy" in err
+
+
+def test_export_policies_and_evaluate_one_against_exported_clusters(tmp_path, capsys):
+    out_dir = tmp_path / "policies"
+    code, _, _ = run(capsys, "export-policies", "--stack", "prod", "--out", str(out_dir))
+    assert code == 0
+    files = sorted(p.name for p in out_dir.iterdir())
+    assert files == ["prod-policy-inference.json", "prod-policy-training.json"]
+    definition = json.loads((out_dir / "prod-policy-inference.json").read_text())
+    assert definition["aws_attributes.first_on_demand"]["minValue"] == 3
+
+    clusters = tmp_path / "clusters.json"
+    clusters.write_text(json.dumps({"clusters": [API_EXAMPLE]}))
+    code, out, _ = run(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy",
+                       str(out_dir / "prod-policy-inference.json"), "--json")
+    assert code == 1
+    (result,) = json.loads(out)["cluster_policy"]
+    assert result["cluster"] == "inference-gpu-cluster" and not result["allowed"]
+    paths = {v["path"] for v in result["violations"]}
+    assert {"azure_attributes.availability", "custom_tags.workload"} <= paths
+
+    code, out, _ = run(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy",
+                       str(out_dir / "prod-policy-inference.json"))
+    assert "Cluster policy: inference-gpu-cluster: refused" in out and "azure_attributes.availability" in out
+
+
+def test_cluster_policy_needs_cluster_json_and_a_valid_definition(tmp_path, capsys):
+    assert run(capsys, "check", "--stack", "dev", "--cluster-policy", "x.json")[0] == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"node_type_id": {"type": "maybe"}}))
+    clusters = tmp_path / "c.json"
+    clusters.write_text(json.dumps(API_EXAMPLE))
+    code, _, err = run(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy", str(bad))
+    assert code == 2 and "node_type_id" in err
+
+
+def test_export_policies_refuses_a_file_as_out(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("x")
+    code, _, err = run(capsys, "export-policies", "--stack", "dev", "--out", str(f))
+    assert code == 2 and "not a directory" in err
+
+
+def test_out_into_a_missing_directory_is_invalid_input(tmp_path, capsys):
+    code, _, err = run(capsys, "preview", "--stack", "dev", "--json", "--out", str(tmp_path / "no" / "plan.json"))
+    assert code == 2 and "does not exist" in err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["preview"])
+    assert info.value.code == 2
+    capsys.readouterr()
