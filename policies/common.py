@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Iterable
 
+from gpucatalog.clouds import ATTRIBUTES_BLOCK, ON_DEMAND, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK  # noqa: F401
 from policies.rule import CLUSTER, JOB, ClusterView, Source
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -169,12 +170,9 @@ def node_type_ids(cluster: Mapping[str, Any]) -> list[str]:
 # Clouds and availability
 # --------------------------------------------------------------------------------------------------------------------
 
-CLOUD_BLOCKS = {"aws": "aws_attributes", "azure": "azure_attributes", "gcp": "gcp_attributes"}
-#: Availability values that put nodes on spot/preemptible capacity with no on-demand fallback.
-SPOT_WITHOUT_FALLBACK = {"aws": "SPOT", "azure": "SPOT_AZURE", "gcp": "PREEMPTIBLE_GCP"}
-ON_DEMAND = {"aws": "ON_DEMAND", "azure": "ON_DEMAND_AZURE", "gcp": "ON_DEMAND_GCP"}
-SPOT_WITH_FALLBACK = {"aws": "SPOT_WITH_FALLBACK", "azure": "SPOT_WITH_FALLBACK_AZURE",
-                      "gcp": "PREEMPTIBLE_WITH_FALLBACK_GCP"}
+CLOUD_BLOCKS = ATTRIBUTES_BLOCK
+# SPOT_WITHOUT_FALLBACK (spot/preemptible with no on-demand fallback), ON_DEMAND and SPOT_WITH_FALLBACK come from
+# gpucatalog.clouds, the one per-cloud vocabulary the components and the guardrails use too.
 #: What the rules assume when a block (or its ``availability``) is absent: spot with fallback, the AWS default.
 DEFAULT_AVAILABILITY = SPOT_WITH_FALLBACK
 DEFAULT_FIRST_ON_DEMAND = 1

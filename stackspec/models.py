@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpucatalog import CLOUDS, GPU_FAMILIES
+from policies.common import is_pinned_pip
+from policies.registry import DEFAULT_CONFIG
 
 Cloud = Literal["aws", "azure", "gcp"]
 GpuFamily = Literal["t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s"]
@@ -26,11 +28,11 @@ assert set(CLOUDS) == {"aws", "azure", "gcp"} and set(GPU_FAMILIES) == set(GpuFa
 DEFAULT_RUNTIME = "15.4.x-gpu-ml-scala2.12"
 RUNTIME_PATTERN = r"^\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]$"
 
-#: Upper bounds shared with the policy pack's defaults (policies.registry.DEFAULT_CONFIG): a spec this
-#: validator accepts never breaks a mandatory policy.
-MAX_WORKERS_CAP = 64
-MAX_AUTOTERMINATION_MINUTES = 120
-MAX_SINGLE_NODE_SHUFFLE_PARTITIONS = 16
+#: Upper bounds are the policy pack's default thresholds: a spec this validator accepts never breaks a
+#: mandatory policy.
+MAX_WORKERS_CAP = int(DEFAULT_CONFIG["max_workers_cap"])
+MAX_AUTOTERMINATION_MINUTES = int(DEFAULT_CONFIG["max_autotermination_minutes"])
+MAX_SINGLE_NODE_SHUFFLE_PARTITIONS = int(DEFAULT_CONFIG["max_single_node_shuffle_partitions"])
 
 #: Tags the components set themselves; a stack may not set them.
 RESERVED_TAGS = ("workload_type", "ResourceClass", "gpu_memory_need_gb", "Vendor", "Creator", "ClusterName",
@@ -39,7 +41,6 @@ REQUIRED_TAGS = ("workload", "cost_center")
 
 _NAME = r"^[a-z][a-z0-9_]{0,62}$"
 Identifier = Annotated[str, Field(pattern=_NAME)]
-_PINNED_PIP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.+!*-]+$")
 
 
 class _Spec(BaseModel):
@@ -297,6 +298,6 @@ class StackSpec(_Spec):
         for role in ("training", "inference", "dev"):
             section = getattr(self, role)
             for lib in (section.libraries if section else []):
-                if not _PINNED_PIP.match(lib):
+                if not is_pinned_pip(lib):
                     raise ValueError(f"{role}.libraries: {lib!r} is not pinned; write it as package==x.y.z")
         return self
