@@ -1,0 +1,51 @@
+"""The README tells the truth about the code: rules, inputs, set-up commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from policies.registry import ALL_RULES
+from stackspec import models
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.name for r in ALL_RULES])
+def test_every_policy_is_in_the_readme_table_with_its_level(rule):
+    row = next((line for line in README.splitlines() if line.startswith(f"| `{rule.name}` |")), None)
+    assert row is not None, f"{rule.name} missing from the README's policy table"
+    assert f"| {rule.enforcement} |" in row
+    for key, value in rule.thresholds.items():
+        assert f"`{key}` = {value}" in row
+
+
+SECTIONS = [models.StackSpec, models.TrainingSpec, models.TrainingJobSpec, models.InferenceSpec, models.DevSpec,
+            models.ModelSpec, models.UnityCatalogSpec, models.VolumeSpec, models.GrantSpec, models.PoolSpec,
+            models.UsageSpec, models.ClusterPoliciesSpec]
+
+
+@pytest.mark.parametrize("model", SECTIONS, ids=[m.__name__ for m in SECTIONS])
+def test_every_stack_input_is_documented(model: type[BaseModel]):
+    for name, field in model.model_fields.items():
+        assert f"`{name}`" in README, f"{model.__name__}.{name} is not in the README"
+        if field.default not in (None, "") and isinstance(field.default, (int, float, str)) and not isinstance(field.default, bool):
+            assert re.search(rf"`{re.escape(name)}`[^\n]*`{re.escape(str(field.default))}`", README) or \
+                f"{name}: {field.default}" in README, f"default of {model.__name__}.{name} ({field.default}) not shown"
+
+
+def test_the_two_setup_commands_are_make_targets_and_ci_runs_the_test_one():
+    assert "make preview STACK=dev" in README and "make test " in README
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^preview:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_shipped_stacks_are_listed():
+    for path in (REPO / "stacks").glob("Pulumi.*.yaml"):
+        name = path.name[len("Pulumi."):-len(".yaml")]
+        assert f"| `{name}` |" in README, name
