@@ -1,0 +1,45 @@
+"""The cost model: pure functions of a plan and price data (see ``pricing.model`` for the model and worked examples).
+
+Public API::
+
+    from pricing import load_prices, load_overrides_file, price_plan, diff_costs
+
+    prices = load_prices(load_overrides_file("prices.yaml"))   # rates.yaml + node catalog + overrides
+    plan["cost"] = price_plan(plan, prices)
+    change = diff_costs(base_plan, plan)
+
+Price data: ``pricing/rates.yaml`` ($/DBU, spot factors) and ``gpucatalog/node_types.yaml`` (VM $/h, DBU/h).
+"""
+
+from .book import (
+    CLOUDS,
+    COMPUTE_KINDS,
+    TIERS,
+    NodePrice,
+    NodePriceOverride,
+    PriceBook,
+    PriceOverrides,
+    load_overrides_file,
+    load_prices,
+)
+from .diff import diff_costs
+from .errors import PricingDataError, PricingInputError
+from .model import DEFAULT_ASSUMPTIONS, MODEL_NOTES, price_plan
+
+__all__ = [
+    "CLOUDS",
+    "COMPUTE_KINDS",
+    "DEFAULT_ASSUMPTIONS",
+    "MODEL_NOTES",
+    "TIERS",
+    "NodePrice",
+    "NodePriceOverride",
+    "PriceBook",
+    "PriceOverrides",
+    "PricingDataError",
+    "PricingInputError",
+    "diff_costs",
+    "load_overrides_file",
+    "load_prices",
+    "price_plan",
+]

@@ -1,0 +1,658 @@
+"""The cost model: a plan (see docs/ARCHITECTURE.md) and a :class:`~pricing.book.PriceBook` in, a ``cost`` object out.
+
+What is priced
+==============
+
+* ``databricks:index/cluster:Cluster`` resources: compute kind **all_purpose**.
+* Job clusters inside ``databricks:index/job:Job`` resources (``jobClusters[].newCluster``, and also
+  ``tasks[].newCluster`` and a job-level ``newCluster``): compute kind **jobs_compute**. A job's entry sums its job
+  clusters (each one is also listed under the entry's ``clusters``). A job with no cluster of its own (it runs on an
+  existing cluster) costs nothing extra and is not listed.
+* ``databricks:index/instancePool:InstancePool`` resources: their idle instances.
+
+Everything else (catalogs, schemas, volumes, grants) has no compute cost and is not listed.
+
+Per node and per cluster
+========================
+
+* The role comes from the custom tag ``workload_type`` (``training`` | ``inference`` | ``interactive``; for a job
+  cluster the job's ``tags`` overlaid by the cluster's ``customTags``). Without it, as the policies do: the tag
+  ``workload`` when it is one of those words, then the shape (autoscale -> inference, single node -> interactive,
+  job cluster -> training). A cluster whose role stays unknown is unpriced: its usage hours are unknown.
+* Nodes = driver + workers. The worker node type is ``nodeTypeId``; the driver's is ``driverNodeTypeId`` (default:
+  the worker's). A cluster with ``instancePoolId`` takes the node type of the plan's ``InstancePool`` resource whose
+  ``id`` equals it (the driver: ``driverInstancePoolId``, default the same pool).
+* node hourly cost = VM price + ``dbu_per_hour x usd_per_dbu[cloud][tier][kind]``, where the VM price is the
+  on-demand price, or ``on-demand x spot_factor[cloud]`` for a spot node. **The DBU part is never discounted**:
+  Databricks bills the same DBU rate on spot and on-demand nodes. VM prices and DBU rates come from the node catalog
+  (``gpucatalog/node_types.yaml``), $/DBU and spot factors from ``pricing/rates.yaml``, each possibly overridden.
+* Spot mix. Nodes are counted driver first, then workers 1, 2, ... With a spot availability in the stack cloud's
+  attributes block (``SPOT_WITH_FALLBACK``, ``SPOT_WITH_FALLBACK_AZURE``, ``PREEMPTIBLE_WITH_FALLBACK_GCP``, or the
+  spot-only ``SPOT``, ``SPOT_AZURE``, ``PREEMPTIBLE_GCP``) the first ``firstOnDemand`` nodes (default 1: the driver)
+  are on demand and the rest spot. ``ON_DEMAND*`` -> all on demand. Pool-backed nodes -> on demand (pools are
+  on-demand in this project). No attributes block (or no ``availability``): AWS's documented default,
+  ``SPOT_WITH_FALLBACK``, on AWS; on demand on Azure and GCP. A single-node cluster keeps its driver on demand
+  (Databricks forces ``first_on_demand`` to 1 there).
+* **Assumption: a spot fallback never happens.** Spot nodes are priced at the spot factor for all their hours; a
+  fallback to on-demand capacity would cost more (up to ``all_on_demand_monthly_expected``).
+
+Per month (hours from ``plan["assumptions"]``)
+==============================================
+
+``H`` is the role's hours: all-purpose training cluster ``training_hours_per_month``; training job cluster
+``training_job_hours_per_month``; inference ``inference_hours_per_month``; interactive ``dev_hours_per_working_day x
+working_days_per_month``.
+
+* Fixed size (``numWorkers``): min = expected = max = hourly x H.
+* Autoscale: min = base (driver + ``minWorkers``) x H; max = all ``maxWorkers`` nodes x H.
+  For inference, expected = min + the extra workers x ``inference_burst_hours_per_month`` (capped at H), where
+  extra = ``inference_burst_avg_extra_workers`` or, when null, half the headroom ``(max - min) / 2``, capped at
+  the headroom. Extra worker *j* (counted after the base) is spot or on demand by its node position, so with
+  ``SPOT_WITH_FALLBACK`` and a ``firstOnDemand`` that covers only the base, the extra workers are spot. A
+  fractional number of extra workers prices that share of the next worker.
+  For another role with autoscale (a policy violation for training), expected = min + half the headroom x H.
+* Instance pools: ``minIdleInstances x`` VM on-demand price (idle instances bill the VM, no DBU) ``x
+  pool_idle_hours_per_month``. Databricks keeps those instances idle *besides* the ones clusters use, so this does
+  not double-count the pool-backed clusters.
+* ``hourly`` is the cluster at its base (minimum) size, ``hourly_max`` at its maximum size.
+  ``all_on_demand_monthly_expected`` is the expected month with every node on demand, and
+  ``saving_monthly_expected`` its difference from the expected month (the spot saving).
+
+Money is not rounded in the cost object; renderers round to cents.
+
+Unpriced items
+==============
+
+A node type that neither the catalog nor an override knows, a null VM price or DBU rate, a missing pool, a missing
+$/DBU rate (Azure has no Enterprise tier) or an unknown role makes the resource **unpriced**: its money fields are
+``None``, ``unpriced`` holds the reason, it is listed in ``cost["unpriced"]`` and left out of every total. It is
+never priced as zero.
+
+Worked examples (computed by hand; AWS, tier premium, spot factor 0.40, stack ``prod``)
+======================================================================================
+
+Training cluster ``prod-training-cluster``: ``p4d.24xlarge`` (VM 21.957642 $/h, 44.4548 DBU/h), all-purpose
+0.55 $/DBU, 2 workers, ``SPOT_WITH_FALLBACK`` with ``firstOnDemand`` 1, 40 h/month::
+
+    DBU part per node      44.4548 x 0.55                    = 24.45014 $/h
+    driver (on demand)     21.957642 + 24.45014              = 46.407782 $/h
+    worker (spot)          21.957642 x 0.40 + 24.45014       =  8.7830568 + 24.45014 = 33.2331968 $/h
+    hourly                 46.407782 + 2 x 33.2331968        = 112.8741756 $/h
+    monthly                112.8741756 x 40                  = 4,514.967024 $  (min = expected = max)
+    all on demand          3 x 46.407782 x 40                = 5,568.93384 $
+    saving                 5,568.93384 - 4,514.967024        = 1,053.966816 $
+
+Its job twin ``prod-training-job`` (jobs compute 0.15 $/DBU, 80 h/month): DBU part 44.4548 x 0.15 = 6.66822;
+driver 28.625862, worker 8.7830568 + 6.66822 = 15.4512768; hourly 59.5284156; monthly x 80 = 4,762.273248 $.
+
+Inference cluster ``prod-inference-cluster`` on the on-demand pool ``prod-inference-pool-pool`` (``g5.xlarge``:
+VM 1.006 $/h, 1.3637 DBU/h), all-purpose, autoscale 2..10 workers, 730 h/month, burst 120 h, extra workers null::
+
+    node (on demand)       1.006 + 1.3637 x 0.55             = 1.006 + 0.750035 = 1.756035 $/h
+    hourly (base: 3 nodes) 3 x 1.756035                      = 5.268105 $/h
+    hourly_max (11 nodes)  11 x 1.756035                     = 19.316385 $/h
+    monthly min            5.268105 x 730                    = 3,845.71665 $
+    extra workers          (10 - 2) / 2                      = 4
+    monthly expected       3,845.71665 + 4 x 1.756035 x 120  = 3,845.71665 + 842.8968 = 4,688.61345 $
+    monthly max            19.316385 x 730                   = 14,100.96105 $
+    pool idle              1 x 1.006 x 730                   = 734.38 $ (VM only)
+
+Spot mix above the base (stack ``dev``): ``g5.xlarge``, autoscale 1..2, ``SPOT_WITH_FALLBACK`` with
+``firstOnDemand`` 2, 200 h/month, burst 20 h: base = driver + 1 worker, both on demand = 2 x 1.756035 = 3.51207
+$/h -> min 702.414 $; the 3rd node is spot: 1.006 x 0.40 + 0.750035 = 1.152435 $/h -> hourly_max 4.664505,
+max 932.901 $; extra = (2 - 1) / 2 = 0.5 worker -> expected 702.414 + 0.5 x 1.152435 x 20 = 713.93835 $.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .book import CLOUDS, PriceBook
+from .errors import PricingInputError
+
+__all__ = ["CLUSTER", "DEFAULT_ASSUMPTIONS", "JOB", "POOL", "MODEL_NOTES", "ROLES", "price_plan"]
+
+CLUSTER = "databricks:index/cluster:Cluster"
+JOB = "databricks:index/job:Job"
+POOL = "databricks:index/instancePool:InstancePool"
+
+ROLES = ("training", "inference", "interactive")
+
+#: Used for a key the plan's ``assumptions`` lack (the stack spec's ``usage`` defaults).
+DEFAULT_ASSUMPTIONS: dict[str, float | None] = {
+    "training_hours_per_month": 40,
+    "training_job_hours_per_month": 80,
+    "inference_hours_per_month": 730,
+    "inference_burst_hours_per_month": 120,
+    "inference_burst_avg_extra_workers": None,
+    "dev_hours_per_working_day": 6,
+    "working_days_per_month": 21,
+    "pool_idle_hours_per_month": 730,
+}
+
+ATTRIBUTE_BLOCKS = {"aws": "awsAttributes", "azure": "azureAttributes", "gcp": "gcpAttributes"}
+SPOT_AVAILABILITIES = frozenset({
+    "SPOT_WITH_FALLBACK", "SPOT_WITH_FALLBACK_AZURE", "PREEMPTIBLE_WITH_FALLBACK_GCP",
+    "SPOT", "SPOT_AZURE", "PREEMPTIBLE_GCP",
+})
+ON_DEMAND_AVAILABILITIES = frozenset({"ON_DEMAND", "ON_DEMAND_AZURE", "ON_DEMAND_GCP"})
+#: Availability when the block (or its ``availability``) is absent.
+DEFAULT_AVAILABILITY = {"aws": "SPOT_WITH_FALLBACK", "azure": "ON_DEMAND_AZURE", "gcp": "ON_DEMAND_GCP"}
+
+MODEL_NOTES: tuple[str, ...] = (
+    "node $/h = VM $/h (on demand, or on demand x spot factor on a spot node) + DBU/h x $/DBU; DBUs are never "
+    "discounted on spot.",
+    "Spot with fallback: the first first_on_demand nodes (default 1, the driver) are on demand, the rest spot. "
+    "A fallback to on-demand capacity is assumed not to happen.",
+    "Spot factors are ESTIMATES inside the ranges derived from observed spot prices (pricing.md section 5); "
+    "spot prices are per-AZ and volatile.",
+    "Pool-backed clusters and instance pools are priced on demand; a pool's idle instances cost their VM price "
+    "only (no DBU).",
+    "Inference autoscale: min = base x inference hours; expected adds the extra workers for the burst hours; "
+    "max = all max nodes x inference hours.",
+    "List prices for the reference regions (us-east-1, eastus, us-central1); no committed-use or DBCU discounts.",
+    "Photon is not available with GPU ML runtimes: no Photon DBU multiplier.",
+)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Small readers (plans carry camelCase inputs; snake_case is accepted too, for hand-written plans)
+# --------------------------------------------------------------------------------------------------------------------
+
+def _get(d: Mapping[str, Any], camel: str, snake: str | None = None) -> Any:
+    if camel in d:
+        return d[camel]
+    return d.get(snake) if snake else None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            out = float(value.strip())
+        except ValueError:
+            return None
+        return out if math.isfinite(out) else None
+    return None
+
+
+def _role_word(tags: Mapping[str, Any], key: str) -> str | None:
+    value = tags.get(key)
+    if isinstance(value, str) and value.strip().lower() in ROLES:
+        return value.strip().lower()
+    return None
+
+
+def _role(spec: Mapping[str, Any], tags: Mapping[str, Any], in_job: bool) -> str:
+    role = _role_word(tags, "workload_type") or _role_word(tags, "workload")
+    if role:
+        return role
+    if isinstance(_get(spec, "autoscale"), Mapping):
+        return "inference"
+    profile = _mapping(_get(spec, "sparkConf", "spark_conf")).get("spark.databricks.cluster.profile")
+    workers = _num(_get(spec, "numWorkers", "num_workers")) or 0
+    if _get(spec, "isSingleNode", "is_single_node") is True or (workers == 0 and profile == "singleNode"):
+        return "interactive"
+    return "training" if in_job else "unknown"
+
+
+def _assumptions(plan: Mapping[str, Any]) -> dict[str, float | None]:
+    raw = plan.get("assumptions")
+    if raw is not None and not isinstance(raw, Mapping):
+        raise PricingInputError("plan assumptions: expected a mapping of usage assumptions. "
+                                "Fix: give the keys of docs/ARCHITECTURE.md")
+    raw = raw or {}
+    out: dict[str, float | None] = {}
+    for key, default in DEFAULT_ASSUMPTIONS.items():
+        value = raw.get(key, default)
+        if value is None and key == "inference_burst_avg_extra_workers":
+            out[key] = None
+            continue
+        number = _num(value) if not isinstance(value, str) else None
+        if number is None or number < 0:
+            raise PricingInputError(f"plan assumptions.{key}: got {value!r}. Fix: give a number >= 0"
+                                    + (" or null" if key == "inference_burst_avg_extra_workers" else ""))
+        out[key] = number
+    return out
+
+
+def _hours(role: str, kind: str, a: Mapping[str, float | None]) -> float | None:
+    if role == "training":
+        return a["training_job_hours_per_month"] if kind == "jobs_compute" else a["training_hours_per_month"]
+    if role == "inference":
+        return a["inference_hours_per_month"]
+    if role == "interactive":
+        return a["dev_hours_per_working_day"] * a["working_days_per_month"]  # type: ignore[operator]
+    return None
+
+
+class _Unpriced(Exception):
+    """A cluster or pool cannot be priced; the message is the reason shown to the reviewer."""
+
+
+class _Sources:
+    """The figures a cost object used, in order of first use."""
+
+    def __init__(self, prices: PriceBook) -> None:
+        self.prices = prices
+        self.used: list[str] = []
+
+    def use(self, figure: str) -> None:
+        if figure not in self.used:
+            self.used.append(figure)
+
+    def entries(self) -> list[dict[str, Any]]:
+        out = []
+        for figure in self.used:
+            entry = self.prices.source_of(figure)
+            if entry is not None:
+                out.append(dict(entry))
+        return out
+
+
+def _node_price(prices: PriceBook, node_type_id: str, used: _Sources, *, need_dbu: bool = True
+                ) -> tuple[float, float]:
+    node = prices.node(node_type_id)
+    if node is None:
+        raise _Unpriced(f"node type {node_type_id!r} is not in the GPU node catalog (gpucatalog/node_types.yaml) "
+                        f"and has no price override; add node_types: {{{node_type_id}: {{usd_per_hour_on_demand: "
+                        f"..., dbu_per_hour: ...}}}} to a --prices file")
+    vm_fig, dbu_fig = PriceBook.node_figures(node_type_id)
+    if node.usd_per_hour_on_demand is None:
+        raise _Unpriced(f"node type {node_type_id!r} has no on-demand VM price; set node_types.{node_type_id}."
+                        f"usd_per_hour_on_demand in a --prices file")
+    used.use(vm_fig)
+    if not need_dbu:
+        return node.usd_per_hour_on_demand, 0.0
+    if node.dbu_per_hour is None:
+        raise _Unpriced(f"node type {node_type_id!r} has no DBU/hour rate; set node_types.{node_type_id}."
+                        f"dbu_per_hour in a --prices file")
+    used.use(dbu_fig)
+    return node.usd_per_hour_on_demand, node.dbu_per_hour
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Clusters
+# --------------------------------------------------------------------------------------------------------------------
+
+class _ClusterPricer:
+    """Hourly costs of one cluster by node position (driver = node 1, worker j = node j + 1)."""
+
+    def __init__(self, driver_od: float, driver_spot: float, worker_od: float, worker_spot: float,
+                 spot: bool, first_on_demand: float) -> None:
+        self.driver_od, self.driver_spot = driver_od, driver_spot
+        self.worker_od, self.worker_spot = worker_od, worker_spot
+        self.spot, self.first_on_demand = spot, first_on_demand
+
+    def _on_demand(self, position: int) -> bool:
+        return not self.spot or position <= self.first_on_demand
+
+    def driver(self, all_on_demand: bool = False) -> float:
+        return self.driver_od if all_on_demand or self._on_demand(1) else self.driver_spot
+
+    def worker(self, j: int, all_on_demand: bool = False) -> float:
+        return self.worker_od if all_on_demand or self._on_demand(j + 1) else self.worker_spot
+
+    def workers(self, start: int, count: float, all_on_demand: bool = False) -> float:
+        """Cost per hour of ``count`` workers (possibly fractional) numbered from ``start``."""
+        total, j, left = 0.0, start, count
+        while left > 1e-12:
+            share = min(1.0, left)
+            total += share * self.worker(j, all_on_demand)
+            left -= share
+            j += 1
+        return total
+
+    def size(self, n_workers: int, all_on_demand: bool = False) -> float:
+        return self.driver(all_on_demand) + self.workers(1, n_workers, all_on_demand)
+
+    def spot_nodes(self, n_workers: int) -> int:
+        return sum(1 for pos in range(1, n_workers + 2) if not self._on_demand(pos))
+
+
+def _node_source(spec: Mapping[str, Any], driver: bool, pools: Mapping[str, Mapping[str, Any]]
+                 ) -> tuple[str, str | None]:
+    """(node type id, pool name or None) of the driver or the workers."""
+    pool_key = ("driverInstancePoolId", "driver_instance_pool_id") if driver else ("instancePoolId", "instance_pool_id")
+    pool_id = _get(spec, *pool_key)
+    if driver and not pool_id and not _get(spec, "driverNodeTypeId", "driver_node_type_id"):
+        pool_id = _get(spec, "instancePoolId", "instance_pool_id")
+    if pool_id:
+        pool = pools.get(str(pool_id))
+        if pool is None:
+            raise _Unpriced(f"instance pool {pool_id!r} is not an InstancePool resource of this plan, so its node "
+                            f"type is unknown")
+        node_type = _get(_mapping(pool.get("inputs")), "nodeTypeId", "node_type_id")
+        if not isinstance(node_type, str) or not node_type:
+            raise _Unpriced(f"instance pool {pool.get('name')!r} has no nodeTypeId")
+        return node_type, str(pool.get("name"))
+    node_type = (_get(spec, "driverNodeTypeId", "driver_node_type_id") if driver else None) \
+        or _get(spec, "nodeTypeId", "node_type_id")
+    if not isinstance(node_type, str) or not node_type:
+        raise _Unpriced("the cluster has neither nodeTypeId nor instancePoolId")
+    return node_type, None
+
+
+def _price_cluster(spec: Mapping[str, Any], *, kind: str, role: str, cloud: str, prices: PriceBook,
+                   pools: Mapping[str, Mapping[str, Any]], a: Mapping[str, float | None], used: _Sources
+                   ) -> dict[str, Any]:
+    worker_type, worker_pool = _node_source(spec, False, pools)
+    driver_type, driver_pool = _node_source(spec, True, pools)
+
+    autoscale = _get(spec, "autoscale")
+    if isinstance(autoscale, Mapping):
+        lo = int(_num(_get(autoscale, "minWorkers", "min_workers")) or 0)
+        hi = int(_num(_get(autoscale, "maxWorkers", "max_workers")) or 0)
+        hi = max(lo, hi)
+    else:
+        lo = hi = int(_num(_get(spec, "numWorkers", "num_workers")) or 0)
+
+    block = _mapping(_get(spec, ATTRIBUTE_BLOCKS[cloud], ATTRIBUTE_BLOCKS[cloud].replace("A", "_a")))
+    availability = block.get("availability") or DEFAULT_AVAILABILITY[cloud]
+    fod = _num(_get(block, "firstOnDemand", "first_on_demand"))
+    fod = 1.0 if fod is None else fod
+    if hi == 0:
+        fod = max(fod, 1.0)
+    pool_backed = worker_pool is not None
+    spot = availability in SPOT_AVAILABILITIES and not pool_backed
+    if availability not in SPOT_AVAILABILITIES | ON_DEMAND_AVAILABILITIES and not pool_backed:
+        raise _Unpriced(f"unknown availability {availability!r} in {ATTRIBUTE_BLOCKS[cloud]}")
+
+    role_hours = _hours(role, kind, a)
+    if role_hours is None:
+        raise _Unpriced("no workload_type tag (training | inference | interactive) and the shape does not tell the "
+                        "role, so its usage hours are unknown; tag it customTags.workload_type")
+    rate = prices.usd_per_dbu(cloud, kind)
+    if rate is None:
+        raise _Unpriced(f"no {kind} $/DBU rate for {cloud} at tier {prices.tier!r}; use another tier or set "
+                        f"usd_per_dbu.{cloud}.{kind} in a --prices file")
+
+    w_vm, w_dbu = _node_price(prices, worker_type, used)
+    d_vm, d_dbu = _node_price(prices, driver_type, used)
+    used.use(prices.rate_figure(cloud, kind))
+    factor = prices.spot_factor(cloud)
+    driver_spot_ok = spot and driver_pool is None
+    pricer = _ClusterPricer(
+        driver_od=d_vm + d_dbu * rate,
+        driver_spot=(d_vm * factor if driver_spot_ok else d_vm) + d_dbu * rate,
+        worker_od=w_vm + w_dbu * rate,
+        worker_spot=w_vm * factor + w_dbu * rate,
+        spot=spot, first_on_demand=fod,
+    )
+    if spot and pricer.spot_nodes(hi) > 0:
+        used.use(prices.spot_figure(cloud))
+        used.use("dbu_discount_on_spot")
+
+    hourly, hourly_max = pricer.size(lo), pricer.size(hi)
+    od_hourly, od_hourly_max = pricer.size(lo, True), pricer.size(hi, True)
+    hours = role_hours
+    monthly_min, monthly_max = hourly * hours, hourly_max * hours
+    od_min = od_hourly * hours
+    if hi == lo:
+        expected, od_expected = monthly_min, od_min
+        burst_hours, extra = 0.0, 0.0
+    else:
+        headroom = hi - lo
+        if role == "inference":
+            configured = a["inference_burst_avg_extra_workers"]
+            extra = headroom / 2 if configured is None else min(float(configured), float(headroom))
+            burst_hours = min(float(a["inference_burst_hours_per_month"] or 0.0), hours)
+        else:
+            extra, burst_hours = headroom / 2, hours
+        expected = monthly_min + pricer.workers(lo + 1, extra) * burst_hours
+        od_expected = od_min + pricer.workers(lo + 1, extra, True) * burst_hours
+
+    return {
+        "node_type_id": worker_type,
+        "driver_node_type_id": driver_type,
+        "instance_pool": worker_pool or driver_pool,
+        "compute_kind": kind,
+        "workload_type": role,
+        "availability": "ON_DEMAND (instance pool)" if pool_backed else availability,
+        "first_on_demand": (int(fod) if fod.is_integer() else fod) if spot else None,
+        "nodes": {"min": 1 + lo, "max": 1 + hi},
+        "spot_nodes": {"min": pricer.spot_nodes(lo), "max": pricer.spot_nodes(hi)},
+        "hours_per_month": hours,
+        "burst_hours_per_month": burst_hours,
+        "extra_workers_expected": extra,
+        "hourly": hourly,
+        "hourly_max": hourly_max,
+        "monthly": {"min": monthly_min, "expected": expected, "max": monthly_max},
+        "all_on_demand_monthly_expected": od_expected,
+        "saving_monthly_expected": od_expected - expected,
+        "unpriced": None,
+    }
+
+
+def _tags_of(spec: Mapping[str, Any], job_inputs: Mapping[str, Any] | None) -> dict[str, Any]:
+    tags: dict[str, Any] = dict(_mapping(job_inputs.get("tags"))) if job_inputs else {}
+    tags.update(_mapping(_get(spec, "customTags", "custom_tags")))
+    return tags
+
+
+def _job_clusters(inputs: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for i, jc in enumerate(_list(_get(inputs, "jobClusters", "job_clusters"))):
+        spec = _get(_mapping(jc), "newCluster", "new_cluster")
+        if isinstance(spec, Mapping):
+            key = _get(_mapping(jc), "jobClusterKey", "job_cluster_key")
+            out.append((f"jobClusters[{key if key not in (None, '') else i}].newCluster", spec))
+    for i, task in enumerate(_list(_get(inputs, "tasks"))):
+        spec = _get(_mapping(task), "newCluster", "new_cluster")
+        if isinstance(spec, Mapping):
+            key = _get(_mapping(task), "taskKey", "task_key")
+            out.append((f"tasks[{key if key not in (None, '') else i}].newCluster", spec))
+    spec = _get(inputs, "newCluster", "new_cluster")
+    if isinstance(spec, Mapping):
+        out.append(("newCluster", spec))
+    return out
+
+
+_MONEY_KEYS = ("hourly", "hourly_max", "all_on_demand_monthly_expected", "saving_monthly_expected")
+
+
+def _unpriced_entry(base: dict[str, Any], reason: str) -> dict[str, Any]:
+    base.update({k: None for k in _MONEY_KEYS})
+    base["monthly"] = {"min": None, "expected": None, "max": None}
+    base["unpriced"] = reason
+    return base
+
+
+def _entry_head(resource: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": resource.get("name"), "type": resource.get("type")}
+
+
+def _price_cluster_resource(resource: Mapping[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
+    spec = _mapping(resource.get("inputs"))
+    role = _role(spec, _tags_of(spec, None), in_job=False)
+    entry = _entry_head(resource)
+    try:
+        priced = _price_cluster(spec, kind="all_purpose", role=role, **ctx)
+    except _Unpriced as why:
+        node_type = _get(spec, "nodeTypeId", "node_type_id")
+        entry.update({"workload_type": role, "node_type_id": node_type, "compute_kind": "all_purpose",
+                      "nodes": _nodes_of(spec)})
+        return _unpriced_entry(entry, str(why))
+    entry.update(priced)
+    return entry
+
+
+def _nodes_of(spec: Mapping[str, Any]) -> dict[str, int]:
+    autoscale = _get(spec, "autoscale")
+    if isinstance(autoscale, Mapping):
+        lo = int(_num(_get(autoscale, "minWorkers", "min_workers")) or 0)
+        hi = max(lo, int(_num(_get(autoscale, "maxWorkers", "max_workers")) or 0))
+    else:
+        lo = hi = int(_num(_get(spec, "numWorkers", "num_workers")) or 0)
+    return {"min": 1 + lo, "max": 1 + hi}
+
+
+def _price_job_resource(resource: Mapping[str, Any], ctx: dict[str, Any]) -> dict[str, Any] | None:
+    inputs = _mapping(resource.get("inputs"))
+    clusters = _job_clusters(inputs)
+    if not clusters:
+        return None
+    entry = _entry_head(resource)
+    parts: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    for label, spec in clusters:
+        role = _role(spec, _tags_of(spec, inputs), in_job=True)
+        try:
+            part = _price_cluster(spec, kind="jobs_compute", role=role, **ctx)
+        except _Unpriced as why:
+            reasons.append(f"{label}: {why}")
+            part = _unpriced_entry({"workload_type": role, "compute_kind": "jobs_compute",
+                                    "node_type_id": _get(spec, "nodeTypeId", "node_type_id"),
+                                    "nodes": _nodes_of(spec)}, str(why))
+        part["cluster"] = label
+        parts.append(part)
+    roles = sorted({p["workload_type"] for p in parts})
+    node_types = list(dict.fromkeys(str(p["node_type_id"]) for p in parts if p.get("node_type_id")))
+    entry.update({
+        "workload_type": roles[0] if len(roles) == 1 else "mixed",
+        "node_type_id": ", ".join(node_types) or None,
+        "compute_kind": "jobs_compute",
+        "nodes": {"min": sum(p["nodes"]["min"] for p in parts), "max": sum(p["nodes"]["max"] for p in parts)},
+        "clusters": parts,
+    })
+    if len(parts) == 1:
+        for key in ("driver_node_type_id", "instance_pool", "availability", "first_on_demand", "spot_nodes",
+                    "hours_per_month", "burst_hours_per_month", "extra_workers_expected"):
+            if key in parts[0]:
+                entry[key] = parts[0][key]
+    if reasons:
+        return _unpriced_entry(entry, "; ".join(reasons))
+    entry.update({k: sum(p[k] for p in parts) for k in _MONEY_KEYS})
+    entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
+    entry["unpriced"] = None
+    return entry
+
+
+def _price_pool(resource: Mapping[str, Any], ctx: dict[str, Any], role: str) -> dict[str, Any]:
+    inputs = _mapping(resource.get("inputs"))
+    node_type = _get(inputs, "nodeTypeId", "node_type_id")
+    idle = int(_num(_get(inputs, "minIdleInstances", "min_idle_instances")) or 0)
+    entry = _entry_head(resource)
+    entry.update({"workload_type": role, "node_type_id": node_type, "compute_kind": None,
+                  "nodes": {"min": idle, "max": idle},
+                  "max_capacity": _num(_get(inputs, "maxCapacity", "max_capacity")),
+                  "hours_per_month": ctx["a"]["pool_idle_hours_per_month"]})
+    try:
+        if idle == 0:
+            vm = 0.0
+        else:
+            if not isinstance(node_type, str) or not node_type:
+                raise _Unpriced("the instance pool has no nodeTypeId")
+            vm, _ = _node_price(ctx["prices"], node_type, ctx["used"], need_dbu=False)
+    except _Unpriced as why:
+        return _unpriced_entry(entry, str(why))
+    hourly = idle * vm
+    monthly = hourly * float(ctx["a"]["pool_idle_hours_per_month"] or 0.0)
+    entry.update({"hourly": hourly, "hourly_max": hourly,
+                  "monthly": {"min": monthly, "expected": monthly, "max": monthly},
+                  "all_on_demand_monthly_expected": monthly, "saving_monthly_expected": 0.0, "unpriced": None})
+    return entry
+
+
+def _pool_role(pool: Mapping[str, Any], users: list[str]) -> str:
+    role = _role_word(_mapping(_get(_mapping(pool.get("inputs")), "customTags", "custom_tags")), "workload_type")
+    if role:
+        return role
+    roles = sorted(set(users))
+    return roles[0] if len(roles) == 1 else "unknown"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The plan
+# --------------------------------------------------------------------------------------------------------------------
+
+def price_plan(plan: Mapping[str, Any], prices: PriceBook) -> dict[str, Any]:
+    """The ``cost`` object of a plan (a new dict; the plan is not changed).
+
+    ``{"currency", "tier", "cloud", "spot_factor", "resources": {urn: entry}, "total": {hourly, hourly_max,
+    monthly: {min, expected, max}, all_on_demand_monthly_expected, saving_monthly_expected}, "unpriced": [{urn,
+    name, reason}], "by_workload": {role: monthly expected}, "sources": [{figure, value, source, date, estimate}],
+    "assumptions": {usage assumption: value}, "notes": [model assumption, ...]}``. See the module docstring.
+    Raises :class:`PricingInputError` for an unknown cloud or invalid usage assumptions.
+    """
+    cloud = plan.get("cloud")
+    if cloud not in CLOUDS:
+        raise PricingInputError(f"plan cloud: got {cloud!r}. Fix: use one of {', '.join(CLOUDS)}")
+    a = _assumptions(plan)
+    used = _Sources(prices)
+    used.use("tier")
+    resources = [r for r in _list(plan.get("resources")) if isinstance(r, Mapping)]
+    pools = {str(r.get("id")): r for r in resources if r.get("type") == POOL and r.get("id") is not None}
+    ctx = {"cloud": cloud, "prices": prices, "pools": pools, "a": a, "used": used}
+
+    entries: dict[str, dict[str, Any]] = {}
+    pool_users: dict[str, list[str]] = {}
+    for r in resources:
+        urn = str(r.get("urn"))
+        if r.get("type") == CLUSTER:
+            entries[urn] = _price_cluster_resource(r, ctx)
+            specs = [_mapping(r.get("inputs"))]
+        elif r.get("type") == JOB:
+            entry = _price_job_resource(r, ctx)
+            if entry is None:
+                continue
+            entries[urn] = entry
+            specs = [spec for _, spec in _job_clusters(_mapping(r.get("inputs")))]
+        else:
+            continue
+        for spec in specs:
+            for key in ("instancePoolId", "driverInstancePoolId", "instance_pool_id", "driver_instance_pool_id"):
+                if spec.get(key):
+                    pool_users.setdefault(str(spec[key]), []).append(entries[urn]["workload_type"])
+    for r in resources:
+        if r.get("type") == POOL:
+            role = _pool_role(r, pool_users.get(str(r.get("id")), []))
+            entries[str(r.get("urn"))] = _price_pool(r, ctx, role)
+
+    # plan order
+    order = {str(r.get("urn")): i for i, r in enumerate(resources)}
+    entries = dict(sorted(entries.items(), key=lambda kv: order.get(kv[0], 0)))
+
+    priced = [e for e in entries.values() if e["unpriced"] is None]
+    total = {
+        "hourly": sum(e["hourly"] for e in priced),
+        "hourly_max": sum(e["hourly_max"] for e in priced),
+        "monthly": {m: sum(e["monthly"][m] for e in priced) for m in ("min", "expected", "max")},
+        "all_on_demand_monthly_expected": sum(e["all_on_demand_monthly_expected"] for e in priced),
+        "saving_monthly_expected": sum(e["saving_monthly_expected"] for e in priced),
+    }
+    by_workload: dict[str, float] = {}
+    for e in priced:
+        for part in e.get("clusters") or [e]:
+            by_workload[part["workload_type"]] = by_workload.get(part["workload_type"], 0.0) \
+                + part["monthly"]["expected"]
+    rank = {role: i for i, role in enumerate(ROLES)}
+    by_workload = dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
+
+    return {
+        "currency": prices.currency,
+        "tier": prices.tier,
+        "cloud": cloud,
+        "spot_factor": prices.spot_factor(cloud),
+        "resources": entries,
+        "total": total,
+        "unpriced": [{"urn": urn, "name": e["name"], "reason": e["unpriced"]}
+                     for urn, e in entries.items() if e["unpriced"] is not None],
+        "by_workload": by_workload,
+        "sources": used.entries(),
+        "assumptions": dict(a),
+        "notes": list(MODEL_NOTES),
+    }

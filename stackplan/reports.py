@@ -1,0 +1,342 @@
+"""Markdown (pull-request comment) and HTML (standalone page) cost reports of a plan.
+
+Both go through one jinja2 :class:`~jinja2.Environment` with ``StrictUndefined`` over ``templates/report.md.j2``
+and ``templates/report.html.j2``. The templates only hold ``if``/``for`` and substitutions: every number is
+formatted, every row built and the SVG chart laid out here, in :func:`report_context`. A variable missing from the
+context raises :class:`jinja2.UndefinedError` instead of rendering as an empty string.
+
+Money is rounded to cents here, when rendering, never in the cost object.
+"""
+
+from __future__ import annotations
+
+import functools
+from decimal import ROUND_HALF_UP, Decimal
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .summary import short_type
+
+__all__ = ["TEMPLATES_DIR", "environment", "render_html", "render_markdown", "render_template", "report_context"]
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+MARKDOWN_TEMPLATE = "report.md.j2"
+HTML_TEMPLATE = "report.html.j2"
+
+ASSUMPTION_LABELS = {
+    "training_hours_per_month": ("All-purpose training cluster up", "h/month"),
+    "training_job_hours_per_month": ("Training job runs", "h/month"),
+    "inference_hours_per_month": ("Inference base up", "h/month"),
+    "inference_burst_hours_per_month": ("Inference bursting above the base", "h/month"),
+    "inference_burst_avg_extra_workers": ("Average extra inference workers while bursting", "workers"),
+    "dev_hours_per_working_day": ("Dev cluster up", "h/working day"),
+    "working_days_per_month": ("Working days", "days/month"),
+    "pool_idle_hours_per_month": ("Instance pool keeps its idle instances", "h/month"),
+}
+WORKLOAD_COLOURS = {"training": "#3b6fb6", "inference": "#d9822b", "interactive": "#3a9d5d"}
+OTHER_COLOUR = "#8a8a8a"
+STATUS_WORDS = {"added": "added", "removed": "removed", "changed": "changed", "unchanged": "unchanged"}
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The one template environment: strict about undefined variables, HTML-escaping the ``.html.j2`` templates."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=False,
+                                            default=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_template(name: str, context: Mapping[str, Any]) -> str:
+    return environment().get_template(name).render(**context)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Formatting
+# --------------------------------------------------------------------------------------------------------------------
+
+def money(value: float | None) -> str:
+    """``$1,234.57``; ``unpriced`` for None. Rounded half away from zero to cents."""
+    if value is None:
+        return "unpriced"
+    cents = _cents(value)
+    sign = "-" if cents < 0 else ""
+    return f"{sign}${abs(cents) / 100:,.2f}"
+
+
+def signed_money(value: float | None) -> str:
+    """``+$1.00``, ``-$1.00`` or ``$0.00``; ``unknown`` for None (an unpriced side)."""
+    if value is None:
+        return "unknown"
+    cents = _cents(value)
+    if cents == 0:
+        return "$0.00"
+    return ("+" if cents > 0 else "-") + f"${abs(cents) / 100:,.2f}"
+
+
+def _cents(value: float) -> int:
+    """Whole cents, half away from zero, from the shortest decimal form of the float (1.005 -> 101)."""
+    return int(Decimal(repr(float(value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) * 100)
+
+
+def number(value: Any) -> str:
+    """A plain number without trailing zeros: 40, 0.5, 21.957642."""
+    if isinstance(value, bool) or value is None:
+        return "n/a" if value is None else str(value)
+    if isinstance(value, (int, float)):
+        if float(value).is_integer():
+            return f"{int(value):,}"
+        return f"{value:,.6f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def _md_cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell (and a GitHub comment): no pipes, no line breaks, no raw HTML."""
+    out = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return " ".join(out.split())
+
+
+def _plain(text: Any) -> str:
+    return str(text)
+
+
+def _figure_value(figure: str, value: Any, estimate: bool) -> str:
+    if value is None:
+        return "n/a"
+    if figure.startswith("usd_per_dbu."):
+        text = f"${number(value)}/DBU"
+    elif figure.endswith(".usd_per_hour_on_demand"):
+        text = f"${number(value)}/h"
+    elif figure.endswith(".dbu_per_hour"):
+        text = f"{number(value)} DBU/h"
+    elif figure.startswith("spot_factor."):
+        text = f"{number(value)} x on-demand VM"
+    elif figure == "dbu_discount_on_spot":
+        text = "none (DBUs billed in full on spot)"
+    else:
+        text = number(value)
+    return text + (" (ESTIMATE)" if estimate else "")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The context
+# --------------------------------------------------------------------------------------------------------------------
+
+def _nodes_text(entry: Mapping[str, Any]) -> str:
+    nodes = entry.get("nodes") or {}
+    lo, hi = nodes.get("min"), nodes.get("max")
+    if entry.get("type") == "databricks:index/instancePool:InstancePool":
+        return f"{number(lo)} idle"
+    if lo is None:
+        return "?"
+    return number(lo) if lo == hi else f"{number(lo)}-{number(hi)}"
+
+
+def _hourly_text(entry: Mapping[str, Any]) -> str:
+    if entry.get("unpriced") is not None:
+        return "unpriced"
+    lo, hi = entry.get("hourly"), entry.get("hourly_max")
+    if hi is None or _cents(hi) == _cents(lo):
+        return money(lo)
+    return f"{money(lo)} (max {money(hi)})"
+
+
+def _resource_rows(cost: Mapping[str, Any], esc: Callable[[Any], str]) -> list[dict[str, str]]:
+    rows = []
+    for urn, e in (cost.get("resources") or {}).items():
+        monthly = e.get("monthly") or {}
+        node_type = e.get("node_type_id") or "?"
+        if e.get("driver_node_type_id") and e.get("driver_node_type_id") != e.get("node_type_id"):
+            node_type = f"{node_type} (driver {e['driver_node_type_id']})"
+        if e.get("instance_pool"):
+            node_type = f"{node_type} via pool {e['instance_pool']}"
+        unpriced = e.get("unpriced")
+        rows.append({
+            "urn": esc(urn),
+            "name": esc(e.get("name")),
+            "type": esc(short_type(str(e.get("type")))),
+            "workload": esc(e.get("workload_type") or "unknown"),
+            "node_type": esc(node_type),
+            "nodes": esc(_nodes_text(e)),
+            "availability": esc(e.get("availability") or ""),
+            "hourly": esc(_hourly_text(e)),
+            "monthly_min": esc(money(monthly.get("min"))),
+            "monthly_expected": esc(money(monthly.get("expected"))),
+            "monthly_max": esc(money(monthly.get("max"))),
+            "saving": esc("" if unpriced is not None else money(e.get("saving_monthly_expected"))),
+            "unpriced": esc(unpriced or ""),
+        })
+    return rows
+
+
+def _violation_rows(plan: Mapping[str, Any], esc: Callable[[Any], str]) -> tuple[str, list[dict[str, str]], str]:
+    if "violations" not in plan or plan.get("violations") is None:
+        return "absent", [], "Policies were not evaluated for this plan."
+    violations = list(plan.get("violations") or [])
+    if not violations:
+        return "none", [], "No policy violations."
+    mandatory = sum(1 for v in violations if v.get("enforcement") == "mandatory")
+    rows = [{"level": esc(v.get("enforcement", "")), "policy": esc(v.get("policy", "")),
+             "resource": esc(v.get("resource_name") or v.get("urn") or ""), "message": esc(v.get("message", ""))}
+            for v in violations]
+    return "some", rows, f"{mandatory} mandatory, {len(violations) - mandatory} advisory"
+
+
+def _diff_context(diff: Mapping[str, Any] | None, esc: Callable[[Any], str]) -> dict[str, Any] | None:
+    if diff is None:
+        return None
+    rows = []
+    for r in diff.get("rows") or []:
+        base, head, delta = r.get("base"), r.get("head"), r.get("delta") or {}
+        rows.append({
+            "name": esc(r.get("name")),
+            "type": esc(short_type(str(r.get("type")))),
+            "status": esc(STATUS_WORDS.get(r.get("status"), r.get("status"))
+                          + (f" ({', '.join(r['changes'])})" if r.get("changes") else "")),
+            "base_monthly": esc("-" if base is None else money(base.get("monthly_expected"))),
+            "head_monthly": esc("-" if head is None else money(head.get("monthly_expected"))),
+            "delta_monthly": esc(signed_money(delta.get("monthly_expected"))),
+            "base_hourly": esc("-" if base is None else money(base.get("hourly"))),
+            "head_hourly": esc("-" if head is None else money(head.get("hourly"))),
+            "delta_hourly": esc(signed_money(delta.get("hourly"))),
+        })
+    total = diff.get("total") or {}
+    b, h, d = total.get("base") or {}, total.get("head") or {}, total.get("delta") or {}
+    counts = diff.get("counts") or {}
+    return {
+        "base_stack": esc(diff.get("base_stack") or "base"),
+        "head_stack": esc(diff.get("head_stack") or "head"),
+        "rows": rows,
+        "counts": esc(", ".join(f"{counts.get(k, 0)} {k}" for k in ("added", "removed", "changed", "unchanged"))),
+        "total": {
+            "base_monthly": esc(money(b.get("monthly_expected"))),
+            "head_monthly": esc(money(h.get("monthly_expected"))),
+            "delta_monthly": esc(signed_money(d.get("monthly_expected"))),
+            "base_hourly": esc(money(b.get("hourly"))),
+            "head_hourly": esc(money(h.get("hourly"))),
+            "delta_hourly": esc(signed_money(d.get("hourly"))),
+        },
+    }
+
+
+def _assumption_rows(cost: Mapping[str, Any], esc: Callable[[Any], str]) -> list[dict[str, str]]:
+    rows = []
+    for key, value in (cost.get("assumptions") or {}).items():
+        label, unit = ASSUMPTION_LABELS.get(key, (key, ""))
+        if value is None and key == "inference_burst_avg_extra_workers":
+            text = "half the headroom, (max - min workers) / 2"
+        else:
+            text = f"{number(value)} {unit}".strip()
+        rows.append({"label": esc(label), "key": esc(key), "value": esc(text)})
+    if cost.get("spot_factor") is not None:
+        rows.append({"label": esc(f"Spot VM price on {cost.get('cloud')}"), "key": esc("spot_factor"),
+                     "value": esc(f"{number(cost['spot_factor'])} x on-demand VM price (ESTIMATE; DBUs not "
+                                  f"discounted)")})
+    rows.append({"label": esc("Databricks tier"), "key": esc("tier"), "value": esc(str(cost.get("tier")))})
+    return rows
+
+
+def _source_rows(cost: Mapping[str, Any], esc: Callable[[Any], str]) -> list[dict[str, str]]:
+    return [{"figure": esc(s.get("figure")),
+             "value": esc(_figure_value(str(s.get("figure")), s.get("value"), bool(s.get("estimate")))),
+             "source": esc(s.get("source") or "n/a"), "date": esc(s.get("date") or "n/a")}
+            for s in cost.get("sources") or []]
+
+
+def _chart(by_workload: Mapping[str, float], esc: Callable[[Any], str]) -> dict[str, Any]:
+    """A horizontal bar chart of monthly expected cost per workload, laid out in SVG user units."""
+    label_w, bar_area, value_w, row_h, bar_h, top = 110, 360, 110, 30, 20, 10
+    width = label_w + bar_area + value_w
+    items = list(by_workload.items())
+    biggest = max((v for _, v in items), default=0.0)
+    bars = []
+    for i, (role, value) in enumerate(items):
+        y = top + i * row_h
+        w = 0.0 if biggest <= 0 else bar_area * value / biggest
+        if value > 0:
+            w = max(w, 1.0)
+        bars.append({
+            "workload": esc(role),
+            "label": esc(role),
+            "value_text": esc(money(value) + "/month"),
+            "x": label_w, "y": y, "width": f"{w:.1f}", "height": bar_h,
+            "fill": WORKLOAD_COLOURS.get(role, OTHER_COLOUR),
+            "text_y": y + bar_h - 5, "label_x": label_w - 8, "value_x": f"{label_w + w + 6:.1f}",
+        })
+    return {"width": width, "height": top * 2 + max(1, len(items)) * row_h, "bars": bars,
+            "title": esc("Monthly expected cost by workload")}
+
+
+def report_context(plan: Mapping[str, Any], diff: Mapping[str, Any] | None = None, *,
+                   markdown: bool = True) -> dict[str, Any]:
+    """Everything the templates show, formatted. ``markdown`` escapes the cells for a Markdown table; for HTML
+    the template's autoescaping does it."""
+    esc = _md_cell if markdown else _plain
+    cost = plan.get("cost") if isinstance(plan.get("cost"), Mapping) else None
+    state, violations, violations_summary = _violation_rows(plan, esc)
+    diff_ctx = _diff_context(diff, esc)
+    ctx: dict[str, Any] = {
+        "title": esc(f"Cost review: stack {plan.get('stack')}"),
+        "stack": esc(plan.get("stack")),
+        "cloud": esc(plan.get("cloud")),
+        "project": esc(plan.get("project") or ""),
+        "stack_file": esc(plan.get("stack_file") or ""),
+        "has_cost": cost is not None,
+        "violations_state": state,
+        "has_violations": state == "some",
+        "violations": violations,
+        "violations_summary": esc(violations_summary),
+        "diff": diff_ctx,
+        "delta_text": "",
+    }
+    if diff is not None:
+        delta = ((diff.get("total") or {}).get("delta") or {}).get("monthly_expected")
+        ctx["delta_text"] = esc(f"{signed_money(delta)}/month vs base {diff.get('base_stack') or 'base'}")
+    if cost is None:
+        ctx.update({"tier": "", "currency": "", "total": {}, "resources": [], "assumptions": [], "notes": [],
+                    "unpriced": [], "sources": [], "workloads": [], "workloads_text": "",
+                    "chart": _chart({}, esc)})
+        return ctx
+    total = cost.get("total") or {}
+    monthly = total.get("monthly") or {}
+    by_workload = cost.get("by_workload") or {}
+    ctx.update({
+        "tier": esc(cost.get("tier")),
+        "currency": esc(cost.get("currency")),
+        "total": {
+            "expected": esc(money(monthly.get("expected"))),
+            "min": esc(money(monthly.get("min"))),
+            "max": esc(money(monthly.get("max"))),
+            "hourly": esc(money(total.get("hourly"))),
+            "hourly_max": esc(money(total.get("hourly_max"))),
+            "all_on_demand": esc(money(total.get("all_on_demand_monthly_expected"))),
+            "saving": esc(money(total.get("saving_monthly_expected"))),
+        },
+        "resources": _resource_rows(cost, esc),
+        "assumptions": _assumption_rows(cost, esc),
+        "notes": [esc(n) for n in cost.get("notes") or []],
+        "unpriced": [{"name": esc(u.get("name")), "reason": esc(u.get("reason"))} for u in cost.get("unpriced") or []],
+        "sources": _source_rows(cost, esc),
+        "workloads": [{"name": esc(role), "monthly": esc(money(v))} for role, v in by_workload.items()],
+        "workloads_text": esc("; ".join(f"{role} {money(v)}" for role, v in by_workload.items())),
+        "chart": _chart(by_workload, esc),
+    })
+    return ctx
+
+
+def render_markdown(plan: Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
+    """The cost review as Markdown, for a pull-request comment."""
+    return render_template(MARKDOWN_TEMPLATE, report_context(plan, diff, markdown=True))
+
+
+def render_html(plan: Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
+    """The cost review as a standalone HTML page (inline CSS and SVG, nothing fetched from the network)."""
+    return render_template(HTML_TEMPLATE, report_context(plan, diff, markdown=False))
