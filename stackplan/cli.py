@@ -70,6 +70,18 @@ def build_plan(stack: str, *, policy_config: dict[str, Any] | None = None, with_
     return plan
 
 
+def base_plan(base: str, *, policy_config: dict[str, Any] | None, prices: str | None) -> dict[str, Any]:
+    """--against: a saved plan JSON (priced now if it carries no costs), or a stack name or file."""
+    from .costing import price_plan, read_plan_file
+
+    if base.endswith(".json"):
+        plan = read_plan_file(base)
+        if "cost" not in plan:
+            plan["cost"] = price_plan(plan, None, prices)
+        return plan
+    return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True)
+
+
 def _emit(text: str, out: str | None) -> None:
     from .output import write_text
 
@@ -81,8 +93,7 @@ def _has_mandatory(violations: list[dict[str, Any]]) -> bool:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    plan = build_plan(args.stack, policy_config=_policy_config(args), prices=args.prices,
-                      with_cost=_cost_available())  # pricing lands with the cost command
+    plan = build_plan(args.stack, policy_config=_policy_config(args), prices=args.prices, with_cost=True)
     if args.json:
         _emit(json.dumps(plan, indent=2), args.out)
     else:
@@ -171,8 +182,26 @@ def cmd_export_policies(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cost_available() -> bool:
-    return (Path(__file__).parent / "costing.py").exists()
+def cmd_cost(args: argparse.Namespace) -> int:
+    config = _policy_config(args)
+    plan = build_plan(args.stack, policy_config=config, prices=args.prices, with_cost=True)
+    diff = None
+    if args.against:
+        from pricing import diff_costs
+
+        diff = diff_costs(base_plan(args.against, policy_config=config, prices=args.prices), plan)
+    if args.format == "json":
+        doc = {"stack": plan["stack"], "cost": plan["cost"], "violations": plan["violations"], "diff": diff}
+        _emit(json.dumps(doc, indent=2), args.out)
+    elif args.format in ("markdown", "html"):
+        from .reports import render_html, render_markdown
+
+        _emit((render_markdown if args.format == "markdown" else render_html)(plan, diff), args.out)
+    else:
+        from .render import diff_table, plan_table
+
+        _emit(plan_table(plan) + (diff_table(diff) if diff else ""), args.out)
+    return EXIT_OK
 
 
 def parser() -> argparse.ArgumentParser:
@@ -206,6 +235,16 @@ def parser() -> argparse.ArgumentParser:
     common(p)
     p.set_defaults(func=cmd_check)
 
+    p = sub.add_parser("cost", help="price a stack; with --against, what the change adds or removes")
+    stack_arg(p)
+    p.add_argument("--against", metavar="BASE", help="a stack name, a stack file, or a plan JSON saved earlier")
+    p.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table",
+                   help="table (default), json, markdown (a pull-request comment) or html (a standalone page)")
+    p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    p.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as Pulumi takes it")
+    p.set_defaults(func=cmd_cost)
+
     p = sub.add_parser("export-policies", help="write the stack's cluster-policy definitions as JSON files")
     stack_arg(p)
     p.add_argument("--out", required=True, metavar="DIR", help="directory for <policy-name>.json files")
@@ -218,12 +257,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "cluster_policy", None) and not getattr(args, "cluster_json", None):
         print("error: --cluster-policy goes with --cluster-json. Fix: add --cluster-json FILE.", file=sys.stderr)
         return EXIT_INVALID
+    from .costing import CostInputError
     from .engine import ProgramError
     from .output import OutputError
 
     try:
         return args.func(args)
-    except (StackSpecError, InputError, OutputError) as exc:
+    except (StackSpecError, InputError, OutputError, CostInputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except ProgramError as exc:

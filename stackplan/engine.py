@@ -98,7 +98,8 @@ def _run(stack: LoadedStack, program: Path) -> dict[str, Any]:
         "project": PROJECT,
         "stack_file": display_path(stack.path),
         "cloud": stack.spec.cloud,
-        "resources": monitor.recorded,
+        # Registration order depends on the event loop's scheduling: sort so that a plan is reproducible.
+        "resources": sorted(monitor.recorded, key=lambda r: r["urn"]),
         "outputs": outputs,
     }
 

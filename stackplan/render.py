@@ -42,7 +42,8 @@ def plan_table(plan: dict[str, Any]) -> str:
     console.print(table)
     total = (plan.get("cost") or {}).get("total")
     if total:
-        console.print(f"Total: {_money(total.get('hourly'))}/hour at full size; "
+        console.print(f"Total: {_money(total.get('hourly'))}/hour at the base size, "
+                      f"{_money(total.get('hourly_max'))}/hour at full size; "
                       f"{_money(total['monthly']['min'])} - {_money(total['monthly']['max'])}/month, "
                       f"expected {_money(total['monthly']['expected'])}/month ({total.get('currency', 'USD')})")
     if "violations" in plan:
@@ -65,5 +66,31 @@ def violations_table(violations: list[dict[str, Any]]) -> str:
     table.add_column("message", overflow="fold")
     for v in violations:
         table.add_row(v["enforcement"], v["policy"], v["resource_name"], v["message"])
+    console.print(table)
+    return buffer.getvalue()
+
+
+def diff_table(diff: dict[str, Any]) -> str:
+    buffer = io.StringIO()
+    console = _console(buffer)
+    table = Table(title=f"Cost change: {diff.get('base_stack')} -> {diff.get('head_stack')}", title_justify="left")
+    for column in ("change", "type", "name"):
+        table.add_column(column)
+    for column in ("$/month before", "$/month after", "delta"):
+        table.add_column(column, justify="right")
+
+    def expected(side: dict[str, Any] | None) -> str:
+        return "-" if side is None else _money(side.get("monthly_expected"))
+
+    for row in diff["rows"]:
+        if row["status"] == "unchanged":
+            continue
+        delta = row["delta"].get("monthly_expected")
+        table.add_row(row["status"], short_type(row["type"]), row["name"], expected(row["base"]),
+                      expected(row["head"]), "unknown" if delta is None else f"{delta:+,.2f}")
+    total = diff["total"]
+    delta = total["delta"].get("monthly_expected")
+    table.add_row("total", "", "", expected(total["base"]), expected(total["head"]),
+                  "unknown" if delta is None else f"{delta:+,.2f}")
     console.print(table)
     return buffer.getvalue()

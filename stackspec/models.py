@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from gpucatalog import CLOUDS, GPU_FAMILIES
 from policies.common import is_pinned_pip
+from pricing import PriceOverrides
 from policies.registry import DEFAULT_CONFIG
 
 Cloud = Literal["aws", "azure", "gcp"]
@@ -268,6 +269,7 @@ class StackSpec(_Spec):
     instance_pools: InstancePoolsSpec = Field(default_factory=InstancePoolsSpec)
     usage: UsageSpec = Field(default_factory=UsageSpec)
     cluster_policies: ClusterPoliciesSpec = Field(default_factory=ClusterPoliciesSpec)
+    pricing: PriceOverrides | None = Field(None, description="Price overrides (negotiated rates, another region).")
 
     @field_validator("tags")
     @classmethod

@@ -49,3 +49,22 @@ def test_shipped_stacks_are_listed():
     for path in (REPO / "stacks").glob("Pulumi.*.yaml"):
         name = path.name[len("Pulumi."):-len(".yaml")]
         assert f"| `{name}` |" in README, name
+
+
+def test_the_readme_price_override_example_is_valid(tmp_path):
+    from pricing import load_overrides_file, load_prices
+
+    block = README.split("**Overrides**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "prices.yaml"
+    path.write_text(block)
+    book = load_prices(load_overrides_file(path))
+    assert book.tier == "enterprise" and book.spot_factor("aws") == 0.35
+
+
+def test_the_readme_policy_config_example_is_valid():
+    import json
+
+    from policies.registry import load_policy_config
+
+    block = README.split("**Configuring levels and thresholds.**", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    load_policy_config(json.loads(block))

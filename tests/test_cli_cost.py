@@ -1,0 +1,136 @@
+"""`cost` and the priced preview: diffs against a stack or a saved plan, price overrides, report formats,
+and the pull-request workflow that runs them."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stackplan.cli import main, parser
+from tests.conftest import BASE_CONFIG
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cost_json(capsys, *argv):
+    code, out, err = run(capsys, "cost", *argv, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_preview_json_carries_costs(capsys):
+    code, out, _ = run(capsys, "preview", "--stack", "prod", "--json")
+    cost = json.loads(out)["cost"]
+    assert code == 0 and cost["currency"] == "USD"
+    total = cost["total"]["monthly"]
+    assert 0 < total["min"] <= total["expected"] <= total["max"]
+    clusters = [r for r in cost["resources"].values() if r["type"].endswith("cluster:Cluster")]
+    assert {c["name"] for c in clusters} == {"prod-training-cluster", "prod-inference-cluster"}
+    assert cost["sources"] and cost["unpriced"] == []
+
+
+def test_a_stack_against_itself_changes_nothing(capsys):
+    doc = cost_json(capsys, "--stack", "prod", "--against", "prod")
+    assert doc["diff"]["total"]["delta"]["monthly_expected"] == 0
+    assert {r["status"] for r in doc["diff"]["rows"]} == {"unchanged"}
+
+
+def test_against_a_saved_plan_equals_against_the_stack(capsys, tmp_path):
+    saved = tmp_path / "base.json"
+    assert run(capsys, "preview", "--stack", "dev", "--json", "--out", str(saved))[0] == 0
+    by_file = cost_json(capsys, "--stack", "prod", "--against", str(saved))["diff"]
+    by_name = cost_json(capsys, "--stack", "prod", "--against", "dev")["diff"]
+    assert by_file == by_name
+    # a saved plan without costs is priced on the spot
+    plan = json.loads(saved.read_text())
+    del plan["cost"]
+    saved.write_text(json.dumps(plan))
+    assert cost_json(capsys, "--stack", "prod", "--against", str(saved))["diff"] == by_name
+
+
+def test_adding_a_worker_adds_one_node(write_stack, capsys):
+    def training_month(workers):
+        config = {**BASE_CONFIG, "dbx-ai-infra:training": {"num_workers": workers, "spot": False,
+                                                           "model": {"params_billions": 1}}}
+        doc = cost_json(capsys, "--stack", str(write_stack(config, name=f"w{workers}")))
+        (entry,) = [r for r in doc["cost"]["resources"].values() if r["name"] == f"w{workers}-training-cluster"]
+        return entry
+    two, three = training_month(2), training_month(3)
+    assert three["hourly"] - two["hourly"] == pytest.approx(two["hourly"] / 3)  # 3 nodes -> 4 nodes, all on-demand
+
+
+def test_price_overrides_from_a_file_and_from_the_stack(write_stack, tmp_path, capsys):
+    base = cost_json(capsys, "--stack", "dev")["cost"]["total"]["monthly"]["expected"]
+    cheap = tmp_path / "prices.yaml"
+    cheap.write_text("usd_per_dbu:\n  aws:\n    all_purpose: 0.0\n")
+    by_file = cost_json(capsys, "--stack", "dev", "--prices", str(cheap))["cost"]["total"]["monthly"]["expected"]
+    config = {**yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())["config"],
+              "dbx-ai-infra:pricing": {"usd_per_dbu": {"aws": {"all_purpose": 0.0}}}}
+    by_stack = cost_json(capsys, "--stack", str(write_stack(config, name="dev")))["cost"]["total"]["monthly"]["expected"]
+    assert by_file == pytest.approx(by_stack) and by_file < base
+    # the command line wins over the stack
+    dearer = tmp_path / "dearer.yaml"
+    dearer.write_text("usd_per_dbu:\n  aws:\n    all_purpose: 0.55\n")
+    both = cost_json(capsys, "--stack", str(write_stack(config, name="dev")), "--prices", str(dearer))
+    assert both["cost"]["total"]["monthly"]["expected"] == pytest.approx(base)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--prices", "missing.yaml"], "missing.yaml"),
+    (["--against", "missing.json"], "plan file not found"),
+])
+def test_bad_cost_inputs_exit_2(argv, message, capsys):
+    code, out, err = run(capsys, "cost", "--stack", "dev", *argv)
+    assert code == 2 and message in err and out == ""
+
+
+def test_bad_price_file_and_bad_plan_file(tmp_path, capsys):
+    bad = tmp_path / "p.yaml"
+    bad.write_text("spot_factors: {aws: 0.3}\n")
+    code, _, err = run(capsys, "cost", "--stack", "dev", "--prices", str(bad))
+    assert code == 2 and "spot_factors" in err and "Fix:" in err
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"stack": "x"}')
+    code, _, err = run(capsys, "cost", "--stack", "dev", "--against", str(plan))
+    assert code == 2 and "not a plan" in err
+
+
+def test_markdown_and_html_reports(capsys, tmp_path):
+    code, md, _ = run(capsys, "cost", "--stack", "prod", "--against", "dev", "--format", "markdown")
+    assert code == 0
+    assert "## Cost review: stack prod" in md and "| prod-training-cluster |" in md and "vs base dev" in md
+    out = tmp_path / "report.html"
+    assert run(capsys, "cost", "--stack", "prod", "--format", "html", "--out", str(out))[0] == 0
+    html = out.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "prod-inference-cluster" in html
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_the_pull_request_workflow_is_valid_and_uses_real_commands():
+    doc = yaml.safe_load((REPO / ".github" / "workflows" / "preview.yml").read_text())
+    triggers = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert "pull_request" in triggers
+    steps = doc["jobs"]["offline"]["steps"]
+    scripts = "\n".join(s.get("run", "") for s in steps).replace('"${against[@]}"', '--against "$base"')
+    calls = re.findall(r"python -m stackplan ([^\n|;&>]+)", scripts)
+    assert {c.split()[0] for c in calls} >= {"check", "cost", "preview"}
+    for call in calls:
+        argv = [a if not a.startswith(("$", '"$')) else "placeholder" for a in shlex.split(call.replace("||", ""))]
+        argv = [a for a in argv if a != "true"]
+        parser().parse_args(argv)  # every flag the workflow uses exists
+    assert any("--against" in c for c in calls) and any("--format markdown" in c for c in calls)
+    assert any(s.get("uses", "").startswith("actions/github-script") for s in steps)
+    pulumi = [s for s in doc["jobs"]["pulumi"]["steps"] if s.get("uses", "").startswith("pulumi/actions@")]
+    assert pulumi and pulumi[0]["with"]["command"] == "preview" and pulumi[0]["with"]["policyPacks"] == "policies"
+    assert pulumi[0]["if"] == "env.PULUMI_ACCESS_TOKEN != ''"
