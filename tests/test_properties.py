@@ -184,3 +184,43 @@ def test_grants_of_all_privileges_to_account_users_are_rejected(config):
     bad = {"catalog": catalog["inputs"]["name"], "grants": [{"principal": "account users", "privileges": ["ALL_PRIVILEGES"]}]}
     found = {v.policy for v in evaluate_resource("databricks:index/grants:Grants", bad, urn="u", name="g")}
     assert "databricks-uc-disallow-all-privileges-to-account-users" in found
+
+
+# ---- costs of whole generated stacks
+
+from pricing import diff_costs, load_prices, price_plan  # noqa: E402
+
+PRICES = load_prices()
+
+
+def priced(config):
+    loaded = accepted(config)
+    plan = run_program(loaded)
+    plan["assumptions"] = loaded.spec.usage.model_dump()
+    plan["cost"] = price_plan(plan, PRICES)
+    return plan
+
+
+@given(stack_configs(), st.sampled_from(["training_hours_per_month", "training_job_hours_per_month",
+                                         "inference_hours_per_month", "dev_hours_per_working_day"]),
+       st.floats(1.0, 3.0))
+def test_stack_cost_is_monotone_in_hours_and_zero_against_itself(config, hours_key, factor):
+    plan = priced(config)
+    assert diff_costs(plan, plan)["total"]["delta"]["monthly_expected"] == 0
+    more = copy.deepcopy(plan)
+    default = more["assumptions"][hours_key]
+    more["assumptions"][hours_key] = min(default * factor, 24 if hours_key.startswith("dev") else 744)
+    more["cost"] = price_plan(more, PRICES)
+    before, after = plan["cost"]["total"]["monthly"], more["cost"]["total"]["monthly"]
+    for key in ("min", "expected", "max"):
+        assert after[key] >= before[key] - 1e-9
+
+
+@given(stack_configs())
+def test_stack_cost_is_monotone_in_workers(config):
+    assume("dbx-ai-infra:training" in config and config["dbx-ai-infra:training"]["num_workers"] < 8)
+    bigger = copy.deepcopy(config)
+    bigger["dbx-ai-infra:training"]["num_workers"] += 1
+    before, after = priced(config)["cost"]["total"], priced(bigger)["cost"]["total"]
+    assert after["hourly"] > before["hourly"]
+    assert after["monthly"]["expected"] >= before["monthly"]["expected"]
