@@ -109,6 +109,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from policies.common import ROLES, classify, normalize_cluster, tag_role
+
 from .book import CLOUDS, PriceBook
 from .errors import PricingInputError
 
@@ -118,7 +120,6 @@ CLUSTER = "databricks:index/cluster:Cluster"
 JOB = "databricks:index/job:Job"
 POOL = "databricks:index/instancePool:InstancePool"
 
-ROLES = ("training", "inference", "interactive")
 
 #: Used for a key the plan's ``assumptions`` lack (the stack spec's ``usage`` defaults).
 DEFAULT_ASSUMPTIONS: dict[str, float | None] = {
@@ -189,24 +190,9 @@ def _num(value: Any) -> float | None:
     return None
 
 
-def _role_word(tags: Mapping[str, Any], key: str) -> str | None:
-    value = tags.get(key)
-    if isinstance(value, str) and value.strip().lower() in ROLES:
-        return value.strip().lower()
-    return None
-
-
 def _role(spec: Mapping[str, Any], tags: Mapping[str, Any], in_job: bool) -> str:
-    role = _role_word(tags, "workload_type") or _role_word(tags, "workload")
-    if role:
-        return role
-    if isinstance(_get(spec, "autoscale"), Mapping):
-        return "inference"
-    profile = _mapping(_get(spec, "sparkConf", "spark_conf")).get("spark.databricks.cluster.profile")
-    workers = _num(_get(spec, "numWorkers", "num_workers")) or 0
-    if _get(spec, "isSingleNode", "is_single_node") is True or (workers == 0 and profile == "singleNode"):
-        return "interactive"
-    return "training" if in_job else "unknown"
+    """The same classification the policies use (one rule, in policies.common)."""
+    return classify(normalize_cluster(spec), "job" if in_job else "all-purpose", tags=tags)
 
 
 def _assumptions(plan: Mapping[str, Any]) -> dict[str, float | None]:
@@ -568,7 +554,7 @@ def _price_pool(resource: Mapping[str, Any], ctx: dict[str, Any], role: str) -> 
 
 
 def _pool_role(pool: Mapping[str, Any], users: list[str]) -> str:
-    role = _role_word(_mapping(_get(_mapping(pool.get("inputs")), "customTags", "custom_tags")), "workload_type")
+    role = tag_role(_mapping(_get(_mapping(pool.get("inputs")), "customTags", "custom_tags")))
     if role:
         return role
     roles = sorted(set(users))
