@@ -39,7 +39,7 @@ def _read_json(path: str, what: str) -> Any:
                          f"Fix: correct the JSON there.") from None
 
 
-def _policy_config(args: argparse.Namespace) -> dict[str, Any] | None:
+def _policy_config(args: argparse.Namespace) -> Any:
     if not getattr(args, "policy_config", None):
         return None
     from policies.registry import load_policy_config
@@ -51,7 +51,7 @@ def _policy_config(args: argparse.Namespace) -> dict[str, Any] | None:
         raise InputError(f"{args.policy_config}: {exc}") from None
 
 
-def build_plan(stack: str, *, policy_config: dict[str, Any] | None = None, with_policies: bool = True,
+def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = True,
                prices: str | None = None, with_cost: bool = False) -> dict[str, Any]:
     """Stack -> plan: run the program under mocks, then add violations (and costs)."""
     from .engine import run_program
@@ -70,7 +70,7 @@ def build_plan(stack: str, *, policy_config: dict[str, Any] | None = None, with_
     return plan
 
 
-def base_plan(base: str, *, policy_config: dict[str, Any] | None, prices: str | None) -> dict[str, Any]:
+def base_plan(base: str, *, policy_config: Any, prices: str | None) -> dict[str, Any]:
     """--against: a saved plan JSON (priced now if it carries no costs), or a stack name or file."""
     from .costing import price_plan, read_plan_file
 
