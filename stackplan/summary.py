@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 SHORT_TYPES = {
@@ -69,5 +70,8 @@ def facts(resource: dict[str, Any]) -> str:
     if kind in ("Catalog", "Schema"):
         return str(inputs.get("name", ""))
     if kind == "ClusterPolicy":
-        return str(inputs.get("name", ""))
+        return f"{len(json.loads(inputs.get('definition') or '{}'))} limited attributes"
+    if kind == "Permissions":
+        return "; ".join(f"{a.get('groupName') or a.get('userName') or a.get('servicePrincipalName')}: "
+                         f"{a.get('permissionLevel')}" for a in inputs.get("accessControls") or [])
     return ""
