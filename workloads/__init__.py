@@ -1,0 +1,1 @@
+"""Code that runs on the clusters (not on the deploying machine)."""
