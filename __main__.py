@@ -5,11 +5,12 @@ Runs unchanged under ``pulumi up`` and under the offline engine (``python -m sta
 
 import pulumi
 
-from components import (ClusterPolicies, ClusterPoliciesArgs, DevCluster, DevClusterArgs, GpuInstancePool, GpuInstancePoolArgs, GrantArgs,
-                        InferenceCluster, InferenceClusterArgs, TrainingCluster, TrainingClusterArgs,
-                        TrainingJobArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs)
+from components import (ClusterPolicies, ClusterPoliciesArgs, DevCluster, DevClusterArgs, GpuInstancePool,
+                        GpuInstancePoolArgs, GrantArgs, InferenceCluster, InferenceClusterArgs, TrainingCluster,
+                        TrainingClusterArgs, TrainingJobArgs, UnityCatalogStorage, UnityCatalogStorageArgs,
+                        VolumeArgs)
 from guardrails.stack import definitions_for_stack
-from stackspec import StackSpecError, load_from_pulumi
+from stackspec import WORKLOAD_KIND, StackSpecError, load_from_pulumi
 
 try:
     stack = load_from_pulumi()
@@ -37,9 +38,6 @@ if spec.cluster_policies.enabled:
     policy_ids = policies.policy_ids
     pulumi.export("cluster_policy_ids", policy_ids)
 
-POOL_ROLE = {"training": "training", "inference": "inference", "dev": "interactive"}
-
-
 def common(role: str) -> dict:
     """Cluster settings every workload takes from the spec."""
     section, workload = getattr(spec, role), stack.workloads[role]
@@ -48,10 +46,11 @@ def common(role: str) -> dict:
     if pool_spec is not None:
         pool = GpuInstancePool(f"{prefix}-{role}-pool", GpuInstancePoolArgs(
             cloud=spec.cloud, node_type_id=workload.node.node_type_id, spark_version=spec.runtime,
-            tags=spec.tags, role=POOL_ROLE[role], **pool_spec.model_dump()))
+            tags=spec.tags, role=WORKLOAD_KIND[role], **pool_spec.model_dump()))
         pool_id = pool.pool_id
         pulumi.export(f"{role}_pool_id", pool_id)
-    env = {} if role == "dev" else {"HF_HOME": model_cache_dir}
+    # HF_HOME on the models Volume: the DevCluster sets it itself, next to the stack's own dev env vars
+    env = dict(spec.dev.spark_env_vars) if role == "dev" else {"HF_HOME": model_cache_dir}
     return dict(cloud=spec.cloud, spark_version=spec.runtime, node_type_id=workload.node.node_type_id,
                 single_user_name=spec.single_user_name, tags=spec.tags,
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
@@ -78,9 +77,6 @@ if spec.inference is not None:
     pulumi.export("inference_cluster_id", inference.cluster_id)
 
 if spec.dev is not None:
-    d = spec.dev
-    args = common("dev")
-    args["spark_env_vars"] = dict(d.spark_env_vars)
-    dev = DevCluster(f"{prefix}-dev", DevClusterArgs(**args, shuffle_partitions=d.shuffle_partitions,
+    dev = DevCluster(f"{prefix}-dev", DevClusterArgs(**common("dev"), shuffle_partitions=spec.dev.shuffle_partitions,
                                                      model_cache_dir=model_cache_dir))
     pulumi.export("dev_cluster_id", dev.cluster_id)

@@ -8,10 +8,6 @@ from stackspec.models import MAX_AUTOTERMINATION_MINUTES, REQUIRED_TAGS
 
 from .definitions import WorkloadLimits, policy_definition
 
-#: Spec section -> workload kind (the `workload_type` tag).
-ROLE_OF_SECTION = {"training": "training", "inference": "inference", "dev": "interactive"}
-
-
 def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> dict[str, WorkloadLimits]:
     """Limits per spec section (training, inference, dev) that the stack defines."""
     catalog = catalog or load_catalog()

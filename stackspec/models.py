@@ -39,6 +39,8 @@ MAX_SINGLE_NODE_SHUFFLE_PARTITIONS = int(DEFAULT_CONFIG["max_single_node_shuffle
 RESERVED_TAGS = ("workload_type", "ResourceClass", "gpu_memory_need_gb", "Vendor", "Creator", "ClusterName",
                  "ClusterId", "Name")
 REQUIRED_TAGS = ("workload", "cost_center")
+#: Spec section -> workload kind, the value of the `workload_type` tag the components set.
+WORKLOAD_KIND = {"training": "training", "inference": "inference", "dev": "interactive"}
 
 _NAME = r"^[a-z][a-z0-9_]{0,62}$"
 Identifier = Annotated[str, Field(pattern=_NAME)]
