@@ -1,0 +1,677 @@
+"""The benchmark suite: prints tables and writes bench/RESULTS.md.
+
+    .venv/bin/python bench/run.py                 # everything (what `make bench` runs), writes bench/RESULTS.md
+    .venv/bin/python bench/run.py --quick         # smaller sizes and fewer repeats
+    .venv/bin/python bench/run.py --only growth   # one section: floor | growth | peer
+
+A full run writes bench/RESULTS.md; a --quick or --only run writes bench/RESULTS.partial.md (git-ignored) unless
+--out says otherwise, so a partial run never replaces the committed figures.
+
+Every process measurement runs the command as a child of this process and reads that child's own resource usage
+with os.wait4 (wall time from time.perf_counter around it, peak RSS from ru_maxrss), so one measurement's memory
+never leaks into another's. checkov is installed into its own virtualenv, bench/.venv-checkov, because its pins
+(packaging<24) conflict with pulumi's (packaging>=26); this script creates it on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+import workload  # noqa: E402
+
+PY = sys.executable
+CHECKOV_VENV = BENCH / ".venv-checkov"
+CHECKOV_REQUIREMENTS = BENCH / "requirements-checkov.txt"
+CHECKOV_CHECKS = BENCH / "checkov_checks"
+STACKS = ("dev", "prod", "azure-prod", "gcp-dev")
+LINEAR_WITHIN = 1.5
+#: The smallest difference of two whole-process times that a ratio is computed from.
+MIN_SIGNAL = 0.15
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Sizes and repeats. A "round" runs every command of a section once, in turn, so that the machine's slow and
+    fast spells (it is a shared VM) fall on all of them alike instead of on whichever ran last."""
+
+    quick: bool
+    floor_rounds: int
+    growth_sizes: tuple[int, ...]
+    growth_rounds: int
+    peer_sizes: tuple[int, ...]
+    peer_rounds: int
+
+
+FULL = Settings(quick=False, floor_rounds=4, growth_sizes=(10, 100, 1000, 5000), growth_rounds=7,
+                peer_sizes=(200, 2000), peer_rounds=3)
+QUICK = Settings(quick=True, floor_rounds=2, growth_sizes=(10, 100, 500, 1000), growth_rounds=2,
+                 peer_sizes=(10, 100), peer_rounds=1)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Measuring a child process
+# --------------------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    wall: float
+    rss_mib: float
+    rc: int
+
+
+@dataclass
+class Measured:
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(r.wall for r in self.runs)
+
+    @property
+    def rss_mib(self) -> float:
+        return statistics.median(r.rss_mib for r in self.runs)
+
+    @property
+    def best(self) -> float:
+        return min(r.wall for r in self.runs)
+
+    @property
+    def spread(self) -> str:
+        walls = [r.wall for r in self.runs]
+        return f"{min(walls):.2f}-{max(walls):.2f}" if len(walls) > 1 else "-"
+
+
+class CommandFailed(RuntimeError):
+    pass
+
+
+def run_child(cmd: Sequence[str], *, stdout: Path | None = None, env: dict[str, str] | None = None,
+              ok: Sequence[int] = (0,), cwd: Path = REPO) -> Run:
+    """Run ``cmd`` once; its wall time, its own peak RSS (os.wait4 of this child) and its exit code."""
+    with tempfile.TemporaryFile() as err, open(stdout or os.devnull, "wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
+                                env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = rc = os.waitstatus_to_exitcode(status)
+        if rc not in ok:
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace")[-2000:]
+            raise CommandFailed(f"{' '.join(map(str, cmd))} exited {rc}:\n{tail}")
+    return Run(wall=wall, rss_mib=usage.ru_maxrss / 1024, rc=rc)  # ru_maxrss is KiB on Linux
+
+
+def measure(cmd: Sequence[str], runs: int, **kwargs: Any) -> Measured:
+    m = Measured()
+    for _ in range(runs):
+        m.runs.append(run_child(cmd, **kwargs))
+    return m
+
+
+def interleaved(commands: dict[str, tuple[Sequence[str], dict[str, Any]]], rounds: int,
+                what: str = "") -> dict[str, Measured]:
+    """Run every command once per round, in turn; ``commands`` maps a label to ``(cmd, run_child kwargs)``."""
+    out = {label: Measured() for label in commands}
+    for r in range(rounds):
+        log(f"{what}round {r + 1}/{rounds}: {len(commands)} processes")
+        for label, (cmd, kwargs) in commands.items():
+            out[label].runs.append(run_child(cmd, **kwargs))
+    return out
+
+
+def best_time(fn: Callable[[], Any], runs: int, budget: float = 0.5, cap: int = 500) -> tuple[float, float, int, Any]:
+    """Time ``fn()`` in this process at least ``runs`` times and until ``budget`` seconds are spent (at most ``cap``
+    runs): the fastest and the median run, the number of runs, and the last result. The fastest run is the
+    figure to compare: on a shared machine noise only ever adds time."""
+    times: list[float] = []
+    result = None
+    while len(times) < runs or (sum(times) < budget and len(times) < cap):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times), len(times), result
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Formatting
+# --------------------------------------------------------------------------------------------------------------------
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None) -> str:
+    """A Markdown table, padded so it also reads well on a terminal. ``align``: one of l/r per column."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    align = align or "l" + "r" * (len(headers) - 1)
+
+    def fmt(row: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, align)) + " |"
+
+    rule = "|" + "|".join(("-" * (w + 1) + ":") if a == "r" else ("-" * (w + 2)) for w, a in zip(widths, align)) + "|"
+    return "\n".join([fmt(cells[0]), rule] + [fmt(r) for r in cells[1:]])
+
+
+def dur(x: float | None) -> str:
+    """A duration in the unit that suits it: µs, ms or s."""
+    if x is None:
+        return "n/a"
+    if abs(x) < 1e-3:
+        return f"{x * 1e6:.1f} µs"
+    if abs(x) < 1:
+        return f"{x * 1e3:.1f} ms"
+    return f"{x:.2f} s"
+
+
+secs = ms = us = dur
+
+
+def mib(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0f} MiB"
+
+
+class Report:
+    """Collects sections: printed as they are made, written together at the end."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.notes: list[str] = []
+
+    def add(self, text: str) -> None:
+        print(text + "\n", flush=True)
+        self.parts.append(text)
+
+    def note(self, text: str) -> None:
+        """Something surprising or a caveat, also gathered at the end."""
+        self.notes.append(text)
+
+
+def N(n: int) -> str:
+    return f"{n:,}"
+
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Machine
+# --------------------------------------------------------------------------------------------------------------------
+
+def machine() -> dict[str, str]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "unknown"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                break
+    except OSError:
+        pass
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except AttributeError:
+        affinity = os.cpu_count()
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                                check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {"cpu": cpu, "cores": f"{os.cpu_count()} logical ({affinity} usable)", "memory": mem,
+            "python": f"{platform.python_version()} ({platform.python_implementation()}, {sys.executable})",
+            "os": platform.platform(), "commit": commit}
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for name in ("pulumi", "pulumi-databricks", "pulumi-policy", "pydantic"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# 1. Floor and phases
+# --------------------------------------------------------------------------------------------------------------------
+
+def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
+    log("floor: warming up")
+    run_child([PY, "-c", "import pulumi_databricks"])
+    run_child([PY, "-m", "stackplan", "preview", "--stack", STACKS[0]], ok=(0, 1))
+    commands: dict[str, tuple[Sequence[str], dict[str, Any]]] = {
+        "bare": ([PY, "-c", "pass"], {}),
+        "floor": ([PY, "-c", "import pulumi_databricks"], {}),
+        "no_exit": ([PY, "-c", "import os, pulumi_databricks; os._exit(0)"], {}),
+    }
+    for stack in STACKS:
+        commands[stack] = ([PY, "-m", "stackplan", "preview", "--stack", stack], {"ok": (0, 1)})
+    m = interleaved(commands, s.floor_rounds, "floor: ")
+    floor = m["floor"]
+    labels = {"bare": "`python -c pass` (bare interpreter)",
+              "floor": "`python -c 'import pulumi_databricks'` (**the floor**)",
+              "no_exit": "`python -c 'import os, pulumi_databricks; os._exit(0)'` (the floor without interpreter "
+                         "teardown)"}
+    labels.update({stack: f"`python -m stackplan preview --stack {stack}`" for stack in STACKS})
+    rows = [[labels[k], secs(v.wall), v.spread, mib(v.rss_mib), f"{v.wall / floor.wall:.2f}x"] for k, v in m.items()]
+    rep.add("## 1. Floor and preview processes\n\n"
+            f"Whole processes, {s.floor_rounds} rounds (each round runs every process once, in this order) after a "
+            "warm-up; `wall` is the median, `range` min-max of the runs; `vs floor` = median / the floor's "
+            "median.\n\n"
+            + table(["process", "wall (median)", "range (s)", "peak RSS", "vs floor"], rows, align="lrrrr"))
+    previews = {stack: m[stack] for stack in STACKS}
+    no_exit, bare = m["no_exit"], m["bare"]
+
+    phase_rows, import_rows, pricing_errors = [], [], set()
+    for stack in STACKS:
+        log(f"phases: bench/phases.py {stack}")
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+            out_path = Path(tmp.name)
+        try:
+            outer = run_child([PY, str(BENCH / "phases.py"), stack], stdout=out_path)
+            data = json.loads(out_path.read_text())
+        finally:
+            out_path.unlink(missing_ok=True)
+        p = data["phases"]
+        if data.get("pricing_error"):
+            pricing_errors.add(data["pricing_error"])
+        startup = outer.wall - data["in_process_total"]
+        phase_rows.append([stack, str(data["resources"]), ms(p["import"]), ms(p["program"]), ms(p["policies"]),
+                           "not available" if p["pricing"] is None else ms(p["pricing"]), ms(p["render"]),
+                           ms(startup), secs(outer.wall)])
+        import_rows.append([stack] + [ms(data["imports"][k]) for k in
+                                      ("stackspec", "stackplan.engine", "policies", "pricing", "pulumi_databricks",
+                                       "stackplan.render")])
+    text = ("### Per phase, one in-process run per stack\n\n"
+            "`bench/phases.py STACK` in a fresh process times each phase with `time.perf_counter`: imports, "
+            "program (load_stack + run_program under Pulumi mocks), policies (evaluate_plan), pricing "
+            "(price_plan(plan, load_prices())), render (plan_table). `start + exit` = the process's outside "
+            "wall time minus its inside total: interpreter start-up (about the bare interpreter's time) plus "
+            "interpreter teardown at exit.\n\n"
+            + table(["stack", "resources", "import", "program", "policies", "pricing", "render", "start + exit",
+                     "process"], phase_rows)
+            + "\n\nImports, each timed on its own in this order (a module's figure excludes what an earlier one "
+              "already loaded, e.g. `policies` and `pricing` come in with `stackspec`):\n\n"
+            + table(["stack", "stackspec", "stackplan.engine", "policies", "pricing", "pulumi_databricks",
+                     "stackplan.render"], import_rows))
+    if pricing_errors:
+        text += "\n\nPricing not available: " + "; ".join(sorted(pricing_errors))
+        rep.note("pricing was not available: " + "; ".join(sorted(pricing_errors)))
+    rep.add(text)
+    ratios = {k: v.wall / floor.wall for k, v in previews.items()}
+    teardown = floor.wall - no_exit.wall
+    if teardown > 0.25:
+        rep.note(f"interpreter teardown after `import pulumi_databricks` costs about {secs(teardown)} "
+                 f"({teardown / floor.wall:.0%} of the floor): the floor with os._exit(0) is {secs(no_exit.wall)}. "
+                 "Every preview pays it at exit (see `start + exit` in the phase table).")
+    return {"floor": floor.wall, "bare": bare.wall, "no_exit": no_exit.wall, "preview_ratios": ratios}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# 2. Growth
+# --------------------------------------------------------------------------------------------------------------------
+
+def _violation_pairs(violations: list[dict[str, Any]], rules: Sequence[str] | None = None) -> set[tuple[str, str]]:
+    return {(v["resource_name"], v["policy"]) for v in violations if rules is None or v["policy"] in rules}
+
+
+def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
+    from policies.registry import evaluate_cluster_json, evaluate_plan
+
+    evaluate_plan(workload.make_plan(workload.make_clusters(10)))  # warm: catalog load, regex compile
+    prepared: dict[int, dict[str, Any]] = {}
+    for n in s.growth_sizes:
+        clusters = workload.make_clusters(n)
+        path = workload.write_cluster_json(clusters, tmp / f"clusters-{n}.json")
+        cmd = [PY, "-m", "stackplan", "check", "--cluster-json", str(path), "--json"]
+        out = tmp / f"check-{n}.json"
+        log(f"growth: {n} clusters, warm-up run and verification")
+        run_child(cmd, stdout=out, ok=(0, 1))
+        plan = workload.make_plan(clusters)
+        prepared[n] = {"cmd": cmd, "plan": plan, "api": {"clusters": [workload.public(c) for c in clusters]}, "expected": workload.expected_pairs(clusters),
+                       "got": _violation_pairs(json.loads(out.read_text())["violations"]),
+                       "got_plan": _violation_pairs(evaluate_plan(plan))}
+    procs = interleaved({str(n): (p["cmd"], {"ok": (0, 1)}) for n, p in prepared.items()}, s.growth_rounds,
+                        "growth, check process: ")
+    # in-process: per round and size, the fastest of the runs that fit in 0.1 s (at least one)
+    inproc: dict[int, list[float]] = {n: [] for n in prepared}
+    inproc_api: dict[int, list[float]] = {n: [] for n in prepared}
+    for r in range(s.growth_rounds):
+        log(f"growth, evaluate_plan and evaluate_cluster_json in-process: round {r + 1}/{s.growth_rounds}")
+        for n, p in prepared.items():
+            inproc[n].append(best_time(lambda: evaluate_plan(p["plan"]), 1, budget=0.1)[0])
+            inproc_api[n].append(best_time(lambda: evaluate_cluster_json(p["api"]), 1, budget=0.1)[0])
+    rows, results = [], {}
+    base_n = s.growth_sizes[0]
+    base = procs[str(base_n)].best
+    for n, p in prepared.items():
+        proc = procs[str(n)]
+        t_plan, t_plan_median = min(inproc[n]), statistics.median(inproc[n])
+        marginal = (proc.best - base) / (n - base_n) if n > base_n else None
+        exact = p["got"] == p["expected"] and p["got_plan"] == p["expected"]
+        results[n] = {"wall": proc.best, "wall_median": proc.wall, "rss": proc.rss_mib, "inproc": t_plan,
+                      "marginal": marginal, "exact": exact}
+        rows.append([f"{n:,}", f"{len(p['expected']):,}", "yes" if exact else "NO",
+                     f"{secs(proc.best)} ({secs(proc.wall)})", us(proc.best / n),
+                     "-" if marginal is None else us(marginal), mib(proc.rss_mib),
+                     f"{ms(t_plan)} ({ms(t_plan_median)})", us(t_plan / n), us(min(inproc_api[n]) / n)])
+        if not exact:
+            rep.note(f"growth at {n}: violations differ from the generated expectation "
+                     f"(cli missing {len(p['expected'] - p['got'])}, extra {len(p['got'] - p['expected'])}; "
+                     f"evaluate_plan missing {len(p['expected'] - p['got_plan'])}, "
+                     f"extra {len(p['got_plan'] - p['expected'])})")
+    big, prev = s.growth_sizes[-1], s.growth_sizes[-2]
+    r_inproc = (results[big]["inproc"] / big) / (results[prev]["inproc"] / prev)
+    # The process's marginal cost is a difference of two whole-process times; below ~150 ms that difference is
+    # within the run-to-run noise of this VM and a ratio of two such differences means nothing.
+    increment = results[prev]["wall"] - results[s.growth_sizes[0]]["wall"]
+    r_marginal = (results[big]["marginal"] / results[prev]["marginal"]
+                  if results[prev]["marginal"] and increment >= MIN_SIGNAL else None)
+    rss_slope = (results[big]["rss"] - results[s.growth_sizes[0]]["rss"]) / (big - s.growth_sizes[0]) * 1000
+
+    def verdict(r: float | None) -> str:
+        if r is None:
+            return "n/a"
+        return f"{r:.2f} -> {'linear' if 1 / LINEAR_WITHIN <= r <= LINEAR_WITHIN else 'NOT linear'} (within {LINEAR_WITHIN}x)"
+
+    rep.add("## 2. Growth: policy check of N generated clusters\n\n"
+            "`python -m stackplan check --cluster-json FILE --json` as a whole process, and `evaluate_plan` "
+            "in-process over a plan holding the same clusters as `databricks:index/cluster:Cluster` resources in "
+            f"camelCase. {s.growth_rounds} interleaved rounds after a warm-up; times are the fastest round "
+            "(the median in brackets), because on this shared VM noise only ever adds time and the per-cluster "
+            "and linearity figures divide small differences; in-process each round keeps the fastest of the runs "
+            "that fit in 0.1 s. The last column is `evaluate_cluster_json` in-process on the API JSON the process "
+            "reads, for comparison with the process's marginal cost. The workload: "
+            "training, inference, single-node dev and CPU clusters on AWS, Azure and GCP with gpucatalog node "
+            f"types; {workload.VIOLATING_SHARE:.0%} of them break exactly one rule. `exact` = both found exactly the "
+            "expected (cluster, rule) pairs and nothing else. `per cluster` = wall / N; `marginal` = (wall(N) - "
+            f"wall({s.growth_sizes[0]})) / (N - {s.growth_sizes[0]}), the cost of one more cluster without the "
+            "fixed start-up.\n\n"
+            + table(["clusters", "violations", "exact", "process wall", "per cluster", "marginal", "peak RSS",
+                     "evaluate_plan", "per cluster", "evaluate_cluster_json per cluster"], rows,
+                    align="lrlrrrrrrr")
+            + f"\n\nLinearity, per-cluster time at {big:,} / at {prev:,} (1 = linear):\n\n"
+            f"- evaluate_plan in-process: {verdict(r_inproc)}\n"
+            f"- check process, marginal per cluster: "
+            + (verdict(r_marginal) if r_marginal is not None else
+               f"n/a: {N(prev)} clusters add only {secs(increment)} to the process, within the run-to-run noise "
+               f"(the marginal at {N(big)} is {us(results[big]['marginal'])} per cluster)") + "\n"
+            f"- peak RSS grows about {rss_slope:.1f} MiB per 1,000 clusters")
+    return {"results": results, "linear_inproc": r_inproc, "linear_marginal": r_marginal, "rss_per_1000": rss_slope,
+            "big": big, "prev": prev}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# 3. Peer: checkov
+# --------------------------------------------------------------------------------------------------------------------
+
+def checkov_bin() -> Path:
+    """bench/.venv-checkov/bin/checkov, created or refreshed from bench/requirements-checkov.txt when needed."""
+    stamp = CHECKOV_VENV / ".installed"
+    want = CHECKOV_REQUIREMENTS.read_text()
+    exe = CHECKOV_VENV / "bin" / "checkov"
+    if exe.exists() and stamp.exists() and stamp.read_text() == want:
+        return exe
+    log("peer: creating bench/.venv-checkov (checkov's pins conflict with pulumi's; this takes about a minute)")
+    base = getattr(sys, "_base_executable", None) or shutil.which("python3") or "python3"
+    if not CHECKOV_VENV.exists():
+        subprocess.run([base, "-m", "venv", str(CHECKOV_VENV)], check=True)
+    pip_log = CHECKOV_VENV / "pip-install.log"
+    with open(pip_log, "wb") as fh:
+        done = subprocess.run([str(CHECKOV_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                               "--disable-pip-version-check", "-r", str(CHECKOV_REQUIREMENTS)],
+                              stdout=fh, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        tail = pip_log.read_text(errors="replace").splitlines()[-5:]
+        raise OSError(f"pip install -r {CHECKOV_REQUIREMENTS.relative_to(REPO)} failed: " + " / ".join(tail))
+    stamp.write_text(want)
+    return exe
+
+
+def checkov_version(exe: Path) -> str:
+    return subprocess.run([str(exe), "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def _checkov_pairs(path: Path, clusters: list[dict[str, Any]]) -> tuple[set[tuple[str, str]], dict[str, Any]]:
+    data = json.loads(path.read_text() or "{}")
+    reports = data if isinstance(data, list) else [data]
+    by_tf = {workload.tf_name(i): c["cluster_name"] for i, c in enumerate(clusters)}
+    rule_of = {v: k for k, v in workload.CHECKOV_IDS.items()}
+    pairs, summary = set(), {"passed": 0, "failed": 0, "parsing_errors": 0, "resource_count": 0}
+    for report in reports:
+        for k in summary:
+            summary[k] += int((report.get("summary") or {}).get(k, 0))
+        for f in (report.get("results") or {}).get("failed_checks", []):
+            resource = f.get("resource", "")
+            name = resource.split(".", 1)[1] if "." in resource else resource
+            pairs.add((by_tf.get(name, name), rule_of.get(f.get("check_id"), f.get("check_id"))))
+    return pairs, summary
+
+
+def section_peer(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
+    try:
+        exe = checkov_bin()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        rep.add(f"## 3. Peer: checkov\n\ncheckov not available: {exc}")
+        rep.note(f"checkov not available: {exc}")
+        return {}
+    version = checkov_version(exe)
+    from policies.registry import ALL_RULES
+
+    same_rules = tmp / "same-rules.json"
+    same_rules.write_text(json.dumps({r.name: "disabled" for r in ALL_RULES if r.name not in workload.PEER_RULES}))
+    nodes = tmp / "node-types.json"
+    rows, findings, out = [], [], {}
+    # warm-up: byte-compile checkov's venv and the checks, fill the file cache
+    warm = workload.make_clusters(10)
+    nodes.write_text(json.dumps(workload.node_type_table(warm)))
+    ckv_cmd = lambda d: [str(exe), "-d", str(d), "--framework", "terraform", "--external-checks-dir",  # noqa: E731
+                         str(CHECKOV_CHECKS), "--skip-download", "--compact", "--quiet", "-o", "json"]
+    env = {"BENCH_NODE_TYPES": str(nodes), "LOG_LEVEL": "WARNING"}
+    run_child(ckv_cmd(workload.write_terraform(warm, tmp / "tf-warm")), env=env, ok=(0, 1))
+    for n in s.peer_sizes:
+        clusters = workload.make_clusters(n)
+        expected = workload.expected_pairs(clusters)
+        nodes.write_text(json.dumps(workload.node_type_table(clusters)))
+        path = workload.write_cluster_json(clusters, tmp / f"peer-{n}.json")
+        tf = workload.write_terraform(clusters, tmp / f"tf-{n}")
+        tf_files = len(list(tf.glob("*.tf")))
+        ours_cmd = [PY, "-m", "stackplan", "check", "--cluster-json", str(path), "--json"]
+        ours_out, same_out = tmp / f"ours-{n}.json", tmp / f"same-{n}.json"
+        same_cmd = ours_cmd + ["--policy-config", str(same_rules)]
+        run_child(ours_cmd, stdout=ours_out, ok=(0, 1))
+        run_child(same_cmd, stdout=same_out, ok=(0, 1))
+        ckv_out = tmp / f"checkov-{n}.json"
+        m = interleaved({"ours": (ours_cmd, {"ok": (0, 1)}), "same": (same_cmd, {"ok": (0, 1)}),
+                         "checkov": (ckv_cmd(tf), {"env": env, "ok": (0, 1), "stdout": ckv_out})},
+                        s.peer_rounds, f"peer, {n} clusters ({tf_files - 1} .tf file(s) + main.tf): ")
+        ours, same, ckv_runs = m["ours"], m["same"], m["checkov"]
+        ours_pairs = _violation_pairs(json.loads(ours_out.read_text())["violations"], workload.PEER_RULES)
+        all_ours = _violation_pairs(json.loads(ours_out.read_text())["violations"])
+        same_pairs = _violation_pairs(json.loads(same_out.read_text())["violations"])
+        ckv_pairs, summary = _checkov_pairs(ckv_out, clusters)
+        fired = summary["failed"]
+        honest = fired > 0 and ckv_pairs == expected and ours_pairs == expected and same_pairs == expected
+        out[n] = {"ours": ours.wall, "same": same.wall, "checkov": ckv_runs.wall, "ours_rss": ours.rss_mib,
+                  "checkov_rss": ckv_runs.rss_mib, "honest": honest, "fired": fired}
+        for label, m in (("ours, all 16 rules", ours), ("ours, the same 8 rules", same), ("checkov, 8 custom checks", ckv_runs)):
+            rows.append([f"{n:,}", label, secs(m.wall), m.spread, mib(m.rss_mib), f"{m.wall / ckv_runs.wall:.2f}",
+                         f"{m.rss_mib / ckv_runs.rss_mib:.2f}"])
+        findings.append([f"{n:,}", f"{len(expected):,}", f"{len(ours_pairs & expected):,}",
+                         f"{len(all_ours - expected):,}", f"{len(same_pairs & expected):,}",
+                         f"{len(ckv_pairs & expected):,}", f"{len(ckv_pairs - expected):,}",
+                         f"{summary['passed']:,} / {summary['failed']:,}", f"{summary['parsing_errors']}",
+                         "yes" if honest else "NO"])
+        if not honest:
+            rep.note(f"peer at {n}: findings differ (expected {len(expected)}, checkov {len(ckv_pairs)}, "
+                     f"ours {len(ours_pairs)}); the comparison is not like for like")
+    rep.add("## 3. Peer: checkov on the same clusters as Terraform\n\n"
+            f"The same generated clusters, written as Terraform `databricks_cluster` resources (HCL, 500 a file) and "
+            f"scanned by checkov {version or '(version unknown)'} (own virtualenv `bench/.venv-checkov`) with the 8 custom Python checks "
+            "of `bench/checkov_checks/` (one per rule of ours: inference on-demand base, training fixed size, worker "
+            "bounds, cloud attributes, runtime flavour, node type with pool, required tags, auto-termination):\n\n"
+            "    checkov -d DIR --framework terraform --external-checks-dir bench/checkov_checks --skip-download "
+            "--compact --quiet -o json\n\n"
+            "against `python -m stackplan check --cluster-json FILE --json` (all 16 rules, and with a policy config "
+            "that disables the 8 rules checkov has no twin for). Whole processes, median of "
+            f"{s.peer_rounds} interleaved round(s) after a warm-up; `x checkov` = ours / checkov (below 1: ours is faster or "
+            "smaller). The checks get node-type facts (cloud, GPU or CPU) from gpucatalog through a JSON file "
+            "(`BENCH_NODE_TYPES`), so both sides decide with the same data.\n\n"
+            + table(["clusters", "engine", "wall (median)", "range (s)", "peak RSS", "wall x checkov",
+                     "RSS x checkov"], rows, align="llrrrrr")
+            + "\n\nDo the checks fire? (cluster, rule) pairs found against the pairs the generator planted; "
+              "`extra` = findings nobody planted:\n\n"
+            + table(["clusters", "planted", "ours found", "ours extra (all rules)", "ours, 8 rules, found",
+                     "checkov found", "checkov extra", "checkov passed / failed", "parse errors", "like for like"],
+                    findings))
+    return {"sizes": out, "version": version}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------------------------------------------------
+
+HEADER = """# Benchmarks
+
+Printed figures, not timed tests: nothing here fails a build. Reproduce with `make bench` (installs
+`requirements-bench.txt`, then runs `.venv/bin/python bench/run.py`); `bench/run.py --quick` runs smaller sizes with
+fewer repeats and `--only floor|growth|peer` one section (both write `bench/RESULTS.partial.md`). This file is
+generated by `bench/run.py`; edit the script, not the file.
+
+What the tables measure:
+
+1. **Floor and preview processes.** The floor is a fresh Python process that only imports `pulumi_databricks`
+   (the provider SDK the program needs). Each shipped stack's `python -m stackplan preview --stack S` is timed as a
+   whole process and shown as a ratio to that floor. Then `bench/phases.py` splits one preview per stack into
+   phases (imports, program run under Pulumi mocks, policy evaluation, pricing, rendering), in a fresh process.
+2. **Growth.** 10 to 5,000 generated Clusters API clusters through `check --cluster-json` (wall time and peak RSS of
+   the process) and through `evaluate_plan` in-process (the same clusters as Pulumi `Cluster` resources), with the
+   time per cluster and a linearity check.
+3. **Peer.** The same clusters as Terraform, scanned by checkov with 8 equivalent custom checks, against our
+   `check --cluster-json`; the findings of both are compared with what the generator planted, so the comparison
+   only counts when both find the same violations.
+
+How: every process is a child of `bench/run.py`, timed with `time.perf_counter`; its peak RSS is `ru_maxrss` of
+that child alone (`os.wait4`), so runs do not contaminate each other. checkov lives in `bench/.venv-checkov`
+(created by `bench/run.py` on first use from `bench/requirements-checkov.txt`), because checkov 3.3.30 pins
+`packaging<24` and pulumi 3.272.0 needs `packaging>=26`: they cannot share `.venv`.
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
+    ap.add_argument("--only", choices=("floor", "growth", "peer"), help="run one section")
+    ap.add_argument("--out", type=Path, help="where to write the Markdown results "
+                                             "(default bench/RESULTS.md for a full run, else bench/RESULTS.partial.md)")
+    args = ap.parse_args(argv)
+    s = QUICK if args.quick else FULL
+    partial = args.quick or args.only is not None
+    out_path = args.out or (BENCH / ("RESULTS.partial.md" if partial else "RESULTS.md"))
+    sections = [args.only] if args.only else ["floor", "growth", "peer"]
+
+    started = dt.datetime.now(dt.timezone.utc)
+    t0 = time.perf_counter()
+    info = machine()
+    load_before = loadavg()
+    command = " ".join([os.path.relpath(PY, REPO)] + [os.path.relpath(sys.argv[0], REPO)] + list(sys.argv[1:]))
+    rep = Report()
+    rep.add("## Machine and run\n\n" + table(["", ""], [
+        ["date (UTC)", started.strftime("%Y-%m-%d %H:%M")],
+        ["command", f"`{command}`" + (" (quick)" if s.quick else "")],
+        ["CPU", info["cpu"]], ["cores", info["cores"]], ["memory", info["memory"]], ["Python", info["python"]],
+        ["OS", info["os"]], ["commit", info["commit"]],
+        ["packages", ", ".join(f"{k} {v}" for k, v in versions().items())],
+    ], align="ll"))
+    summary: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="dbx-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        if "floor" in sections:
+            summary["floor"] = section_floor(s, rep)
+        if "growth" in sections:
+            summary["growth"] = section_growth(s, rep, tmp)
+        if "peer" in sections:
+            summary["peer"] = section_peer(s, rep, tmp)
+    elapsed = time.perf_counter() - t0
+    rep.parts[0] += (f"\n\nLoad average (1, 5, 15 min) before the run: {load_before}; after: {loadavg()}. "
+                     "The machine is shared: other work running at the same time shows up as a load above 0 and "
+                     "as a wide `range`.")
+    log(f"load average before: {load_before}; after: {loadavg()}")
+    rep.add(headline(summary, elapsed, rep.notes))
+    out_path.write_text(HEADER + "\n" + "\n\n".join(rep.parts) + "\n", encoding="utf-8")
+    log(f"wrote {os.path.relpath(out_path, REPO)} ({elapsed:.0f} s)")
+    return 0
+
+
+def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
+    lines = ["## Headline", ""]
+    if "floor" in summary:
+        f = summary["floor"]
+        ratios = ", ".join(f"{k} {v:.2f}x" for k, v in f["preview_ratios"].items())
+        lines.append(f"- Floor (`import pulumi_databricks`): {secs(f['floor'])}; preview / floor: {ratios}.")
+    if "growth" in summary:
+        g = summary["growth"]
+        r = g["results"][g["big"]]
+        lines.append(f"- Growth: {g['big']:,} clusters take {secs(r['wall'])} as a `check` process "
+                     f"({us(r['marginal'])} marginal per cluster, peak {mib(r['rss'])}) and {ms(r['inproc'])} "
+                     f"in-process ({us(r['inproc'] / g['big'])} per cluster); per-cluster ratio {g['big']:,}/"
+                     f"{g['prev']:,}: {g['linear_inproc']:.2f} in-process"
+                     + (f", {g['linear_marginal']:.2f} process marginal" if g["linear_marginal"] else "") + ".")
+    if "floor" in summary and "growth" in summary:
+        g, floor = summary["growth"], summary["floor"]["floor"]
+        n0 = min(g["results"])
+        lines.append(f"- `check --cluster-json` does not import pulumi_databricks: its process at {n0:,} clusters takes "
+                     f"{secs(g['results'][n0]['wall'])}, {g['results'][n0]['wall'] / floor:.2f}x the floor, and "
+                     f"stays below the floor up to {max(n for n, r in g['results'].items() if r['wall'] < floor):,} "
+                     "clusters." if any(r["wall"] < floor for r in g["results"].values()) else
+                     "- `check --cluster-json` is above the floor at every size.")
+    if summary.get("peer"):
+        parts = []
+        for n, p in summary["peer"]["sizes"].items():
+            parts.append(f"{n:,} clusters: ours {secs(p['ours'])} vs checkov {secs(p['checkov'])} "
+                         f"({p['ours'] / p['checkov']:.2f}x time, {p['ours_rss'] / p['checkov_rss']:.2f}x memory"
+                         f"{'' if p['honest'] else ', findings DIFFER'})")
+        lines.append("- Peer: " + "; ".join(parts) + ".")
+    lines.append(f"- Whole suite: {elapsed:.0f} s.")
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {n}" for n in notes]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
