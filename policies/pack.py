@@ -8,24 +8,53 @@ Thresholds: the ``config_schema`` of each policy declares its thresholds with th
 given to `build_policies`); config the CLI sends at run time (``Configure``, from ``--policy-pack-config``) overrides
 them per policy.
 
-Unknown values during ``pulumi preview`` (an ``instancePoolId`` that is another resource's output, say): reading the
-properties raises the SDK's ``UnknownValueError``, which the SDK reports as an advisory "can't run policy during
-preview" diagnostic instead of a violation.
+Unknown values during ``pulumi preview`` (an ``instancePoolId`` or ``policyId`` that is another resource's output,
+say): reading one through the SDK's proxy raises ``UnknownValueError``, and the SDK would then skip the whole rule for
+that resource with an advisory "can't run policy during preview". Every cluster here has such an id, so the rules
+would never run in a preview of a new stack. `known_props` copies the properties with each unknown value replaced by
+`UNKNOWN` (a value that is set but not known yet); rules then judge what is known, and a rule that needs the unknown
+value gives no verdict on it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity,
 )
+from pulumi_policy.proxy import UnknownValueError
 
 from policies.registry import ALL_RULES, load_policy_config, rule_messages, validate_threshold
 from policies.rule import Rule
 
 PACK_NAME = "dbx-ai-infra-policies"
 PACK_DESCRIPTION = "Databricks AI infrastructure rules: spot and on-demand capacity, sizing, runtimes, tags, secrets and grants."
+
+
+UNKNOWN = "<unknown during preview>"
+
+
+def known_props(value: Any) -> Any:
+    """A plain copy of SDK-proxied properties, unknown values replaced by `UNKNOWN`."""
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key in value:
+            try:
+                out[key] = known_props(value[key])
+            except UnknownValueError:
+                out[key] = UNKNOWN
+        return out
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        items = []
+        for index in range(len(value)):
+            try:
+                items.append(known_props(value[index]))
+            except UnknownValueError:
+                items.append(UNKNOWN)
+        return items
+    return value
 
 
 def _config_schema(rule: Rule, defaults: Mapping[str, Any]) -> PolicyConfigSchema | None:
@@ -46,7 +75,8 @@ def _make_validate(rule: Rule, defaults: Mapping[str, Any]):
         for key, value in (args.get_config() or {}).items():
             if key in rule.thresholds:
                 thresholds[key] = validate_threshold(rule, key, value, f"policy config of {rule.name}")
-        for message in rule_messages(rule, args.resource_type, args.props, thresholds, source="pulumi"):
+        props = known_props(args.props)
+        for message in rule_messages(rule, args.resource_type, props, thresholds, source="pulumi"):
             report_violation(message, args.urn)
 
     validate.__name__ = f"validate_{rule.name.replace('-', '_')}"

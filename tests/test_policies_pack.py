@@ -10,7 +10,7 @@ from pulumi_policy import (
     EnforcementLevel, PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs, ResourceValidationPolicy,
     Severity,
 )
-from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from policies.pack import build_policies
 from policies.registry import ALL_RULES, evaluate_resource
@@ -77,12 +77,14 @@ def test_validate_uses_runtime_config() -> None:
         collect(policy, args_for(CLUSTER, props, {"max_workers_cap": "lots"}))
 
 
-def test_validate_ignores_other_types_and_raises_unknown_during_preview() -> None:
+def test_validate_ignores_other_types_and_judges_known_fields_beside_unknown_ones() -> None:
     for policy in build_policies():
         assert collect(policy, args_for("databricks:index/notebook:Notebook", BAD_CLUSTER)) == []
     (policy,) = [p for p in build_policies() if p.name == BOUNDS]
-    with pytest.raises(UnknownValueError):  # the SDK turns this into a "can't run during preview" advisory
-        collect(policy, args_for(CLUSTER, {"instancePoolId": UNKNOWN_STRING_VALUE}))
+    props = {"instancePoolId": UNKNOWN_STRING_VALUE, "numWorkers": 100.0,
+             "customTags": {"workload": "x", "cost_center": UNKNOWN_STRING_VALUE}}
+    assert collect(policy, args_for(CLUSTER, props))  # 100 workers is over the cap, whatever the pool id is
+    assert collect(policy, args_for(CLUSTER, {**props, "numWorkers": 2.0})) == []
 
 
 def test_pack_project_files() -> None:

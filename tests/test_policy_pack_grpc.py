@@ -218,3 +218,22 @@ def test_recorded_stack_plans_get_the_offline_verdict_over_grpc(stub, plan_of, s
     got = analyze_plan(stub, plan)
     assert got == expected_diagnostics(plan)
     assert any(level == "mandatory" for _, _, level, _ in got)
+
+
+def test_rules_still_run_when_ids_are_unknown_during_preview(stub, plan_of) -> None:
+    """In a real preview of a new stack the pool and policy ids are unknown; the other fields are still judged."""
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    from policies.pack import UNKNOWN
+
+    plan = copy.deepcopy(plan_of("prod"))
+    (cluster,) = [r for r in plan["resources"] if r["name"] == "prod-inference-cluster"]
+    cluster["inputs"].update(instancePoolId=UNKNOWN_STRING_VALUE, driverInstancePoolId=UNKNOWN_STRING_VALUE,
+                             policyId=UNKNOWN_STRING_VALUE)
+    del cluster["inputs"]["customTags"]["cost_center"]
+    got = analyze_plan(stub, {"resources": [cluster]})
+    assert ("databricks-resource-require-tags", cluster["urn"], "mandatory") in {g[:3] for g in got}
+    assert not any("during preview" in message for *_, message in got)
+    as_offline = copy.deepcopy(cluster)
+    as_offline["inputs"].update(instancePoolId=UNKNOWN, driverInstancePoolId=UNKNOWN, policyId=UNKNOWN)
+    assert got == expected_diagnostics({"resources": [as_offline]})
