@@ -73,8 +73,9 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
         "data_security_mode": _fixed("SINGLE_USER"),
     }
     node_types = sorted(limits.node_types)
-    for path in ("node_type_id", "driver_node_type_id"):
-        d[path] = {"type": "allowlist", "values": node_types, "isOptional": limits.pool_backed}
+    d["node_type_id"] = {"type": "allowlist", "values": node_types, "isOptional": limits.pool_backed}
+    # Without driver_node_type_id the driver takes the (allowlisted) worker node type.
+    d["driver_node_type_id"] = {"type": "allowlist", "values": node_types, "isOptional": True}
     for tag in limits.required_tags:
         d[f"custom_tags.{tag}"] = _fixed(limits.tags[tag])
     d["custom_tags.workload_type"] = _fixed(limits.role)
@@ -100,6 +101,8 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
         assert limits.min_workers is not None and limits.max_workers is not None
         d["autoscale.min_workers"] = _range(1, limits.min_workers, default=limits.min_workers)
         d["autoscale.max_workers"] = _range(1, limits.max_workers, default=limits.max_workers)
+        # An autoscaled cluster leaves num_workers unset (or 0); a size next to autoscale is refused.
+        d["num_workers"] = {**_range(maximum=0), "isOptional": True}
         d[f"{block}.availability"] = {"type": "allowlist",
                                       "values": [SPOT_WITH_FALLBACK[limits.cloud], ON_DEMAND[limits.cloud]]}
         # first_on_demand counts the driver: >= min_workers + 1 keeps the whole base on-demand.

@@ -150,3 +150,39 @@ def test_a_missing_required_tag_is_filled_in_by_the_policy_not_refused():
     definition = policy_definition(_limits("training"))
     assert definition["custom_tags.cost_center"] == {"type": "fixed", "value": "ai-team"}
     assert evaluate(definition, untagged).allowed
+
+
+# ---- the policy pack's own bad clusters (tests/test_policies_rules.py) against generated policies
+
+from tests.test_policies_rules import CASES  # noqa: E402
+
+#: Pack rules a cluster policy can express for the fixture's workload (the others: see the README's table).
+EXPRESSIBLE = {
+    "databricks-cluster-disallow-all-spot-inference": "inference",
+    "databricks-cluster-disallow-autoscaled-or-spot-training": "training",
+    "databricks-cluster-configure-worker-bounds": "inference",
+    "databricks-cluster-require-matching-cloud-attributes": "inference",
+    "databricks-cluster-require-matching-runtime": "inference",
+    "databricks-cluster-require-autotermination": "inference",
+}
+
+
+def _limits_for_fixture(cluster: dict, role: str) -> WorkloadLimits:
+    tags = cluster["custom_tags"]
+    if role == "training":
+        sizes = dict(num_workers=cluster["num_workers"])
+    else:
+        sizes = dict(min_workers=cluster["autoscale"]["min_workers"], max_workers=cluster["autoscale"]["max_workers"])
+    node = load_catalog().get(cluster["node_type_id"])
+    return WorkloadLimits(role=role, cloud=node.cloud, tags=tags, required_tags=("workload", "cost_center"),
+                          node_types=[n.node_type_id for n in load_catalog().family_nodes(node.cloud, node.family)],
+                          autotermination_minutes=cluster["autotermination_minutes"],
+                          max_autotermination_minutes=120, **sizes)
+
+
+@pytest.mark.parametrize("rule", sorted(EXPRESSIBLE))
+def test_the_policy_packs_bad_clusters_are_refused_by_the_generated_policy(rule):
+    case, role = CASES[rule], EXPRESSIBLE[rule]
+    definition = policy_definition(_limits_for_fixture(case.good, role))
+    assert evaluate(definition, case.good).allowed, evaluate(definition, case.good).violations
+    assert not evaluate(definition, case.bad).allowed
