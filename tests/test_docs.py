@@ -68,3 +68,17 @@ def test_the_readme_policy_config_example_is_valid():
 
     block = README.split("**Configuring levels and thresholds.**", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
     load_policy_config(json.loads(block))
+
+
+def test_the_smallest_stack_of_the_readme_previews_as_described(tmp_path):
+    from stackplan.engine import run_program
+    from stackspec import load_stack
+
+    block = README.split("## The smallest stack", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "Pulumi.small.yaml"
+    path.write_text(block)
+    plan = run_program(load_stack(str(path)))
+    clusters = [r["inputs"] for r in plan["resources"] if r["type"] == "databricks:index/cluster:Cluster"]
+    assert [c["nodeTypeId"] for c in clusters] == ["g5.xlarge"] and clusters[0]["numWorkers"] == 0
+    assert clusters[0]["customTags"]["gpu_memory_need_gb"] == "16.8"
+    assert [r["name"] for r in plan["resources"] if r["type"].endswith("clusterPolicy:ClusterPolicy")] == ["small-policy-dev"]
