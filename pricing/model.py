@@ -109,7 +109,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from policies.common import ROLES, classify, normalize_cluster, tag_role
+from gpucatalog.clouds import ON_DEMAND, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK
+from policies.common import ROLES, as_list, as_mapping, classify, normalize_cluster, tag_role
 
 from .book import CLOUDS, PriceBook
 from .errors import PricingInputError
@@ -134,13 +135,10 @@ DEFAULT_ASSUMPTIONS: dict[str, float | None] = {
 }
 
 ATTRIBUTE_BLOCKS = {"aws": "awsAttributes", "azure": "azureAttributes", "gcp": "gcpAttributes"}
-SPOT_AVAILABILITIES = frozenset({
-    "SPOT_WITH_FALLBACK", "SPOT_WITH_FALLBACK_AZURE", "PREEMPTIBLE_WITH_FALLBACK_GCP",
-    "SPOT", "SPOT_AZURE", "PREEMPTIBLE_GCP",
-})
-ON_DEMAND_AVAILABILITIES = frozenset({"ON_DEMAND", "ON_DEMAND_AZURE", "ON_DEMAND_GCP"})
+SPOT_AVAILABILITIES = frozenset({*SPOT_WITH_FALLBACK.values(), *SPOT_WITHOUT_FALLBACK.values()})
+ON_DEMAND_AVAILABILITIES = frozenset(ON_DEMAND.values())
 #: Availability when the block (or its ``availability``) is absent.
-DEFAULT_AVAILABILITY = {"aws": "SPOT_WITH_FALLBACK", "azure": "ON_DEMAND_AZURE", "gcp": "ON_DEMAND_GCP"}
+DEFAULT_AVAILABILITY = {"aws": SPOT_WITH_FALLBACK["aws"], "azure": ON_DEMAND["azure"], "gcp": ON_DEMAND["gcp"]}
 
 MODEL_NOTES: tuple[str, ...] = (
     "node $/h = VM $/h (on demand, or on demand x spot factor on a spot node) + DBU/h x $/DBU; DBUs are never "
@@ -166,14 +164,6 @@ def _get(d: Mapping[str, Any], camel: str, snake: str | None = None) -> Any:
     if camel in d:
         return d[camel]
     return d.get(snake) if snake else None
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else []
 
 
 def _num(value: Any) -> float | None:
@@ -321,7 +311,7 @@ def _node_source(spec: Mapping[str, Any], driver: bool, pools: Mapping[str, Mapp
         if pool is None:
             raise _Unpriced(f"instance pool {pool_id!r} is not an InstancePool resource of this plan, so its node "
                             f"type is unknown")
-        node_type = _get(_mapping(pool.get("inputs")), "nodeTypeId", "node_type_id")
+        node_type = _get(as_mapping(pool.get("inputs")), "nodeTypeId", "node_type_id")
         if not isinstance(node_type, str) or not node_type:
             raise _Unpriced(f"instance pool {pool.get('name')!r} has no nodeTypeId")
         return node_type, str(pool.get("name"))
@@ -346,7 +336,7 @@ def _price_cluster(spec: Mapping[str, Any], *, kind: str, role: str, cloud: str,
     else:
         lo = hi = int(_num(_get(spec, "numWorkers", "num_workers")) or 0)
 
-    block = _mapping(_get(spec, ATTRIBUTE_BLOCKS[cloud], ATTRIBUTE_BLOCKS[cloud].replace("A", "_a")))
+    block = as_mapping(_get(spec, ATTRIBUTE_BLOCKS[cloud], ATTRIBUTE_BLOCKS[cloud].replace("A", "_a")))
     availability = block.get("availability") or DEFAULT_AVAILABILITY[cloud]
     fod = _num(_get(block, "firstOnDemand", "first_on_demand"))
     fod = 1.0 if fod is None else fod
@@ -424,22 +414,22 @@ def _price_cluster(spec: Mapping[str, Any], *, kind: str, role: str, cloud: str,
 
 
 def _tags_of(spec: Mapping[str, Any], job_inputs: Mapping[str, Any] | None) -> dict[str, Any]:
-    tags: dict[str, Any] = dict(_mapping(job_inputs.get("tags"))) if job_inputs else {}
-    tags.update(_mapping(_get(spec, "customTags", "custom_tags")))
+    tags: dict[str, Any] = dict(as_mapping(job_inputs.get("tags"))) if job_inputs else {}
+    tags.update(as_mapping(_get(spec, "customTags", "custom_tags")))
     return tags
 
 
 def _job_clusters(inputs: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     out: list[tuple[str, Mapping[str, Any]]] = []
-    for i, jc in enumerate(_list(_get(inputs, "jobClusters", "job_clusters"))):
-        spec = _get(_mapping(jc), "newCluster", "new_cluster")
+    for i, jc in enumerate(as_list(_get(inputs, "jobClusters", "job_clusters"))):
+        spec = _get(as_mapping(jc), "newCluster", "new_cluster")
         if isinstance(spec, Mapping):
-            key = _get(_mapping(jc), "jobClusterKey", "job_cluster_key")
+            key = _get(as_mapping(jc), "jobClusterKey", "job_cluster_key")
             out.append((f"jobClusters[{key if key not in (None, '') else i}].newCluster", spec))
-    for i, task in enumerate(_list(_get(inputs, "tasks"))):
-        spec = _get(_mapping(task), "newCluster", "new_cluster")
+    for i, task in enumerate(as_list(_get(inputs, "tasks"))):
+        spec = _get(as_mapping(task), "newCluster", "new_cluster")
         if isinstance(spec, Mapping):
-            key = _get(_mapping(task), "taskKey", "task_key")
+            key = _get(as_mapping(task), "taskKey", "task_key")
             out.append((f"tasks[{key if key not in (None, '') else i}].newCluster", spec))
     spec = _get(inputs, "newCluster", "new_cluster")
     if isinstance(spec, Mapping):
@@ -462,7 +452,7 @@ def _entry_head(resource: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _price_cluster_resource(resource: Mapping[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
-    spec = _mapping(resource.get("inputs"))
+    spec = as_mapping(resource.get("inputs"))
     role = _role(spec, _tags_of(spec, None), in_job=False)
     entry = _entry_head(resource)
     try:
@@ -487,7 +477,7 @@ def _nodes_of(spec: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _price_job_resource(resource: Mapping[str, Any], ctx: dict[str, Any]) -> dict[str, Any] | None:
-    inputs = _mapping(resource.get("inputs"))
+    inputs = as_mapping(resource.get("inputs"))
     clusters = _job_clusters(inputs)
     if not clusters:
         return None
@@ -528,7 +518,7 @@ def _price_job_resource(resource: Mapping[str, Any], ctx: dict[str, Any]) -> dic
 
 
 def _price_pool(resource: Mapping[str, Any], ctx: dict[str, Any], role: str) -> dict[str, Any]:
-    inputs = _mapping(resource.get("inputs"))
+    inputs = as_mapping(resource.get("inputs"))
     node_type = _get(inputs, "nodeTypeId", "node_type_id")
     idle = int(_num(_get(inputs, "minIdleInstances", "min_idle_instances")) or 0)
     entry = _entry_head(resource)
@@ -554,7 +544,7 @@ def _price_pool(resource: Mapping[str, Any], ctx: dict[str, Any], role: str) -> 
 
 
 def _pool_role(pool: Mapping[str, Any], users: list[str]) -> str:
-    role = tag_role(_mapping(_get(_mapping(pool.get("inputs")), "customTags", "custom_tags")))
+    role = tag_role(as_mapping(_get(as_mapping(pool.get("inputs")), "customTags", "custom_tags")))
     if role:
         return role
     roles = sorted(set(users))
@@ -580,7 +570,7 @@ def price_plan(plan: Mapping[str, Any], prices: PriceBook) -> dict[str, Any]:
     a = _assumptions(plan)
     used = _Sources(prices)
     used.use("tier")
-    resources = [r for r in _list(plan.get("resources")) if isinstance(r, Mapping)]
+    resources = [r for r in as_list(plan.get("resources")) if isinstance(r, Mapping)]
     pools = {str(r.get("id")): r for r in resources if r.get("type") == POOL and r.get("id") is not None}
     ctx = {"cloud": cloud, "prices": prices, "pools": pools, "a": a, "used": used}
 
@@ -590,13 +580,13 @@ def price_plan(plan: Mapping[str, Any], prices: PriceBook) -> dict[str, Any]:
         urn = str(r.get("urn"))
         if r.get("type") == CLUSTER:
             entries[urn] = _price_cluster_resource(r, ctx)
-            specs = [_mapping(r.get("inputs"))]
+            specs = [as_mapping(r.get("inputs"))]
         elif r.get("type") == JOB:
             entry = _price_job_resource(r, ctx)
             if entry is None:
                 continue
             entries[urn] = entry
-            specs = [spec for _, spec in _job_clusters(_mapping(r.get("inputs")))]
+            specs = [spec for _, spec in _job_clusters(as_mapping(r.get("inputs")))]
         else:
             continue
         for spec in specs:
