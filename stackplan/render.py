@@ -8,15 +8,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .summary import facts, short_type
+from .summary import facts, money, short_type
 
 
 def _console(buffer: io.StringIO) -> Console:
     return Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=False)
-
-
-def _money(value: float | None) -> str:
-    return "unpriced" if value is None else f"${value:,.2f}"
 
 
 def plan_table(plan: dict[str, Any]) -> str:
@@ -37,15 +33,15 @@ def plan_table(plan: dict[str, Any]) -> str:
         row = [short_type(r["type"]), r["name"], facts(r)]
         if cost:
             c = cost.get(r["urn"])
-            row += ["", ""] if c is None else [_money(c.get("hourly")), _money((c.get("monthly") or {}).get("expected"))]
+            row += ["", ""] if c is None else [money(c.get("hourly")), money((c.get("monthly") or {}).get("expected"))]
         table.add_row(*row)
     console.print(table)
     total = (plan.get("cost") or {}).get("total")
     if total:
-        console.print(f"Total: {_money(total.get('hourly'))}/hour at the base size, "
-                      f"{_money(total.get('hourly_max'))}/hour at full size; "
-                      f"{_money(total['monthly']['min'])} - {_money(total['monthly']['max'])}/month, "
-                      f"expected {_money(total['monthly']['expected'])}/month ({total.get('currency', 'USD')})")
+        console.print(f"Total: {money(total.get('hourly'))}/hour at the base size, "
+                      f"{money(total.get('hourly_max'))}/hour at full size; "
+                      f"{money(total['monthly']['min'])} - {money(total['monthly']['max'])}/month, "
+                      f"expected {money(total['monthly']['expected'])}/month ({total.get('currency', 'USD')})")
     if "violations" in plan:
         console.print(violations_table(plan["violations"]), end="")
     return buffer.getvalue()
@@ -80,7 +76,7 @@ def diff_table(diff: dict[str, Any]) -> str:
         table.add_column(column, justify="right")
 
     def expected(side: dict[str, Any] | None) -> str:
-        return "-" if side is None else _money(side.get("monthly_expected"))
+        return "-" if side is None else money(side.get("monthly_expected"))
 
     for row in diff["rows"]:
         if row["status"] == "unchanged":

@@ -11,14 +11,13 @@ Money is rounded to cents here, when rendering, never in the cost object.
 from __future__ import annotations
 
 import functools
-from decimal import ROUND_HALF_UP, Decimal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from .summary import short_type
+from .summary import cents, money, short_type, signed_money
 
 __all__ = ["TEMPLATES_DIR", "environment", "render_html", "render_markdown", "render_template", "report_context"]
 
@@ -62,30 +61,6 @@ def render_template(name: str, context: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------------------------------
 # Formatting
 # --------------------------------------------------------------------------------------------------------------------
-
-def money(value: float | None) -> str:
-    """``$1,234.57``; ``unpriced`` for None. Rounded half away from zero to cents."""
-    if value is None:
-        return "unpriced"
-    cents = _cents(value)
-    sign = "-" if cents < 0 else ""
-    return f"{sign}${abs(cents) / 100:,.2f}"
-
-
-def signed_money(value: float | None) -> str:
-    """``+$1.00``, ``-$1.00`` or ``$0.00``; ``unknown`` for None (an unpriced side)."""
-    if value is None:
-        return "unknown"
-    cents = _cents(value)
-    if cents == 0:
-        return "$0.00"
-    return ("+" if cents > 0 else "-") + f"${abs(cents) / 100:,.2f}"
-
-
-def _cents(value: float) -> int:
-    """Whole cents, half away from zero, from the shortest decimal form of the float (1.005 -> 101)."""
-    return int(Decimal(repr(float(value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) * 100)
-
 
 def number(value: Any) -> str:
     """A plain number without trailing zeros: 40, 0.5, 21.957642."""
@@ -144,7 +119,7 @@ def _hourly_text(entry: Mapping[str, Any]) -> str:
     if entry.get("unpriced") is not None:
         return "unpriced"
     lo, hi = entry.get("hourly"), entry.get("hourly_max")
-    if hi is None or _cents(hi) == _cents(lo):
+    if hi is None or cents(hi) == cents(lo):
         return money(lo)
     return f"{money(lo)} (max {money(hi)})"
 

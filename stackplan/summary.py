@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 SHORT_TYPES = {
@@ -75,3 +76,27 @@ def facts(resource: dict[str, Any]) -> str:
         return "; ".join(f"{a.get('groupName') or a.get('userName') or a.get('servicePrincipalName')}: "
                          f"{a.get('permissionLevel')}" for a in inputs.get("accessControls") or [])
     return ""
+
+
+def money(value: float | None) -> str:
+    """``$1,234.57``; ``unpriced`` for None. Rounded half away from zero to cents."""
+    if value is None:
+        return "unpriced"
+    whole = cents(value)
+    sign = "-" if whole < 0 else ""
+    return f"{sign}${abs(whole) / 100:,.2f}"
+
+
+def signed_money(value: float | None) -> str:
+    """``+$1.00``, ``-$1.00`` or ``$0.00``; ``unknown`` for None (an unpriced side)."""
+    if value is None:
+        return "unknown"
+    whole = cents(value)
+    if whole == 0:
+        return "$0.00"
+    return ("+" if whole > 0 else "-") + f"${abs(whole) / 100:,.2f}"
+
+
+def cents(value: float) -> int:
+    """Whole cents, half away from zero, from the shortest decimal form of the float (1.005 -> 101)."""
+    return int(Decimal(repr(float(value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) * 100)
