@@ -17,26 +17,9 @@ from typing import Any
 
 from stackspec import StackSpecError, load_stack
 
+from .inputs import InputError, read_json
+
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID = 0, 1, 2
-
-
-class InputError(Exception):
-    """Invalid input other than a stack (a JSON file, a price or policy config file)."""
-
-
-def _read_json(path: str, what: str) -> Any:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: {what} not found. Fix: pass an existing file.")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text. Fix: save the {what} as UTF-8 JSON.") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}. "
-                         f"Fix: correct the JSON there.") from None
 
 
 def _policy_config(args: argparse.Namespace) -> Any:
@@ -44,7 +27,7 @@ def _policy_config(args: argparse.Namespace) -> Any:
         return None
     from policies.registry import load_policy_config
 
-    raw = _read_json(args.policy_config, "policy config")
+    raw = read_json(args.policy_config, "policy config")
     try:
         return load_policy_config(raw)
     except ValueError as exc:
@@ -108,7 +91,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     config = _policy_config(args)
     if args.cluster_json:
-        raw = _read_json(args.cluster_json, "cluster JSON")
+        raw = read_json(args.cluster_json, "cluster JSON")
         try:
             violations = evaluate_cluster_json(raw, config)
         except ValueError as exc:
@@ -136,7 +119,7 @@ def _cluster_policy_results(raw: Any, policy_path: str) -> list[dict[str, Any]]:
     from guardrails import DefinitionError, evaluate, parse_definition
     from policies.registry import cluster_objects
 
-    doc = _read_json(policy_path, "cluster policy")
+    doc = read_json(policy_path, "cluster policy")
     # Accept a bare definition, or a policy object as the Cluster Policies API returns it.
     definition = doc.get("definition", doc) if isinstance(doc, dict) else doc
     try:
@@ -257,13 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "cluster_policy", None) and not getattr(args, "cluster_json", None):
         print("error: --cluster-policy goes with --cluster-json. Fix: add --cluster-json FILE.", file=sys.stderr)
         return EXIT_INVALID
-    from .costing import CostInputError
     from .engine import ProgramError
     from .output import OutputError
 
     try:
         return args.func(args)
-    except (StackSpecError, InputError, OutputError, CostInputError) as exc:
+    except (StackSpecError, InputError, OutputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except ProgramError as exc:

@@ -3,17 +3,13 @@ and the base plan a cost diff compares against."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from pricing import PricingInputError, load_overrides_file, load_prices
 from pricing import price_plan as _price_plan
 from stackspec import LoadedStack
 
-
-class CostInputError(Exception):
-    """A --prices or --against input that cannot be used."""
+from .inputs import InputError, read_json
 
 
 def price_plan(plan: dict[str, Any], loaded: LoadedStack | None, prices_file: str | None) -> dict[str, Any]:
@@ -21,23 +17,16 @@ def price_plan(plan: dict[str, Any], loaded: LoadedStack | None, prices_file: st
     try:
         file_overrides = load_overrides_file(prices_file) if prices_file else None
     except PricingInputError as exc:
-        raise CostInputError(str(exc)) from None
+        raise InputError(str(exc)) from None
     stack_overrides = loaded.spec.pricing if loaded is not None else None
     return _price_plan(plan, load_prices(stack_overrides, file_overrides))
 
 
 def read_plan_file(path: str) -> dict[str, Any]:
     """A plan saved earlier with ``preview --json`` (for example on the base branch)."""
-    p = Path(path)
-    if not p.is_file():
-        raise CostInputError(f"{path}: plan file not found. Fix: save one with "
-                             f"`python -m stackplan preview --stack STACK --json --out {path}`.")
-    try:
-        plan = json.loads(p.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CostInputError(f"{path}: not a plan JSON file ({exc}). Fix: pass a file written by "
-                             f"`preview --json`.") from None
+    plan = read_json(path, "plan file", fix_missing=f"save one with `python -m stackplan preview --stack STACK "
+                                                    f"--json --out {path}`.")
     if not isinstance(plan, dict) or not isinstance(plan.get("resources"), list):
-        raise CostInputError(f"{path}: has no 'resources' list, so it is not a plan. Fix: pass a file written by "
-                             f"`preview --json`.")
+        raise InputError(f"{path}: has no 'resources' list, so it is not a plan. Fix: pass a file written by "
+                         f"`preview --json`.")
     return plan
