@@ -12,22 +12,13 @@ from policies.registry import (
     evaluate_resource, has_mandatory, load_policy_config,
 )
 from policies.rule import CLUSTER
+from tests.test_policies_rules import SINGLE_NODE
 
 BOUNDS = "databricks-cluster-configure-worker-bounds"
 AUTOTERM = "databricks-cluster-require-autotermination"
 TAGS = "databricks-resource-require-tags"
 
-GOOD_API = {
-    "cluster_id": "0101-abc",
-    "cluster_name": "notebook",
-    "spark_version": "15.4.x-cpu-ml-scala2.12",
-    "node_type_id": "i3.xlarge",
-    "num_workers": 0,
-    "autotermination_minutes": 30,
-    "aws_attributes": {"availability": "ON_DEMAND"},
-    "spark_conf": {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*]"},
-    "custom_tags": {"ResourceClass": "SingleNode", "workload": "interactive", "cost_center": "ai-team"},
-}
+GOOD_API = {"cluster_id": "0101-abc", **SINGLE_NODE}  # the compliant single-node cluster of the rule tests
 BAD_API = {**GOOD_API, "cluster_id": "0202-def", "cluster_name": "big", "num_workers": 100,
            "spark_conf": {}, "custom_tags": {"workload": "interactive", "cost_center": "ai"}}
 
