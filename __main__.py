@@ -9,12 +9,14 @@ from components import (ClusterPolicies, ClusterPoliciesArgs, DevCluster, DevClu
                         GpuInstancePoolArgs, GrantArgs, InferenceCluster, InferenceClusterArgs, TrainingCluster,
                         TrainingClusterArgs, TrainingJobArgs, UnityCatalogStorage, UnityCatalogStorageArgs,
                         VolumeArgs)
+from dbxtypes.errors import InputError
+from dbxtypes.vocabulary import HF_HOME_ENV, ROLE_OF_SECTION, SECTIONS
 from guardrails.stack import definitions_for_stack
-from stackspec import WORKLOAD_KIND, StackSpecError, load_from_pulumi
+from stackspec import load_from_pulumi
 
 try:
     stack = load_from_pulumi()
-except StackSpecError as exc:  # a clear message, before any resource is registered
+except InputError as exc:  # a clear message, before any resource is registered
     raise pulumi.RunError(str(exc)) from None
 
 spec = stack.spec
@@ -30,39 +32,44 @@ storage = UnityCatalogStorage(f"{prefix}-uc", UnityCatalogStorageArgs(
 model_cache_dir = storage.volume_paths[uc_spec.model_cache_volume]
 pulumi.export("volume_paths", storage.volume_paths)
 
-policy_ids: dict = {}
+policy_ids: dict[str, pulumi.Output[str]] = {}
 if spec.cluster_policies.enabled:
     policies = ClusterPolicies(f"{prefix}-policy", ClusterPoliciesArgs(
-        definitions=definitions_for_stack(stack), can_use=spec.cluster_policies.can_use,
+        definitions=definitions_for_stack(stack), can_use=dict(spec.cluster_policies.can_use),
         max_clusters_per_user=spec.cluster_policies.max_clusters_per_user))
     policy_ids = policies.policy_ids
     pulumi.export("cluster_policy_ids", policy_ids)
 
-def common(role: str) -> dict:
-    """Cluster settings every workload takes from the spec."""
-    section, workload = getattr(spec, role), stack.workloads[role]
-    pool_spec = getattr(spec.instance_pools, role)
-    pool_id = None
-    if pool_spec is not None:
-        pool = GpuInstancePool(f"{prefix}-{role}-pool", GpuInstancePoolArgs(
-            cloud=spec.cloud, node_type_id=workload.node.node_type_id, spark_version=spec.runtime,
-            tags=spec.tags, role=WORKLOAD_KIND[role], **pool_spec.model_dump()))
-        pool_id = pool.pool_id
-        pulumi.export(f"{role}_pool_id", pool_id)
+# One instance pool per workload that asks for one.
+pool_ids: dict[str, pulumi.Output[str]] = {}
+for section_name in SECTIONS:
+    pool_spec = getattr(spec.instance_pools, section_name)
+    if pool_spec is None or section_name not in stack.workloads:
+        continue
+    pool = GpuInstancePool(f"{prefix}-{section_name}-pool", GpuInstancePoolArgs(
+        cloud=spec.cloud, node_type_id=stack.workloads[section_name].node.node_type_id, spark_version=spec.runtime,
+        tags=spec.tags, role=ROLE_OF_SECTION[section_name], **pool_spec.model_dump()))
+    pool_ids[section_name] = pool.pool_id
+    pulumi.export(f"{section_name}_pool_id", pool.pool_id)
+
+
+def base_args(section_name: str) -> dict:
+    """The cluster settings every workload takes from the spec (pure: no resource is created here)."""
+    section, workload = getattr(spec, section_name), stack.workloads[section_name]
     # HF_HOME on the models Volume: the DevCluster sets it itself, next to the stack's own dev env vars
-    env = dict(spec.dev.spark_env_vars) if role == "dev" else {"HF_HOME": model_cache_dir}
+    env = dict(section.spark_env_vars) if section_name == "dev" else {HF_HOME_ENV: model_cache_dir}
     return dict(cloud=spec.cloud, spark_version=spec.runtime, node_type_id=workload.node.node_type_id,
                 single_user_name=spec.single_user_name, tags=spec.tags,
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
-                spark_env_vars=env, instance_pool_id=pool_id, gpu_memory_need_gb=workload.need_gb,
-                policy_id=policy_ids.get(role))
+                spark_env_vars=env, instance_pool_id=pool_ids.get(section_name), gpu_memory_need_gb=workload.need_gb,
+                policy_id=policy_ids.get(section_name))
 
 
 if spec.training is not None:
     t = spec.training
     checkpoint_dir = f"{storage.volume_paths[t.checkpoint_volume]}/{prefix}-training"
     training = TrainingCluster(f"{prefix}-training", TrainingClusterArgs(
-        **common("training"), num_workers=t.num_workers, spot=t.spot, first_on_demand=t.first_on_demand,
+        **base_args("training"), num_workers=t.num_workers, spot=t.spot, first_on_demand=t.first_on_demand,
         checkpoint_dir=checkpoint_dir, job=TrainingJobArgs(**t.job.model_dump()) if t.job else None))
     pulumi.export("training_cluster_id", training.cluster_id)
     pulumi.export("checkpoint_dir", training.checkpoint_dir)
@@ -72,11 +79,11 @@ if spec.training is not None:
 if spec.inference is not None:
     i = spec.inference
     inference = InferenceCluster(f"{prefix}-inference", InferenceClusterArgs(
-        **common("inference"), min_workers=i.min_workers, max_workers=i.max_workers,
+        **base_args("inference"), min_workers=i.min_workers, max_workers=i.max_workers,
         spot_above_base=i.spot_above_base))
     pulumi.export("inference_cluster_id", inference.cluster_id)
 
 if spec.dev is not None:
-    dev = DevCluster(f"{prefix}-dev", DevClusterArgs(**common("dev"), shuffle_partitions=spec.dev.shuffle_partitions,
+    dev = DevCluster(f"{prefix}-dev", DevClusterArgs(**base_args("dev"), shuffle_partitions=spec.dev.shuffle_partitions,
                                                      model_cache_dir=model_cache_dir))
     pulumi.export("dev_cluster_id", dev.cluster_id)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import pulumi
 
-from gpucatalog.clouds import ATTRIBUTES_BLOCK, ON_DEMAND, SPOT_WITH_FALLBACK
+from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, GPU_MEMORY_NEED_TAG, ON_DEMAND, ROLE_TAG, SPOT_WITH_FALLBACK
 
 Availability = Literal["spot_with_fallback", "on_demand"]
 
@@ -22,8 +22,6 @@ AVAILABILITY: dict[str, dict[str, str]] = {
     for cloud in ATTRIBUTES_BLOCK
 }
 
-SINGLE_NODE_CONF = {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*]"}
-SINGLE_NODE_TAGS = {"ResourceClass": "SingleNode"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,9 +67,9 @@ def pool_attributes(cloud: str) -> dict[str, Any]:
 
 def role_tags(tags: Mapping[str, str], role: str, gpu_memory_need_gb: float | None = None,
               extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    merged = {**tags, "workload_type": role, **(extra or {})}
+    merged = {**tags, ROLE_TAG: role, **(extra or {})}
     if gpu_memory_need_gb is not None:
-        merged["gpu_memory_need_gb"] = f"{gpu_memory_need_gb:g}"
+        merged[GPU_MEMORY_NEED_TAG] = f"{gpu_memory_need_gb:g}"
     return merged
 
 

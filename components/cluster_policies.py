@@ -10,6 +10,8 @@ from typing import Any
 import pulumi
 import pulumi_databricks as databricks
 
+from dbxtypes.vocabulary import CLUSTER_POLICIES_TYPE
+
 
 @dataclass(frozen=True, kw_only=True)
 class ClusterPoliciesArgs:
@@ -26,7 +28,7 @@ class ClusterPolicies(pulumi.ComponentResource):
     policy_ids: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: ClusterPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("dbx-ai-infra:governance:ClusterPolicies", name, None, opts)
+        super().__init__(CLUSTER_POLICIES_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         unknown = set(args.can_use) - set(args.definitions)
         if unknown:

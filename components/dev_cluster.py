@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_databricks as databricks
 
-from ._common import SINGLE_NODE_CONF, SINGLE_NODE_TAGS, ClusterBaseArgs, cluster_settings
+from dbxtypes.vocabulary import DEV_CLUSTER_TYPE, HF_HOME_ENV, SHUFFLE_PARTITIONS_KEY, SINGLE_NODE_CONF, SINGLE_NODE_TAGS
+
+from ._common import ClusterBaseArgs, cluster_settings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,12 +30,12 @@ class DevCluster(pulumi.ComponentResource):
     cluster_id: pulumi.Output[str]
 
     def __init__(self, name: str, args: DevClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("dbx-ai-infra:compute:DevCluster", name, None, opts)
+        super().__init__(DEV_CLUSTER_TYPE, name, None, opts)
         settings = cluster_settings(
             args, "interactive", availability="on_demand", first_on_demand=1,
-            spark_conf={**SINGLE_NODE_CONF, "spark.sql.shuffle.partitions": str(args.shuffle_partitions)},
+            spark_conf={**SINGLE_NODE_CONF, SHUFFLE_PARTITIONS_KEY: str(args.shuffle_partitions)},
             extra_tags=SINGLE_NODE_TAGS)
-        settings["spark_env_vars"].setdefault("HF_HOME", args.model_cache_dir)
+        settings["spark_env_vars"].setdefault(HF_HOME_ENV, args.model_cache_dir)
         cluster = databricks.Cluster(
             f"{name}-cluster", cluster_name=name, num_workers=0,
             autotermination_minutes=args.autotermination_minutes, **settings,

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_databricks as databricks
 
-from ._common import ClusterBaseArgs, cluster_settings
+from dbxtypes.vocabulary import INFERENCE_CLUSTER_TYPE
+
+from ._common import Availability, ClusterBaseArgs, cluster_settings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,8 +31,8 @@ class InferenceCluster(pulumi.ComponentResource):
     cluster_id: pulumi.Output[str]
 
     def __init__(self, name: str, args: InferenceClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("dbx-ai-infra:compute:InferenceCluster", name, None, opts)
-        availability = "spot_with_fallback" if args.spot_above_base else "on_demand"
+        super().__init__(INFERENCE_CLUSTER_TYPE, name, None, opts)
+        availability: Availability = "spot_with_fallback" if args.spot_above_base else "on_demand"
         # first_on_demand counts the driver: the base is the driver plus min_workers workers.
         settings = cluster_settings(args, "inference", availability=availability,
                                     first_on_demand=args.min_workers + 1)

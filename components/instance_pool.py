@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_databricks as databricks
 
+from dbxtypes.vocabulary import INSTANCE_POOL_TYPE
+
 from ._common import pool_attributes, role_tags
 
 
@@ -30,7 +32,7 @@ class GpuInstancePool(pulumi.ComponentResource):
     pool_id: pulumi.Output[str]
 
     def __init__(self, name: str, args: GpuInstancePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("dbx-ai-infra:compute:GpuInstancePool", name, None, opts)
+        super().__init__(INSTANCE_POOL_TYPE, name, None, opts)
         optional = {"max_capacity": args.max_capacity} if args.max_capacity is not None else {}
         pool = databricks.InstancePool(
             f"{name}-pool", instance_pool_name=name, node_type_id=args.node_type_id,

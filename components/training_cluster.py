@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_databricks as databricks
 
-from ._common import ClusterBaseArgs, cluster_settings
+from dbxtypes.vocabulary import CHECKPOINT_DIR_ARG, CHECKPOINT_DIR_ENV, RESUME_ARG, TRAINING_CLUSTER_TYPE
 
-CHECKPOINT_ENV = "CHECKPOINT_DIR"
+from ._common import Availability, ClusterBaseArgs, cluster_settings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,7 +35,6 @@ class TrainingClusterArgs(ClusterBaseArgs):
     #: A /Volumes/... directory; each run writes checkpoints there and resumes from the newest.
     checkpoint_dir: str
     job: TrainingJobArgs | None = None
-    extra_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -47,6 +47,10 @@ class TrainingClusterArgs(ClusterBaseArgs):
                              f"got {self.checkpoint_dir!r}")
 
 
+def _job_cluster(key: str, settings: dict[str, Any]) -> databricks.inputs.JobJobClusterArgsDict:
+    return {"job_cluster_key": key, "new_cluster": settings}  # type: ignore[typeddict-item]
+
+
 class TrainingCluster(pulumi.ComponentResource):
     """A fixed-size GPU training cluster (never autoscaled) and, optionally, a resumable training job."""
 
@@ -55,13 +59,12 @@ class TrainingCluster(pulumi.ComponentResource):
     job_id: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("dbx-ai-infra:compute:TrainingCluster", name, None, opts)
+        super().__init__(TRAINING_CLUSTER_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        availability = "spot_with_fallback" if args.spot else "on_demand"
+        availability: Availability = "spot_with_fallback" if args.spot else "on_demand"
         settings = cluster_settings(args, "training", availability=availability,
                                     first_on_demand=args.first_on_demand)
-        settings["spark_env_vars"][CHECKPOINT_ENV] = args.checkpoint_dir
-        settings["spark_env_vars"].update(args.extra_env)
+        settings["spark_env_vars"][CHECKPOINT_DIR_ENV] = args.checkpoint_dir
         settings["num_workers"] = args.num_workers
 
         cluster = databricks.Cluster(
@@ -76,13 +79,13 @@ class TrainingCluster(pulumi.ComponentResource):
                 name=f"{name}-run",
                 max_concurrent_runs=1,  # two runs would write over one checkpoint directory
                 tags=dict(settings["custom_tags"]),
-                job_clusters=[{"job_cluster_key": "train", "new_cluster": settings}],
+                job_clusters=[_job_cluster("train", settings)],
                 tasks=[{
                     "task_key": "train",
                     "job_cluster_key": "train",
                     "spark_python_task": {
                         "python_file": args.job.python_file,
-                        "parameters": ["--checkpoint-dir", args.checkpoint_dir, "--resume-from-latest",
+                        "parameters": [CHECKPOINT_DIR_ARG, args.checkpoint_dir, RESUME_ARG,
                                        *args.job.parameters],
                     },
                     "max_retries": args.job.max_retries,

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_databricks as databricks
 
+from dbxtypes.vocabulary import UNITY_CATALOG_TYPE
+
 
 @dataclass(frozen=True, kw_only=True)
 class VolumeArgs:
@@ -44,7 +46,7 @@ class UnityCatalogStorage(pulumi.ComponentResource):
     volume_paths: dict[str, str]
 
     def __init__(self, name: str, args: UnityCatalogStorageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("dbx-ai-infra:storage:UnityCatalogStorage", name, None, opts)
+        super().__init__(UNITY_CATALOG_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         catalog = databricks.Catalog(f"{name}-catalog", name=args.catalog, properties=dict(args.tags),
                                      comment="AI workloads: data, model caches, checkpoints, vector indexes",

@@ -9,7 +9,7 @@ Public API::
     node = pick_node_type(catalog, "aws", "a10g", need)  # g5.xlarge
 """
 
-from .catalog import CLOUDS, GPU_FAMILIES, Catalog, CatalogError, NodeType, load_catalog
+from .catalog import CLOUDS, GPU_FAMILIES, Catalog, NodeType, load_catalog
 from .sizing import BYTES_PER_PARAM, INFERENCE_OVERHEAD, SizingError, memory_need_gb, pick_node_type
 
 __all__ = [
@@ -18,7 +18,6 @@ __all__ = [
     "GPU_FAMILIES",
     "INFERENCE_OVERHEAD",
     "Catalog",
-    "CatalogError",
     "NodeType",
     "SizingError",
     "load_catalog",

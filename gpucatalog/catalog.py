@@ -14,30 +14,29 @@ import datetime as _dt
 import functools
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Annotated, Any
 
 import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+
+from dbxtypes.errors import InputError, Problem, problems_from_pydantic
+from dbxtypes.vocabulary import CLOUDS, GPU_FAMILIES, Cloud, GpuFamily
 
 __all__ = [
     "CLOUDS",
     "GPU_FAMILIES",
     "Catalog",
-    "CatalogError",
     "NodeType",
     "DEFAULT_CATALOG_PATH",
     "load_catalog",
 ]
 
-CLOUDS: tuple[str, ...] = ("aws", "azure", "gcp")
-GPU_FAMILIES: tuple[str, ...] = ("t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s")
+
 
 DEFAULT_CATALOG_PATH = Path(__file__).with_name("node_types.yaml")
-
-
-class CatalogError(ValueError):
-    """The catalog data file is missing, unreadable or has an invalid entry."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +113,8 @@ class Catalog:
         self._by_id: dict[str, NodeType] = {}
         for node in self.nodes:
             if node.node_type_id in self._by_id:
-                raise CatalogError(f"duplicate node_type_id {node.node_type_id!r} in the catalog")
+                raise InputError.single("node catalog", node.node_type_id, "is a duplicate node_type_id.",
+                                        "keep one entry per node type.")
             self._by_id[node.node_type_id] = node
 
     def __repr__(self) -> str:
@@ -212,170 +212,125 @@ def _cloud_by_pattern(node_type_id: object) -> str | None:
 
 # --- loading and validation ---------------------------------------------------------------------------------------
 
-_REQUIRED_FIELDS = (
-    "cloud", "node_type_id", "family", "gpu", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gb",
-    "usd_per_hour_on_demand", "price_region", "price_date", "dbu_per_hour", "dbu_date", "sources",
-)
-_OPTIONAL_FIELDS = ("retired", "retired_on")
-_KNOWN_FIELDS = frozenset(_REQUIRED_FIELDS + _OPTIONAL_FIELDS)
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+_PositiveInt = Annotated[int, Field(strict=True, gt=0)]
+_PositiveFloat = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+_Price = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _iso_date(value: Any) -> str | None:
-    """An ISO date string (YYYY-MM-DD) from a YAML string or date; None when not a valid date."""
+def _iso_date(value: Any) -> Any:
+    """YAML gives an unquoted date as a ``date`` and a quoted one as text: both become the ISO text."""
     if isinstance(value, _dt.datetime):
-        return None
+        raise ValueError(f"must be a date like '2026-04-10', got {value!r}")
     if isinstance(value, _dt.date):
         return value.isoformat()
     if isinstance(value, str):
         try:
-            return _dt.date.fromisoformat(value).isoformat() if len(value) == 10 else None
+            if len(value) == 10:
+                return _dt.date.fromisoformat(value).isoformat()
         except ValueError:
-            return None
-    return None
+            pass
+        raise ValueError(f"must be a date like '2026-04-10', got {value!r}")
+    return value
 
 
-def _parse_node(raw: Any, where: str, source_keys: set[str]) -> NodeType:
-    def fail(problem: str) -> CatalogError:
-        return CatalogError(f"{where}: {problem}")
+_Date = Annotated[str, BeforeValidator(_iso_date)]
 
-    if not isinstance(raw, dict):
-        raise fail(f"expected a mapping of fields, got {type(raw).__name__}")
-    unknown = sorted(set(raw) - _KNOWN_FIELDS, key=str)
-    if unknown:
-        raise fail(f"unknown field(s) {', '.join(map(str, unknown))}")
-    missing = [f for f in _REQUIRED_FIELDS if f not in raw]
-    if missing:
-        raise fail(f"missing field(s) {', '.join(missing)}")
 
-    cloud = raw["cloud"]
-    if cloud not in CLOUDS:
-        raise fail(f"cloud {cloud!r} is not one of {', '.join(CLOUDS)}")
-    family = raw["family"]
-    if family not in GPU_FAMILIES:
-        raise fail(f"family {family!r} is not one of {', '.join(GPU_FAMILIES)}")
-    for text_field in ("node_type_id", "gpu"):
-        if not isinstance(raw[text_field], str) or not raw[text_field].strip():
-            raise fail(f"{text_field} must be a non-empty string")
+class _NodeEntry(BaseModel):
+    """One entry of ``node_types``: every field is required (null where a figure is unknown) but the retirement."""
 
-    for int_field in ("gpu_count", "vcpus"):
-        if not _is_int(raw[int_field]) or raw[int_field] <= 0:
-            raise fail(f"{int_field} must be a positive integer, got {raw[int_field]!r}")
-    for num_field in ("gpu_memory_gb", "memory_gb"):
-        if not _is_number(raw[num_field]) or raw[num_field] <= 0:
-            raise fail(f"{num_field} must be a positive number, got {raw[num_field]!r}")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    price = raw["usd_per_hour_on_demand"]
-    if price is not None and (not _is_number(price) or price < 0):
-        raise fail(f"usd_per_hour_on_demand must be a non-negative number or null, got {price!r}")
-    dbu = raw["dbu_per_hour"]
-    if dbu is not None and (not _is_number(dbu) or dbu <= 0):
-        raise fail(f"dbu_per_hour must be a positive number or null, got {dbu!r}")
+    cloud: Cloud
+    node_type_id: _Text
+    family: GpuFamily
+    gpu: _Text
+    gpu_count: _PositiveInt
+    gpu_memory_gb: _PositiveFloat
+    vcpus: _PositiveInt
+    memory_gb: _PositiveFloat
+    usd_per_hour_on_demand: _Price | None
+    price_region: _Text | None
+    price_date: _Date | None
+    dbu_per_hour: _PositiveFloat | None
+    dbu_date: _Date | None
+    sources: list[str] = Field(min_length=1)
+    retired: Annotated[bool, Field(strict=True)] = False
+    retired_on: _Date | None = None
 
-    region = raw["price_region"]
-    if region is not None and (not isinstance(region, str) or not region.strip()):
-        raise fail("price_region must be a non-empty string or null")
-    if price is not None and region is None:
-        raise fail("usd_per_hour_on_demand is set but price_region is null")
+    @model_validator(mode="after")
+    def _figures_have_dates(self) -> _NodeEntry:
+        if self.usd_per_hour_on_demand is not None and (self.price_region is None or self.price_date is None):
+            raise ValueError("usd_per_hour_on_demand is set but price_region or price_date is null")
+        if self.dbu_per_hour is not None and self.dbu_date is None:
+            raise ValueError("dbu_per_hour is set but dbu_date is null")
+        if len(set(self.sources)) != len(self.sources):
+            raise ValueError("sources lists a key more than once")
+        if self.retired and self.retired_on is None:
+            raise ValueError("retired is true but retired_on is missing")
+        if not self.retired and self.retired_on is not None:
+            raise ValueError("retired_on is set but retired is not true")
+        return self
 
-    dates: dict[str, str | None] = {}
-    for date_field in ("price_date", "dbu_date"):
-        value = raw[date_field]
-        if value is None:
-            dates[date_field] = None
-            continue
-        iso = _iso_date(value)
-        if iso is None:
-            raise fail(f"{date_field} must be a date like '2026-04-10', got {value!r}")
-        dates[date_field] = iso
-    if price is not None and dates["price_date"] is None:
-        raise fail("usd_per_hour_on_demand is set but price_date is null")
-    if dbu is not None and dates["dbu_date"] is None:
-        raise fail("dbu_per_hour is set but dbu_date is null")
+    def node(self) -> NodeType:
+        return NodeType(**{**self.model_dump(), "sources": tuple(self.sources)})
 
-    sources = raw["sources"]
-    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) for s in sources):
-        raise fail("sources must be a non-empty list of source keys")
-    undefined = [s for s in sources if s not in source_keys]
-    if undefined:
-        raise fail(f"source key(s) {', '.join(undefined)} not defined in the top-level 'sources' map")
-    if len(set(sources)) != len(sources):
-        raise fail("sources lists a key more than once")
 
-    retired = raw.get("retired", False)
-    if not isinstance(retired, bool):
-        raise fail(f"retired must be true or false, got {retired!r}")
-    retired_on_raw = raw.get("retired_on")
-    retired_on = None
-    if retired_on_raw is not None:
-        retired_on = _iso_date(retired_on_raw)
-        if retired_on is None:
-            raise fail(f"retired_on must be a date like '2025-09-30', got {retired_on_raw!r}")
-    if retired and retired_on is None:
-        raise fail("retired is true but retired_on is missing")
-    if not retired and retired_on is not None:
-        raise fail("retired_on is set but retired is not true")
+class _CatalogFile(BaseModel):
+    """``node_types.yaml``: the source keys and the node types."""
 
-    return NodeType(
-        cloud=cloud,
-        node_type_id=raw["node_type_id"],
-        family=family,
-        gpu=raw["gpu"],
-        gpu_count=raw["gpu_count"],
-        gpu_memory_gb=float(raw["gpu_memory_gb"]),
-        vcpus=raw["vcpus"],
-        memory_gb=float(raw["memory_gb"]),
-        usd_per_hour_on_demand=None if price is None else float(price),
-        dbu_per_hour=None if dbu is None else float(dbu),
-        price_region=region,
-        price_date=dates["price_date"],
-        dbu_date=dates["dbu_date"],
-        sources=tuple(sources),
-        retired=retired,
-        retired_on=retired_on,
-    )
+    model_config = ConfigDict(extra="forbid")
+
+    sources: dict[str, _Text] = Field(min_length=1)
+    node_types: list[_NodeEntry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _sources_defined_and_ids_unique(self) -> _CatalogFile:
+        seen: dict[str, int] = {}
+        for index, entry in enumerate(self.node_types):
+            undefined = [k for k in entry.sources if k not in self.sources]
+            if undefined:
+                raise ValueError(f"node_types[{index}] ({entry.node_type_id}): source key(s) {', '.join(undefined)} "
+                                 f"not defined in the top-level 'sources' map")
+            if entry.node_type_id in seen:
+                raise ValueError(f"node_types[{index}] ({entry.node_type_id}): duplicate node_type_id, already at "
+                                 f"node_types[{seen[entry.node_type_id]}]")
+            seen[entry.node_type_id] = index
+        return self
+
+
+_FIX = "correct the entry in the node catalog (each figure needs its source and date)."
 
 
 def _read_catalog(path: Path) -> Catalog:
+    where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot read the catalog file ({exc.strerror or exc})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.single(where, "", f"cannot read the catalog file ({getattr(exc, 'strerror', None) or exc}).",
+                                "restore gpucatalog/node_types.yaml.") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise CatalogError(f"{path}: not valid YAML ({exc})") from exc
-
+        raise InputError.single(where, "", f"not valid YAML ({str(exc).splitlines()[0]}).",
+                                "correct the YAML there.") from None
     if not isinstance(data, dict):
-        raise CatalogError(f"{path}: expected a mapping with 'sources' and 'node_types' at the top")
-    sources = data.get("sources")
-    if not isinstance(sources, dict) or not sources:
-        raise CatalogError(f"{path}: 'sources' must be a non-empty map of source key -> description")
-    for key, description in sources.items():
-        if not isinstance(key, str) or not isinstance(description, str) or not description.strip():
-            raise CatalogError(f"{path}: source {key!r} must map a string key to a one-line description")
-    raw_nodes = data.get("node_types")
-    if not isinstance(raw_nodes, list) or not raw_nodes:
-        raise CatalogError(f"{path}: 'node_types' must be a non-empty list")
-
-    nodes: list[NodeType] = []
-    seen: dict[str, int] = {}
-    for index, raw in enumerate(raw_nodes):
-        label = raw.get("node_type_id") if isinstance(raw, dict) else None
-        where = f"{path}: node_types[{index}]" + (f" ({label})" if label else "")
-        node = _parse_node(raw, where, set(sources))
-        if node.node_type_id in seen:
-            raise CatalogError(f"{where}: duplicate node_type_id, already at node_types[{seen[node.node_type_id]}]")
-        seen[node.node_type_id] = index
-        nodes.append(node)
-    return Catalog(nodes, sources)
+        raise InputError.single(where, "", "expected a mapping with 'sources' and 'node_types' at the top.", _FIX)
+    try:
+        parsed = _CatalogFile.model_validate(data)
+    except ValidationError as exc:
+        problems = problems_from_pydantic(exc, root=_CatalogFile, fix=_FIX)
+        raw_nodes = data.get("node_types") if isinstance(data.get("node_types"), list) else []
+        for i, problem in enumerate(problems):
+            match = re.match(r"node_types\[(\d+)\]", problem.field)
+            if match and int(match.group(1)) < len(raw_nodes) and isinstance(raw_nodes[int(match.group(1))], dict):
+                label = raw_nodes[int(match.group(1))].get("node_type_id")
+                if label:
+                    field = problem.field.replace(match.group(0), f"{match.group(0)} ({label})", 1)
+                    problems[i] = Problem(field, problem.message, problem.fix)
+        raise InputError(where, problems) from None
+    return Catalog([entry.node() for entry in parsed.node_types], dict(parsed.sources))
 
 
 @functools.lru_cache(maxsize=1)
@@ -386,7 +341,7 @@ def _default_catalog() -> Catalog:
 def load_catalog(path: str | Path | None = None) -> Catalog:
     """Load and validate a catalog file (default: the packaged ``node_types.yaml``, read once and cached).
 
-    Raises :class:`CatalogError`, naming the file and the entry, when the file is invalid.
+    Raises `InputError`, naming the file, the entry and the field, when the file is invalid.
     """
     if path is None:
         return _default_catalog()

@@ -5,7 +5,7 @@ from guardrails.evaluator import (
     ElementViolation,
     PolicyResult,
     evaluate,
-    flatten_cluster,
+    evaluate_shape,
     parse_definition,
 )
 
@@ -14,6 +14,6 @@ __all__ = [
     "ElementViolation",
     "PolicyResult",
     "evaluate",
-    "flatten_cluster",
+    "evaluate_shape",
     "parse_definition",
 ]

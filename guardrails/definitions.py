@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gpucatalog.clouds import ATTRIBUTES_BLOCK, ON_DEMAND, SPOT_WITH_FALLBACK
+from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, ON_DEMAND, SPOT_WITH_FALLBACK
 
 Role = Literal["training", "inference", "interactive"]
 GPU_ML_RUNTIME_REGEX = r"\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]"

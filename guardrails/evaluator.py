@@ -92,7 +92,11 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
+
+from dbxtypes.shape import ClusterShape
+from dbxtypes.vocabulary import JOBS_COMPUTE
 
 __all__ = [
     "CLUSTER_TYPES",
@@ -103,7 +107,6 @@ __all__ = [
     "ElementViolation",
     "PolicyResult",
     "evaluate",
-    "flatten_cluster",
     "parse_definition",
 ]
 
@@ -343,37 +346,6 @@ def _resolve(node: Any, tokens: list[str], where: str) -> Iterator[tuple[str, An
             yield from _resolve(node[int(token)], rest, f"{where}.{token}")
 
 
-def _flatten(value: Any, prefix: str, out: dict[str, object], *, top: bool) -> None:
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
-            if top and key in MAP_ATTRIBUTES and isinstance(item, Mapping):
-                for map_key, map_value in item.items():
-                    if _present(map_value):
-                        out[f"{path}.{map_key}"] = map_value
-            else:
-                _flatten(item, path, out, top=False)
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _flatten(item, f"{prefix}.{index}", out, top=False)
-    elif value is not None:
-        out[prefix] = value
-
-
-def flatten_cluster(cluster: dict) -> dict[str, object]:
-    """The cluster's leaf values by dotted path, in the policy-path spelling.
-
-    ``{"autoscale": {"max_workers": 4}}`` -> ``{"autoscale.max_workers": 4}``; list items by index
-    (``init_scripts.0.volumes.destination``); map-typed attributes keep each key whole
-    (``spark_conf.spark.databricks.cluster.profile``). ``None`` values and empty objects/lists are left out.
-    """
-    if not isinstance(cluster, Mapping):
-        raise TypeError(f"expected a cluster mapping, got {type(cluster).__name__}")
-    out: dict[str, object] = {}
-    _flatten(cluster, "", out, top=True)
-    return out
-
-
 # --------------------------------------------------------------------------------------------------------------------
 # Checking one value against one element
 # --------------------------------------------------------------------------------------------------------------------
@@ -557,3 +529,11 @@ def evaluate(
             if violation is not None:
                 violations.append(violation)
     return PolicyResult(tuple(violations), tuple(unchecked))
+
+
+def evaluate_shape(definition: str | dict, shape: ClusterShape, *, dbus_per_hour: float | None = None
+                   ) -> PolicyResult:
+    """`evaluate` for a `ClusterShape`: its Clusters API props, and ``cluster_type`` from its compute kind (a job
+    cluster is ``job``, an all-purpose cluster ``all-purpose``)."""
+    cluster_type = "job" if shape.compute_kind == JOBS_COMPUTE else "all-purpose"
+    return evaluate(definition, dict(shape.props), cluster_type=cluster_type, dbus_per_hour=dbus_per_hour)

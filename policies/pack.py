@@ -24,7 +24,7 @@ from typing import Any
 from pulumi_policy import (
     EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity,
 )
-from pulumi_policy.proxy import UnknownValueError
+from pulumi_private import UnknownValueError
 
 from policies.registry import ALL_RULES, load_policy_config, rule_messages, validate_threshold
 from policies.rule import Rule

@@ -7,14 +7,21 @@ evaluated offline and the same resources analysed by the pack over gRPC give the
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable
+from typing import Any, Literal
 
-from policies.common import as_number, clusters_of_resource, normalize_props
-from policies.rule import CLUSTER, CLUSTER_BEARING_TYPES, ResourceView, Rule, Source, View
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+
+from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
+from dbxtypes.plan import Plan, Violation, resources_of
+from dbxtypes.shape import Source, as_number, normalize_props, pool_shape, shapes_of_resource
+from dbxtypes.vocabulary import CLUSTER, CLUSTER_BEARING_TYPES, INSTANCE_POOL
+from policies.common import node_cloud
+from policies.rule import ResourceView, Rule, View
 from policies.rules import (
     configure_single_node, configure_single_node_shuffle_partitions, configure_worker_bounds,
     disallow_all_privileges_account_users, disallow_all_spot_inference, disallow_autoscaled_or_spot_training,
@@ -70,89 +77,135 @@ class PolicyConfig:
         """The rule's thresholds: defaults overlaid by this config."""
         return {**rule.thresholds, **self.thresholds.get(rule.name, {})}
 
+    def limits(self) -> dict[str, int | float]:
+        """Every threshold by name, defaults overlaid by this config: the limits the stack spec validates against
+        (``stackspec.spec_from_config(..., limits=...)``), so one policy config moves the spec and the rules. The
+        spec refuses only what a mandatory policy would: an advisory or disabled policy's limits are infinite."""
+        out: dict[str, int | float] = {}
+        for rule in ALL_RULES:
+            thresholds = self.thresholds_for(rule)
+            out.update(thresholds if self.level(rule) == "mandatory" else dict.fromkeys(thresholds, math.inf))
+        return out
 
-def _check_level(value: Any, where: str) -> str:
-    if value not in ENFORCEMENT_LEVELS:
-        raise ValueError(f"{where}: enforcementLevel must be one of {', '.join(ENFORCEMENT_LEVELS)}, got {value!r}")
-    return value
+
+Level = Literal["advisory", "mandatory", "disabled"]
 
 
 def validate_threshold(rule: Rule, key: str, value: Any, where: str = "policy config") -> int | float:
     """A threshold value checked against the rule's schema (a number, an integer where the schema says so, and no
-    smaller than its minimum)."""
+    smaller than its minimum); raises `InputError` naming the rule, the setting and the fix."""
     if key not in rule.thresholds:
         known = ", ".join(sorted(rule.thresholds)) or "none"
-        raise ValueError(f"{where}: unknown setting {key!r} for policy {rule.name} (known settings: {known})")
-    number = as_number(value) if not isinstance(value, str) else None
+        raise InputError.single(where, f"{rule.name}.{key}", "is not a setting of this policy.",
+                                f"use one of: {known}.")
     schema = rule.threshold_schema.get(key, {})
-    if number is None or (schema.get("type") == "integer" and not float(number).is_integer()):
-        raise ValueError(f"{where}: {rule.name}.{key} must be {'an integer' if schema.get('type') == 'integer' else 'a number'}, got {value!r}")
+    integer = schema.get("type") == "integer"
+    number = as_number(value) if not isinstance(value, str) else None
+    if number is None or (integer and not float(number).is_integer()):
+        raise InputError.single(where, f"{rule.name}.{key}", f"must be {'an integer' if integer else 'a number'}, "
+                                f"got {clip(value)}.", "write a number.")
     if "minimum" in schema and number < schema["minimum"]:
-        raise ValueError(f"{where}: {rule.name}.{key} must be at least {schema['minimum']}, got {value!r}")
+        raise InputError.single(where, f"{rule.name}.{key}", f"must be at least {schema['minimum']}, got "
+                                f"{clip(value)}.", "raise the value.")
     return int(number) if float(number).is_integer() else number
 
 
-def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConfig | None = None) -> PolicyConfig:
+class _Settings(BaseModel):
+    """A policy's settings: its level and its thresholds (checked by `validate_threshold`)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    enforcementLevel: Level | None = None  # noqa: N815 - Pulumi's key
+
+    @model_validator(mode="before")
+    @classmethod
+    def _level_alone(cls, value: Any) -> Any:
+        """A policy's value may be just its level: ``"disabled"`` means ``{"enforcementLevel": "disabled"}``."""
+        return {"enforcementLevel": value} if isinstance(value, str) else value
+
+
+def _config_model() -> type[BaseModel]:
+    """A pydantic model of the policy config: one optional field per policy (a level or its settings), and ``all``."""
+    fields: dict[str, Any] = {"all": (_Settings | None, Field(None))}
+    for rule in ALL_RULES:
+        fields[rule.name.replace("-", "_")] = (_Settings | None, Field(None, alias=rule.name))
+    return create_model("PolicyConfigFile", __config__=ConfigDict(extra="forbid", populate_by_name=False), **fields)
+
+
+_CONFIG_MODEL = _config_model()
+
+
+def _read_config_file(path: Path) -> Any:
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.single(where, "", f"cannot read the policy config ({getattr(exc, 'strerror', None) or exc}).",
+                                "pass a readable JSON or YAML file.") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InputError.single(where, "", f"not valid YAML ({str(exc).splitlines()[0]}).",
+                                    "correct the YAML there.") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError.single(where, "", f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).",
+                                "correct the JSON there.") from None
+
+
+def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConfig | None = None,
+                       where: str = "policy config") -> PolicyConfig:
     """Read a policy config in Pulumi's shape, from a dict or a JSON (or YAML) file.
 
     ``{"<policy-name>": {"enforcementLevel": "advisory"|"mandatory"|"disabled", "<threshold>": N}}``; a policy's value
     may also be just the level (``{"<policy-name>": "disabled"}``), and the key ``all`` sets the level of every
-    policy (named policies still win). An unknown policy name, setting or level raises ``ValueError`` naming it.
+    policy (named policies still win). A policy given without ``enforcementLevel`` keeps its own level. Validated by
+    a pydantic model of the pack; an unknown policy name, setting or level raises `InputError` naming it.
     """
     if path_or_dict is None:
         return PolicyConfig()
     if isinstance(path_or_dict, PolicyConfig):
         return path_or_dict
-    where = "policy config"
     if isinstance(path_or_dict, (str, Path)):
-        path = Path(path_or_dict)
-        where = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"{where}: cannot read the policy config ({exc.strerror or exc})") from exc
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                raise ValueError(f"{where}: not valid YAML ({exc})") from exc
-        else:
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not valid JSON ({exc})") from exc
+        where = str(path_or_dict)
+        data = _read_config_file(Path(path_or_dict))
     else:
         data = path_or_dict
     if not isinstance(data, Mapping):
-        raise ValueError(f"{where}: expected an object keyed by policy name, got {type(data).__name__}")
+        raise InputError.single(where, "", f"expected an object keyed by policy name, got {type(data).__name__}.",
+                                f"write {{\"<policy-name>\": {{\"enforcementLevel\": \"advisory\"}}}}; policies: "
+                                f"{', '.join(RULES_BY_NAME)}.")
+    try:
+        parsed = _CONFIG_MODEL.model_validate(data)
+    except ValidationError as exc:
+        problems = problems_from_pydantic(exc, fix="use a level (advisory, mandatory, disabled) or an object.")
+        for problem in problems:
+            if problem.message.startswith("is not a known key"):
+                problems[problems.index(problem)] = Problem(problem.field, "is not a policy of this pack.",
+                                                            f"use one of: {', '.join(RULES_BY_NAME)}.")
+        raise InputError(where, problems) from None
 
     enforcement: dict[str, str] = {}
     thresholds: dict[str, dict[str, int | float]] = {}
-    everything = data.get("all")
+    everything: _Settings | None = parsed.all  # type: ignore[attr-defined]
     if everything is not None:
-        level = everything.get("enforcementLevel") if isinstance(everything, Mapping) else everything
-        if isinstance(everything, Mapping) and set(everything) - {"enforcementLevel"}:
-            raise ValueError(f"{where}: 'all' accepts only enforcementLevel, got {sorted(everything)}")
-        level = _check_level(level, f"{where}: all")
-        enforcement.update({r.name: level for r in ALL_RULES})
-    for name, value in data.items():
-        if name == "all":
+        if everything.model_extra:
+            raise InputError.single(where, "all", f"accepts only enforcementLevel, got {sorted(everything.model_extra)}.",
+                                    "set thresholds per policy.")
+        if everything.enforcementLevel is not None:
+            enforcement.update({r.name: everything.enforcementLevel for r in ALL_RULES})
+    for rule in ALL_RULES:
+        value = getattr(parsed, rule.name.replace("-", "_"))
+        if value is None:
             continue
-        rule = RULES_BY_NAME.get(name)
-        if rule is None:
-            raise ValueError(f"{where}: unknown policy {name!r} (known policies: {', '.join(RULES_BY_NAME)})")
-        if isinstance(value, str):
-            enforcement[name] = _check_level(value, f"{where}: {name}")
-            continue
-        if not isinstance(value, Mapping):
-            raise ValueError(f"{where}: {name} must be an enforcement level or an object, got {type(value).__name__}")
-        for key, setting in value.items():
-            if key == "enforcementLevel":
-                enforcement[name] = _check_level(setting, f"{where}: {name}")
-            else:
-                thresholds.setdefault(name, {})[key] = validate_threshold(rule, key, setting, where)
+        if value.enforcementLevel is not None:
+            enforcement[rule.name] = value.enforcementLevel
+        for key, setting in (value.model_extra or {}).items():
+            thresholds.setdefault(rule.name, {})[key] = validate_threshold(rule, key, setting, where)
     return PolicyConfig(enforcement=MappingProxyType(enforcement),
                         thresholds=MappingProxyType({k: MappingProxyType(v) for k, v in thresholds.items()}))
 
@@ -161,22 +214,14 @@ def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConf
 # Evaluation
 # --------------------------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Violation:
-    policy: str
-    enforcement: str
-    urn: str
-    resource_name: str
-    message: str
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
-
-
-def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source = "pulumi") -> list[View]:
-    """What the rules see of one resource: a view per cluster definition for Clusters and Jobs, else one view."""
+def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source = "pulumi",
+             cloud: str | None = None) -> list[View]:
+    """What the rules see of one resource: a `ClusterShape` per cluster definition of a Cluster or Job, a
+    `PoolShape` for an instance pool, else one `ResourceView`. ``cloud`` is the plan's cloud, when known."""
     if resource_type in CLUSTER_BEARING_TYPES:
-        return list(clusters_of_resource(resource_type, props, source))
+        return list(shapes_of_resource(resource_type, props, source, cloud=cloud, node_cloud=node_cloud))
+    if resource_type == INSTANCE_POOL:
+        return [pool_shape(props, source)]
     return [ResourceView(resource_type=resource_type, props=normalize_props(props), source=source)]
 
 
@@ -201,8 +246,8 @@ def rule_messages(rule: Rule, resource_type: str, props: Mapping[str, Any] | Non
 
 
 def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, urn: str, name: str,
-                      config: Any = None, source: Source = "pulumi") -> list[Violation]:
-    """Every enabled rule against one resource, in ``ALL_RULES`` order."""
+                      config: Any = None, source: Source = "pulumi", cloud: str | None = None) -> list[Violation]:
+    """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once)."""
     cfg = load_policy_config(config)
     views: list[View] | None = None
     out = []
@@ -211,32 +256,24 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
         if level == "disabled" or resource_type not in rule.resource_types:
             continue
         if views is None:
-            views = views_of(resource_type, props, source)
+            views = views_of(resource_type, props, source, cloud)
         for message in messages_for_views(rule, views, cfg.thresholds_for(rule)):
-            out.append(Violation(rule.name, level, urn, name, message))
+            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                 resource_name=name, message=message))
     return out
 
 
-def evaluate_plan(plan: Mapping[str, Any], config: Any = None) -> list[dict[str, str]]:
-    """Violations of a plan (``plan["resources"]``, each with ``type``, ``urn``, ``name`` and ``inputs``) as dicts
-    ``{policy, enforcement, urn, resource_name, message}``, in resource order then rule order."""
+def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Violation]:
+    """Violations of a plan (or of any JSON with its ``resources``), in resource order then rule order.
+
+    Each resource is judged on its own, as the CrossGuard pack judges it (the pack does not know the plan's cloud:
+    neither does this)."""
     cfg = load_policy_config(config)
-    resources = plan.get("resources") if isinstance(plan, Mapping) else None
-    if not isinstance(resources, Sequence) or isinstance(resources, (str, bytes)):
-        raise ValueError("plan must be an object with a 'resources' list")
-    out: list[dict[str, str]] = []
-    for i, res in enumerate(resources):
-        if not isinstance(res, Mapping) or not isinstance(res.get("type"), str):
-            raise ValueError(f"plan resources[{i}] must be an object with a 'type'")
-        name = str(res.get("name", ""))
-        violations = evaluate_resource(res["type"], res.get("inputs") or {}, urn=str(res.get("urn", "")), name=name,
-                                       config=cfg, source="pulumi")
-        out.extend(v.to_dict() for v in violations)
+    resources = plan.resources if isinstance(plan, Plan) else resources_of(plan)
+    out: list[Violation] = []
+    for res in resources:
+        out.extend(evaluate_resource(res.type, res.inputs, urn=res.urn, name=res.name, config=cfg, source="pulumi"))
     return out
-
-
-class ClusterJsonError(ValueError):
-    """The JSON given to `evaluate_cluster_json` is not Databricks cluster definitions."""
 
 
 #: Keys of which a cluster object has at least one.
@@ -245,47 +282,44 @@ _CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_
                            "sparkVersion", "nodeTypeId", "numWorkers", "instancePoolId", "clusterName"})
 
 
-def cluster_objects(obj: Any) -> list[Mapping[str, Any]]:
+def cluster_objects(obj: Any, source: str = "cluster JSON") -> list[Mapping[str, Any]]:
     """The cluster objects in Clusters API JSON (one object, a list, or ``{"clusters": [...]}``); raises
-    `ClusterJsonError` naming the first item that is not a cluster."""
+    `InputError` naming the first item that is not a cluster."""
+    fix = "pass a cluster object, a list of clusters or the clusters/list response {\"clusters\": [...]}."
     if isinstance(obj, Mapping) and "clusters" in obj:
         clusters = obj["clusters"]
         if not isinstance(clusters, list):
-            raise ClusterJsonError(f"'clusters' must be a list of cluster objects, got {type(clusters).__name__}")
+            raise InputError.single(source, "clusters", f"must be a list of cluster objects, got "
+                                    f"{type(clusters).__name__}.", fix)
         items, where = clusters, "clusters"
     elif isinstance(obj, list):
         items, where = obj, ""
     elif isinstance(obj, Mapping):
         items, where = [obj], None
     else:
-        raise ClusterJsonError(f"expected a cluster object, a list of clusters or {{\"clusters\": [...]}}, "
-                               f"got {type(obj).__name__}")
+        raise InputError.single(source, "", f"expected a cluster object, a list of clusters or "
+                                f"{{\"clusters\": [...]}}, got {type(obj).__name__}.", fix)
     for i, item in enumerate(items):
-        label = "the object" if where is None else f"{where}[{i}]" if where else f"item [{i}]"
+        label = "" if where is None else f"{where}[{i}]" if where else f"[{i}]"
         if not isinstance(item, Mapping):
-            raise ClusterJsonError(f"{label} is a {type(item).__name__}, not a cluster object")
+            raise InputError.single(source, label, f"is a {type(item).__name__}, not a cluster object.", fix)
         if not _CLUSTER_KEYS & set(item):
             keys = ", ".join(sorted(map(str, item))[:8]) or "no keys"
-            raise ClusterJsonError(f"{label} does not look like a Databricks cluster (has {keys}; expected keys such as "
-                                   f"cluster_name, spark_version, node_type_id, num_workers or autoscale)")
+            raise InputError.single(source, label, f"does not look like a Databricks cluster (has {keys}; "
+                                    f"expected keys such as cluster_name, spark_version, node_type_id, num_workers "
+                                    f"or autoscale).", fix)
     return list(items)
 
 
-def evaluate_cluster_json(obj: Any, config: Any = None) -> list[dict[str, str]]:
+def evaluate_cluster_json(obj: Any, config: Any = None, source: str = "cluster JSON") -> list[Violation]:
     """Violations of Clusters API JSON: one cluster object, a list of them, or ``{"clusters": [...]}`` (the
     clusters/list response). Each violation names the cluster by ``cluster_name`` (else ``cluster_id``) and gets the
-    urn ``cluster:<cluster_id or cluster_name or index>``. Raises `ClusterJsonError` for anything else."""
+    urn ``cluster:<cluster_id or cluster_name or index>``. Raises `InputError` for anything else."""
     cfg = load_policy_config(config)
-    out: list[dict[str, str]] = []
-    for i, cluster in enumerate(cluster_objects(obj)):
+    out: list[Violation] = []
+    for i, cluster in enumerate(cluster_objects(obj, source)):
         cluster_id, cluster_name = cluster.get("cluster_id"), cluster.get("cluster_name")
         name = str(cluster_name or cluster_id or f"cluster[{i}]")
         urn = f"cluster:{cluster_id or cluster_name or i}"
-        out.extend(v.to_dict() for v in evaluate_resource(CLUSTER, cluster, urn=urn, name=name, config=cfg,
-                                                          source="api"))
+        out.extend(evaluate_resource(CLUSTER, cluster, urn=urn, name=name, config=cfg, source="api"))
     return out
-
-
-def has_mandatory(violations: Iterable[Violation | Mapping[str, Any]]) -> bool:
-    """True when any violation (a `Violation` or its dict) is mandatory."""
-    return any((v.get("enforcement") if isinstance(v, Mapping) else v.enforcement) == "mandatory" for v in violations)

@@ -1,48 +1,20 @@
-"""The `Rule` record and the views a rule's `check` receives."""
+"""The `Rule` record and the views a rule's `check` receives (shapes from `dbxtypes.shape`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Literal, Mapping, Union
+from typing import Any, Literal
+
+from dbxtypes.shape import ClusterShape, PoolShape, Source
 
 Enforcement = Literal["mandatory", "advisory"]
-Source = Literal["pulumi", "api"]
-
-CLUSTER = "databricks:index/cluster:Cluster"
-JOB = "databricks:index/job:Job"
-INSTANCE_POOL = "databricks:index/instancePool:InstancePool"
-GRANTS = "databricks:index/grants:Grants"
-GRANT = "databricks:index/grant:Grant"
-LIBRARY = "databricks:index/library:Library"
-
-#: Resource types that carry cluster definitions (a Cluster, or a Job's job clusters and task clusters).
-CLUSTER_BEARING_TYPES = (CLUSTER, JOB)
-
-
-@dataclass(frozen=True)
-class ClusterView:
-    """One cluster definition as the rules see it.
-
-    ``label`` locates the cluster inside its resource: ``""`` for a Cluster, ``"jobClusters[train].newCluster"``
-    or ``"tasks[score].newCluster"`` inside a Job. ``cluster`` is the normalised (snake_case, Clusters API shaped)
-    dict. ``job`` is the normalised Job for job clusters (``None`` otherwise) and ``tasks`` the job's tasks that run on
-    this cluster, so a rule can look at task parameters and task libraries.
-    """
-
-    label: str
-    cluster: Mapping[str, Any]
-    cluster_type: Literal["all-purpose", "job"]
-    role: str
-    source: Source = "pulumi"
-    resource_type: str = CLUSTER
-    job: Mapping[str, Any] | None = None
-    tasks: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
 class ResourceView:
-    """A resource that is not a cluster definition (instance pool, grants, library), normalised to snake_case."""
+    """A resource that is neither a cluster definition nor a pool (grants, library), normalised to snake_case."""
 
     resource_type: str
     props: Mapping[str, Any]
@@ -50,7 +22,8 @@ class ResourceView:
     label: str = ""
 
 
-View = Union[ClusterView, ResourceView]
+#: What a rule's ``check`` receives: a cluster definition, an instance pool, or another resource.
+View = ClusterShape | PoolShape | ResourceView
 Check = Callable[[View, Mapping[str, Any]], list[str]]
 
 
@@ -60,8 +33,8 @@ class Rule:
 
     ``check(view, config)`` is a pure function returning violation messages, each ending with a ``Fix: ...`` hint.
     ``config`` holds this rule's thresholds (``thresholds`` merged with any overrides). The registry calls ``check``
-    once per cluster definition (a ``ClusterView``) for Clusters and Jobs, and once per resource (a ``ResourceView``)
-    for the other types in ``resource_types``.
+    once per cluster definition (a ``ClusterShape``) for Clusters and Jobs, once per pool (a ``PoolShape``), and
+    once per resource (a ``ResourceView``) for the other types in ``resource_types``.
     """
 
     name: str

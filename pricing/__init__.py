@@ -12,8 +12,6 @@ Price data: ``pricing/rates.yaml`` ($/DBU, spot factors) and ``gpucatalog/node_t
 """
 
 from .book import (
-    CLOUDS,
-    COMPUTE_KINDS,
     TIERS,
     NodePrice,
     NodePriceOverride,
@@ -23,12 +21,9 @@ from .book import (
     load_prices,
 )
 from .diff import diff_costs
-from .errors import PricingDataError, PricingInputError
 from .model import DEFAULT_ASSUMPTIONS, MODEL_NOTES, price_plan
 
 __all__ = [
-    "CLOUDS",
-    "COMPUTE_KINDS",
     "DEFAULT_ASSUMPTIONS",
     "MODEL_NOTES",
     "TIERS",
@@ -36,8 +31,6 @@ __all__ = [
     "NodePriceOverride",
     "PriceBook",
     "PriceOverrides",
-    "PricingDataError",
-    "PricingInputError",
     "diff_costs",
     "load_overrides_file",
     "load_prices",

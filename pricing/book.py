@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import difflib
 import functools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import PricingDataError, PricingInputError
+from dbxtypes.errors import InputError, problems_from_pydantic
+from dbxtypes.prices import NodePriceOverride, PriceOverrides, Tier
+from dbxtypes.vocabulary import CLOUDS, COMPUTE_KINDS, Cloud
 
 __all__ = [
     "CLOUDS",
@@ -42,18 +42,10 @@ __all__ = [
     "load_prices",
 ]
 
-CLOUDS: tuple[str, ...] = ("aws", "azure", "gcp")
 TIERS: tuple[str, ...] = ("premium", "enterprise")
-COMPUTE_KINDS: tuple[str, ...] = ("jobs_compute", "all_purpose", "model_serving")
 
 RATES_PATH = Path(__file__).with_name("rates.yaml")
 
-Cloud = Literal["aws", "azure", "gcp"]
-Tier = Literal["premium", "enterprise"]
-ComputeKind = Literal["jobs_compute", "all_purpose", "model_serving"]
-SpotFactor = Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)]
-UsdPerDbu = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
-NonNegative = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
 
 #: Source keys of the catalog that carry VM prices (the other keys of a node entry cover specs or DBU rates).
 _VM_PRICE_SOURCES = ("karpenter_aws_price", "karpenter_azure_price", "cyclenerd_gcp", "skypilot_aws", "aws_price_cut")
@@ -64,164 +56,53 @@ _DBU_SOURCES = ("dbx_instance_xlsx", "overwatch")
 # Overrides (user input)
 # --------------------------------------------------------------------------------------------------------------------
 
-class NodePriceOverride(BaseModel):
-    """Prices of one node type, replacing the catalog's (or pricing a node type the catalog does not know)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    usd_per_hour_on_demand: NonNegative | None = Field(None, description="VM list price per node-hour, on demand.")
-    dbu_per_hour: NonNegative | None = Field(None, description="Databricks DBUs per node-hour.")
-
-    @model_validator(mode="after")
-    def _something_set(self) -> "NodePriceOverride":
-        if self.usd_per_hour_on_demand is None and self.dbu_per_hour is None:
-            raise ValueError("set usd_per_hour_on_demand and/or dbu_per_hour")
-        return self
-
-
-class PriceOverrides(BaseModel):
-    """The shape of a ``--prices`` file and of a stack's ``dbx-ai-infra:pricing`` config. Every key is optional.
-
-    ``usd_per_dbu`` is the rate actually paid (a negotiated price, another region): it applies whatever the tier.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    tier: Tier | None = None
-    spot_factor: dict[Cloud, SpotFactor] = Field(default_factory=dict)
-    usd_per_dbu: dict[Cloud, dict[ComputeKind, UsdPerDbu]] = Field(default_factory=dict)
-    node_types: dict[str, NodePriceOverride] = Field(default_factory=dict)
-
-    _origin: str | None = PrivateAttr(default=None)
-
-    @property
-    def origin(self) -> str | None:
-        """Where these overrides came from (a file path), when known."""
-        return self._origin
-
-    def with_origin(self, origin: str | None) -> "PriceOverrides":
-        self._origin = origin
-        return self
-
-
-_MODEL_AT: dict[str, type[BaseModel]] = {"": PriceOverrides, "node_types.*": NodePriceOverride}
-_FIX_FOR_TYPE = {
-    "float_type": "give a plain number (no quotes), e.g. 0.4",
-    "float_parsing": "give a plain number (no quotes), e.g. 0.4",
-    "finite_number": "give a finite number",
-    "dict_type": "give a mapping (`key: value` lines under it)",
-    "model_type": "give a mapping with usd_per_hour_on_demand and/or dbu_per_hour",
-    "model_attributes_type": "give a mapping with usd_per_hour_on_demand and/or dbu_per_hour",
-}
-
-
-def _format_loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        text = str(part)
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif text.isidentifier():
-            out += ("." if out else "") + text
-        else:
-            out += f"[{text!r}]"
-    return out or "(top level)"
-
-
-def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
-    if len(loc) == 1:
-        return list(PriceOverrides.model_fields)
-    if len(loc) == 3 and loc[0] == "node_types":
-        return list(NodePriceOverride.model_fields)
-    return []
-
-
-def _describe_error(err: Mapping[str, Any]) -> str:
-    loc = tuple(err.get("loc") or ())
-    kind = err.get("type", "")
-    ctx = err.get("ctx") or {}
-    if loc and loc[-1] == "[key]":
-        parent, key = loc[:-2], loc[-2]
-        expected = ctx.get("expected", "")
-        return (f"{_format_loc(parent)}: unknown key {key!r}. Fix: use {expected}"
-                + _did_you_mean(str(key), [e.strip(" '") for e in expected.replace(" or ", ",").split(",")]))
-    field = _format_loc(loc)
-    if kind == "extra_forbidden":
-        allowed = _allowed_keys(loc)
-        hint = _did_you_mean(str(loc[-1]), allowed)
-        return (f"{field}: unknown key. Fix: remove it or correct the spelling{hint}; "
-                f"allowed here: {', '.join(allowed)}")
-    if kind == "literal_error":
-        return f"{field}: {err.get('msg')}. Fix: use {ctx.get('expected')}"
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        if loc and loc[0] == "spot_factor":
-            rule = "a factor > 0 and <= 1 (spot VM price / on-demand VM price)"
-        else:
-            rule = "a number >= 0"
-        return f"{field}: got {err.get('input')!r}; {err.get('msg')}. Fix: give {rule}"
-    if kind in _FIX_FOR_TYPE:
-        return f"{field}: got {err.get('input')!r}, {err.get('msg')}. Fix: {_FIX_FOR_TYPE[kind]}"
-    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-    if kind == "value_error":
-        return f"{field}: nothing to override. Fix: {msg}"
-    return f"{field}: {msg}. Fix: correct this value"
-
-
-def _did_you_mean(word: str, options: list[str]) -> str:
-    close = [o for o in options if o.startswith(word) or word.startswith(o)] \
-        or difflib.get_close_matches(word, options, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _validate_overrides(raw: Any, where: str) -> PriceOverrides:
+def _validate_overrides(raw: Any, where: str, prefix: str = "") -> PriceOverrides:
     if raw is None:
         return PriceOverrides().with_origin(where)
     if isinstance(raw, PriceOverrides):
         return raw
     if not isinstance(raw, Mapping):
-        raise PricingInputError(f"{where}: expected a mapping of price overrides (tier, spot_factor, usd_per_dbu, "
-                                f"node_types), got {type(raw).__name__}. Fix: write `key: value` lines at the top.")
+        raise InputError.single(where, prefix.rstrip("."), f"expected a mapping of price overrides (tier, "
+                                f"spot_factor, usd_per_dbu, node_types), got {type(raw).__name__}.",
+                                "write `key: value` lines at the top.")
     try:
         return PriceOverrides.model_validate(dict(raw)).with_origin(where)
     except ValidationError as exc:
-        problems = [_describe_error(e) for e in exc.errors()]
-        raise PricingInputError(f"{where}: invalid price overrides: " + "; ".join(problems)) from None
+        raise InputError(where, problems_from_pydantic(exc, root=PriceOverrides, prefix=prefix)) from None
 
 
 def load_overrides_file(path: str | Path) -> PriceOverrides:
     """Read and validate a YAML ``--prices`` file.
 
-    Raises :class:`PricingInputError` naming the file, the field path and the fix when the file is missing, is not
-    UTF-8 YAML, or holds an unknown key or a value of the wrong type. An empty file means "no overrides".
+    Raises `InputError` naming the file, the field path and the fix when the file is missing, is not UTF-8 YAML, or
+    holds an unknown key or a value of the wrong type. An empty file means "no overrides".
     """
     p = Path(path)
     where = str(path)
     if not p.is_file():
-        raise PricingInputError(f"{where}: price overrides file not found. Fix: pass an existing YAML file.")
+        raise InputError.single(where, "", "price overrides file not found.", "pass an existing YAML file.")
     try:
         text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise PricingInputError(f"{where}: not UTF-8 text. Fix: save the price overrides as UTF-8 YAML.") from None
+        raise InputError.single(where, "", "not UTF-8 text.", "save the price overrides as UTF-8 YAML.") from None
     except OSError as exc:
-        raise PricingInputError(f"{where}: cannot read the file ({exc.strerror or exc}). Fix: check the path and "
-                                f"its permissions.") from None
+        raise InputError.single(where, "", f"cannot read the file ({exc.strerror or exc}).",
+                                "check the path and its permissions.") from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PricingInputError(f"{where}: not valid YAML{at}: {problem}. Fix: correct the YAML there.") from None
+        raise InputError.single(where, "", f"not valid YAML{at}: {problem}.", "correct the YAML there.") from None
     return _validate_overrides(raw, where)
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# The packaged rates
+# The packaged rates (rates.yaml), validated by pydantic models
 # --------------------------------------------------------------------------------------------------------------------
 
-def _iso(value: Any) -> str | None:
-    if value is None:
-        return None
+def _iso(value: Any) -> Any:
     if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
         return value.isoformat()
     if isinstance(value, str):
@@ -229,108 +110,131 @@ def _iso(value: Any) -> str | None:
             return _dt.date.fromisoformat(value).isoformat()
         except ValueError:
             pass
-    raise ValueError(f"not a date like '2026-04-10': {value!r}")
+        raise ValueError(f"not a date like '2026-04-10': {value!r}")
+    return value
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+_Number = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
+
+
+class _Figure(BaseModel):
+    """A figure with its source keys (defined under ``sources``), date and whether it is an estimate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: _Number
+    source: str | list[str]
+    date: Annotated[str, BeforeValidator(_iso)] | None = None
+    estimate: Literal[False] = False
+
+    @property
+    def source_keys(self) -> list[str]:
+        return [self.source] if isinstance(self.source, str) else list(self.source)
+
+
+class _SpotFigure(_Figure):
+    value: Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)]
+    range: tuple[_Number, _Number]
+    observed: str | None = None
+    estimate: bool = False  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _range_around_value(self) -> _SpotFigure:
+        if not self.range[0] <= self.value <= self.range[1]:
+            raise ValueError(f"range must be [low, high] around the value {self.value}")
+        return self
+
+
+class _KindRates(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    jobs_compute: _Figure
+    all_purpose: _Figure
+    model_serving: _Figure
+
+
+class _CloudRates(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    region: Annotated[str, Field(min_length=1)]
+    premium: _KindRates | None = None
+    enterprise: _KindRates | None = None
+
+    def tiers(self) -> dict[str, _KindRates]:
+        return {t: r for t in TIERS if (r := getattr(self, t)) is not None}
+
+
+class _DbuOnSpot(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    discounted: Literal[False]
+    source: str | list[str]
+    note: str | None = None
+
+
+class _RatesFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    currency: Literal["USD"]
+    default_tier: Tier
+    usd_per_dbu: dict[Cloud, _CloudRates]
+    spot_factor: dict[Cloud, _SpotFigure]
+    dbu_on_spot: _DbuOnSpot
+    sources: dict[str, Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _complete(self) -> _RatesFile:
+        for name in ("usd_per_dbu", "spot_factor"):
+            missing = [c for c in CLOUDS if c not in getattr(self, name)]
+            if missing:
+                raise ValueError(f"{name} lacks the cloud(s) {', '.join(missing)}")
+        if self.default_tier not in self.usd_per_dbu["aws"].tiers():
+            raise ValueError("the default tier must have AWS rates")
+        figures: list[tuple[str, _Figure | _DbuOnSpot]] = [("dbu_on_spot", self.dbu_on_spot)]
+        figures += [(f"spot_factor.{c}", f) for c, f in self.spot_factor.items()]
+        for cloud, rates in self.usd_per_dbu.items():
+            for tier, kinds in rates.tiers().items():
+                figures += [(f"usd_per_dbu.{cloud}.{tier}.{k}", getattr(kinds, k)) for k in _KindRates.model_fields]
+        for where, fig in figures:
+            keys = [fig.source] if isinstance(fig.source, str) else fig.source
+            unknown = [k for k in keys if k not in self.sources]
+            if unknown or not keys:
+                raise ValueError(f"{where}.source: key(s) {', '.join(unknown) or '(none)'} not defined under "
+                                 f"'sources'")
+        return self
+
+
+def _figure(fig: _Figure) -> dict[str, Any]:
+    out: dict[str, Any] = {"value": float(fig.value), "source": ", ".join(fig.source_keys), "date": fig.date,
+                           "estimate": fig.estimate}
+    if isinstance(fig, _SpotFigure):
+        out["range"] = (float(fig.range[0]), float(fig.range[1]))
+    return out
 
 
 @functools.lru_cache(maxsize=4)
 def _read_rates(path: Path) -> dict[str, Any]:
-    """``rates.yaml``, validated, as plain data: ``{"currency", "default_tier", "usd_per_dbu": {cloud: {tier: {kind:
-    figure}}}, "regions": {cloud: region}, "spot_factor": {cloud: figure}, "sources": {key: text}}`` where a figure
-    is ``{"value", "source", "date", "estimate", ...}``."""
-
-    def fail(problem: str) -> PricingDataError:
-        return PricingDataError(f"{path}: {problem}")
-
+    """``rates.yaml``, validated by `_RatesFile`, as plain data: ``{"currency", "default_tier", "usd_per_dbu":
+    {cloud: {tier: {kind: figure}}}, "regions": {cloud: region}, "spot_factor": {cloud: figure}, "sources": {key:
+    text}}`` where a figure is ``{"value", "source", "date", "estimate", ...}``. Raises `InputError`."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        raise fail(f"cannot read the rates file ({exc})") from exc
-    if not isinstance(data, dict):
-        raise fail("expected a mapping at the top")
-    sources = data.get("sources")
-    if not isinstance(sources, dict) or not sources:
-        raise fail("'sources' must map source keys to descriptions")
-
-    def check_sources(value: Any, where: str) -> str:
-        keys = [value] if isinstance(value, str) else value
-        if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
-            raise fail(f"{where}.source must be a source key or a list of them")
-        unknown = [k for k in keys if k not in sources]
-        if unknown:
-            raise fail(f"{where}.source: key(s) {', '.join(unknown)} not defined under 'sources'")
-        return ", ".join(keys)
-
-    def figure(raw: Any, where: str, *, lo: float, hi: float | None, estimate_ok: bool) -> dict[str, Any]:
-        if not isinstance(raw, dict) or not _number(raw.get("value")):
-            raise fail(f"{where} must be a mapping with a numeric 'value'")
-        value = float(raw["value"])
-        if value < lo or (hi is not None and value > hi):
-            raise fail(f"{where}.value {value} is out of range")
-        try:
-            date = _iso(raw.get("date"))
-        except ValueError as exc:
-            raise fail(f"{where}.date: {exc}") from None
-        estimate = raw.get("estimate", False)
-        if not isinstance(estimate, bool) or (estimate and not estimate_ok):
-            raise fail(f"{where}.estimate must be true or false")
-        return {"value": value, "source": check_sources(raw.get("source"), where), "date": date, "estimate": estimate}
-
-    default_tier = data.get("default_tier")
-    if default_tier not in TIERS:
-        raise fail(f"default_tier must be one of {', '.join(TIERS)}")
-    rates: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
-    regions: dict[str, str] = {}
-    raw_rates = data.get("usd_per_dbu")
-    if not isinstance(raw_rates, dict) or set(raw_rates) != set(CLOUDS):
-        raise fail(f"usd_per_dbu must have exactly the clouds {', '.join(CLOUDS)}")
-    for cloud in CLOUDS:
-        block = raw_rates[cloud]
-        if not isinstance(block, dict) or not isinstance(block.get("region"), str):
-            raise fail(f"usd_per_dbu.{cloud} must be a mapping with a 'region'")
-        regions[cloud] = block["region"]
-        tiers = {k: v for k, v in block.items() if k != "region"}
-        if not tiers or not set(tiers) <= set(TIERS):
-            raise fail(f"usd_per_dbu.{cloud}: tiers must be among {', '.join(TIERS)}")
-        rates[cloud] = {}
-        for tier, kinds in tiers.items():
-            if not isinstance(kinds, dict) or set(kinds) != set(COMPUTE_KINDS):
-                raise fail(f"usd_per_dbu.{cloud}.{tier} must have exactly {', '.join(COMPUTE_KINDS)}")
-            rates[cloud][tier] = {kind: figure(kinds[kind], f"usd_per_dbu.{cloud}.{tier}.{kind}",
-                                               lo=0, hi=None, estimate_ok=False)
-                                  for kind in COMPUTE_KINDS}
-    if default_tier not in rates["aws"]:
-        raise fail("the default tier must have AWS rates")
-
-    raw_spot = data.get("spot_factor")
-    if not isinstance(raw_spot, dict) or set(raw_spot) != set(CLOUDS):
-        raise fail(f"spot_factor must have exactly the clouds {', '.join(CLOUDS)}")
-    spot: dict[str, dict[str, Any]] = {}
-    for cloud in CLOUDS:
-        fig = figure(raw_spot[cloud], f"spot_factor.{cloud}", lo=0, hi=1, estimate_ok=True)
-        if fig["value"] <= 0:
-            raise fail(f"spot_factor.{cloud}.value must be > 0")
-        rng = raw_spot[cloud].get("range")
-        if not (isinstance(rng, list) and len(rng) == 2 and all(_number(x) for x in rng) and rng[0] <= fig["value"]
-                <= rng[1]):
-            raise fail(f"spot_factor.{cloud}: 'range' must be [low, high] around the value")
-        fig["range"] = (float(rng[0]), float(rng[1]))
-        spot[cloud] = fig
-
-    dbu_on_spot = data.get("dbu_on_spot")
-    if not isinstance(dbu_on_spot, dict) or dbu_on_spot.get("discounted") is not False:
-        raise fail("dbu_on_spot.discounted must be false: the model never discounts DBUs on spot nodes")
-    check_sources(dbu_on_spot.get("source"), "dbu_on_spot")
-
-    currency = data.get("currency")
-    if currency != "USD":
-        raise fail("currency must be USD")
-    return {"currency": currency, "default_tier": default_tier, "usd_per_dbu": rates, "regions": regions,
-            "spot_factor": spot, "dbu_on_spot_source": check_sources(dbu_on_spot["source"], "dbu_on_spot"),
-            "sources": dict(sources)}
+        raise InputError.single(str(path), "", f"cannot read the rates file ({exc}).",
+                                "restore pricing/rates.yaml.") from None
+    try:
+        parsed = _RatesFile.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(str(path), problems_from_pydantic(exc, root=_RatesFile,
+                                                           fix="correct the figure in rates.yaml.")) from None
+    rates = {cloud: {tier: {k: _figure(getattr(kinds, k)) for k in _KindRates.model_fields}
+                     for tier, kinds in parsed.usd_per_dbu[cloud].tiers().items()} for cloud in CLOUDS}
+    return {"currency": parsed.currency, "default_tier": parsed.default_tier, "usd_per_dbu": rates,
+            "regions": {cloud: parsed.usd_per_dbu[cloud].region for cloud in CLOUDS},
+            "spot_factor": {cloud: _figure(parsed.spot_factor[cloud]) for cloud in CLOUDS},
+            "dbu_on_spot_source": ", ".join([parsed.dbu_on_spot.source] if isinstance(parsed.dbu_on_spot.source, str)
+                                            else parsed.dbu_on_spot.source),
+            "sources": dict(parsed.sources)}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -432,7 +336,7 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     """The price book: ``rates.yaml`` plus the node catalog, then each override in order (later ones win).
 
     ``None`` overrides are skipped; a plain mapping is validated as :class:`PriceOverrides` (raising
-    :class:`PricingInputError`). ``catalog`` defaults to ``gpucatalog.load_catalog()``.
+    `InputError`). ``catalog`` defaults to ``gpucatalog.load_catalog()``.
     """
     if catalog is None:
         from gpucatalog import load_catalog

@@ -1,4 +1,9 @@
-"""Cost difference between two plans (base -> head), resource by resource (matched by URN)."""
+"""Cost difference between two plans (base -> head), resource by resource.
+
+Resources are matched by URN within one stack. Across stacks (``cost --stack prod --against dev``) the URN holds the
+stack name, so resources are matched by their type and their name without the stack prefix (``prod-inference`` and
+``dev-inference`` are the same workload).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import PricingInputError
+from dbxtypes.errors import InputError
+from dbxtypes.plan import Cost, CostEntry, Plan, coerce_plan
 
 __all__ = ["diff_costs"]
 
@@ -14,13 +20,24 @@ _COMPARED = ("hourly", "hourly_max", "monthly", "nodes", "node_type_id", "driver
              "first_on_demand", "compute_kind", "workload_type", "unpriced")
 
 
-def _cost_of(doc: Mapping[str, Any], which: str) -> Mapping[str, Any]:
-    if isinstance(doc, Mapping) and isinstance(doc.get("cost"), Mapping):
-        return doc["cost"]
-    if isinstance(doc, Mapping) and "resources" in doc and "total" in doc and "currency" in doc:
-        return doc  # a cost object itself
-    raise PricingInputError(f"{which}: expected a plan with a 'cost' object (price_plan's result). "
-                            f"Fix: set plan['cost'] = price_plan(plan, prices) first")
+def _cost_of(plan: Plan, which: str) -> Cost:
+    if plan.cost is None:
+        raise InputError.single(which, "cost", "the plan carries no cost object.",
+                                "price it first (plan.cost = price_plan(plan, prices)).")
+    return plan.cost
+
+
+def match_key(urn: str, name: str | None, stack: str, *, across_stacks: bool) -> str:
+    """The key a resource is matched by: its URN within one stack; across stacks, its qualified type and its name
+    without the ``<stack>-`` prefix the program gives every resource."""
+    if not across_stacks:
+        return urn
+    parts = urn.split("::")
+    qualified_type = parts[2] if len(parts) >= 4 else ""
+    bare = name or (parts[-1] if parts else urn)
+    if stack and bare.startswith(f"{stack}-"):
+        bare = bare[len(stack) + 1:]
+    return f"{qualified_type}::{bare}"
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -33,13 +50,12 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _side(entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _side(entry: CostEntry | None) -> dict[str, Any] | None:
     if entry is None:
         return None
-    monthly = entry.get("monthly") or {}
-    return {"hourly": entry.get("hourly"), "hourly_max": entry.get("hourly_max"),
-            "monthly_min": monthly.get("min"), "monthly_expected": monthly.get("expected"),
-            "monthly_max": monthly.get("max"), "unpriced": entry.get("unpriced")}
+    return {"hourly": entry.hourly, "hourly_max": entry.hourly_max, "monthly_min": entry.monthly.min,
+            "monthly_expected": entry.monthly.expected, "monthly_max": entry.monthly.max,
+            "unpriced": entry.unpriced}
 
 
 _SIDE_NUMBERS = ("hourly", "hourly_max", "monthly_min", "monthly_expected", "monthly_max")
@@ -55,65 +71,79 @@ def _delta(base: Mapping[str, Any] | None, head: Mapping[str, Any] | None) -> di
     return out
 
 
-def _total_side(cost: Mapping[str, Any]) -> dict[str, Any]:
-    total = cost.get("total") or {}
-    monthly = total.get("monthly") or {}
-    return {"hourly": total.get("hourly", 0.0), "hourly_max": total.get("hourly_max", 0.0),
-            "monthly_min": monthly.get("min", 0.0), "monthly_expected": monthly.get("expected", 0.0),
-            "monthly_max": monthly.get("max", 0.0), "unpriced": None}
+def _total_side(cost: Cost) -> dict[str, Any]:
+    total = cost.total
+    return {"hourly": total.hourly, "hourly_max": total.hourly_max, "monthly_min": total.monthly.min,
+            "monthly_expected": total.monthly.expected, "monthly_max": total.monthly.max, "unpriced": None}
 
 
-def diff_costs(base: Mapping[str, Any], head: Mapping[str, Any]) -> dict[str, Any]:
-    """What changes in cost from ``base`` to ``head`` (both plans carrying a ``cost`` object).
+def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -> dict[str, Any]:
+    """What changes in cost from ``base`` to ``head`` (both plans carrying a cost).
 
-    Returns ``{"base_stack", "head_stack", "currency", "rows": [{urn, name, type, status, changes, base, head,
-    delta}], "counts": {added, removed, changed, unchanged}, "total": {base, head, delta}, "by_workload": {role:
-    {base, head, delta}}, "unpriced": {"base": n, "head": n}}``. ``status`` is ``added`` (head only), ``removed``
-    (base only), ``changed`` or ``unchanged``; ``base``/``head`` hold ``hourly``, ``hourly_max``,
+    Returns ``{"base_stack", "head_stack", "currency", "matched_by", "rows": [{urn, name, type, status, changes,
+    base, head, delta}], "counts": {added, removed, changed, unchanged}, "total": {base, head, delta}, "by_workload":
+    {role: {base, head, delta}}, "unpriced": {"base": n, "head": n}}``. ``status`` is ``added`` (head only),
+    ``removed`` (base only), ``changed`` or ``unchanged``; ``base``/``head`` hold ``hourly``, ``hourly_max``,
     ``monthly_min``, ``monthly_expected``, ``monthly_max`` and ``unpriced`` (``None`` on the absent side);
     ``delta`` is head - base for each number, counting an absent side as 0 and an unpriced one as unknown (None).
+    Resources are paired by URN, then the rest by type and name without the stack prefix (another stack);
+    ``matched_by`` says ``name`` when any pair was made that way, else ``urn``.
     Rows come in head order, then the removed ones in base order. A plan against itself gives all zeros.
     """
-    b_cost, h_cost = _cost_of(base, "base"), _cost_of(head, "head")
-    b_res: Mapping[str, Any] = b_cost.get("resources") or {}
-    h_res: Mapping[str, Any] = h_cost.get("resources") or {}
-    if b_cost.get("currency") != h_cost.get("currency"):
-        raise PricingInputError(f"base and head are in different currencies ({b_cost.get('currency')} vs "
-                                f"{h_cost.get('currency')}). Fix: price both with the same price book")
-
+    b_plan, h_plan = coerce_plan(base, "base"), coerce_plan(head, "head")
+    b_cost, h_cost = _cost_of(b_plan, "base"), _cost_of(h_plan, "head")
+    if b_cost.currency != h_cost.currency:
+        raise InputError.single("base and head", "currency", f"differ ({b_cost.currency} vs {h_cost.currency}).",
+                                "price both with the same price book.")
+    # Same URN first; what is left is matched by type and name without the stack prefix (another stack).
+    pairs: list[tuple[str | None, str | None]] = [(u, u) for u in h_cost.resources if u in b_cost.resources]
+    b_left = {match_key(u, e.name, b_plan.stack, across_stacks=True): u
+              for u, e in b_cost.resources.items() if u not in h_cost.resources}
+    by_name = 0
+    for h_urn, entry in h_cost.resources.items():
+        if h_urn in b_cost.resources:
+            continue
+        b_urn = b_left.pop(match_key(h_urn, entry.name, h_plan.stack, across_stacks=True), None)
+        by_name += b_urn is not None
+        pairs.append((b_urn, h_urn))
+    pairs.sort(key=lambda p: list(h_cost.resources).index(p[1]) if p[1] else 0)
+    pairs += [(u, None) for u in b_left.values()]
     rows: list[dict[str, Any]] = []
     counts = {"added": 0, "removed": 0, "changed": 0, "unchanged": 0}
-    for urn in [*h_res, *(u for u in b_res if u not in h_res)]:
-        b, h = b_res.get(urn), h_res.get(urn)
+    for b_urn, h_urn in pairs:
+        b = b_cost.resources[b_urn] if b_urn else None
+        h = h_cost.resources[h_urn] if h_urn else None
+        changes: list[str] = []
         if b is None:
-            status, changes = "added", []
+            status = "added"
         elif h is None:
-            status, changes = "removed", []
+            status = "removed"
         else:
-            changes = [k for k in _COMPARED if not _same(b.get(k), h.get(k))]
+            b_json, h_json = b.to_json(), h.to_json()
+            changes = [k for k in _COMPARED if not _same(b_json.get(k), h_json.get(k))]
             status = "changed" if changes else "unchanged"
         counts[status] += 1
         ref = h if h is not None else b
+        assert ref is not None
         b_side, h_side = _side(b), _side(h)
-        rows.append({"urn": urn, "name": ref.get("name"), "type": ref.get("type"), "status": status,
+        rows.append({"urn": h_urn or b_urn, "name": ref.name, "type": ref.type, "status": status,
                      "changes": changes, "base": b_side, "head": h_side, "delta": _delta(b_side, h_side)})
 
     b_total, h_total = _total_side(b_cost), _total_side(h_cost)
     by_workload: dict[str, dict[str, float]] = {}
-    b_work, h_work = b_cost.get("by_workload") or {}, h_cost.get("by_workload") or {}
+    b_work, h_work = b_cost.by_workload, h_cost.by_workload
     for role in [*h_work, *(r for r in b_work if r not in h_work)]:
         bv, hv = float(b_work.get(role, 0.0)), float(h_work.get(role, 0.0))
         by_workload[role] = {"base": bv, "head": hv, "delta": hv - bv}
 
-    base_plan = base.get("stack") if isinstance(base, Mapping) else None
-    head_plan = head.get("stack") if isinstance(head, Mapping) else None
     return {
-        "base_stack": base_plan,
-        "head_stack": head_plan,
-        "currency": h_cost.get("currency"),
+        "base_stack": b_plan.stack or None,
+        "head_stack": h_plan.stack or None,
+        "currency": h_cost.currency,
+        "matched_by": "name" if by_name else "urn",
         "rows": rows,
         "counts": counts,
         "total": {"base": b_total, "head": h_total, "delta": _delta(b_total, h_total)},
         "by_workload": by_workload,
-        "unpriced": {"base": len(b_cost.get("unpriced") or []), "head": len(h_cost.get("unpriced") or [])},
+        "unpriced": {"base": len(b_cost.unpriced), "head": len(h_cost.unpriced)},
     }

@@ -109,36 +109,20 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gpucatalog.clouds import ON_DEMAND, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK
-from policies.common import ROLES, as_list, as_mapping, classify, normalize_cluster, tag_role
+from dbxtypes.errors import InputError
+from dbxtypes.plan import Cost, Plan, Resource, coerce_plan
+from dbxtypes.shape import ClusterShape, PoolShape, pool_shape, shapes_of_resource
+from dbxtypes.vocabulary import (
+    ALL_PURPOSE, ATTRIBUTES_BLOCK, CLUSTER, CLOUDS, INSTANCE_POOL, JOB, JOBS_COMPUTE, ON_DEMAND_AVAILABILITIES, ROLES,
+    SPOT_AVAILABILITIES, USAGE_DEFAULTS,
+)
 
-from .book import CLOUDS, PriceBook
-from .errors import PricingInputError
+from .book import PriceBook
 
-__all__ = ["CLUSTER", "DEFAULT_ASSUMPTIONS", "JOB", "POOL", "MODEL_NOTES", "ROLES", "price_plan"]
+__all__ = ["DEFAULT_ASSUMPTIONS", "MODEL_NOTES", "price_plan"]
 
-CLUSTER = "databricks:index/cluster:Cluster"
-JOB = "databricks:index/job:Job"
-POOL = "databricks:index/instancePool:InstancePool"
-
-
-#: Used for a key the plan's ``assumptions`` lack (the stack spec's ``usage`` defaults).
-DEFAULT_ASSUMPTIONS: dict[str, float | None] = {
-    "training_hours_per_month": 40,
-    "training_job_hours_per_month": 80,
-    "inference_hours_per_month": 730,
-    "inference_burst_hours_per_month": 120,
-    "inference_burst_avg_extra_workers": None,
-    "dev_hours_per_working_day": 6,
-    "working_days_per_month": 21,
-    "pool_idle_hours_per_month": 730,
-}
-
-ATTRIBUTE_BLOCKS = {"aws": "awsAttributes", "azure": "azureAttributes", "gcp": "gcpAttributes"}
-SPOT_AVAILABILITIES = frozenset({*SPOT_WITH_FALLBACK.values(), *SPOT_WITHOUT_FALLBACK.values()})
-ON_DEMAND_AVAILABILITIES = frozenset(ON_DEMAND.values())
-#: Availability when the block (or its ``availability``) is absent.
-DEFAULT_AVAILABILITY = {"aws": SPOT_WITH_FALLBACK["aws"], "azure": ON_DEMAND["azure"], "gcp": ON_DEMAND["gcp"]}
+#: Used for a key the plan's ``assumptions`` lack: the vocabulary's usage defaults (the stack spec's too).
+DEFAULT_ASSUMPTIONS: dict[str, float | None] = {key: u.default for key, u in USAGE_DEFAULTS.items()}
 
 MODEL_NOTES: tuple[str, ...] = (
     "node $/h = VM $/h (on demand, or on demand x spot factor on a spot node) + DBU/h x $/DBU; DBUs are never "
@@ -157,57 +141,36 @@ MODEL_NOTES: tuple[str, ...] = (
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Small readers (plans carry camelCase inputs; snake_case is accepted too, for hand-written plans)
+# Usage assumptions and hours
 # --------------------------------------------------------------------------------------------------------------------
-
-def _get(d: Mapping[str, Any], camel: str, snake: str | None = None) -> Any:
-    if camel in d:
-        return d[camel]
-    return d.get(snake) if snake else None
-
 
 def _num(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
         return float(value) if math.isfinite(value) else None
-    if isinstance(value, str):
-        try:
-            out = float(value.strip())
-        except ValueError:
-            return None
-        return out if math.isfinite(out) else None
     return None
 
 
-def _role(spec: Mapping[str, Any], tags: Mapping[str, Any], in_job: bool) -> str:
-    """The same classification the policies use (one rule, in policies.common)."""
-    return classify(normalize_cluster(spec), "job" if in_job else "all-purpose", tags=tags)
-
-
-def _assumptions(plan: Mapping[str, Any]) -> dict[str, float | None]:
-    raw = plan.get("assumptions")
-    if raw is not None and not isinstance(raw, Mapping):
-        raise PricingInputError("plan assumptions: expected a mapping of usage assumptions. "
-                                "Fix: give the keys of docs/ARCHITECTURE.md")
-    raw = raw or {}
+def _assumptions(plan: Plan) -> dict[str, float | None]:
+    raw = plan.assumptions or {}
     out: dict[str, float | None] = {}
     for key, default in DEFAULT_ASSUMPTIONS.items():
         value = raw.get(key, default)
         if value is None and key == "inference_burst_avg_extra_workers":
             out[key] = None
             continue
-        number = _num(value) if not isinstance(value, str) else None
+        number = _num(value)
         if number is None or number < 0:
-            raise PricingInputError(f"plan assumptions.{key}: got {value!r}. Fix: give a number >= 0"
-                                    + (" or null" if key == "inference_burst_avg_extra_workers" else ""))
+            raise InputError.single("plan", f"assumptions.{key}", f"got {value!r}.", "give a number >= 0"
+                                    + (" or null." if key == "inference_burst_avg_extra_workers" else "."))
         out[key] = number
     return out
 
 
 def _hours(role: str, kind: str, a: Mapping[str, float | None]) -> float | None:
     if role == "training":
-        return a["training_job_hours_per_month"] if kind == "jobs_compute" else a["training_hours_per_month"]
+        return a["training_job_hours_per_month"] if kind == JOBS_COMPUTE else a["training_hours_per_month"]
     if role == "inference":
         return a["inference_hours_per_month"]
     if role == "interactive":
@@ -299,53 +262,46 @@ class _ClusterPricer:
         return sum(1 for pos in range(1, n_workers + 2) if not self._on_demand(pos))
 
 
-def _node_source(spec: Mapping[str, Any], driver: bool, pools: Mapping[str, Mapping[str, Any]]
+def _node_source(shape: ClusterShape, driver: bool, pools: Mapping[str, tuple[Resource, PoolShape]]
                  ) -> tuple[str, str | None]:
     """(node type id, pool name or None) of the driver or the workers."""
-    pool_key = ("driverInstancePoolId", "driver_instance_pool_id") if driver else ("instancePoolId", "instance_pool_id")
-    pool_id = _get(spec, *pool_key)
-    if driver and not pool_id and not _get(spec, "driverNodeTypeId", "driver_node_type_id"):
-        pool_id = _get(spec, "instancePoolId", "instance_pool_id")
+    pool_id = shape.driver_instance_pool_id if driver else shape.instance_pool_id
     if pool_id:
-        pool = pools.get(str(pool_id))
-        if pool is None:
+        found = pools.get(pool_id)
+        if found is None:
             raise _Unpriced(f"instance pool {pool_id!r} is not an InstancePool resource of this plan, so its node "
                             f"type is unknown")
-        node_type = _get(as_mapping(pool.get("inputs")), "nodeTypeId", "node_type_id")
-        if not isinstance(node_type, str) or not node_type:
-            raise _Unpriced(f"instance pool {pool.get('name')!r} has no nodeTypeId")
-        return node_type, str(pool.get("name"))
-    node_type = (_get(spec, "driverNodeTypeId", "driver_node_type_id") if driver else None) \
-        or _get(spec, "nodeTypeId", "node_type_id")
-    if not isinstance(node_type, str) or not node_type:
+        resource, pool = found
+        if not pool.node_type_id:
+            raise _Unpriced(f"instance pool {resource.name!r} has no nodeTypeId")
+        return pool.node_type_id, resource.name
+    node_type = shape.driver_node_type if driver else shape.node_type_id
+    if not node_type:
         raise _Unpriced("the cluster has neither nodeTypeId nor instancePoolId")
     return node_type, None
 
 
-def _price_cluster(spec: Mapping[str, Any], *, kind: str, role: str, cloud: str, prices: PriceBook,
-                   pools: Mapping[str, Mapping[str, Any]], a: Mapping[str, float | None], used: _Sources
+def _nodes_of(shape: ClusterShape) -> dict[str, int]:
+    lo, hi = int(shape.min_workers), int(shape.max_workers)
+    return {"min": 1 + lo, "max": 1 + hi}
+
+
+def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
+                   pools: Mapping[str, tuple[Resource, PoolShape]], a: Mapping[str, float | None], used: _Sources
                    ) -> dict[str, Any]:
-    worker_type, worker_pool = _node_source(spec, False, pools)
-    driver_type, driver_pool = _node_source(spec, True, pools)
+    kind, role = shape.compute_kind, shape.role
+    worker_type, worker_pool = _node_source(shape, False, pools)
+    driver_type, driver_pool = _node_source(shape, True, pools)
 
-    autoscale = _get(spec, "autoscale")
-    if isinstance(autoscale, Mapping):
-        lo = int(_num(_get(autoscale, "minWorkers", "min_workers")) or 0)
-        hi = int(_num(_get(autoscale, "maxWorkers", "max_workers")) or 0)
-        hi = max(lo, hi)
-    else:
-        lo = hi = int(_num(_get(spec, "numWorkers", "num_workers")) or 0)
-
-    block = as_mapping(_get(spec, ATTRIBUTE_BLOCKS[cloud], ATTRIBUTE_BLOCKS[cloud].replace("A", "_a")))
-    availability = block.get("availability") or DEFAULT_AVAILABILITY[cloud]
-    fod = _num(_get(block, "firstOnDemand", "first_on_demand"))
-    fod = 1.0 if fod is None else fod
+    lo, hi = int(shape.min_workers), int(shape.max_workers)
+    availability = shape.availability_in(cloud)
+    fod = float(shape.first_on_demand_in(cloud))
     if hi == 0:
         fod = max(fod, 1.0)
     pool_backed = worker_pool is not None
     spot = availability in SPOT_AVAILABILITIES and not pool_backed
     if availability not in SPOT_AVAILABILITIES | ON_DEMAND_AVAILABILITIES and not pool_backed:
-        raise _Unpriced(f"unknown availability {availability!r} in {ATTRIBUTE_BLOCKS[cloud]}")
+        raise _Unpriced(f"unknown availability {availability!r} in {ATTRIBUTES_BLOCK[cloud]}")
 
     role_hours = _hours(role, kind, a)
     if role_hours is None:
@@ -413,30 +369,6 @@ def _price_cluster(spec: Mapping[str, Any], *, kind: str, role: str, cloud: str,
     }
 
 
-def _tags_of(spec: Mapping[str, Any], job_inputs: Mapping[str, Any] | None) -> dict[str, Any]:
-    tags: dict[str, Any] = dict(as_mapping(job_inputs.get("tags"))) if job_inputs else {}
-    tags.update(as_mapping(_get(spec, "customTags", "custom_tags")))
-    return tags
-
-
-def _job_clusters(inputs: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    out: list[tuple[str, Mapping[str, Any]]] = []
-    for i, jc in enumerate(as_list(_get(inputs, "jobClusters", "job_clusters"))):
-        spec = _get(as_mapping(jc), "newCluster", "new_cluster")
-        if isinstance(spec, Mapping):
-            key = _get(as_mapping(jc), "jobClusterKey", "job_cluster_key")
-            out.append((f"jobClusters[{key if key not in (None, '') else i}].newCluster", spec))
-    for i, task in enumerate(as_list(_get(inputs, "tasks"))):
-        spec = _get(as_mapping(task), "newCluster", "new_cluster")
-        if isinstance(spec, Mapping):
-            key = _get(as_mapping(task), "taskKey", "task_key")
-            out.append((f"tasks[{key if key not in (None, '') else i}].newCluster", spec))
-    spec = _get(inputs, "newCluster", "new_cluster")
-    if isinstance(spec, Mapping):
-        out.append(("newCluster", spec))
-    return out
-
-
 _MONEY_KEYS = ("hourly", "hourly_max", "all_on_demand_monthly_expected", "saving_monthly_expected")
 
 
@@ -447,60 +379,41 @@ def _unpriced_entry(base: dict[str, Any], reason: str) -> dict[str, Any]:
     return base
 
 
-def _entry_head(resource: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": resource.get("name"), "type": resource.get("type")}
+def _entry_head(resource: Resource) -> dict[str, Any]:
+    return {"name": resource.name, "type": resource.type}
 
 
-def _price_cluster_resource(resource: Mapping[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
-    spec = as_mapping(resource.get("inputs"))
-    role = _role(spec, _tags_of(spec, None), in_job=False)
+def _price_cluster_resource(resource: Resource, shape: ClusterShape, ctx: dict[str, Any]) -> dict[str, Any]:
     entry = _entry_head(resource)
     try:
-        priced = _price_cluster(spec, kind="all_purpose", role=role, **ctx)
+        priced = _price_cluster(shape, **ctx)
     except _Unpriced as why:
-        node_type = _get(spec, "nodeTypeId", "node_type_id")
-        entry.update({"workload_type": role, "node_type_id": node_type, "compute_kind": "all_purpose",
-                      "nodes": _nodes_of(spec)})
+        entry.update({"workload_type": shape.role, "node_type_id": shape.node_type_id, "compute_kind": ALL_PURPOSE,
+                      "nodes": _nodes_of(shape)})
         return _unpriced_entry(entry, str(why))
     entry.update(priced)
     return entry
 
 
-def _nodes_of(spec: Mapping[str, Any]) -> dict[str, int]:
-    autoscale = _get(spec, "autoscale")
-    if isinstance(autoscale, Mapping):
-        lo = int(_num(_get(autoscale, "minWorkers", "min_workers")) or 0)
-        hi = max(lo, int(_num(_get(autoscale, "maxWorkers", "max_workers")) or 0))
-    else:
-        lo = hi = int(_num(_get(spec, "numWorkers", "num_workers")) or 0)
-    return {"min": 1 + lo, "max": 1 + hi}
-
-
-def _price_job_resource(resource: Mapping[str, Any], ctx: dict[str, Any]) -> dict[str, Any] | None:
-    inputs = as_mapping(resource.get("inputs"))
-    clusters = _job_clusters(inputs)
-    if not clusters:
-        return None
+def _price_job_resource(resource: Resource, shapes: list[ClusterShape], ctx: dict[str, Any]) -> dict[str, Any]:
     entry = _entry_head(resource)
     parts: list[dict[str, Any]] = []
     reasons: list[str] = []
-    for label, spec in clusters:
-        role = _role(spec, _tags_of(spec, inputs), in_job=True)
+    for shape in shapes:
         try:
-            part = _price_cluster(spec, kind="jobs_compute", role=role, **ctx)
+            part = _price_cluster(shape, **ctx)
         except _Unpriced as why:
-            reasons.append(f"{label}: {why}")
-            part = _unpriced_entry({"workload_type": role, "compute_kind": "jobs_compute",
-                                    "node_type_id": _get(spec, "nodeTypeId", "node_type_id"),
-                                    "nodes": _nodes_of(spec)}, str(why))
-        part["cluster"] = label
+            reasons.append(f"{shape.label}: {why}")
+            part = _unpriced_entry({"workload_type": shape.role, "compute_kind": JOBS_COMPUTE,
+                                    "node_type_id": shape.node_type_id, "nodes": _nodes_of(shape)}, str(why))
+        part["cluster"] = shape.label
         parts.append(part)
     roles = sorted({p["workload_type"] for p in parts})
     node_types = list(dict.fromkeys(str(p["node_type_id"]) for p in parts if p.get("node_type_id")))
     entry.update({
         "workload_type": roles[0] if len(roles) == 1 else "mixed",
         "node_type_id": ", ".join(node_types) or None,
-        "compute_kind": "jobs_compute",
+        "compute_kind": JOBS_COMPUTE,
         "nodes": {"min": sum(p["nodes"]["min"] for p in parts), "max": sum(p["nodes"]["max"] for p in parts)},
         "clusters": parts,
     })
@@ -517,22 +430,20 @@ def _price_job_resource(resource: Mapping[str, Any], ctx: dict[str, Any]) -> dic
     return entry
 
 
-def _price_pool(resource: Mapping[str, Any], ctx: dict[str, Any], role: str) -> dict[str, Any]:
-    inputs = as_mapping(resource.get("inputs"))
-    node_type = _get(inputs, "nodeTypeId", "node_type_id")
-    idle = int(_num(_get(inputs, "minIdleInstances", "min_idle_instances")) or 0)
+def _price_pool(resource: Resource, pool: PoolShape, ctx: dict[str, Any], role: str) -> dict[str, Any]:
+    idle = int(pool.min_idle_instances)
     entry = _entry_head(resource)
-    entry.update({"workload_type": role, "node_type_id": node_type, "compute_kind": None,
+    entry.update({"workload_type": role, "node_type_id": pool.node_type_id, "compute_kind": None,
                   "nodes": {"min": idle, "max": idle},
-                  "max_capacity": _num(_get(inputs, "maxCapacity", "max_capacity")),
+                  "max_capacity": pool.max_capacity,
                   "hours_per_month": ctx["a"]["pool_idle_hours_per_month"]})
     try:
         if idle == 0:
             vm = 0.0
         else:
-            if not isinstance(node_type, str) or not node_type:
+            if not pool.node_type_id:
                 raise _Unpriced("the instance pool has no nodeTypeId")
-            vm, _ = _node_price(ctx["prices"], node_type, ctx["used"], need_dbu=False)
+            vm, _ = _node_price(ctx["prices"], pool.node_type_id, ctx["used"], need_dbu=False)
     except _Unpriced as why:
         return _unpriced_entry(entry, str(why))
     hourly = idle * vm
@@ -543,10 +454,9 @@ def _price_pool(resource: Mapping[str, Any], ctx: dict[str, Any], role: str) -> 
     return entry
 
 
-def _pool_role(pool: Mapping[str, Any], users: list[str]) -> str:
-    role = tag_role(as_mapping(_get(as_mapping(pool.get("inputs")), "customTags", "custom_tags")))
-    if role:
-        return role
+def _pool_role(pool: PoolShape, users: list[str]) -> str:
+    if pool.role:
+        return pool.role
     roles = sorted(set(users))
     return roles[0] if len(roles) == 1 else "unknown"
 
@@ -555,51 +465,49 @@ def _pool_role(pool: Mapping[str, Any], users: list[str]) -> str:
 # The plan
 # --------------------------------------------------------------------------------------------------------------------
 
-def price_plan(plan: Mapping[str, Any], prices: PriceBook) -> dict[str, Any]:
-    """The ``cost`` object of a plan (a new dict; the plan is not changed).
+def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
+    """The `Cost` of a plan (or of its JSON; the plan is not changed).
 
-    ``{"currency", "tier", "cloud", "spot_factor", "resources": {urn: entry}, "total": {hourly, hourly_max,
-    monthly: {min, expected, max}, all_on_demand_monthly_expected, saving_monthly_expected}, "unpriced": [{urn,
-    name, reason}], "by_workload": {role: monthly expected}, "sources": [{figure, value, source, date, estimate}],
-    "assumptions": {usage assumption: value}, "notes": [model assumption, ...]}``. See the module docstring.
-    Raises :class:`PricingInputError` for an unknown cloud or invalid usage assumptions.
+    ``resources`` (by URN: the entry of each cluster, job and pool), ``total``, ``unpriced`` ({urn, name, reason}),
+    ``by_workload`` (role: monthly expected), ``sources`` ({figure, value, source, date, estimate}),
+    ``assumptions`` and ``notes``. See the module docstring. Raises `InputError` for an unknown cloud or invalid
+    usage assumptions.
     """
-    cloud = plan.get("cloud")
-    if cloud not in CLOUDS:
-        raise PricingInputError(f"plan cloud: got {cloud!r}. Fix: use one of {', '.join(CLOUDS)}")
-    a = _assumptions(plan)
+    if isinstance(plan, Mapping) and plan.get("cloud") not in CLOUDS:
+        raise InputError.single("plan", "cloud", f"got {plan.get('cloud')!r}.", f"use one of {', '.join(CLOUDS)}.")
+    typed = coerce_plan(plan)
+    cloud = typed.cloud
+    a = _assumptions(typed)
     used = _Sources(prices)
     used.use("tier")
-    resources = [r for r in as_list(plan.get("resources")) if isinstance(r, Mapping)]
-    pools = {str(r.get("id")): r for r in resources if r.get("type") == POOL and r.get("id") is not None}
+    pools: dict[str, tuple[Resource, PoolShape]] = {}
+    for r in typed.resources:
+        if r.type == INSTANCE_POOL and r.id is not None:
+            pools[r.id] = (r, pool_shape(r.inputs))
     ctx = {"cloud": cloud, "prices": prices, "pools": pools, "a": a, "used": used}
 
     entries: dict[str, dict[str, Any]] = {}
     pool_users: dict[str, list[str]] = {}
-    for r in resources:
-        urn = str(r.get("urn"))
-        if r.get("type") == CLUSTER:
-            entries[urn] = _price_cluster_resource(r, ctx)
-            specs = [as_mapping(r.get("inputs"))]
-        elif r.get("type") == JOB:
-            entry = _price_job_resource(r, ctx)
-            if entry is None:
-                continue
-            entries[urn] = entry
-            specs = [spec for _, spec in _job_clusters(as_mapping(r.get("inputs")))]
-        else:
+    for r in typed.resources:
+        if r.type not in (CLUSTER, JOB):
             continue
-        for spec in specs:
-            for key in ("instancePoolId", "driverInstancePoolId", "instance_pool_id", "driver_instance_pool_id"):
-                if spec.get(key):
-                    pool_users.setdefault(str(spec[key]), []).append(entries[urn]["workload_type"])
-    for r in resources:
-        if r.get("type") == POOL:
-            role = _pool_role(r, pool_users.get(str(r.get("id")), []))
-            entries[str(r.get("urn"))] = _price_pool(r, ctx, role)
+        shapes = shapes_of_resource(r.type, r.inputs, cloud=cloud)
+        if r.type == CLUSTER:
+            entries[r.urn] = _price_cluster_resource(r, shapes[0], ctx)
+        elif shapes:
+            entries[r.urn] = _price_job_resource(r, shapes, ctx)
+        else:
+            continue  # a job on an existing cluster costs nothing extra
+        for shape in shapes:
+            for pool_id in {shape.instance_pool_id, shape.driver_instance_pool_id} - {None}:
+                pool_users.setdefault(str(pool_id), []).append(entries[r.urn]["workload_type"])
+    for r in typed.resources:
+        if r.type == INSTANCE_POOL:
+            shape = pools[r.id][1] if r.id in pools else pool_shape(r.inputs)
+            entries[r.urn] = _price_pool(r, shape, ctx, _pool_role(shape, pool_users.get(str(r.id), [])))
 
     # plan order
-    order = {str(r.get("urn")): i for i, r in enumerate(resources)}
+    order = {r.urn: i for i, r in enumerate(typed.resources)}
     entries = dict(sorted(entries.items(), key=lambda kv: order.get(kv[0], 0)))
 
     priced = [e for e in entries.values() if e["unpriced"] is None]
@@ -618,7 +526,7 @@ def price_plan(plan: Mapping[str, Any], prices: PriceBook) -> dict[str, Any]:
     rank = {role: i for i, role in enumerate(ROLES)}
     by_workload = dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
 
-    return {
+    return Cost.model_validate({
         "currency": prices.currency,
         "tier": prices.tier,
         "cloud": cloud,
@@ -631,4 +539,4 @@ def price_plan(plan: Mapping[str, Any], prices: PriceBook) -> dict[str, Any]:
         "sources": used.entries(),
         "assumptions": dict(a),
         "notes": list(MODEL_NOTES),
-    }
+    })

@@ -15,9 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stackspec import StackSpecError, load_stack
+from dbxtypes.errors import InputError
+from dbxtypes.plan import Plan, Violation
+from dbxtypes.vocabulary import CLUSTER_POLICY
+from stackspec import load_stack
 
-from .inputs import InputError, read_json
+from .inputs import read_json
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID = 0, 1, 2
 
@@ -27,40 +30,38 @@ def _policy_config(args: argparse.Namespace) -> Any:
         return None
     from policies.registry import load_policy_config
 
-    raw = read_json(args.policy_config, "policy config")
-    try:
-        return load_policy_config(raw)
-    except ValueError as exc:
-        raise InputError(f"{args.policy_config}: {exc}") from None
+    return load_policy_config(read_json(args.policy_config, "policy config"), where=args.policy_config)
 
 
 def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = True,
-               prices: str | None = None, with_cost: bool = False) -> dict[str, Any]:
+               prices: str | None = None, with_cost: bool = False) -> Plan:
     """Stack -> plan: run the program under mocks, then add violations (and costs)."""
+    from policies.registry import load_policy_config
+
     from .engine import run_program
 
-    loaded = load_stack(stack)
+    loaded = load_stack(stack, limits=load_policy_config(policy_config).limits())
     plan = run_program(loaded)
-    plan["assumptions"] = loaded.spec.usage.model_dump()
+    plan.assumptions = loaded.spec.usage.model_dump()
     if with_policies:
         from policies.registry import evaluate_plan
 
-        plan["violations"] = evaluate_plan(plan, policy_config)
+        plan.violations = evaluate_plan(plan, policy_config)
     if with_cost:
         from .costing import price_plan
 
-        plan["cost"] = price_plan(plan, loaded, prices)
+        plan.cost = price_plan(plan, loaded, prices)
     return plan
 
 
-def base_plan(base: str, *, policy_config: Any, prices: str | None) -> dict[str, Any]:
+def base_plan(base: str, *, policy_config: Any, prices: str | None) -> Plan:
     """--against: a saved plan JSON (priced now if it carries no costs), or a stack name or file."""
     from .costing import price_plan, read_plan_file
 
     if base.endswith(".json"):
         plan = read_plan_file(base)
-        if "cost" not in plan:
-            plan["cost"] = price_plan(plan, None, prices)
+        if plan.cost is None:
+            plan.cost = price_plan(plan, None, prices)
         return plan
     return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True)
 
@@ -71,37 +72,36 @@ def _emit(text: str, out: str | None) -> None:
     write_text(text, out)
 
 
-def _has_mandatory(violations: list[dict[str, Any]]) -> bool:
-    return any(v["enforcement"] == "mandatory" for v in violations)
+def _has_mandatory(violations: list[Violation]) -> bool:
+    return any(v.mandatory for v in violations)
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
     plan = build_plan(args.stack, policy_config=_policy_config(args), prices=args.prices, with_cost=True)
     if args.json:
-        _emit(json.dumps(plan, indent=2), args.out)
+        _emit(json.dumps(plan.to_json(), indent=2), args.out)
     else:
         from .render import plan_table
 
         _emit(plan_table(plan), args.out)
-    return EXIT_VIOLATIONS if _has_mandatory(plan["violations"]) else EXIT_OK
+    return EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from policies.registry import evaluate_cluster_json
 
     config = _policy_config(args)
+    result: dict[str, Any]
     if args.cluster_json:
         raw = read_json(args.cluster_json, "cluster JSON")
-        try:
-            violations = evaluate_cluster_json(raw, config)
-        except ValueError as exc:
-            raise InputError(f"{args.cluster_json}: {exc}") from None
-        result: dict[str, Any] = {"source": args.cluster_json, "violations": violations}
+        violations = evaluate_cluster_json(raw, config, source=args.cluster_json)
+        result = {"source": args.cluster_json, "violations": [v.to_json() for v in violations]}
         if args.cluster_policy:
-            result["cluster_policy"] = _cluster_policy_results(raw, args.cluster_policy)
+            result["cluster_policy"] = _cluster_policy_results(raw, args.cluster_json, args.cluster_policy)
     else:
-        result = build_plan(args.stack, policy_config=config)
-        violations = result["violations"]
+        plan = build_plan(args.stack, policy_config=config)
+        violations = plan.violations or []
+        result = plan.to_json()
     if args.json:
         _emit(json.dumps(result, indent=2), args.out)
     else:
@@ -115,7 +115,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if failed else EXIT_OK
 
 
-def _cluster_policy_results(raw: Any, policy_path: str) -> list[dict[str, Any]]:
+def _cluster_policy_results(raw: Any, cluster_path: str, policy_path: str) -> list[dict[str, Any]]:
     from guardrails import DefinitionError, evaluate, parse_definition
     from policies.registry import cluster_objects
 
@@ -125,9 +125,9 @@ def _cluster_policy_results(raw: Any, policy_path: str) -> list[dict[str, Any]]:
     try:
         definition = parse_definition(definition)
     except DefinitionError as exc:
-        raise InputError(f"{policy_path}: {exc}") from None
+        raise InputError(policy_path, str(exc)) from None
     results = []
-    for index, cluster in enumerate(cluster_objects(raw)):
+    for index, cluster in enumerate(cluster_objects(raw, cluster_path)):
         outcome = evaluate(definition, cluster)
         results.append({
             "cluster": cluster.get("cluster_name") or cluster.get("cluster_id") or f"#{index}",
@@ -150,18 +150,18 @@ def _cluster_policy_text(results: list[dict[str, Any]]) -> str:
 
 def cmd_export_policies(args: argparse.Namespace) -> int:
     plan = build_plan(args.stack, with_policies=False)
-    policies = [r for r in plan["resources"] if r["type"] == "databricks:index/clusterPolicy:ClusterPolicy"]
+    policies = [r for r in plan.resources if r.type == CLUSTER_POLICY]
     if not policies:
-        raise InputError(f"{plan['stack_file']}: dbx-ai-infra:cluster_policies.enabled is false, so the stack "
-                         f"makes no cluster policy. Fix: enable it to export definitions.")
+        raise InputError.single(plan.stack_file or plan.stack, "dbx-ai-infra:cluster_policies.enabled",
+                                "is false, so the stack makes no cluster policy.", "enable it to export definitions.")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise InputError(f"{args.out}: exists and is not a directory. Fix: pass a directory for --out.")
+        raise InputError.single(args.out, "--out", "exists and is not a directory.", "pass a directory for --out.")
     out.mkdir(parents=True, exist_ok=True)
     for r in policies:
-        definition = json.loads(r["inputs"]["definition"])
-        _emit(json.dumps(definition, indent=2, sort_keys=True), str(out / f"{r['inputs']['name']}.json"))
-        print(f"wrote {out / (r['inputs']['name'] + '.json')}", file=sys.stderr)
+        definition = json.loads(r.inputs["definition"])
+        _emit(json.dumps(definition, indent=2, sort_keys=True), str(out / f"{r.inputs['name']}.json"))
+        print(f"wrote {out / (r.inputs['name'] + '.json')}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -174,7 +174,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
         diff = diff_costs(base_plan(args.against, policy_config=config, prices=args.prices), plan)
     if args.format == "json":
-        doc = {"stack": plan["stack"], "cost": plan["cost"], "violations": plan["violations"], "diff": diff}
+        as_json = plan.to_json()
+        doc = {"stack": plan.stack, "cost": as_json.get("cost"), "violations": as_json.get("violations"), "diff": diff}
         _emit(json.dumps(doc, indent=2), args.out)
     elif args.format in ("markdown", "html"):
         from .reports import render_html, render_markdown
@@ -241,11 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: --cluster-policy goes with --cluster-json. Fix: add --cluster-json FILE.", file=sys.stderr)
         return EXIT_INVALID
     from .engine import ProgramError
-    from .output import OutputError
 
     try:
         return args.func(args)
-    except (StackSpecError, InputError, OutputError) as exc:
+    except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except ProgramError as exc:

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from pulumi.runtime import mocks, rpc
-from pulumi.runtime import stack as runtime_stack
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime import mocks
 
-from stackspec import PROJECT, LoadedStack
-from stackspec.load import REPO_ROOT, display_path
+import pulumi_private
+from dbxtypes.plan import Plan, Resource
+from dbxtypes.vocabulary import PROJECT, STACK_TYPE
+from stackspec import LoadedStack
+from stackspec.load import PROGRAM_LIMITS, REPO_ROOT, display_path
 
 PROGRAM = REPO_ROOT / "__main__.py"
-STACK_TYPE = "pulumi:pulumi:Stack"
 
 
 class ProgramError(Exception):
@@ -50,7 +50,7 @@ class _Mocks(pulumi.runtime.Mocks):
         return {}, None
 
 
-class _RecordingMonitor(mocks.MockMonitor):
+class _RecordingMonitor(pulumi_private.MockMonitor):
     """A mock monitor that keeps every registration, with URNs shaped as the Pulumi engine makes them."""
 
     def __init__(self, mock: pulumi.runtime.Mocks) -> None:
@@ -73,13 +73,14 @@ class _RecordingMonitor(mocks.MockMonitor):
                 "type": request.type,
                 "name": request.name,
                 "parent": parent or None,
-                "inputs": plain(rpc.deserialize_properties(request.object)),
+                "inputs": plain(pulumi_private.deserialize_properties(request.object)),
             })
         return response
 
 
-def _run(stack: LoadedStack, program: Path) -> dict[str, Any]:
+def _run(stack: LoadedStack, program: Path) -> Plan:
     pulumi.runtime.set_all_config(stack.config)
+    PROGRAM_LIMITS.set(stack.limits)
     mock = _Mocks()
     monitor = _RecordingMonitor(mock)
     quiet = logging.getLogger("stackplan.pulumi")
@@ -90,21 +91,21 @@ def _run(stack: LoadedStack, program: Path) -> dict[str, Any]:
     def program_main() -> None:
         runpy.run_path(str(program), run_name="__main__")
 
-    _sync_await(runtime_stack.run_pulumi_func(program_main))
-    root = runtime_stack.get_root_resource()
-    outputs = {k: plain(_sync_await(pulumi.Output.from_input(v).future())) for k, v in (root.outputs or {}).items()}
-    return {
-        "stack": stack.name,
-        "project": PROJECT,
-        "stack_file": display_path(stack.path),
-        "cloud": stack.spec.cloud,
+    pulumi_private.run_program_function(program_main)
+    outputs = {k: plain(pulumi_private.sync_await(pulumi.Output.from_input(v).future()))
+               for k, v in pulumi_private.root_resource_outputs().items()}
+    return Plan(
+        stack=stack.name,
+        project=PROJECT,
+        stack_file=display_path(stack.path),
+        cloud=stack.spec.cloud,
         # Registration order depends on the event loop's scheduling: sort so that a plan is reproducible.
-        "resources": sorted(monitor.recorded, key=lambda r: r["urn"]),
-        "outputs": outputs,
-    }
+        resources=[Resource(**r) for r in sorted(monitor.recorded, key=lambda r: r["urn"])],
+        outputs=outputs,
+    )
 
 
-def run_program(stack: LoadedStack, program: Path = PROGRAM) -> dict[str, Any]:
+def run_program(stack: LoadedStack, program: Path = PROGRAM) -> Plan:
     """Run the program for one stack and return its plan. Each run gets fresh Pulumi runtime state."""
     try:
         # Pulumi keeps its runtime settings in context variables: an empty context is a clean runtime.

@@ -7,9 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-
-class OutputError(Exception):
-    """The output file cannot be written (bad directory, permissions)."""
+from dbxtypes.errors import InputError
 
 
 def write_text(text: str, out: str | None) -> None:
@@ -19,7 +17,8 @@ def write_text(text: str, out: str | None) -> None:
     path = Path(out)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
-        raise OutputError(f"{out}: directory {directory} does not exist. Fix: create it or choose another --out.")
+        raise InputError.single(out, "--out", f"directory {directory} does not exist.",
+                                "create it or choose another --out.")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -27,7 +26,7 @@ def write_text(text: str, out: str | None) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"{out}: cannot write ({exc.strerror}). Fix: choose a writable --out.") from None
+        raise InputError.single(out, "--out", f"cannot write ({exc.strerror}).", "choose a writable --out.") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from dbxtypes.plan import Plan, Violation
+
 from .summary import facts, money, short_type
 
 
@@ -15,11 +17,11 @@ def _console(buffer: io.StringIO) -> Console:
     return Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=False)
 
 
-def plan_table(plan: dict[str, Any]) -> str:
+def plan_table(plan: Plan) -> str:
     buffer = io.StringIO()
     console = _console(buffer)
-    cost = (plan.get("cost") or {}).get("resources", {})
-    table = Table(title=f"Stack {plan['stack']} ({plan['cloud']}) - {len(plan['resources'])} resources",
+    cost = plan.cost.resources if plan.cost is not None else {}
+    table = Table(title=f"Stack {plan.stack} ({plan.cloud}) - {len(plan.resources)} resources",
                   title_justify="left")
     table.add_column("type")
     table.add_column("name")
@@ -28,32 +30,32 @@ def plan_table(plan: dict[str, Any]) -> str:
         table.add_column("$/hour", justify="right")
         table.add_column("$/month (expected)", justify="right")
     # components first, each followed by its children
-    ordered = sorted(plan["resources"], key=lambda r: (r["parent"] or r["urn"], r["parent"] is not None, r["name"]))
+    ordered = sorted(plan.resources, key=lambda r: (r.parent or r.urn, r.parent is not None, r.name))
     for r in ordered:
-        row = [short_type(r["type"]), r["name"], facts(r)]
+        row = [short_type(r.type), r.name, facts(r)]
         if cost:
-            c = cost.get(r["urn"])
-            row += ["", ""] if c is None else [money(c.get("hourly")), money((c.get("monthly") or {}).get("expected"))]
+            c = cost.get(r.urn)
+            row += ["", ""] if c is None else [money(c.hourly), money(c.monthly.expected)]
         table.add_row(*row)
     console.print(table)
-    total = (plan.get("cost") or {}).get("total")
-    if total:
-        console.print(f"Total: {money(total.get('hourly'))}/hour at the base size, "
-                      f"{money(total.get('hourly_max'))}/hour at full size; "
-                      f"{money(total['monthly']['min'])} - {money(total['monthly']['max'])}/month, "
-                      f"expected {money(total['monthly']['expected'])}/month ({total.get('currency', 'USD')})")
-    if "violations" in plan:
-        console.print(violations_table(plan["violations"]), end="")
+    if plan.cost is not None:
+        total = plan.cost.total
+        console.print(f"Total: {money(total.hourly)}/hour at the base size, "
+                      f"{money(total.hourly_max)}/hour at full size; "
+                      f"{money(total.monthly.min)} - {money(total.monthly.max)}/month, "
+                      f"expected {money(total.monthly.expected)}/month ({plan.cost.currency})")
+    if plan.violations is not None:
+        console.print(violations_table(plan.violations), end="")
     return buffer.getvalue()
 
 
-def violations_table(violations: list[dict[str, Any]]) -> str:
+def violations_table(violations: list[Violation]) -> str:
     buffer = io.StringIO()
     console = _console(buffer)
     if not violations:
         console.print("Policies: no violations.")
         return buffer.getvalue()
-    mandatory = sum(1 for v in violations if v["enforcement"] == "mandatory")
+    mandatory = sum(1 for v in violations if v.mandatory)
     table = Table(title=f"Policy violations: {mandatory} mandatory, {len(violations) - mandatory} advisory",
                   title_justify="left")
     table.add_column("level")
@@ -61,7 +63,7 @@ def violations_table(violations: list[dict[str, Any]]) -> str:
     table.add_column("resource")
     table.add_column("message", overflow="fold")
     for v in violations:
-        table.add_row(v["enforcement"], v["policy"], v["resource_name"], v["message"])
+        table.add_row(v.enforcement, v.policy, v.resource_name, v.message)
     console.print(table)
     return buffer.getvalue()
 

@@ -17,6 +17,9 @@ from typing import Any
 
 import jinja2
 
+from dbxtypes.plan import Cost, CostEntry, Plan
+from dbxtypes.vocabulary import INSTANCE_POOL, USAGE_DEFAULTS
+
 from .summary import cents, money, short_type, signed_money
 
 __all__ = ["TEMPLATES_DIR", "environment", "render_html", "render_markdown", "render_template", "report_context"]
@@ -25,16 +28,6 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 MARKDOWN_TEMPLATE = "report.md.j2"
 HTML_TEMPLATE = "report.html.j2"
 
-ASSUMPTION_LABELS = {
-    "training_hours_per_month": ("All-purpose training cluster up", "h/month"),
-    "training_job_hours_per_month": ("Training job runs", "h/month"),
-    "inference_hours_per_month": ("Inference base up", "h/month"),
-    "inference_burst_hours_per_month": ("Inference bursting above the base", "h/month"),
-    "inference_burst_avg_extra_workers": ("Average extra inference workers while bursting", "workers"),
-    "dev_hours_per_working_day": ("Dev cluster up", "h/working day"),
-    "working_days_per_month": ("Working days", "days/month"),
-    "pool_idle_hours_per_month": ("Instance pool keeps its idle instances", "h/month"),
-}
 WORKLOAD_COLOURS = {"training": "#3b6fb6", "inference": "#d9822b", "interactive": "#3a9d5d"}
 OTHER_COLOUR = "#8a8a8a"
 STATUS_WORDS = {"added": "added", "removed": "removed", "changed": "changed", "unchanged": "unchanged"}
@@ -105,63 +98,59 @@ def _figure_value(figure: str, value: Any, estimate: bool) -> str:
 # The context
 # --------------------------------------------------------------------------------------------------------------------
 
-def _nodes_text(entry: Mapping[str, Any]) -> str:
-    nodes = entry.get("nodes") or {}
-    lo, hi = nodes.get("min"), nodes.get("max")
-    if entry.get("type") == "databricks:index/instancePool:InstancePool":
-        return f"{number(lo)} idle"
-    if lo is None:
+def _nodes_text(entry: CostEntry) -> str:
+    if entry.nodes is None:
         return "?"
+    lo, hi = entry.nodes.min, entry.nodes.max
+    if entry.type == INSTANCE_POOL:
+        return f"{number(lo)} idle"
     return number(lo) if lo == hi else f"{number(lo)}-{number(hi)}"
 
 
-def _hourly_text(entry: Mapping[str, Any]) -> str:
-    if entry.get("unpriced") is not None:
+def _hourly_text(entry: CostEntry) -> str:
+    if entry.unpriced is not None:
         return "unpriced"
-    lo, hi = entry.get("hourly"), entry.get("hourly_max")
-    if hi is None or cents(hi) == cents(lo):
+    lo, hi = entry.hourly, entry.hourly_max
+    if hi is None or lo is None or cents(hi) == cents(lo):
         return money(lo)
     return f"{money(lo)} (max {money(hi)})"
 
 
-def _resource_rows(cost: Mapping[str, Any], esc: Callable[[Any], str]) -> list[dict[str, str]]:
+def _resource_rows(cost: Cost, esc: Callable[[Any], str]) -> list[dict[str, str]]:
     rows = []
-    for urn, e in (cost.get("resources") or {}).items():
-        monthly = e.get("monthly") or {}
-        node_type = e.get("node_type_id") or "?"
-        if e.get("driver_node_type_id") and e.get("driver_node_type_id") != e.get("node_type_id"):
-            node_type = f"{node_type} (driver {e['driver_node_type_id']})"
-        if e.get("instance_pool"):
-            node_type = f"{node_type} via pool {e['instance_pool']}"
-        unpriced = e.get("unpriced")
+    for urn, e in cost.resources.items():
+        node_type = e.node_type_id or "?"
+        if e.driver_node_type_id and e.driver_node_type_id != e.node_type_id:
+            node_type = f"{node_type} (driver {e.driver_node_type_id})"
+        if e.instance_pool:
+            node_type = f"{node_type} via pool {e.instance_pool}"
         rows.append({
             "urn": esc(urn),
-            "name": esc(e.get("name")),
-            "type": esc(short_type(str(e.get("type")))),
-            "workload": esc(e.get("workload_type") or "unknown"),
+            "name": esc(e.name),
+            "type": esc(short_type(str(e.type))),
+            "workload": esc(e.workload_type or "unknown"),
             "node_type": esc(node_type),
             "nodes": esc(_nodes_text(e)),
-            "availability": esc(e.get("availability") or ""),
+            "availability": esc(e.availability or ""),
             "hourly": esc(_hourly_text(e)),
-            "monthly_min": esc(money(monthly.get("min"))),
-            "monthly_expected": esc(money(monthly.get("expected"))),
-            "monthly_max": esc(money(monthly.get("max"))),
-            "saving": esc("" if unpriced is not None else money(e.get("saving_monthly_expected"))),
-            "unpriced": esc(unpriced or ""),
+            "monthly_min": esc(money(e.monthly.min)),
+            "monthly_expected": esc(money(e.monthly.expected)),
+            "monthly_max": esc(money(e.monthly.max)),
+            "saving": esc("" if e.unpriced is not None else money(e.saving_monthly_expected)),
+            "unpriced": esc(e.unpriced or ""),
         })
     return rows
 
 
-def _violation_rows(plan: Mapping[str, Any], esc: Callable[[Any], str]) -> tuple[str, list[dict[str, str]], str]:
-    if "violations" not in plan or plan.get("violations") is None:
+def _violation_rows(plan: Plan, esc: Callable[[Any], str]) -> tuple[str, list[dict[str, str]], str]:
+    if plan.violations is None:
         return "absent", [], "Policies were not evaluated for this plan."
-    violations = list(plan.get("violations") or [])
+    violations = plan.violations
     if not violations:
         return "none", [], "No policy violations."
-    mandatory = sum(1 for v in violations if v.get("enforcement") == "mandatory")
-    rows = [{"level": esc(v.get("enforcement", "")), "policy": esc(v.get("policy", "")),
-             "resource": esc(v.get("resource_name") or v.get("urn") or ""), "message": esc(v.get("message", ""))}
-            for v in violations]
+    mandatory = sum(1 for v in violations if v.mandatory)
+    rows = [{"level": esc(v.enforcement), "policy": esc(v.policy), "resource": esc(v.resource_name or v.urn),
+             "message": esc(v.message)} for v in violations]
     return "some", rows, f"{mandatory} mandatory, {len(violations) - mandatory} advisory"
 
 
@@ -202,28 +191,26 @@ def _diff_context(diff: Mapping[str, Any] | None, esc: Callable[[Any], str]) -> 
     }
 
 
-def _assumption_rows(cost: Mapping[str, Any], esc: Callable[[Any], str]) -> list[dict[str, str]]:
+def _assumption_rows(cost: Cost, esc: Callable[[Any], str]) -> list[dict[str, str]]:
     rows = []
-    for key, value in (cost.get("assumptions") or {}).items():
-        label, unit = ASSUMPTION_LABELS.get(key, (key, ""))
+    for key, value in cost.assumptions.items():
+        usage = USAGE_DEFAULTS.get(key)
+        label, unit = (usage.label, usage.unit) if usage else (key, "")
         if value is None and key == "inference_burst_avg_extra_workers":
             text = "half the headroom, (max - min workers) / 2"
         else:
             text = f"{number(value)} {unit}".strip()
         rows.append({"label": esc(label), "key": esc(key), "value": esc(text)})
-    if cost.get("spot_factor") is not None:
-        rows.append({"label": esc(f"Spot VM price on {cost.get('cloud')}"), "key": esc("spot_factor"),
-                     "value": esc(f"{number(cost['spot_factor'])} x on-demand VM price (ESTIMATE; DBUs not "
-                                  f"discounted)")})
-    rows.append({"label": esc("Databricks tier"), "key": esc("tier"), "value": esc(str(cost.get("tier")))})
+    rows.append({"label": esc(f"Spot VM price on {cost.cloud}"), "key": esc("spot_factor"),
+                 "value": esc(f"{number(cost.spot_factor)} x on-demand VM price (ESTIMATE; DBUs not discounted)")})
+    rows.append({"label": esc("Databricks tier"), "key": esc("tier"), "value": esc(str(cost.tier))})
     return rows
 
 
-def _source_rows(cost: Mapping[str, Any], esc: Callable[[Any], str]) -> list[dict[str, str]]:
-    return [{"figure": esc(s.get("figure")),
-             "value": esc(_figure_value(str(s.get("figure")), s.get("value"), bool(s.get("estimate")))),
-             "source": esc(s.get("source") or "n/a"), "date": esc(s.get("date") or "n/a")}
-            for s in cost.get("sources") or []]
+def _source_rows(cost: Cost, esc: Callable[[Any], str]) -> list[dict[str, str]]:
+    return [{"figure": esc(s.figure), "value": esc(_figure_value(s.figure, s.value, s.estimate)),
+             "source": esc(s.source or "n/a"), "date": esc(s.date or "n/a")}
+            for s in cost.sources]
 
 
 def _chart(by_workload: Mapping[str, float], esc: Callable[[Any], str]) -> dict[str, Any]:
@@ -250,20 +237,21 @@ def _chart(by_workload: Mapping[str, float], esc: Callable[[Any], str]) -> dict[
             "title": esc("Monthly expected cost by workload")}
 
 
-def report_context(plan: Mapping[str, Any], diff: Mapping[str, Any] | None = None, *,
+def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None, *,
                    markdown: bool = True) -> dict[str, Any]:
     """Everything the templates show, formatted. ``markdown`` escapes the cells for a Markdown table; for HTML
     the template's autoescaping does it."""
+    plan = plan if isinstance(plan, Plan) else Plan.from_json(plan)
     esc = _md_cell if markdown else _plain
-    cost = plan.get("cost") if isinstance(plan.get("cost"), Mapping) else None
+    cost = plan.cost
     state, violations, violations_summary = _violation_rows(plan, esc)
     diff_ctx = _diff_context(diff, esc)
     ctx: dict[str, Any] = {
-        "title": esc(f"Cost review: stack {plan.get('stack')}"),
-        "stack": esc(plan.get("stack")),
-        "cloud": esc(plan.get("cloud")),
-        "project": esc(plan.get("project") or ""),
-        "stack_file": esc(plan.get("stack_file") or ""),
+        "title": esc(f"Cost review: stack {plan.stack}"),
+        "stack": esc(plan.stack),
+        "cloud": esc(plan.cloud),
+        "project": esc(plan.project or ""),
+        "stack_file": esc(plan.stack_file or ""),
         "has_cost": cost is not None,
         "violations_state": state,
         "has_violations": state == "some",
@@ -280,25 +268,24 @@ def report_context(plan: Mapping[str, Any], diff: Mapping[str, Any] | None = Non
                     "unpriced": [], "sources": [], "workloads": [], "workloads_text": "",
                     "chart": _chart({}, esc)})
         return ctx
-    total = cost.get("total") or {}
-    monthly = total.get("monthly") or {}
-    by_workload = cost.get("by_workload") or {}
+    total = cost.total
+    by_workload = cost.by_workload
     ctx.update({
-        "tier": esc(cost.get("tier")),
-        "currency": esc(cost.get("currency")),
+        "tier": esc(cost.tier),
+        "currency": esc(cost.currency),
         "total": {
-            "expected": esc(money(monthly.get("expected"))),
-            "min": esc(money(monthly.get("min"))),
-            "max": esc(money(monthly.get("max"))),
-            "hourly": esc(money(total.get("hourly"))),
-            "hourly_max": esc(money(total.get("hourly_max"))),
-            "all_on_demand": esc(money(total.get("all_on_demand_monthly_expected"))),
-            "saving": esc(money(total.get("saving_monthly_expected"))),
+            "expected": esc(money(total.monthly.expected)),
+            "min": esc(money(total.monthly.min)),
+            "max": esc(money(total.monthly.max)),
+            "hourly": esc(money(total.hourly)),
+            "hourly_max": esc(money(total.hourly_max)),
+            "all_on_demand": esc(money(total.all_on_demand_monthly_expected)),
+            "saving": esc(money(total.saving_monthly_expected)),
         },
         "resources": _resource_rows(cost, esc),
         "assumptions": _assumption_rows(cost, esc),
-        "notes": [esc(n) for n in cost.get("notes") or []],
-        "unpriced": [{"name": esc(u.get("name")), "reason": esc(u.get("reason"))} for u in cost.get("unpriced") or []],
+        "notes": [esc(n) for n in cost.notes],
+        "unpriced": [{"name": esc(u.name), "reason": esc(u.reason)} for u in cost.unpriced],
         "sources": _source_rows(cost, esc),
         "workloads": [{"name": esc(role), "monthly": esc(money(v))} for role, v in by_workload.items()],
         "workloads_text": esc("; ".join(f"{role} {money(v)}" for role, v in by_workload.items())),
@@ -307,11 +294,11 @@ def report_context(plan: Mapping[str, Any], diff: Mapping[str, Any] | None = Non
     return ctx
 
 
-def render_markdown(plan: Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
+def render_markdown(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
     """The cost review as Markdown, for a pull-request comment."""
     return render_template(MARKDOWN_TEMPLATE, report_context(plan, diff, markdown=True))
 
 
-def render_html(plan: Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
+def render_html(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
     """The cost review as a standalone HTML page (inline CSS and SVG, nothing fetched from the network)."""
     return render_template(HTML_TEMPLATE, report_context(plan, diff, markdown=False))

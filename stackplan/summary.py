@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+
+from dbxtypes.plan import Resource
+from dbxtypes.shape import ClusterShape, as_mapping, pool_shape, shapes_of_resource
+from dbxtypes.vocabulary import (
+    CATALOG, CLUSTER, CLUSTER_POLICY, GRANTS, INSTANCE_POOL, JOB, PERMISSIONS, SCHEMA, VOLUME,
+)
 
 SHORT_TYPES = {
-    "databricks:index/cluster:Cluster": "Cluster",
-    "databricks:index/job:Job": "Job",
-    "databricks:index/instancePool:InstancePool": "InstancePool",
-    "databricks:index/catalog:Catalog": "Catalog",
-    "databricks:index/schema:Schema": "Schema",
-    "databricks:index/volume:Volume": "Volume",
-    "databricks:index/grants:Grants": "Grants",
-    "databricks:index/clusterPolicy:ClusterPolicy": "ClusterPolicy",
-    "databricks:index/permissions:Permissions": "Permissions",
+    CLUSTER: "Cluster",
+    JOB: "Job",
+    INSTANCE_POOL: "InstancePool",
+    CATALOG: "Catalog",
+    SCHEMA: "Schema",
+    VOLUME: "Volume",
+    GRANTS: "Grants",
+    CLUSTER_POLICY: "ClusterPolicy",
+    PERMISSIONS: "Permissions",
 }
 
 
@@ -25,43 +30,38 @@ def short_type(token: str) -> str:
     return token.rsplit(":", 1)[-1]
 
 
-def _attributes(inputs: dict[str, Any]) -> dict[str, Any]:
-    for key in ("awsAttributes", "azureAttributes", "gcpAttributes"):
-        if isinstance(inputs.get(key), dict):
-            return inputs[key]
-    return {}
-
-
-def cluster_facts(c: dict[str, Any]) -> str:
-    node = c.get("nodeTypeId") or ("pool" if c.get("instancePoolId") else "?")
-    if isinstance(c.get("autoscale"), dict):
-        size = f"{c['autoscale'].get('minWorkers')}-{c['autoscale'].get('maxWorkers')} workers"
+def cluster_facts(shape: ClusterShape) -> str:
+    """Node type, size, availability and idle timeout of one cluster definition."""
+    node = shape.node_type_id or ("pool" if shape.pool_backed else "?")
+    if shape.autoscale is not None:
+        size = f"{shape.autoscale[0]}-{shape.autoscale[1]} workers"
     else:
-        size = f"{c.get('numWorkers', 0)} workers"
-    attrs = _attributes(c)
+        size = f"{shape.num_workers} workers"
     parts = [node, size]
-    if attrs.get("availability"):
-        parts.append(f"{attrs['availability']} (first_on_demand {attrs.get('firstOnDemand', 1)})")
-    if c.get("autoterminationMinutes") is not None:
-        parts.append(f"idle {c['autoterminationMinutes']} min")
+    clouds = list(shape.blocks)
+    if clouds and shape.availability_declared_in(clouds[0]):
+        parts.append(f"{shape.availability_in(clouds[0])} (first_on_demand {shape.first_on_demand_in(clouds[0])})")
+    if shape.autotermination_minutes is not None:
+        parts.append(f"idle {shape.autotermination_minutes} min")
     return ", ".join(parts)
 
 
-def facts(resource: dict[str, Any]) -> str:
+def facts(resource: Resource) -> str:
     """One line that says what a resource is, for a reviewer."""
-    kind, inputs = short_type(resource["type"]), resource.get("inputs") or {}
+    kind, inputs = short_type(resource.type), resource.inputs
     if kind == "Cluster":
-        return cluster_facts(inputs)
+        return cluster_facts(shapes_of_resource(resource.type, inputs)[0])
     if kind == "Job":
-        clusters = [jc.get("newCluster") or {} for jc in inputs.get("jobClusters") or []]
-        tasks = inputs.get("tasks") or []
+        shapes = shapes_of_resource(resource.type, inputs)
+        tasks = [as_mapping(t) for t in inputs.get("tasks") or []]
         retries = ", ".join(f"{t.get('taskKey')}: {t.get('maxRetries', 0)} retries" for t in tasks)
-        return "; ".join([*(f"job cluster: {cluster_facts(c)}" for c in clusters), retries])
+        return "; ".join([*(f"job cluster: {cluster_facts(c)}" for c in shapes), retries])
     if kind == "InstancePool":
-        attrs = _attributes(inputs)
-        availability = attrs.get("availability") or attrs.get("gcpAvailability") or "?"
-        return (f"{inputs.get('nodeTypeId')}, {inputs.get('minIdleInstances', 0)} idle, "
-                f"max {inputs.get('maxCapacity', 'unlimited')}, {availability}")
+        pool = pool_shape(inputs)
+        cloud = next(iter(pool.blocks), None)
+        availability = (pool.declared_availability_in(cloud) if cloud else None) or "?"
+        capacity = "unlimited" if pool.max_capacity is None else pool.max_capacity
+        return f"{pool.node_type_id}, {pool.min_idle_instances} idle, max {capacity}, {availability}"
     if kind == "Volume":
         return f"/Volumes/{inputs.get('catalogName')}/{inputs.get('schemaName')}/{inputs.get('name')}"
     if kind == "Grants":

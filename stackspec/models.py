@@ -9,38 +9,52 @@ types) live in :mod:`stackspec.resolve`.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from gpucatalog import CLOUDS, GPU_FAMILIES
-from policies.common import is_pinned_pip
-from pricing import PriceOverrides
-from policies.registry import DEFAULT_CONFIG
+from dbxtypes.pip import is_pinned_pip
+from dbxtypes.prices import PriceOverrides
+from dbxtypes.vocabulary import (
+    DEFAULT_RUNTIME, GPU_ML_RUNTIME_PATTERN, MAX_AUTOTERMINATION_MINUTES, MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
+    MAX_WORKERS_CAP, REQUIRED_TAGS, RESERVED_TAGS, ROLE_OF_SECTION, SECTIONS, USAGE_DEFAULTS, Cloud, GpuFamily,
+    Precision, Section,
+)
 
-Cloud = Literal["aws", "azure", "gcp"]
-GpuFamily = Literal["t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s"]
-Precision = Literal["fp32", "bf16", "fp16", "int8", "int4"]
-
-assert set(CLOUDS) == {"aws", "azure", "gcp"} and set(GPU_FAMILIES) == set(GpuFamily.__args__)  # one vocabulary
-
-#: Default Databricks runtime: a GPU ML LTS runtime (15.4 LTS, supported until 2027-08-19 per the
-#: Databricks runtime release notes, read 2026-04).
-DEFAULT_RUNTIME = "15.4.x-gpu-ml-scala2.12"
-RUNTIME_PATTERN = r"^\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]$"
-
-#: Upper bounds are the policy pack's default thresholds: a spec this validator accepts never breaks a
-#: mandatory policy.
-MAX_WORKERS_CAP = int(DEFAULT_CONFIG["max_workers_cap"])
-MAX_AUTOTERMINATION_MINUTES = int(DEFAULT_CONFIG["max_autotermination_minutes"])
-MAX_SINGLE_NODE_SHUFFLE_PARTITIONS = int(DEFAULT_CONFIG["max_single_node_shuffle_partitions"])
-
-#: Tags the components set themselves; a stack may not set them.
-RESERVED_TAGS = ("workload_type", "ResourceClass", "gpu_memory_need_gb", "Vendor", "Creator", "ClusterName",
-                 "ClusterId", "Name")
-REQUIRED_TAGS = ("workload", "cost_center")
+RUNTIME_PATTERN = GPU_ML_RUNTIME_PATTERN
 #: Spec section -> workload kind, the value of the `workload_type` tag the components set.
-WORKLOAD_KIND = {"training": "training", "inference": "inference", "dev": "interactive"}
+WORKLOAD_KIND = ROLE_OF_SECTION
+
+# --------------------------------------------------------------------------------------------------------------------
+# Limits a policy config can move
+# --------------------------------------------------------------------------------------------------------------------
+#: The upper bounds below are the policy pack's thresholds, so a spec this validator accepts never breaks a mandatory
+#: policy. A --policy-config that changes a threshold reaches the spec through pydantic's validation context
+#: (``StackSpec.model_validate(data, context={"limits": {...}})``), so one file moves both the spec and the rules.
+LIMIT_DEFAULTS: Mapping[str, int] = {
+    "max_workers_cap": MAX_WORKERS_CAP,
+    "max_autotermination_minutes": MAX_AUTOTERMINATION_MINUTES,
+    "max_single_node_shuffle_partitions": MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
+}
+
+
+def _at_most(limit: str) -> AfterValidator:
+    """A validator: the value is at most the limit ``limit`` of the validation context (default: the vocabulary's)."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        limits = (info.context or {}).get("limits") or {}
+        bound = limits.get(limit, LIMIT_DEFAULTS[limit])
+        if value is not None and value > bound:
+            raise ValueError(f"must be at most {bound} (the policy threshold {limit}), got {value}; lower it, or "
+                             f"raise {limit} in the policy config")
+        return value
+
+    return AfterValidator(check)
+
+
+Workers = Annotated[int, Field(ge=1), _at_most("max_workers_cap")]
+IdleMinutes = Annotated[int, Field(ge=10), _at_most("max_autotermination_minutes")]
 
 _NAME = r"^[a-z][a-z0-9_]{0,62}$"
 Identifier = Annotated[str, Field(pattern=_NAME)]
@@ -71,20 +85,19 @@ class TrainingJobSpec(_Spec):
 class TrainingSpec(_Spec):
     """Training cluster: fixed size, spot with fallback, on-demand driver, checkpoints on a Volume."""
 
-    num_workers: int = Field(ge=1, le=MAX_WORKERS_CAP, description="Fixed worker count (never autoscaled).")
+    num_workers: Workers = Field(description="Fixed worker count (never autoscaled).")
     model: ModelSpec
     spot: bool = Field(True, description="Workers on spot with fallback to on-demand. false = all on-demand.")
     first_on_demand: int = Field(1, ge=1, description="Nodes kept on-demand, driver included. Default 1.")
     checkpoint_volume: str = Field("models.checkpoints", description="<schema>.<volume> for checkpoints.")
-    autotermination_minutes: int = Field(60, ge=10, le=MAX_AUTOTERMINATION_MINUTES,
-                                         description="Idle minutes before the cluster stops. Default 60.")
+    autotermination_minutes: IdleMinutes = Field(60, description="Idle minutes before the cluster stops. Default 60.")
     gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
     job: TrainingJobSpec | None = Field(None, description="Optional training job on a job cluster.")
 
     @model_validator(mode="after")
-    def _driver_within_cluster(self) -> "TrainingSpec":
+    def _driver_within_cluster(self) -> TrainingSpec:
         if self.first_on_demand > self.num_workers + 1:
             raise ValueError(
                 f"first_on_demand must be <= num_workers + 1 (the driver plus every worker), "
@@ -95,18 +108,17 @@ class TrainingSpec(_Spec):
 class InferenceSpec(_Spec):
     """Inference cluster: autoscaled, on-demand base (driver + min_workers), spot only above it."""
 
-    min_workers: int = Field(2, ge=1, le=MAX_WORKERS_CAP, description="On-demand base workers. Default 2.")
-    max_workers: int = Field(10, ge=1, le=MAX_WORKERS_CAP, description="Autoscale ceiling. Default 10.")
+    min_workers: Workers = Field(2, description="On-demand base workers. Default 2.")
+    max_workers: Workers = Field(10, description="Autoscale ceiling. Default 10.")
     model: ModelSpec
     spot_above_base: bool = Field(True, description="Workers above the base on spot with fallback. Default true.")
-    autotermination_minutes: int = Field(10, ge=10, le=MAX_AUTOTERMINATION_MINUTES,
-                                         description="Idle minutes before the cluster stops. Default 10.")
+    autotermination_minutes: IdleMinutes = Field(10, description="Idle minutes before the cluster stops. Default 10.")
     gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
 
     @model_validator(mode="after")
-    def _min_le_max(self) -> "InferenceSpec":
+    def _min_le_max(self) -> InferenceSpec:
         if self.min_workers > self.max_workers:
             raise ValueError(f"min_workers must be <= max_workers, got {self.min_workers} > {self.max_workers}")
         return self
@@ -118,10 +130,9 @@ class DevSpec(_Spec):
     model: ModelSpec | None = Field(None, description="Size the node for this model (inference need).")
     gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type; without model or pin: the smallest node.")
-    autotermination_minutes: int = Field(30, ge=10, le=MAX_AUTOTERMINATION_MINUTES,
-                                         description="Idle minutes before the cluster stops. Default 30.")
-    shuffle_partitions: int = Field(8, ge=1, le=MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
-                                    description="spark.sql.shuffle.partitions on the single node. Default 8.")
+    autotermination_minutes: IdleMinutes = Field(30, description="Idle minutes before the cluster stops. Default 30.")
+    shuffle_partitions: Annotated[int, Field(ge=1), _at_most("max_single_node_shuffle_partitions")] = Field(
+        8, description="spark.sql.shuffle.partitions on the single node. Default 8.")
     spark_env_vars: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
 
@@ -135,7 +146,7 @@ class VolumeSpec(_Spec):
     comment: str | None = None
 
     @model_validator(mode="after")
-    def _external_needs_location(self) -> "VolumeSpec":
+    def _external_needs_location(self) -> VolumeSpec:
         if self.volume_type == "EXTERNAL" and not self.storage_location:
             raise ValueError("an EXTERNAL volume needs storage_location (e.g. s3://bucket/path)")
         if self.volume_type == "MANAGED" and self.storage_location:
@@ -192,7 +203,7 @@ class UnityCatalogSpec(_Spec):
         return {f"{s}.{v.name}" for s, schema in self.schemas.items() for v in schema.volumes}
 
     @model_validator(mode="after")
-    def _references_exist(self) -> "UnityCatalogSpec":
+    def _references_exist(self) -> UnityCatalogSpec:
         refs = self.volume_refs()
         if self.model_cache_volume not in refs:
             raise ValueError(f"model_cache_volume {self.model_cache_volume!r} is not a volume of the layout; "
@@ -207,13 +218,14 @@ class UnityCatalogSpec(_Spec):
 class PoolSpec(_Spec):
     """An on-demand instance pool that keeps warm nodes for fast starts."""
 
-    min_idle_instances: int = Field(0, ge=0, le=MAX_WORKERS_CAP, description="Warm idle nodes. Default 0.")
+    min_idle_instances: Annotated[int, Field(ge=0), _at_most("max_workers_cap")] = Field(
+        0, description="Warm idle nodes. Default 0.")
     max_capacity: int | None = Field(None, ge=1, description="Most nodes the pool holds. Default: unlimited.")
     idle_instance_autotermination_minutes: int = Field(15, ge=0, le=10_080,
                                                        description="Idle node lifetime, minutes. Default 15.")
 
     @model_validator(mode="after")
-    def _idle_within_capacity(self) -> "PoolSpec":
+    def _idle_within_capacity(self) -> PoolSpec:
         if self.max_capacity is not None and self.min_idle_instances > self.max_capacity:
             raise ValueError(f"min_idle_instances must be <= max_capacity, got "
                              f"{self.min_idle_instances} > {self.max_capacity}")
@@ -228,30 +240,31 @@ class InstancePoolsSpec(_Spec):
     dev: PoolSpec | None = None
 
 
-class UsageSpec(_Spec):
-    """Usage assumptions for the monthly cost estimate."""
+def _usage(key: str, le: float | None = 744) -> Any:
+    """A usage field whose default and description come from the vocabulary's USAGE_DEFAULTS."""
+    usage = USAGE_DEFAULTS[key]
+    described = f"{usage.label} ({usage.unit}). Default {usage.default if usage.default is not None else 'none'}."
+    return Field(usage.default, ge=0, le=le, description=described)
 
-    training_hours_per_month: float = Field(40, ge=0, le=744,
-                                            description="Hours the all-purpose training cluster is up. Default 40.")
-    training_job_hours_per_month: float = Field(80, ge=0, le=744,
-                                                description="Hours training job runs take per month. Default 80.")
-    pool_idle_hours_per_month: float = Field(730, ge=0, le=744,
-                                             description="Hours a pool keeps its idle instances (730 = always).")
-    inference_hours_per_month: float = Field(730, ge=0, le=744,
-                                             description="Hours the inference base is up (730 = always on).")
-    inference_burst_hours_per_month: float = Field(120, ge=0, le=744,
-                                                   description="Hours of those with workers above the base.")
-    inference_burst_avg_extra_workers: float | None = Field(
-        None, ge=0, description="Average workers above the base while bursting. Default: half the headroom.")
-    dev_hours_per_working_day: float = Field(6, ge=0, le=24, description="Hours a dev cluster is up per day.")
-    working_days_per_month: float = Field(21, ge=0, le=31, description="Working days per month. Default 21.")
+
+class UsageSpec(_Spec):
+    """Usage assumptions for the monthly cost estimate (defaults: `dbxtypes.vocabulary.USAGE_DEFAULTS`)."""
+
+    training_hours_per_month: float = _usage("training_hours_per_month")
+    training_job_hours_per_month: float = _usage("training_job_hours_per_month")
+    pool_idle_hours_per_month: float = _usage("pool_idle_hours_per_month")
+    inference_hours_per_month: float = _usage("inference_hours_per_month")
+    inference_burst_hours_per_month: float = _usage("inference_burst_hours_per_month")
+    inference_burst_avg_extra_workers: float | None = _usage("inference_burst_avg_extra_workers", le=None)
+    dev_hours_per_working_day: float = _usage("dev_hours_per_working_day", le=24)
+    working_days_per_month: float = _usage("working_days_per_month", le=31)
 
 
 class ClusterPoliciesSpec(_Spec):
     """Workspace cluster policies generated from this stack (so UI-made clusters obey it too)."""
 
     enabled: bool = Field(True, description="Create the policies and put the stack's clusters under them.")
-    can_use: dict[Literal["training", "inference", "dev"], list[str]] = Field(
+    can_use: dict[Section, list[str]] = Field(
         default_factory=dict, description="Groups granted CAN_USE per workload's policy.")
     max_clusters_per_user: int | None = Field(None, ge=1, description="Per-user cluster limit per policy.")
 
@@ -286,20 +299,20 @@ class StackSpec(_Spec):
         return tags
 
     @model_validator(mode="after")
-    def _cross_section(self) -> "StackSpec":
+    def _cross_section(self) -> StackSpec:
         if not (self.training or self.inference or self.dev):
             raise ValueError("the stack defines no workload; add at least one of training, inference, dev")
         refs = self.unity_catalog.volume_refs()
         if self.training and self.training.checkpoint_volume not in refs:
             raise ValueError(f"training.checkpoint_volume {self.training.checkpoint_volume!r} is not a volume "
                              f"of unity_catalog; volumes: {', '.join(sorted(refs))}")
-        for role in ("training", "inference", "dev"):
+        for role in SECTIONS:
             if getattr(self.instance_pools, role) is not None and getattr(self, role) is None:
                 raise ValueError(f"instance_pools.{role} is set but the stack has no {role} section")
         for role in self.cluster_policies.can_use:
             if getattr(self, role) is None:
                 raise ValueError(f"cluster_policies.can_use.{role} is set but the stack has no {role} section")
-        for role in ("training", "inference", "dev"):
+        for role in SECTIONS:
             section = getattr(self, role)
             for lib in (section.libraries if section else []):
                 if not is_pinned_pip(lib):

@@ -6,11 +6,10 @@ from dataclasses import dataclass, field
 
 from gpucatalog import Catalog, NodeType, SizingError, load_catalog, memory_need_gb, pick_node_type
 
-from .errors import Problem, StackSpecError
-from .models import StackSpec
+from dbxtypes.errors import InputError, Problem
+from dbxtypes.vocabulary import PROJECT, SECTIONS
 
-PROJECT = "dbx-ai-infra"
-ROLES = ("training", "inference", "dev")
+from .models import StackSpec
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None) -> Res
     catalog = catalog or load_catalog()
     problems: list[Problem] = []
     workloads: dict[str, Workload] = {}
-    for role in ROLES:
+    for role in SECTIONS:
         section = getattr(spec, role)
         if section is None:
             continue
@@ -65,5 +64,5 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None) -> Res
             continue
         workloads[role] = Workload(role, node, need)
     if problems:
-        raise StackSpecError(source, problems)
+        raise InputError(source, problems)
     return ResolvedStack(spec, source, workloads)

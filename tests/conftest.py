@@ -54,7 +54,7 @@ def write_stack(tmp_path: Path):
 
 @functools.lru_cache(maxsize=None)
 def _plan_of(stack: str) -> dict[str, Any]:
-    return run_program(load_stack(stack))
+    return run_program(load_stack(stack)).to_json()
 
 
 @pytest.fixture

@@ -79,7 +79,7 @@ def test_cluster_json_shapes(shape, tmp_path, capsys):
     ("{not json", "not valid JSON at line 1, column 2"),
     ('"a string"', "expected a cluster object"),
     ('[{"foo": 1}]', "does not look like a Databricks cluster"),
-    ('{"clusters": 3}', "'clusters' must be a list"),
+    ('{"clusters": 3}', "clusters: must be a list"),
 ])
 def test_bad_cluster_json_exits_2(text, message, tmp_path, capsys):
     f = tmp_path / "c.json"
@@ -91,18 +91,37 @@ def test_bad_cluster_json_exits_2(text, message, tmp_path, capsys):
 def test_policy_config_changes_thresholds_and_levels(tmp_path, capsys):
     cap = tmp_path / "cap.json"
     cap.write_text(json.dumps({"databricks-cluster-configure-worker-bounds": {"max_workers_cap": 4}}))
-    code, out, _ = run(capsys, "check", "--stack", "prod", "--policy-config", str(cap), "--json")
-    assert code == 1
-    (v,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-cluster-configure-worker-bounds"]
-    assert v["resource_name"] == "prod-inference-cluster" and "4" in v["message"]
+    # A mandatory cap bounds the spec too: prod's inference max_workers 10 is invalid input under a cap of 4.
+    code, _, err = run(capsys, "check", "--stack", "prod", "--policy-config", str(cap), "--json")
+    assert code == 2 and "dbx-ai-infra:inference.max_workers" in err and "max_workers_cap" in err
     relaxed = tmp_path / "relaxed.json"
     relaxed.write_text(json.dumps({"databricks-cluster-configure-worker-bounds":
                                    {"max_workers_cap": 4, "enforcementLevel": "advisory"}}))
-    assert run(capsys, "check", "--stack", "prod", "--policy-config", str(relaxed))[0] == 0
+    code, out, _ = run(capsys, "check", "--stack", "prod", "--policy-config", str(relaxed), "--json")
+    assert code == 0  # an advisory cap does not bound the spec; the rule still reports
+    (v,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-cluster-configure-worker-bounds"]
+    assert v["resource_name"] == "prod-inference-cluster" and "4" in v["message"] and v["enforcement"] == "advisory"
     typo = tmp_path / "typo.json"
     typo.write_text(json.dumps({"no-such-policy": {"enforcementLevel": "advisory"}}))
     code, _, err = run(capsys, "check", "--stack", "prod", "--policy-config", str(typo))
     assert code == 2 and "no-such-policy" in err
+
+
+def test_a_raised_cap_moves_the_spec_and_the_rules_together(tmp_path, capsys):
+    import yaml
+
+    from tests.conftest import config_for
+
+    stack = tmp_path / "Pulumi.big.yaml"
+    stack.write_text(yaml.safe_dump({"config": config_for(training={
+        "num_workers": 65, "model": {"params_billions": 1}})}))
+    code, _, err = run(capsys, "check", "--stack", str(stack))
+    assert code == 2 and "dbx-ai-infra:training.num_workers" in err and "at most 64" in err
+    raised = tmp_path / "raised.json"
+    raised.write_text(json.dumps({"databricks-cluster-configure-worker-bounds": {"max_workers_cap": 128}}))
+    code, out, err = run(capsys, "check", "--stack", str(stack), "--policy-config", str(raised), "--json")
+    assert code == 0, err
+    assert not [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-cluster-configure-worker-bounds"]
 
 
 def test_export_policies_and_evaluate_one_against_exported_clusters(tmp_path, capsys):

@@ -103,7 +103,7 @@ def test_bad_price_file_and_bad_plan_file(tmp_path, capsys):
     plan = tmp_path / "plan.json"
     plan.write_text('{"stack": "x"}')
     code, _, err = run(capsys, "cost", "--stack", "dev", "--against", str(plan))
-    assert code == 2 and "not a plan" in err
+    assert code == 2 and "resources: Field required" in err
 
 
 def test_markdown_and_html_reports(capsys, tmp_path):

@@ -21,7 +21,7 @@ def cloud_plan(request, tmp_path_factory):
     cloud = request.param
     path = tmp_path_factory.mktemp(cloud) / f"Pulumi.{cloud}-test.yaml"
     path.write_text(yaml.safe_dump({"config": config_for(cloud)}))
-    return cloud, run_program(load_stack(str(path)))
+    return cloud, run_program(load_stack(str(path))).to_json()
 
 
 def only_own_block(inputs: dict, cloud: str) -> dict:

@@ -77,7 +77,7 @@ def test_the_smallest_stack_of_the_readme_previews_as_described(tmp_path):
     block = README.split("## The smallest stack", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "Pulumi.small.yaml"
     path.write_text(block)
-    plan = run_program(load_stack(str(path)))
+    plan = run_program(load_stack(str(path))).to_json()
     clusters = [r["inputs"] for r in plan["resources"] if r["type"] == "databricks:index/cluster:Cluster"]
     assert [c["nodeTypeId"] for c in clusters] == ["g5.xlarge"] and clusters[0]["numWorkers"] == 0
     assert clusters[0]["customTags"]["gpu_memory_need_gb"] == "16.8"

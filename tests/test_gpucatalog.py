@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 import gpucatalog
-from gpucatalog import CLOUDS, GPU_FAMILIES, Catalog, CatalogError, NodeType, load_catalog
+from dbxtypes.errors import InputError
+from gpucatalog import CLOUDS, GPU_FAMILIES, Catalog, NodeType, load_catalog
 from gpucatalog.catalog import DEFAULT_CATALOG_PATH
 
 
@@ -250,7 +251,7 @@ def test_unknown_cloud_or_family_is_an_error(catalog):
 
 
 def test_duplicate_ids_are_rejected():
-    with pytest.raises(CatalogError, match="x.one"):
+    with pytest.raises(InputError, match="x.one"):
         Catalog([_node("x.one"), _node("x.one")], {"test": "test"})
 
 
@@ -434,7 +435,7 @@ def test_unquoted_yaml_dates_are_accepted_as_iso_strings(tmp_path):
 )
 def test_invalid_entries_name_the_file_and_the_entry(tmp_path, index, changes, problem):
     path = _write(tmp_path, _mutated(index, **changes))
-    with pytest.raises(CatalogError) as excinfo:
+    with pytest.raises(InputError) as excinfo:
         load_catalog(path)
     message = str(excinfo.value)
     assert str(path) in message
@@ -444,7 +445,7 @@ def test_invalid_entries_name_the_file_and_the_entry(tmp_path, index, changes, p
 
 def test_invalid_entry_names_the_node_type_id(tmp_path):
     path = _write(tmp_path, _mutated(1, family="v200"))
-    with pytest.raises(CatalogError, match=r"node_types\[1\] \(Standard_NC6s_v3\)"):
+    with pytest.raises(InputError, match=r"node_types\[1\] \(Standard_NC6s_v3\)"):
         load_catalog(path)
 
 
@@ -461,7 +462,7 @@ def test_invalid_entry_names_the_node_type_id(tmp_path):
 )
 def test_invalid_file_structure(tmp_path, content, problem):
     path = _write(tmp_path, content)
-    with pytest.raises(CatalogError) as excinfo:
+    with pytest.raises(InputError) as excinfo:
         load_catalog(path)
     assert str(path) in str(excinfo.value)
     assert problem in str(excinfo.value)
@@ -469,13 +470,13 @@ def test_invalid_file_structure(tmp_path, content, problem):
 
 def test_missing_file_is_a_catalog_error(tmp_path):
     path = tmp_path / "absent.yaml"
-    with pytest.raises(CatalogError, match="absent.yaml"):
+    with pytest.raises(InputError, match="absent.yaml"):
         load_catalog(path)
-    assert issubclass(CatalogError, ValueError)
+    assert issubclass(InputError, ValueError)
 
 
 def test_package_exports_the_public_api():
-    for name in ("CLOUDS", "GPU_FAMILIES", "NodeType", "Catalog", "CatalogError", "load_catalog",
+    for name in ("CLOUDS", "GPU_FAMILIES", "NodeType", "Catalog", "load_catalog",
                  "BYTES_PER_PARAM", "INFERENCE_OVERHEAD", "memory_need_gb", "SizingError", "pick_node_type"):
         assert hasattr(gpucatalog, name), name
     assert gpucatalog.CLOUDS == ("aws", "azure", "gcp")

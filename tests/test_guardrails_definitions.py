@@ -8,24 +8,23 @@ import json
 import pytest
 
 from gpucatalog import load_catalog
-from guardrails import evaluate, parse_definition
+from dbxtypes.shape import ClusterShape, shapes_of_resource
+from guardrails import evaluate, evaluate_shape, parse_definition
 from guardrails.definitions import WorkloadLimits, policy_definition
-from policies.common import clusters_of_resource
 from tests.conftest import SHIPPED, resources
 
 
-def dbus_per_hour(cluster: dict) -> float:
-    node = load_catalog().get(cluster.get("node_type_id") or "g5.xlarge")
-    nodes = (cluster["autoscale"]["max_workers"] if "autoscale" in cluster else cluster.get("num_workers", 0)) + 1
-    return node.dbu_per_hour * nodes
+def dbus_per_hour(shape: ClusterShape) -> float:
+    node = load_catalog().get(shape.node_type_id or "g5.xlarge")
+    return node.dbu_per_hour * (shape.max_workers + 1)
 
 
 def policy_clusters(plan: dict):
     """(definition, cluster view) for every cluster in the plan that references a generated policy."""
     definitions = {r["id"]: json.loads(r["inputs"]["definition"]) for r in resources(plan, "clusterPolicy:ClusterPolicy")}
     for r in plan["resources"]:
-        for view in clusters_of_resource(r["type"], r["inputs"]):
-            yield definitions[view.cluster["policy_id"]], view
+        for view in shapes_of_resource(r["type"], r["inputs"]):
+            yield definitions[view.props["policy_id"]], view
 
 
 @pytest.mark.parametrize("stack", SHIPPED)
@@ -35,8 +34,7 @@ def test_every_cluster_of_a_stack_is_allowed_by_its_generated_policy(stack, plan
     assert pairs, "the stack has no cluster under a policy"
     for definition, view in pairs:
         parse_definition(definition)  # a valid definition
-        result = evaluate(definition, view.cluster, cluster_type=view.cluster_type,
-                          dbus_per_hour=dbus_per_hour(view.cluster) if view.cluster.get("node_type_id") else None)
+        result = evaluate_shape(definition, view, dbus_per_hour=dbus_per_hour(view) if view.node_type_id else None)
         assert result.allowed, (stack, view.label, result.violations)
 
 

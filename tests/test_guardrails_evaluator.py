@@ -7,7 +7,7 @@ import json
 import pytest
 
 import guardrails
-from guardrails import DefinitionError, ElementViolation, PolicyResult, evaluate, flatten_cluster, parse_definition
+from guardrails import DefinitionError, ElementViolation, PolicyResult, evaluate, parse_definition
 
 
 def _paths(result: PolicyResult) -> list[str]:
@@ -22,7 +22,7 @@ def _limits(result: PolicyResult) -> list[tuple[str, str]]:
 
 
 def test_package_exports_the_api():
-    for name in ("DefinitionError", "ElementViolation", "PolicyResult", "evaluate", "flatten_cluster",
+    for name in ("DefinitionError", "ElementViolation", "PolicyResult", "evaluate",
                  "parse_definition"):
         assert hasattr(guardrails, name)
     assert issubclass(DefinitionError, ValueError)
@@ -327,48 +327,6 @@ def test_forbidden_map_key():
     definition = {"spark_conf.spark.databricks.repl.allowedLanguages": {"type": "forbidden"}}
     assert not evaluate(definition, {"spark_conf": {"spark.databricks.repl.allowedLanguages": "python"}}).allowed
     assert evaluate(definition, {"spark_conf": {"spark.databricks.repl": "x"}}).allowed
-
-
-# --- flatten_cluster ---------------------------------------------------------------------------------------------
-
-
-def test_flatten_cluster():
-    cluster = {
-        "num_workers": 2,
-        "autoscale": {},
-        "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 1, "zone_id": None},
-        "custom_tags": {"cost_center": "ml", "team.name": "infra"},
-        "spark_conf": {"spark.databricks.cluster.profile": "singleNode"},
-        "spark_env_vars": {"PYSPARK_PYTHON": "/databricks/python3/bin/python3"},
-        "init_scripts": [{"volumes": {"destination": "/Volumes/a.sh"}}, {"workspace": {"destination": "/b.sh"}}],
-        "ssh_public_keys": ["k1"],
-        "enable_elastic_disk": False,
-    }
-    assert flatten_cluster(cluster) == {
-        "num_workers": 2,
-        "aws_attributes.availability": "SPOT_WITH_FALLBACK",
-        "aws_attributes.first_on_demand": 1,
-        "custom_tags.cost_center": "ml",
-        "custom_tags.team.name": "infra",
-        "spark_conf.spark.databricks.cluster.profile": "singleNode",
-        "spark_env_vars.PYSPARK_PYTHON": "/databricks/python3/bin/python3",
-        "init_scripts.0.volumes.destination": "/Volumes/a.sh",
-        "init_scripts.1.workspace.destination": "/b.sh",
-        "ssh_public_keys.0": "k1",
-        "enable_elastic_disk": False,
-    }
-
-
-def test_flatten_paths_evaluate_like_the_nested_cluster():
-    cluster = {"custom_tags": {"a.b": "x"}, "init_scripts": [{"volumes": {"destination": "/V"}}], "num_workers": 0}
-    for path, value in flatten_cluster(cluster).items():
-        assert evaluate({path: {"type": "fixed", "value": value}}, cluster).allowed
-        assert not evaluate({path: {"type": "forbidden"}}, cluster).allowed
-
-
-def test_flatten_rejects_a_non_mapping():
-    with pytest.raises(TypeError):
-        flatten_cluster(["not", "a", "cluster"])  # type: ignore[arg-type]
 
 
 # --- virtual attributes: cluster_type ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from policies.pack import build_policies
 from policies.registry import ALL_RULES, evaluate_resource
-from policies.rule import CLUSTER
+from dbxtypes.vocabulary import CLUSTER
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 BOUNDS = "databricks-cluster-configure-worker-bounds"

@@ -1,4 +1,4 @@
-"""Policy config, evaluate_resource / evaluate_plan / evaluate_cluster_json, and has_mandatory."""
+"""Policy config, evaluate_resource / evaluate_plan / evaluate_cluster_json."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import json
 
 import pytest
 
+from dbxtypes.errors import InputError
+from dbxtypes.plan import Plan, Violation
 from policies.registry import (
-    ALL_RULES, DEFAULT_CONFIG, ClusterJsonError, PolicyConfig, Violation, cluster_objects, evaluate_cluster_json,
-    evaluate_plan,
-    evaluate_resource, has_mandatory, load_policy_config,
+    ALL_RULES, DEFAULT_CONFIG, PolicyConfig, cluster_objects, evaluate_cluster_json, evaluate_plan, evaluate_resource,
+    load_policy_config,
 )
-from policies.rule import CLUSTER
+from dbxtypes.vocabulary import CLUSTER
 from tests.test_policies_rules import SINGLE_NODE
 
 BOUNDS = "databricks-cluster-configure-worker-bounds"
@@ -80,10 +81,11 @@ def test_evaluate_resource_levels_and_thresholds() -> None:
              "customTags": {"workload": "x", "cost_center": "y"}}
     violations = evaluate_resource(CLUSTER, props, urn="urn:c", name="c")
     assert [v.policy for v in violations] == [BOUNDS]
-    assert violations[0] == Violation(BOUNDS, "mandatory", "urn:c", "c", violations[0].message)
+    assert violations[0] == Violation(policy=BOUNDS, enforcement="mandatory", urn="urn:c", resource_name="c",
+                                      message=violations[0].message)
     assert evaluate_resource(CLUSTER, props, urn="u", name="c", config={BOUNDS: {"max_workers_cap": 100}}) == []
     downgraded = evaluate_resource(CLUSTER, props, urn="u", name="c", config={BOUNDS: "advisory"})
-    assert [v.enforcement for v in downgraded] == ["advisory"] and not has_mandatory(downgraded)
+    assert [v.enforcement for v in downgraded] == ["advisory"] and not any(v.mandatory for v in downgraded)
     assert evaluate_resource(CLUSTER, props, urn="u", name="c", config={BOUNDS: "disabled"}) == []
     assert evaluate_resource("databricks:index/notebook:Notebook", props, urn="u", name="n") == []
 
@@ -97,21 +99,22 @@ def test_evaluate_plan() -> None:
             {"urn": "urn:b", "type": CLUSTER, "name": "b", "inputs": {"numWorkers": 2.0}},
         ],
     }
+    plan["cloud"] = "aws"
     violations = evaluate_plan(plan)
-    assert [(v["urn"], v["policy"]) for v in violations] == [("urn:a", BOUNDS), ("urn:b", TAGS)]
-    assert set(violations[0]) == {"policy", "enforcement", "urn", "resource_name", "message"}
-    assert violations[1]["resource_name"] == "b"
-    assert has_mandatory(violations)
-    assert evaluate_plan({"resources": []}) == []
-    with pytest.raises(ValueError, match="resources"):
-        evaluate_plan({"stack": "dev"})
-    with pytest.raises(ValueError, match=r"resources\[0\]"):
-        evaluate_plan({"resources": [{"urn": "x"}]})
+    assert [(v.urn, v.policy) for v in violations] == [("urn:a", BOUNDS), ("urn:b", TAGS)]
+    assert set(violations[0].to_json()) == {"policy", "enforcement", "urn", "resource_name", "message"}
+    assert violations[1].resource_name == "b"
+    assert Plan.from_json({**plan, "project": "p", "violations": [v.to_json() for v in violations]}).has_mandatory
+    assert evaluate_plan({"resources": [], "cloud": "aws"}) == []
+    with pytest.raises(InputError, match="resources"):
+        evaluate_plan({"stack": "dev", "cloud": "aws"})
+    with pytest.raises(InputError, match=r"resources\[0\]"):
+        evaluate_plan({"resources": [{"urn": "x"}], "cloud": "aws"})
 
 
 def test_evaluate_cluster_json_shapes() -> None:
     single = evaluate_cluster_json(BAD_API)
-    assert single and all(v["urn"] == "cluster:0202-def" and v["resource_name"] == "big" for v in single)
+    assert single and all(v.urn == "cluster:0202-def" and v.resource_name == "big" for v in single)
     assert evaluate_cluster_json(GOOD_API) == []
     listed = evaluate_cluster_json([GOOD_API, BAD_API])
     assert listed == single
@@ -120,37 +123,31 @@ def test_evaluate_cluster_json_shapes() -> None:
     assert evaluate_cluster_json({"clusters": []}) == [] and evaluate_cluster_json([]) == []
     nameless = {k: v for k, v in BAD_API.items() if k not in ("cluster_id", "cluster_name")}
     by_index = evaluate_cluster_json([GOOD_API, nameless])
-    assert {v["urn"] for v in by_index} == {"cluster:1"} and {v["resource_name"] for v in by_index} == {"cluster[1]"}
+    assert {v.urn for v in by_index} == {"cluster:1"} and {v.resource_name for v in by_index} == {"cluster[1]"}
     only_name = {k: v for k, v in BAD_API.items() if k != "cluster_id"}
-    assert {v["urn"] for v in evaluate_cluster_json(only_name)} == {"cluster:big"}
+    assert {v.urn for v in evaluate_cluster_json(only_name)} == {"cluster:big"}
 
 
 def test_cluster_objects() -> None:
     assert cluster_objects(GOOD_API) == [GOOD_API]
     assert cluster_objects([GOOD_API, BAD_API]) == cluster_objects({"clusters": [GOOD_API, BAD_API]}) == [GOOD_API, BAD_API]
-    with pytest.raises(ClusterJsonError):
+    with pytest.raises(InputError):
         cluster_objects({"jobs": []})
 
 
 def test_evaluate_cluster_json_config() -> None:
-    assert not [v for v in evaluate_cluster_json(BAD_API, {BOUNDS: {"max_workers_cap": 128}}) if v["policy"] == BOUNDS]
+    assert not [v for v in evaluate_cluster_json(BAD_API, {BOUNDS: {"max_workers_cap": 128}}) if v.policy == BOUNDS]
 
 
 @pytest.mark.parametrize("obj,fragment", [
     ({"jobs": [{"job_id": 1}]}, "does not look like a Databricks cluster"),
-    ({"clusters": {"a": 1}}, "'clusters' must be a list"),
-    ({"clusters": [GOOD_API, "x"]}, r"clusters\[1\] is a str"),
-    ([GOOD_API, {"job_id": 3}], r"item \[1\] does not look like"),
+    ({"clusters": {"a": 1}}, "clusters: must be a list"),
+    ({"clusters": [GOOD_API, "x"]}, r"clusters\[1\]: is a str"),
+    ([GOOD_API, {"job_id": 3}], r"\[1\]: does not look like"),
     ("cluster", "got str"),
     (42, "got int"),
 ])
 def test_evaluate_cluster_json_rejects_non_clusters(obj, fragment: str) -> None:
-    with pytest.raises(ClusterJsonError, match=fragment):
+    with pytest.raises(InputError, match=fragment):
         evaluate_cluster_json(obj)
-    assert issubclass(ClusterJsonError, ValueError)
-
-
-def test_has_mandatory() -> None:
-    assert not has_mandatory([])
-    assert has_mandatory([Violation("p", "mandatory", "u", "n", "m")])
-    assert not has_mandatory([{"enforcement": "advisory"}])
+    assert issubclass(InputError, ValueError)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_cluster_json, evaluate_resource, rule_messages
-from policies.rule import CLUSTER, GRANTS, INSTANCE_POOL, JOB
+from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB
 
 MAP_KEYS = {"custom_tags", "spark_conf", "spark_env_vars", "tags", "named_parameters", "base_parameters"}
 OTHER_TYPES = ("databricks:index/notebook:Notebook", CLUSTER, JOB, INSTANCE_POOL, GRANTS)
@@ -583,12 +583,12 @@ API_EXAMPLE = {
 
 def test_api_example_is_rejected() -> None:
     violations = evaluate_cluster_json(API_EXAMPLE)
-    by_policy = {v["policy"]: v for v in violations}
+    by_policy = {v.policy: v for v in violations}
     assert CLOUD in by_policy and BOUNDS in by_policy
-    assert "sets azure_attributes but node type g5.2xlarge belongs to AWS" in by_policy[CLOUD]["message"]
-    assert "both num_workers (2) and autoscale are set" in by_policy[BOUNDS]["message"]
-    assert all(v["urn"] == "cluster:inference-gpu-cluster" for v in violations)
-    assert all(v["resource_name"] == "inference-gpu-cluster" for v in violations)
-    assert {v["enforcement"] for v in violations} == {"mandatory"}
+    assert "sets azure_attributes but node type g5.2xlarge belongs to AWS" in by_policy[CLOUD].message
+    assert "both num_workers (2) and autoscale are set" in by_policy[BOUNDS].message
+    assert all(v.urn == "cluster:inference-gpu-cluster" for v in violations)
+    assert all(v.resource_name == "inference-gpu-cluster" for v in violations)
+    assert {v.enforcement for v in violations} == {"mandatory"}
     # also: first_on_demand defaults to 1 below the base of 3, and API JSON without autotermination never stops
     assert SPOT in by_policy and AUTOTERM in by_policy

@@ -147,7 +147,7 @@ def analyze_plan(analyzer, plan: dict) -> list[tuple[str, str, str, str]]:
 
 def expected_diagnostics(plan: dict, config: dict | None = None) -> list[tuple[str, str, str, str]]:
     # The SDK prefixes each reported message with the policy description and a newline.
-    return [(v["policy"], v["urn"], v["enforcement"], f"{RULES_BY_NAME[v['policy']].description}\n{v['message']}")
+    return [(v.policy, v.urn, v.enforcement, f"{RULES_BY_NAME[v.policy].description}\n{v.message}")
             for v in evaluate_plan(plan, config)]
 
 

@@ -12,12 +12,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from gpucatalog import load_catalog
-from gpucatalog.clouds import SPOT_WITH_FALLBACK
+from dbxtypes.vocabulary import SPOT_WITH_FALLBACK
 from guardrails import evaluate
-from policies.common import clusters_of_resource
+from dbxtypes.shape import shapes_of_resource
 from policies.registry import evaluate_plan, evaluate_resource
 from stackplan.engine import run_program
-from stackspec import LoadedStack, StackSpecError, resolve, spec_from_config
+from dbxtypes.errors import InputError
+from stackspec import LoadedStack, resolve, spec_from_config
 from stackspec.load import _to_pulumi_value
 
 CATALOG = load_catalog()
@@ -75,7 +76,7 @@ def accepted(config) -> LoadedStack:
     """The stack if the validator accepts it; hypothesis discards the example otherwise."""
     try:
         resolved = resolve(spec_from_config(config, "generated.yaml"), "generated.yaml")
-    except StackSpecError:
+    except InputError:
         assume(False)
     return LoadedStack("gen", Path("generated.yaml"), {k: _to_pulumi_value(v) for k, v in config.items()}, resolved)
 
@@ -83,8 +84,8 @@ def accepted(config) -> LoadedStack:
 @given(stack_configs())
 def test_every_accepted_spec_previews_with_no_mandatory_violation(config):
     plan = run_program(accepted(config))
-    assert any(r["type"] == "databricks:index/cluster:Cluster" for r in plan["resources"])
-    mandatory = [v for v in evaluate_plan(plan) if v["enforcement"] == "mandatory"]
+    assert any(r.type == "databricks:index/cluster:Cluster" for r in plan.resources)
+    mandatory = [v for v in evaluate_plan(plan) if v.mandatory]
     assert mandatory == [], mandatory
 
 
@@ -155,7 +156,7 @@ NOT_A_POLICY_MATTER = {unpin_a_library, drop_a_tag}
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.__name__ for m in MUTATIONS])
 @given(config=stack_configs())
 def test_each_bad_mutation_is_rejected_by_its_rule_and_by_the_cluster_policy(mutation, config):
-    plan = run_program(accepted(config))
+    plan = run_program(accepted(config)).to_json()
     definitions = {r["id"]: json.loads(r["inputs"]["definition"]) for r in plan["resources"]
                    if r["type"] == "databricks:index/clusterPolicy:ClusterPolicy"}
     applied = 0
@@ -172,14 +173,14 @@ def test_each_bad_mutation_is_rejected_by_its_rule_and_by_the_cluster_policy(mut
         assert rule in found, (mutation.__name__, found)
         if mutation in NOT_A_POLICY_MATTER or "policyId" not in inputs:
             continue
-        (view,) = clusters_of_resource(resource["type"], inputs)
-        assert not evaluate(definitions[inputs["policyId"]], view.cluster).allowed, mutation.__name__
+        (view,) = shapes_of_resource(resource["type"], inputs)
+        assert not evaluate(definitions[inputs["policyId"]], dict(view.props)).allowed, mutation.__name__
     assume(applied > 0)
 
 
 @given(stack_configs())
 def test_grants_of_all_privileges_to_account_users_are_rejected(config):
-    plan = run_program(accepted(config))
+    plan = run_program(accepted(config)).to_json()
     (catalog,) = [r for r in plan["resources"] if r["type"] == "databricks:index/catalog:Catalog"]
     bad = {"catalog": catalog["inputs"]["name"], "grants": [{"principal": "account users", "privileges": ["ALL_PRIVILEGES"]}]}
     found = {v.policy for v in evaluate_resource("databricks:index/grants:Grants", bad, urn="u", name="g")}
@@ -196,9 +197,9 @@ PRICES = load_prices()
 def priced(config):
     loaded = accepted(config)
     plan = run_program(loaded)
-    plan["assumptions"] = loaded.spec.usage.model_dump()
-    plan["cost"] = price_plan(plan, PRICES)
-    return plan
+    plan.assumptions = loaded.spec.usage.model_dump()
+    plan.cost = price_plan(plan, PRICES)
+    return plan.to_json()
 
 
 @given(stack_configs(), st.sampled_from(["training_hours_per_month", "training_job_hours_per_month",
@@ -210,7 +211,7 @@ def test_stack_cost_is_monotone_in_hours_and_zero_against_itself(config, hours_k
     more = copy.deepcopy(plan)
     default = more["assumptions"][hours_key]
     more["assumptions"][hours_key] = min(default * factor, 24 if hours_key.startswith("dev") else 744)
-    more["cost"] = price_plan(more, PRICES)
+    more["cost"] = price_plan(more, PRICES).to_json()
     before, after = plan["cost"]["total"]["monthly"], more["cost"]["total"]["monthly"]
     for key in ("min", "expected", "max"):
         assert after[key] >= before[key] - 1e-9

@@ -13,9 +13,15 @@ import jinja2
 import pytest
 
 from gpucatalog import Catalog, NodeType
-from pricing import diff_costs, load_prices, price_plan
+import pricing
+from pricing import diff_costs, load_prices
 from stackplan import reports
 from stackplan.reports import money, render_html, render_markdown, render_template, report_context
+
+def price_plan(plan: Any, book: Any) -> dict[str, Any]:
+    """The cost object as the plan JSON carries it."""
+    return pricing.price_plan(plan, book).to_json()
+
 
 STACKS = ["dev", "prod", "azure-prod", "gcp-dev"]
 GOLDEN = Path(__file__).parent / "golden"
@@ -27,7 +33,7 @@ INJECTED = {"policy": "require-tags", "enforcement": "mandatory", "urn": "urn:x"
 def _shipped(stack: str) -> dict[str, Any]:
     from stackplan.cli import build_plan
 
-    plan = build_plan(stack, with_policies=False)
+    plan = build_plan(stack, with_policies=False).to_json()
     plan["cost"] = price_plan(plan, load_prices())
     return plan
 

@@ -70,7 +70,7 @@ INVALID = [
      ["instance_pools.dev"]),
     ("external volume without location",
      with_changes(unity_catalog={"schemas": {"models": {"volumes": [{"name": "hf_cache", "volume_type": "EXTERNAL"}, "checkpoints"]}}}),
-     ["unity_catalog.schemas.models.volumes.0", "storage_location"]),
+     ["unity_catalog.schemas.models.volumes[0]", "storage_location"]),
     ("grant on nothing", with_changes(unity_catalog={"grants": [{"principal": "x", "privileges": ["USE_SCHEMA"], "securable": "nope"}]}),
      ["unity_catalog", "'nope' names no schema"]),
 ]

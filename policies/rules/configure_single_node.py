@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import SINGLE_NODE_PROFILE, effective_tags, has_single_node_profile, is_single_node, spark_conf
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape
+from dbxtypes.vocabulary import CLUSTER, JOB, SINGLE_NODE_PROFILE, SINGLE_NODE_PROFILE_KEY
+from policies.rule import Rule, View
 
 
-def missing_settings(view: ClusterView) -> list[str]:
+def missing_settings(view: ClusterShape) -> list[str]:
     """The legacy single-node settings a cluster lacks (empty when all three are there)."""
-    cluster = view.cluster
     missing = []
-    if not has_single_node_profile(cluster):
-        missing.append(f"spark_conf spark.databricks.cluster.profile={SINGLE_NODE_PROFILE}")
-    master = spark_conf(cluster).get("spark.master")
+    if not view.has_single_node_profile:
+        missing.append(f"spark_conf {SINGLE_NODE_PROFILE_KEY}={SINGLE_NODE_PROFILE}")
+    master = view.spark_conf.get("spark.master")
     if not (isinstance(master, str) and master.startswith("local[")):
         missing.append("spark_conf spark.master=local[*]")
-    if effective_tags(view).get("ResourceClass") != "SingleNode":
+    if view.tags.get("ResourceClass") != "SingleNode":
         missing.append("custom_tags ResourceClass=SingleNode")
     return missing
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView) or not is_single_node(view.cluster):
+    if not isinstance(view, ClusterShape) or not view.is_single_node:
         return []
-    cluster = view.cluster
+    cluster = view.props
     if cluster.get("is_single_node") is True and cluster.get("kind") == "CLASSIC_PREVIEW":
         return []  # the modern form: Databricks sets the profile, the master and the tag itself
     missing = missing_settings(view)

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import as_number, is_single_node, spark_conf
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape, as_number
+from dbxtypes.vocabulary import CLUSTER, JOB, MAX_SINGLE_NODE_SHUFFLE_PARTITIONS, SHUFFLE_PARTITIONS_KEY
+from policies.rule import Rule, View
 
-DEFAULT_MAX_SINGLE_NODE_SHUFFLE_PARTITIONS = 16
-KEY = "spark.sql.shuffle.partitions"
+DEFAULT_MAX_SINGLE_NODE_SHUFFLE_PARTITIONS = MAX_SINGLE_NODE_SHUFFLE_PARTITIONS
+KEY = SHUFFLE_PARTITIONS_KEY
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView) or not is_single_node(view.cluster):
+    if not isinstance(view, ClusterShape) or not view.is_single_node:
         return []
     limit = config.get("max_single_node_shuffle_partitions", DEFAULT_MAX_SINGLE_NODE_SHUFFLE_PARTITIONS)
-    value = as_number(spark_conf(view.cluster).get(KEY))  # "auto" and absent: no verdict
+    value = as_number(view.spark_conf.get(KEY))  # "auto" and absent: no verdict
     if value is None or value <= limit:
         return []
     return [f"single-node cluster sets {KEY} to {value}, above {limit}; a single machine gains nothing from that "

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import as_mapping, as_number, has_autoscale
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape, as_number
+from dbxtypes.vocabulary import CLUSTER, JOB, MAX_WORKERS_CAP
+from policies.rule import Rule, View
 
-DEFAULT_MAX_WORKERS_CAP = 64
+DEFAULT_MAX_WORKERS_CAP = MAX_WORKERS_CAP
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView):
+    if not isinstance(view, ClusterShape):
         return []
-    cluster = view.cluster
     cap = config.get("max_workers_cap", DEFAULT_MAX_WORKERS_CAP)
-    num_workers = as_number(cluster.get("num_workers"))
+    num_workers = as_number(view.props.get("num_workers"))
     out = []
     bounds: list[tuple[str, Any]] = []
-    if has_autoscale(cluster):
-        scale = as_mapping(cluster.get("autoscale"))
+    if view.autoscale is not None:
+        scale = view.props["autoscale"]
         low, high = as_number(scale.get("min_workers")), as_number(scale.get("max_workers"))
         if num_workers is not None and num_workers > 0:
             out.append(

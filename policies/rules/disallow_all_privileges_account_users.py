@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import as_list, as_mapping, is_set
-from policies.rule import GRANT, GRANTS, ClusterView, Rule, View
+from dbxtypes.shape import as_list, as_mapping, is_set
+from dbxtypes.vocabulary import GRANT, GRANTS
+from policies.rule import ResourceView, Rule, View
 
 _SECURABLES = ("metastore", "catalog", "schema", "volume", "table", "function", "model", "external_location",
                "storage_credential", "credential", "share", "foreign_connection")
@@ -20,7 +22,7 @@ def _is_all_privileges(privilege: Any) -> bool:
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if isinstance(view, ClusterView) or view.resource_type not in (GRANTS, GRANT):
+    if not isinstance(view, ResourceView) or view.resource_type not in (GRANTS, GRANT):
         return []
     props = view.props
     securable = next((f"{k} '{props[k]}'" for k in _SECURABLES if is_set(props.get(k))), "the securable")

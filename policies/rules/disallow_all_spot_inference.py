@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import (
-    CLOUD_BLOCKS, ON_DEMAND, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK, availability, cloud_blocks, declared_availability,
-    custom_tags, effective_blocks, first_on_demand, is_set, min_workers, tag_role,
+from dbxtypes.shape import ClusterShape, PoolShape
+from dbxtypes.vocabulary import (
+    ATTRIBUTES_BLOCK, CLUSTER, INSTANCE_POOL, JOB, ON_DEMAND, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK,
 )
-from policies.rule import CLUSTER, INSTANCE_POOL, JOB, ClusterView, Rule, View
+from policies.rule import Rule, View
 
 #: Instance pools: the availability field per cloud block (GCP pools call it ``gcp_availability``).
 _POOL_AVAILABILITY_FIELD = {"aws": "availability", "azure": "availability", "gcp": "gcp_availability"}
 
 
-def _check_cluster(view: ClusterView) -> list[str]:
-    cluster = view.cluster
-    if view.role != "inference" or is_set(cluster.get("instance_pool_id")):
+def _check_cluster(view: ClusterShape) -> list[str]:
+    if view.role != "inference" or view.pool_backed:
         # A pool-backed cluster takes its availability from the pool; the pool is checked on its own.
         return []
-    base = min_workers(cluster)
+    base = view.min_workers
     needed = base + 1
     out = []
-    for cloud, block in effective_blocks(cluster).items():
-        key = CLOUD_BLOCKS[cloud]
-        avail = availability(block, cloud)
+    for cloud in view.effective_clouds:
+        key = ATTRIBUTES_BLOCK[cloud]
+        avail = view.availability_in(cloud)
         if avail == SPOT_WITHOUT_FALLBACK[cloud]:
             out.append(
                 f"inference cluster uses {key}.availability {avail}: spot capacity with no on-demand fallback, so "
@@ -33,9 +33,9 @@ def _check_cluster(view: ClusterView) -> list[str]:
             )
         if avail == ON_DEMAND[cloud]:
             continue
-        fod = first_on_demand(block)
+        fod = view.first_on_demand_in(cloud)
         if fod < needed:
-            shown = f"{fod}" if is_set(block.get("first_on_demand")) else f"{fod} (the default)"
+            shown = f"{fod}" if view.first_on_demand_declared_in(cloud) else f"{fod} (the default)"
             out.append(
                 f"inference cluster has {key}.first_on_demand {shown} but its on-demand base needs {needed}: "
                 f"{base} minimum worker(s) plus the driver (first_on_demand counts the driver). "
@@ -44,28 +44,28 @@ def _check_cluster(view: ClusterView) -> list[str]:
     return out
 
 
-def _check_pool(props: Mapping[str, Any]) -> list[str]:
-    role = tag_role(custom_tags(props))
+def _check_pool(pool: PoolShape) -> list[str]:
+    role = pool.role
     if role not in ("inference", "training"):
         return []
     out = []
-    for cloud, block in cloud_blocks(props).items():
+    for cloud in pool.blocks:
         field = _POOL_AVAILABILITY_FIELD[cloud]
-        value = declared_availability(block, cloud)  # no default: pools are checked on what they declare
+        value = pool.declared_availability_in(cloud)  # no default: pools are checked on what they declare
         if value == SPOT_WITHOUT_FALLBACK[cloud]:
             out.append(
-                f"instance pool for {role} uses {CLOUD_BLOCKS[cloud]}.{field} {value}: every cluster on the pool "
-                f"runs on spot capacity with no fallback (pool-backed clusters take availability from the pool). "
-                f"Fix: set {CLOUD_BLOCKS[cloud]}.{field} to {ON_DEMAND[cloud]}."
+                f"instance pool for {role} uses {ATTRIBUTES_BLOCK[cloud]}.{field} {value}: every cluster on the "
+                f"pool runs on spot capacity with no fallback (pool-backed clusters take availability from the pool). "
+                f"Fix: set {ATTRIBUTES_BLOCK[cloud]}.{field} to {ON_DEMAND[cloud]}."
             )
     return out
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if isinstance(view, ClusterView):
+    if isinstance(view, ClusterShape):
         return _check_cluster(view)
-    if view.resource_type == INSTANCE_POOL:
-        return _check_pool(view.props)
+    if isinstance(view, PoolShape):
+        return _check_pool(view)
     return []
 
 

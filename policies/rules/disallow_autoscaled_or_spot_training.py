@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import (
-    CLOUD_BLOCKS, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK, as_mapping, availability, effective_blocks,
-    has_autoscale, is_set,
-)
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape, as_mapping
+from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, CLUSTER, JOB, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK
+from policies.rule import Rule, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView) or view.role != "training":
+    if not isinstance(view, ClusterShape) or view.role != "training":
         return []
-    cluster = view.cluster
     out = []
-    if has_autoscale(cluster):
-        scale = as_mapping(cluster.get("autoscale"))
+    if view.autoscale is not None:
+        scale = as_mapping(view.props.get("autoscale"))
         out.append(
             f"training cluster is autoscaled (min_workers {scale.get('min_workers', 0)}, max_workers "
             f"{scale.get('max_workers', '?')}): distributed training needs a fixed world size, and a downscale kills "
             f"the run. Fix: remove autoscale and set num_workers."
         )
-    if not is_set(cluster.get("instance_pool_id")):  # pool-backed: the pool decides availability
-        for cloud, block in effective_blocks(cluster).items():
-            avail = availability(block, cloud)
+    if not view.pool_backed:  # pool-backed: the pool decides availability
+        for cloud in view.effective_clouds:
+            avail = view.availability_in(cloud)
             if avail == SPOT_WITHOUT_FALLBACK[cloud]:
-                key = CLOUD_BLOCKS[cloud]
+                key = ATTRIBUTES_BLOCK[cloud]
                 out.append(
                     f"training cluster uses {key}.availability {avail}: spot capacity with no on-demand fallback, "
                     f"so a reclaim stops the run and it cannot get nodes back. "

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import is_set
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape, is_set
+from dbxtypes.vocabulary import CLUSTER, JOB
+from policies.rule import Rule, View
 
 _PAIRS = (("instance_pool_id", "node_type_id"), ("driver_instance_pool_id", "driver_node_type_id"))
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView):
+    if not isinstance(view, ClusterShape):
         return []
-    cluster = view.cluster
+    cluster = view.props
     return [
         f"sets both {pool} and {node} ({cluster[node]}); the API rejects the pair because the pool decides the node "
         f"type. Fix: remove {node} and pick the node type on the pool."

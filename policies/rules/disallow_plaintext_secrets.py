@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import as_mapping, looks_like_secret
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape
+from dbxtypes.vocabulary import CLUSTER, JOB
+from policies.common import looks_like_secret
+from policies.rule import Rule, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView):
+    if not isinstance(view, ClusterShape):
         return []
     out = []
-    for field in ("spark_env_vars", "spark_conf"):
-        for key, value in as_mapping(view.cluster.get(field)).items():
+    for field, settings in (("spark_env_vars", view.spark_env_vars), ("spark_conf", view.spark_conf)):
+        for key, value in settings.items():
             reason = looks_like_secret(key, value)
             if reason:
                 # Never echo the value: the message ends up in CI logs and Pulumi Cloud.

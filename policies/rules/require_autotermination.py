@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import as_number
-from policies.rule import CLUSTER, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape
+from dbxtypes.vocabulary import ALL_PURPOSE, CLUSTER, MAX_AUTOTERMINATION_MINUTES
+from policies.rule import Rule, View
 
-DEFAULT_MAX_AUTOTERMINATION_MINUTES = 120
+DEFAULT_MAX_AUTOTERMINATION_MINUTES = MAX_AUTOTERMINATION_MINUTES
 #: What an absent autotermination_minutes means: the provider applies 60 to Pulumi inputs; in Clusters API JSON an
 #: absent field means auto-termination is off.
 ABSENT_MEANS = {"pulumi": 60, "api": 0}
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView) or view.cluster_type != "all-purpose":
+    if not isinstance(view, ClusterShape) or view.compute_kind != ALL_PURPOSE:
         return []
     limit = config.get("max_autotermination_minutes", DEFAULT_MAX_AUTOTERMINATION_MINUTES)
-    value = as_number(view.cluster.get("autotermination_minutes"))
+    value = view.autotermination_minutes
     absent = value is None
     if absent:
         value = ABSENT_MEANS.get(view.source, 60)

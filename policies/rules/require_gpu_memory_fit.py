@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import as_number, catalog, effective_tags, is_set, is_single_node
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape, as_number, is_set
+from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, JOB
+from policies.common import catalog
+from policies.rule import Rule, View
 
-TAG = "gpu_memory_need_gb"
+TAG = GPU_MEMORY_NEED_TAG
 
 
 def _fmt(x: float) -> str:
@@ -15,20 +18,17 @@ def _fmt(x: float) -> str:
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView):
+    if not isinstance(view, ClusterShape):
         return []
-    raw = effective_tags(view).get(TAG)
+    raw = view.tags.get(TAG)
     if not is_set(raw):
         return []
     need = as_number(raw)
     if need is None:
         return [f"custom tag {TAG} is {raw!r}, not a number of GB. Fix: set {TAG} to the estimated GPU memory in GB, "
                 f"e.g. '40'."]
-    cluster = view.cluster
-    node_type = cluster.get("node_type_id")
-    if is_single_node(cluster) and is_set(cluster.get("driver_node_type_id")):
-        node_type = cluster.get("driver_node_type_id")
-    if not is_set(node_type):
+    node_type = view.driver_node_type if view.is_single_node else view.node_type_id
+    if node_type is None:
         return []  # pool-backed: the node type is the pool's
     node = catalog().get(node_type)
     if node is not None:

@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import CLOUD_BLOCKS, catalog, cloud_blocks, node_type_ids
-from policies.rule import CLUSTER, INSTANCE_POOL, JOB, ClusterView, Rule, View
-
-_CLOUD_NAMES = {"aws": "AWS", "azure": "Azure", "gcp": "GCP"}
+from dbxtypes.shape import ClusterShape, PoolShape
+from dbxtypes.vocabulary import ATTRIBUTES_BLOCK as CLOUD_BLOCKS
+from dbxtypes.vocabulary import CLOUD_NAMES as _CLOUD_NAMES
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+from policies.common import catalog
+from policies.rule import Rule, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if isinstance(view, ClusterView):
-        props = view.cluster
-    elif view.resource_type == INSTANCE_POOL:
-        props = view.props
+    if isinstance(view, ClusterShape):
+        node_types = view.node_type_ids
+    elif isinstance(view, PoolShape):
+        node_types = [view.node_type_id] if view.node_type_id else []
     else:
         return []
-    blocks = cloud_blocks(props)
+    blocks = view.blocks
     out = []
     if len(blocks) > 1:
         names = " and ".join(CLOUD_BLOCKS[c] for c in blocks)
         out.append(f"sets {names}; a workspace runs on one cloud. Fix: keep only the block of the workspace's cloud.")
     node_clouds: dict[str, list[str]] = {}
-    for node_type in node_type_ids(props):
+    for node_type in node_types:
         cloud = catalog().cloud_of(node_type)
         if cloud:
             node_clouds.setdefault(cloud, []).append(node_type)

@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import catalog, is_set, is_single_node
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape
+from dbxtypes.vocabulary import CLUSTER, DEFAULT_RUNTIME, GPU_ML_MARKER, JOB
+from policies.common import catalog
+from policies.rule import Rule, View
 
 
 def _is_gpu_runtime(spark_version: str) -> bool:
-    return "-gpu-ml-" in spark_version.lower()
+    return GPU_ML_MARKER in spark_version.lower()
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView):
+    if not isinstance(view, ClusterShape):
         return []
-    cluster = view.cluster
-    spark_version = cluster.get("spark_version")
-    if not isinstance(spark_version, str) or not spark_version:
+    cluster = view.props
+    spark_version = view.spark_version
+    if not spark_version:
         return []
-    worker = cluster.get("node_type_id") if is_set(cluster.get("node_type_id")) else None
-    driver = cluster.get("driver_node_type_id") if is_set(cluster.get("driver_node_type_id")) else worker
+    worker, driver = view.node_type_id, view.driver_node_type
     # The node that runs the work: the driver on a single-node cluster, the workers otherwise.
-    workhorse = driver if is_single_node(cluster) else worker
+    workhorse = driver if view.is_single_node else worker
     # kind CLASSIC_PREVIEW with use_ml_runtime: Databricks picks the GPU flavour of the runtime from the node type.
     auto_flavour = cluster.get("kind") == "CLASSIC_PREVIEW" and cluster.get("use_ml_runtime") is True
     gpu_runtime = _is_gpu_runtime(spark_version)
@@ -30,11 +32,11 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     out = []
     if gpu_runtime and workhorse and cat.is_gpu_node(workhorse) is False:
         out.append(f"GPU ML runtime {spark_version} on CPU node type {workhorse}: the GPU libraries have no GPU to "
-                   f"use. Fix: use a GPU node type, or the CPU ML runtime (e.g. {spark_version.replace('-gpu-ml-', '-cpu-ml-')}).")
+                   f"use. Fix: use a GPU node type, or the CPU ML runtime (e.g. {spark_version.replace(GPU_ML_MARKER, '-cpu-ml-')}).")
     gpu_nodes = [n for n in dict.fromkeys(x for x in (worker, driver) if x) if cat.is_gpu_node(n) is True]
     if not gpu_runtime and not auto_flavour and gpu_nodes:
         out.append(f"runtime {spark_version} is not a GPU ML runtime but node type {', '.join(gpu_nodes)} has GPUs: "
-                   f"CUDA and the GPU drivers are missing. Fix: use a '-gpu-ml-' runtime such as 15.4.x-gpu-ml-scala2.12, "
+                   f"CUDA and the GPU drivers are missing. Fix: use a '-gpu-ml-' runtime such as {DEFAULT_RUNTIME}, "
                    f"or set kind CLASSIC_PREVIEW with use_ml_runtime true.")
     photon = str(cluster.get("runtime_engine", "")).upper() == "PHOTON" or "photon" in spark_version.lower()
     if photon and gpu_nodes:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import is_pinned_pip, pip_name, pypi_packages
-from policies.rule import CLUSTER, JOB, LIBRARY, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape, pypi_packages
+from dbxtypes.vocabulary import CLUSTER, JOB, LIBRARY
+from policies.common import is_pinned_pip, pip_name
+from policies.rule import ResourceView, Rule, View
 
 
 def _message(spec: str, where: str) -> str:
@@ -15,12 +18,12 @@ def _message(spec: str, where: str) -> str:
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if isinstance(view, ClusterView):
-        found = [("libraries", spec) for spec in pypi_packages(view.cluster.get("libraries"))]
+    if isinstance(view, ClusterShape):
+        found = [("libraries", spec) for spec in view.libraries]
         for task in view.tasks:
             key = task.get("task_key", "?")
             found += [(f"tasks[{key}].libraries", spec) for spec in pypi_packages(task.get("libraries"))]
-    elif view.resource_type == LIBRARY:
+    elif isinstance(view, ResourceView) and view.resource_type == LIBRARY:
         found = [("the library resource", spec) for spec in pypi_packages([view.props])]
     else:
         return []

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import custom_tags, effective_tags, is_set
-from policies.rule import CLUSTER, INSTANCE_POOL, JOB, ClusterView, Rule, View
-
-REQUIRED_TAGS = ("workload", "cost_center")
+from dbxtypes.shape import ClusterShape, PoolShape, is_set
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, REQUIRED_TAGS
+from policies.rule import Rule, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if isinstance(view, ClusterView):
-        tags, what = effective_tags(view), "cluster"
-    elif view.resource_type == INSTANCE_POOL:
-        tags, what = custom_tags(view.props), "instance pool"
+    tags: Mapping[str, Any]
+    if isinstance(view, ClusterShape):
+        tags, what = view.tags, "cluster"
+    elif isinstance(view, PoolShape):
+        tags, what = view.custom_tags, "instance pool"
     else:
         return []
     missing = [t for t in REQUIRED_TAGS if not (is_set(tags.get(t)) and str(tags.get(t)).strip())]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import as_list, as_mapping, is_set, spark_env_vars
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape, as_list, as_mapping, is_set
+from dbxtypes.vocabulary import CHECKPOINT_DIR_ARG, CHECKPOINT_DIR_ENV, CLUSTER, JOB, JOBS_COMPUTE
+from policies.rule import Rule, View
 
-ENV_VAR = "CHECKPOINT_DIR"
-FLAGS = ("--checkpoint-dir", "--checkpoint_dir")
+ENV_VAR = CHECKPOINT_DIR_ENV
+FLAGS = (CHECKPOINT_DIR_ARG, "--checkpoint_dir")
 PARAMETER_NAMES = ("checkpoint_dir", "checkpoint-dir")
 _LIST_PARAMETER_TASKS = ("spark_python_task", "python_wheel_task", "spark_jar_task", "spark_submit_task")
 _NAMED_PARAMETER_FIELDS = (("python_wheel_task", "named_parameters"), ("notebook_task", "base_parameters"))
@@ -36,14 +38,14 @@ def _job_parameter(job: Mapping[str, Any] | None) -> bool:
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView) or view.role != "training":
+    if not isinstance(view, ClusterShape) or view.role != "training":
         return []
-    if is_set(spark_env_vars(view.cluster).get(ENV_VAR)):
+    if is_set(view.spark_env_vars.get(ENV_VAR)):
         return []
     if any(task_sets_checkpoint(t) for t in view.tasks) or _job_parameter(view.job):
         return []
     where = "set spark_env_vars CHECKPOINT_DIR"
-    if view.cluster_type == "job":
+    if view.compute_kind == JOBS_COMPUTE:
         where += " or pass --checkpoint-dir in the task parameters"
     return [f"training cluster has no checkpoint location, so a lost node or a timeout restarts training from zero. "
             f"Fix: {where}, pointing at /Volumes/<catalog>/<schema>/<volume>/checkpoints."]

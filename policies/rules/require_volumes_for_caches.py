@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from policies.common import spark_env_vars
-from policies.rule import CLUSTER, JOB, ClusterView, Rule, View
+from dbxtypes.shape import ClusterShape
+from dbxtypes.vocabulary import CLUSTER, JOB
+from policies.rule import Rule, View
 
 #: Env vars that hold model caches or checkpoints; named in the message so the reader knows what moves.
 CACHE_VARS = frozenset({"HF_HOME", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
@@ -17,10 +19,10 @@ def _on_dbfs(value: Any) -> bool:
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterView):
+    if not isinstance(view, ClusterShape):
         return []
     out = []
-    for key, value in spark_env_vars(view.cluster).items():
+    for key, value in view.spark_env_vars.items():
         if not _on_dbfs(value):
             continue
         what = "model cache or checkpoint" if key in CACHE_VARS else "path"

@@ -1,0 +1,168 @@
+"""The one input error type, and the one formatter of pydantic validation errors.
+
+Every invalid input (a stack file, a price override file, a policy config, a plan or cluster JSON, the packaged
+data files) raises `InputError`: the source (a file, or what the value is), and one `Problem` per thing wrong,
+each with its field path and its fix. ``str()`` is the whole user-facing message; the CLI prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+#: Quoted input is cut to this many characters in messages.
+MAX_QUOTED = 80
+
+
+def clip(value: Any, limit: int = MAX_QUOTED) -> str:
+    """``repr(value)`` cut to ``limit`` characters, so a message never echoes a whole document."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def field_path(loc: Sequence[Any]) -> str:
+    """A pydantic location as a field path: ``node_types[3].gpu_count``, ``tags.cost_center``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part).isidentifier():
+            out += ("." if out else "") + str(part)
+        else:
+            out += f"[{str(part)!r}]"
+    return out
+
+
+def did_you_mean(word: str, options: Sequence[str]) -> str:
+    """`` (did you mean 'spot_factor'?)`` when an option is close to ``word``, else ``""``."""
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input: where (field path), what, and how to fix it."""
+
+    field: str
+    message: str
+    fix: str = ""
+
+    def render(self) -> str:
+        text = f"{self.field}: {self.message}" if self.field else self.message
+        if self.fix:
+            text += f" Fix: {self.fix}"
+        return text
+
+
+class InputError(ValueError):
+    """Invalid input. ``source`` names the file (or the kind of value); ``problems`` say what and how to fix it."""
+
+    def __init__(self, source: str, problems: Sequence[Problem] | str) -> None:
+        self.source = source
+        self.problems: list[Problem] = [Problem("", problems)] if isinstance(problems, str) else list(problems)
+        super().__init__(str(self))
+
+    @classmethod
+    def single(cls, source: str, field: str, message: str, fix: str = "") -> InputError:
+        return cls(source, [Problem(field, message, fix)])
+
+    def __str__(self) -> str:
+        prefix = f"{self.source}: " if self.source else ""
+        if len(self.problems) == 1:
+            return prefix + self.problems[0].render()
+        lines = [f"{prefix}{len(self.problems)} problems"]
+        lines += [f"  - {p.render()}" for p in self.problems]
+        return "\n".join(lines)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.source, self.problems))
+
+
+_FIXES = {
+    "missing": "add it.",
+    "literal_error": "use one of the values listed.",
+    "enum": "use one of the values listed.",
+    "string_pattern_mismatch": "see the pattern above.",
+    "int_parsing": "write a whole number.",
+    "int_type": "write a whole number.",
+    "int_from_float": "write a whole number.",
+    "float_parsing": "write a number.",
+    "float_type": "write a number.",
+    "finite_number": "write a finite number.",
+    "bool_parsing": "write true or false.",
+    "bool_type": "write true or false.",
+    "dict_type": "write a mapping (key: value).",
+    "list_type": "write a list.",
+    "model_type": "write a mapping (key: value).",
+    "model_attributes_type": "write a mapping (key: value).",
+    "string_type": "write a string.",
+    "greater_than_equal": "raise the value.",
+    "greater_than": "raise the value.",
+    "less_than_equal": "lower the value.",
+    "less_than": "lower the value.",
+    "too_short": "add at least one item.",
+}
+
+
+def _unwrap(annotation: Any) -> Any:
+    for arg in getattr(annotation, "__args__", ()) or ():
+        inner = _unwrap(arg)
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            return inner
+    return annotation
+
+
+def model_at(root: type[BaseModel] | None, loc: Sequence[Any]) -> type[BaseModel] | None:
+    """The pydantic model that owns the field at ``loc`` under ``root`` (to list the keys allowed there)."""
+    model: Any = root
+    for part in loc[:-1]:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        found = model.model_fields.get(str(part))
+        if found is None:
+            continue  # a dict key or a list index: the value type is the same model
+        model = _unwrap(found.annotation)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | None = None, prefix: str = "",
+                          fix: str = "") -> Problem:
+    """One pydantic error as a `Problem`: ``prefix`` + the dotted field path, the message with the value given
+    (cut short), and a fix (``fix`` when the error type has none of its own)."""
+    loc = tuple(err.get("loc") or ())
+    dotted = field_path(loc)
+    path = f"{prefix}{dotted}" if dotted else prefix.rstrip(":.")
+    kind = str(err.get("type", ""))
+    message = str(err.get("msg", "is invalid"))
+    if message.startswith("Value error, "):
+        message = message[len("Value error, "):]
+    value = err.get("input")
+    if kind != "missing" and isinstance(value, (str, int, float, bool)) and "got " not in message:
+        message += f", got {clip(value)}"
+    hint = _FIXES.get(kind, "")
+    if kind == "extra_forbidden":
+        model = model_at(root, loc)
+        allowed = ", ".join(model.model_fields) if model else ""
+        message = "is not a known key"
+        guess = did_you_mean(str(loc[-1]), list(model.model_fields)) if model and loc else ""
+        hint = (f"remove it or correct its spelling{guess}; allowed keys here: {allowed}." if allowed
+                else "remove it.")
+    if loc and loc[-1] == "[key]":  # a mapping key outside a Literal (an unknown cloud, say)
+        path = f"{prefix}{field_path(loc[:-2])}"
+        expected = str((err.get("ctx") or {}).get("expected", ""))
+        options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip(" '")]
+        message = f"unknown key {loc[-2]!r}"
+        hint = f"use {expected}{did_you_mean(str(loc[-2]), options)}."
+    if kind == "value_error" and not hint:
+        hint = fix or "change the values so the rule above holds."
+    return Problem(path, message.rstrip(".") + ".", hint or fix)
+
+
+def problems_from_pydantic(exc: ValidationError, *, root: type[BaseModel] | None = None, prefix: str = "",
+                           fix: str = "") -> list[Problem]:
+    """Every error of a pydantic ``ValidationError`` as `Problem` s (see `problem_from_pydantic`)."""
+    return [problem_from_pydantic(e, root=root, prefix=prefix, fix=fix) for e in exc.errors()]

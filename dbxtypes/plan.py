@@ -1,0 +1,224 @@
+"""The typed plan: `Plan`, `Resource`, `Violation` and `Cost`, with ``to_json`` / ``from_json``.
+
+The JSON is the one `python -m stackplan preview --json` has always written (docs/ARCHITECTURE.md); its JSON Schema,
+generated from these models by `plan_json_schema`, ships as ``docs/plan.schema.json``. Models are built by the
+offline engine (resources), the policies (violations) and pricing (cost); renderers read attributes, never
+``.get(...) or {}``. ``to_json`` leaves out what was never set, so an entry keeps exactly the keys it always had.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from .errors import InputError, problems_from_pydantic
+from .vocabulary import CLUSTER_BEARING_TYPES, Cloud
+
+Enforcement = Literal["mandatory", "advisory"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document (plain dicts and lists); fields never set are left out."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class Resource(_Model):
+    """One registered resource, as the Pulumi engine hands it to policies: camelCase ``inputs``, whole numbers as
+    ints."""
+
+    urn: str
+    id: str | None = None
+    type: str
+    name: str
+    parent: str | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def bears_clusters(self) -> bool:
+        return self.type in CLUSTER_BEARING_TYPES
+
+
+class Violation(_Model):
+    """One policy finding on one resource. ``message`` ends with a ``Fix: ...`` hint."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    policy: str
+    enforcement: Enforcement
+    urn: str
+    resource_name: str
+    message: str
+
+    @property
+    def mandatory(self) -> bool:
+        return self.enforcement == "mandatory"
+
+
+class Monthly(_Model):
+    min: float | None
+    expected: float | None
+    max: float | None
+
+
+class NodeCount(_Model):
+    min: float
+    max: float
+
+
+class CostEntry(_Model):
+    """The cost of one resource (a cluster, a job, a pool) or of one job cluster (``cluster`` is its label).
+
+    Money is ``None`` on an unpriced entry, whose ``unpriced`` says why."""
+
+    name: str | None = None
+    type: str | None = None
+    cluster: str | None = None
+    workload_type: str | None = None
+    node_type_id: str | None = None
+    driver_node_type_id: str | None = None
+    instance_pool: str | None = None
+    compute_kind: str | None = None
+    availability: str | None = None
+    first_on_demand: float | None = None
+    nodes: NodeCount | None = None
+    spot_nodes: NodeCount | None = None
+    max_capacity: float | None = None
+    hours_per_month: float | None = None
+    burst_hours_per_month: float | None = None
+    extra_workers_expected: float | None = None
+    hourly: float | None = None
+    hourly_max: float | None = None
+    monthly: Monthly = Field(default_factory=lambda: Monthly(min=None, expected=None, max=None))
+    all_on_demand_monthly_expected: float | None = None
+    saving_monthly_expected: float | None = None
+    unpriced: str | None = None
+    clusters: list[CostEntry] | None = None
+
+    @property
+    def priced(self) -> bool:
+        return self.unpriced is None
+
+    @property
+    def parts(self) -> list[CostEntry]:
+        """A job's job clusters, or the entry itself."""
+        return self.clusters or [self]
+
+
+class CostTotal(_Model):
+    hourly: float
+    hourly_max: float
+    monthly: Monthly
+    all_on_demand_monthly_expected: float
+    saving_monthly_expected: float
+
+
+class UnpricedItem(_Model):
+    urn: str
+    name: str | None
+    reason: str
+
+
+class PriceSource(_Model):
+    """Where a figure the cost used comes from."""
+
+    figure: str
+    value: Any
+    source: str
+    date: str | None = None
+    estimate: bool = False
+
+
+class Cost(_Model):
+    """The cost object of a plan (see ``pricing.model`` for the model and worked examples)."""
+
+    currency: str
+    tier: str
+    cloud: Cloud
+    spot_factor: float
+    resources: dict[str, CostEntry]
+    total: CostTotal
+    unpriced: list[UnpricedItem]
+    by_workload: dict[str, float]
+    sources: list[PriceSource]
+    assumptions: dict[str, float | None]
+    notes: list[str]
+
+
+class Plan(_Model):
+    """What a stack registers, and what the policies and prices say of it."""
+
+    stack: str
+    project: str
+    stack_file: str | None = None
+    cloud: Cloud
+    resources: list[Resource]
+    outputs: dict[str, Any] = Field(default_factory=dict)
+    #: The stack's usage assumptions (USAGE_DEFAULTS keys) for monthly costs.
+    assumptions: dict[str, float | None] | None = None
+    violations: list[Violation] | None = None
+    cost: Cost | None = None
+
+    @classmethod
+    def from_json(cls, doc: Any, source: str = "plan") -> Plan:
+        """A plan from its JSON document (a dict, or JSON text); raises `InputError` naming the field and the fix."""
+        if isinstance(doc, (str, bytes)):
+            try:
+                doc = json.loads(doc)
+            except json.JSONDecodeError as exc:
+                raise InputError.single(source, "", f"not valid JSON ({exc.msg} at line {exc.lineno})",
+                                        "pass a file written by `preview --json`.") from None
+        if not isinstance(doc, Mapping):
+            raise InputError.single(source, "", f"holds a {type(doc).__name__}, not a plan object",
+                                    "pass a file written by `preview --json`.")
+        try:
+            return cls.model_validate(doc)
+        except ValidationError as exc:
+            raise InputError(source, problems_from_pydantic(exc, fix="pass a file written by `preview --json`."),
+                             ) from None
+
+    def resource(self, urn: str) -> Resource | None:
+        return next((r for r in self.resources if r.urn == urn), None)
+
+    @property
+    def has_mandatory(self) -> bool:
+        return any(v.mandatory for v in self.violations or ())
+
+
+_RESOURCES = TypeAdapter(list[Resource])
+
+
+def resources_of(doc: Any, source: str = "plan") -> list[Resource]:
+    """The ``resources`` of a plan's JSON (or of any object with such a list), validated; raises `InputError`."""
+    if not isinstance(doc, Mapping) or "resources" not in doc:
+        raise InputError.single(source, "resources", "is missing.", "pass a plan with a 'resources' list.")
+    try:
+        return _RESOURCES.validate_python(doc["resources"])
+    except ValidationError as exc:
+        raise InputError(source, problems_from_pydantic(exc, prefix="resources")) from None
+
+
+def coerce_plan(plan: Plan | Mapping[str, Any], source: str = "plan") -> Plan:
+    """A `Plan` from a plan or its JSON (hand-written plans may leave out ``project``)."""
+    if isinstance(plan, Plan):
+        return plan
+    if isinstance(plan, Mapping):
+        plan = {"stack": "", "project": "", **plan}
+    return Plan.from_json(plan, source)
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a plan document (``docs/plan.schema.json``)."""
+    schema = Plan.model_json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "dbx-ai-infra plan (python -m stackplan preview --json)"
+    return schema
+
+
+if __name__ == "__main__":  # `make schema` writes docs/plan.schema.json
+    print(json.dumps(plan_json_schema(), indent=2, sort_keys=True))

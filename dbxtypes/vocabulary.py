@@ -1,0 +1,176 @@
+"""The project's vocabulary: every word and fixed value that more than one package uses, stated once.
+
+Databricks values come from the Clusters API and pulumi-databricks 1.118 (the `availability` enums of
+``AwsAttributes``, ``AzureAttributes`` and ``GcpAttributes`` in databricks-sdk ``compute``; read 2026-12).
+Nothing here imports another package of the project.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final, Literal, NamedTuple
+
+# --------------------------------------------------------------------------------------------------------------------
+# The project
+# --------------------------------------------------------------------------------------------------------------------
+
+#: Pulumi project name, the config namespace of every stack setting and the prefix of component type tokens.
+PROJECT: Final = "dbx-ai-infra"
+
+# --------------------------------------------------------------------------------------------------------------------
+# Clouds, attribute blocks and availability
+# --------------------------------------------------------------------------------------------------------------------
+
+Cloud = Literal["aws", "azure", "gcp"]
+CLOUDS: Final[tuple[Cloud, ...]] = ("aws", "azure", "gcp")
+CLOUD_NAMES: Final = MappingProxyType({"aws": "AWS", "azure": "Azure", "gcp": "GCP"})
+
+#: snake_case attribute block per cloud (Clusters API JSON, pulumi-databricks Python args).
+ATTRIBUTES_BLOCK: Final = MappingProxyType({"aws": "aws_attributes", "azure": "azure_attributes",
+                                           "gcp": "gcp_attributes"})
+
+SPOT_WITH_FALLBACK: Final = MappingProxyType({"aws": "SPOT_WITH_FALLBACK", "azure": "SPOT_WITH_FALLBACK_AZURE",
+                                             "gcp": "PREEMPTIBLE_WITH_FALLBACK_GCP"})
+SPOT_WITHOUT_FALLBACK: Final = MappingProxyType({"aws": "SPOT", "azure": "SPOT_AZURE", "gcp": "PREEMPTIBLE_GCP"})
+ON_DEMAND: Final = MappingProxyType({"aws": "ON_DEMAND", "azure": "ON_DEMAND_AZURE", "gcp": "ON_DEMAND_GCP"})
+SPOT_AVAILABILITIES: Final = frozenset({*SPOT_WITH_FALLBACK.values(), *SPOT_WITHOUT_FALLBACK.values()})
+ON_DEMAND_AVAILABILITIES: Final = frozenset(ON_DEMAND.values())
+
+#: What a cluster runs on when its cloud's attributes block (or the block's ``availability``) is absent.
+#: AWS: the API's documented backend default is ``SPOT_WITH_FALLBACK`` (Terraform provider docs, databricks_cluster
+#: ``aws_attributes.availability``: "Backend default value is SPOT_WITH_FALLBACK"; shared/reference
+#: databricks-facts.md). Azure and GCP: clusters are on demand unless spot is asked for (the spot types are opt-in;
+#: ``gcp_attributes.use_preemptible_executors`` defaulted to false). Policies and pricing both read this table.
+DEFAULT_AVAILABILITY: Final = MappingProxyType({"aws": SPOT_WITH_FALLBACK["aws"], "azure": ON_DEMAND["azure"],
+                                               "gcp": ON_DEMAND["gcp"]})
+#: ``first_on_demand`` when absent: the API default, 1 (the driver on demand).
+DEFAULT_FIRST_ON_DEMAND: Final = 1
+
+#: GPU families (the node catalog maps each to node types per cloud).
+GpuFamily = Literal["t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s"]
+GPU_FAMILIES: Final[tuple[GpuFamily, ...]] = ("t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s")
+#: Weight precisions a model may be given in.
+Precision = Literal["fp32", "bf16", "fp16", "int8", "int4"]
+
+# --------------------------------------------------------------------------------------------------------------------
+# Workloads and compute kinds
+# --------------------------------------------------------------------------------------------------------------------
+
+Role = Literal["training", "inference", "interactive"]
+#: Workload roles, the values of the ``workload_type`` tag the components set.
+ROLES: Final[tuple[Role, ...]] = ("training", "inference", "interactive")
+UNKNOWN_ROLE: Final = "unknown"
+#: Stack spec sections, each a workload.
+Section = Literal["training", "inference", "dev"]
+SECTIONS: Final[tuple[Section, ...]] = ("training", "inference", "dev")
+#: Stack spec section -> role.
+ROLE_OF_SECTION: Final = MappingProxyType({"training": "training", "inference": "inference", "dev": "interactive"})
+
+ComputeKind = Literal["all_purpose", "jobs_compute"]
+#: Databricks compute kinds (billing SKUs): an all-purpose cluster, or a job cluster.
+ALL_PURPOSE: Final = "all_purpose"
+JOBS_COMPUTE: Final = "jobs_compute"
+MODEL_SERVING: Final = "model_serving"
+COMPUTE_KINDS: Final = (JOBS_COMPUTE, ALL_PURPOSE, MODEL_SERVING)
+
+# --------------------------------------------------------------------------------------------------------------------
+# Resource type tokens
+# --------------------------------------------------------------------------------------------------------------------
+
+CLUSTER: Final = "databricks:index/cluster:Cluster"
+JOB: Final = "databricks:index/job:Job"
+INSTANCE_POOL: Final = "databricks:index/instancePool:InstancePool"
+CATALOG: Final = "databricks:index/catalog:Catalog"
+SCHEMA: Final = "databricks:index/schema:Schema"
+VOLUME: Final = "databricks:index/volume:Volume"
+GRANTS: Final = "databricks:index/grants:Grants"
+GRANT: Final = "databricks:index/grant:Grant"
+LIBRARY: Final = "databricks:index/library:Library"
+CLUSTER_POLICY: Final = "databricks:index/clusterPolicy:ClusterPolicy"
+PERMISSIONS: Final = "databricks:index/permissions:Permissions"
+#: Resource types that carry cluster definitions (a Cluster, or a Job's job clusters and task clusters).
+CLUSTER_BEARING_TYPES: Final = (CLUSTER, JOB)
+STACK_TYPE: Final = "pulumi:pulumi:Stack"
+
+#: Component type tokens (``<project>:<module>:<Component>``).
+TRAINING_CLUSTER_TYPE: Final = f"{PROJECT}:compute:TrainingCluster"
+INFERENCE_CLUSTER_TYPE: Final = f"{PROJECT}:compute:InferenceCluster"
+DEV_CLUSTER_TYPE: Final = f"{PROJECT}:compute:DevCluster"
+INSTANCE_POOL_TYPE: Final = f"{PROJECT}:compute:GpuInstancePool"
+UNITY_CATALOG_TYPE: Final = f"{PROJECT}:storage:UnityCatalogStorage"
+CLUSTER_POLICIES_TYPE: Final = f"{PROJECT}:governance:ClusterPolicies"
+
+# --------------------------------------------------------------------------------------------------------------------
+# Tags
+# --------------------------------------------------------------------------------------------------------------------
+
+#: Tags every stack and every cluster must carry.
+REQUIRED_TAGS: Final = ("workload", "cost_center")
+#: Tag naming a cluster's role (values: ROLES).
+ROLE_TAG: Final = "workload_type"
+#: Tag carrying the model's estimated GPU memory need in GB.
+GPU_MEMORY_NEED_TAG: Final = "gpu_memory_need_gb"
+#: Tags the components or Databricks set; a stack may not set them.
+RESERVED_TAGS: Final = (ROLE_TAG, "ResourceClass", GPU_MEMORY_NEED_TAG, "Vendor", "Creator", "ClusterName",
+                        "ClusterId", "Name")
+
+# --------------------------------------------------------------------------------------------------------------------
+# Runtimes, single node, environment variables
+# --------------------------------------------------------------------------------------------------------------------
+
+#: Default runtime: a GPU ML LTS runtime (15.4 LTS, supported until 2027-08-19 per the Databricks runtime release
+#: notes, read 2026-04).
+DEFAULT_RUNTIME: Final = "15.4.x-gpu-ml-scala2.12"
+#: A GPU ML runtime ``spark_version`` (without anchors, as Databricks cluster policies take regexes).
+GPU_ML_RUNTIME_REGEX: Final = r"\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]"
+GPU_ML_RUNTIME_PATTERN: Final = rf"^{GPU_ML_RUNTIME_REGEX}$"
+#: The marker of a GPU ML runtime in a ``spark_version``.
+GPU_ML_MARKER: Final = "-gpu-ml-"
+
+SINGLE_NODE_PROFILE_KEY: Final = "spark.databricks.cluster.profile"
+SINGLE_NODE_PROFILE: Final = "singleNode"
+SINGLE_NODE_CONF: Final = MappingProxyType({SINGLE_NODE_PROFILE_KEY: SINGLE_NODE_PROFILE, "spark.master": "local[*]"})
+SINGLE_NODE_TAGS: Final = MappingProxyType({"ResourceClass": "SingleNode"})
+SHUFFLE_PARTITIONS_KEY: Final = "spark.sql.shuffle.partitions"
+
+#: Environment variable with the training checkpoint directory (a Volume path).
+CHECKPOINT_DIR_ENV: Final = "CHECKPOINT_DIR"
+#: Environment variable with the Hugging Face cache (a Volume path).
+HF_HOME_ENV: Final = "HF_HOME"
+#: Training entry point arguments the job passes (workloads/train.py honours them).
+CHECKPOINT_DIR_ARG: Final = "--checkpoint-dir"
+RESUME_ARG: Final = "--resume-from-latest"
+
+# --------------------------------------------------------------------------------------------------------------------
+# Limits (policy-config defaults; a --policy-config moves the spec and the rules together)
+# --------------------------------------------------------------------------------------------------------------------
+
+#: Most workers a cluster may have (policy ``configure-worker-bounds``, threshold ``max_workers_cap``).
+MAX_WORKERS_CAP: Final = 64
+#: Longest idle time of an all-purpose cluster (policy ``require-autotermination``).
+MAX_AUTOTERMINATION_MINUTES: Final = 120
+#: Most shuffle partitions on a single node (policy ``configure-single-node-shuffle-partitions``).
+MAX_SINGLE_NODE_SHUFFLE_PARTITIONS: Final = 16
+
+# --------------------------------------------------------------------------------------------------------------------
+# Usage assumptions (monthly cost); the stack spec's `usage` section defaults to these
+# --------------------------------------------------------------------------------------------------------------------
+
+class UsageAssumption(NamedTuple):
+    default: float | None
+    label: str
+    unit: str
+
+
+#: Key -> (default, report label, unit). The spec's `usage` section, the cost model and the reports read this table.
+USAGE_DEFAULTS: Final = MappingProxyType({
+    "training_hours_per_month": UsageAssumption(40, "All-purpose training cluster up", "h/month"),
+    "training_job_hours_per_month": UsageAssumption(80, "Training job runs", "h/month"),
+    "inference_hours_per_month": UsageAssumption(730, "Inference base up", "h/month"),
+    "inference_burst_hours_per_month": UsageAssumption(120, "Inference bursting above the base", "h/month"),
+    "inference_burst_avg_extra_workers": UsageAssumption(None, "Average extra inference workers while bursting",
+                                                         "workers"),
+    "dev_hours_per_working_day": UsageAssumption(6, "Dev cluster up", "h/working day"),
+    "working_days_per_month": UsageAssumption(21, "Working days", "days/month"),
+    "pool_idle_hours_per_month": UsageAssumption(730, "Instance pool keeps its idle instances", "h/month"),
+})

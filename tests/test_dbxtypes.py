@@ -1,0 +1,236 @@
+"""The bottom layer: ClusterShape (one reading of Pulumi inputs and API JSON), the vocabulary's one default
+availability per cloud, the typed plan's JSON round trip and schema, and the one input error formatter."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
+
+from dbxtypes.errors import InputError
+from dbxtypes.plan import Plan, plan_json_schema
+from dbxtypes.shape import camel_to_snake, classify, cluster_shape, normalize_props, pool_shape, shapes_of_resource
+from dbxtypes.vocabulary import (
+    ALL_PURPOSE, CLUSTER, DEFAULT_AVAILABILITY, INSTANCE_POOL, JOB, JOBS_COMPUTE, ON_DEMAND, REQUIRED_TAGS,
+    SPOT_WITH_FALLBACK, USAGE_DEFAULTS,
+)
+from tests.conftest import SHIPPED
+
+PULUMI_CLUSTER = {
+    "clusterName": "serve",
+    "sparkVersion": "15.4.x-gpu-ml-scala2.12",
+    "nodeTypeId": "g5.2xlarge",
+    "driverNodeTypeId": "g5.2xlarge",
+    "numWorkers": 0.0,
+    "autoscale": {"minWorkers": 2.0, "maxWorkers": 8.0},
+    "awsAttributes": {"availability": "SPOT_WITH_FALLBACK", "firstOnDemand": 3.0, "spotBidPricePercent": 100.0},
+    "autoterminationMinutes": 60.0,
+    "isSingleNode": False,
+    "dataSecurityMode": "SINGLE_USER",
+    "instancePoolId": None,
+    "customTags": {"workload_type": "inference", "costCenter": "x", "ResourceClass": "Serving"},
+    "sparkConf": {"spark.databricks.delta.preview.enabled": "true", "spark.executor.memoryOverhead": "2g"},
+    "sparkEnvVars": {"HF_HOME": "/Volumes/ml/m/hf", "hfToken": "{{secrets/a/b}}"},
+    "libraries": [{"pypi": {"package": "vllm==0.6.3", "repo": "https://pypi.org/simple"}}],
+}
+API_CLUSTER = {
+    "cluster_name": "serve",
+    "spark_version": "15.4.x-gpu-ml-scala2.12",
+    "node_type_id": "g5.2xlarge",
+    "driver_node_type_id": "g5.2xlarge",
+    "num_workers": 0,
+    "autoscale": {"min_workers": 2, "max_workers": 8},
+    "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 3, "spot_bid_price_percent": 100},
+    "autotermination_minutes": 60,
+    "is_single_node": False,
+    "data_security_mode": "SINGLE_USER",
+    "instance_pool_id": None,
+    "custom_tags": {"workload_type": "inference", "costCenter": "x", "ResourceClass": "Serving"},
+    "spark_conf": {"spark.databricks.delta.preview.enabled": "true", "spark.executor.memoryOverhead": "2g"},
+    "spark_env_vars": {"HF_HOME": "/Volumes/ml/m/hf", "hfToken": "{{secrets/a/b}}"},
+    "libraries": [{"pypi": {"package": "vllm==0.6.3", "repo": "https://pypi.org/simple"}}],
+}
+
+
+def test_normalize_camel_and_snake_agree() -> None:
+    assert normalize_props(PULUMI_CLUSTER) == API_CLUSTER
+    assert normalize_props(API_CLUSTER) == API_CLUSTER
+
+
+def test_normalize_keeps_map_keys_and_ints() -> None:
+    out = normalize_props(PULUMI_CLUSTER)
+    assert "costCenter" in out["custom_tags"] and "hfToken" in out["spark_env_vars"]
+    assert "spark.executor.memoryOverhead" in out["spark_conf"]
+    assert type(out["num_workers"]) is int and type(out["autoscale"]["max_workers"]) is int
+    assert normalize_props({"x": 1.5})["x"] == 1.5
+    assert normalize_props({"flag": True})["flag"] is True
+    assert normalize_props(None) == {}
+
+
+def test_normalize_reads_policy_sdk_proxies() -> None:
+    assert normalize_props(unknown_checking_proxy(PULUMI_CLUSTER)) == API_CLUSTER
+    with pytest.raises(UnknownValueError):
+        normalize_props(unknown_checking_proxy({"instancePoolId": UNKNOWN_STRING_VALUE}))
+
+
+@pytest.mark.parametrize("key,expected", [
+    ("numWorkers", "num_workers"), ("awsAttributes", "aws_attributes"), ("gcpAvailability", "gcp_availability"),
+    ("driverInstancePoolId", "driver_instance_pool_id"), ("num_workers", "num_workers"), ("s3", "s3"),
+    ("useMlRuntime", "use_ml_runtime"),
+])
+def test_camel_to_snake(key: str, expected: str) -> None:
+    assert camel_to_snake(key) == expected
+
+
+@pytest.mark.parametrize("cluster,cluster_type,role", [
+    ({"custom_tags": {"workload_type": "Training"}, "autoscale": {"max_workers": 2}}, "all-purpose", "training"),
+    ({"custom_tags": {"workload_type": "batch", "workload": "inference"}}, "job", "inference"),
+    ({"custom_tags": {"workload": "llm-serving"}, "autoscale": {"max_workers": 2}}, "job", "inference"),
+    ({"num_workers": 0, "spark_conf": {"spark.databricks.cluster.profile": "singleNode"}}, "job", "interactive"),
+    ({"is_single_node": True}, "all-purpose", "interactive"),
+    ({"num_workers": 4}, "job", "training"),
+    ({"num_workers": 0}, "job", "training"),  # no workers but no singleNode profile: shape says job -> training
+    ({"num_workers": 4}, "all-purpose", "unknown"),
+    ({}, "all-purpose", "unknown"),
+])
+def test_classify(cluster: dict, cluster_type: str, role: str) -> None:
+    kind = JOBS_COMPUTE if cluster_type == "job" else ALL_PURPOSE
+    assert classify(cluster, kind, cluster.get("custom_tags", {})) == role
+    assert cluster_shape(cluster, compute_kind=kind).role == role
+
+
+def test_is_single_node_shape() -> None:
+    assert cluster_shape({}).is_single_node  # num_workers absent = 0, no autoscale
+    assert cluster_shape({"num_workers": 0}).is_single_node
+    assert cluster_shape({"is_single_node": True, "num_workers": 3}).is_single_node
+    assert not cluster_shape({"autoscale": {"min_workers": 0, "max_workers": 2}}).is_single_node
+    assert not cluster_shape({"num_workers": 1}).is_single_node
+
+
+def test_shapes_of_a_cluster() -> None:
+    (view,) = shapes_of_resource(CLUSTER, PULUMI_CLUSTER)
+    assert view.label == "" and view.compute_kind == ALL_PURPOSE and view.role == "inference"
+    assert view.props == API_CLUSTER and view.source == "pulumi" and view.job is None
+    assert view == shapes_of_resource(CLUSTER, API_CLUSTER)[0]  # camelCase and snake_case read the same
+    assert view.autoscale == (2, 8) and view.min_workers == 2 and view.max_workers == 8
+    assert view.cloud == "aws" and view.availability == "SPOT_WITH_FALLBACK" and view.first_on_demand == 3
+    assert view.node_type_ids == ["g5.2xlarge"] and not view.pool_backed and view.spot
+    assert view.libraries == ("vllm==0.6.3",) and view.autotermination_minutes == 60
+    (api_view,) = shapes_of_resource(CLUSTER, {"cluster_source": "JOB", "num_workers": 2}, source="api")
+    assert api_view.compute_kind == JOBS_COMPUTE and api_view.role == "training" and api_view.source == "api"
+
+
+def test_clusters_of_a_job() -> None:
+    job = {
+        "name": "nightly",
+        "tags": {"workload_type": "inference"},
+        "jobClusters": [{"jobClusterKey": "train", "newCluster": {"numWorkers": 4.0, "customTags": {"workload_type": "training"}}},
+                        {"jobClusterKey": "score", "newCluster": {"numWorkers": 2.0}}],
+        "tasks": [{"taskKey": "fit", "jobClusterKey": "train"},
+                  {"taskKey": "eval", "newCluster": {"numWorkers": 1.0}},
+                  {"taskKey": "report", "existingClusterId": "abc"}],
+    }
+    views = shapes_of_resource(JOB, job)
+    assert [v.label for v in views] == ["jobClusters[train].newCluster", "jobClusters[score].newCluster",
+                                        "tasks[eval].newCluster"]
+    assert [v.role for v in views] == ["training", "inference", "inference"]  # job tags reach job clusters
+    assert all(v.compute_kind == JOBS_COMPUTE and v.resource_type == JOB for v in views)
+    assert [[t["task_key"] for t in v.tasks] for v in views] == [["fit"], [], ["eval"]]
+    assert views[0].job["name"] == "nightly"
+    api_views = shapes_of_resource(JOB, {"job_clusters": [{"job_cluster_key": "k", "new_cluster": {}}]}, source="api")
+    assert api_views[0].label == "job_clusters[k].new_cluster"
+    legacy = shapes_of_resource(JOB, {"newCluster": {"numWorkers": 2.0}})
+    assert legacy[0].label == "newCluster"
+    assert shapes_of_resource(INSTANCE_POOL, {"nodeTypeId": "x"}) == []
+
+
+
+
+# --- one fact, one answer: availability with no attributes block --------------------------------------------------
+
+@pytest.mark.parametrize("cloud,node", [("aws", "g5.xlarge"), ("azure", "Standard_NV36ads_A10_v5"),
+                                        ("gcp", "g2-standard-4")])
+def test_no_block_means_the_clouds_default_for_policies_and_pricing(cloud: str, node: str) -> None:
+    from policies.common import node_cloud
+    from policies.registry import evaluate_resource
+    from pricing import load_prices, price_plan
+
+    props = {"nodeTypeId": node, "sparkVersion": "15.4.x-gpu-ml-scala2.12",
+             "autoscale": {"minWorkers": 2, "maxWorkers": 4}, "autoterminationMinutes": 10,
+             "customTags": {"workload_type": "inference", "workload": "w", "cost_center": "c"}}
+    shape = cluster_shape(props, node_cloud=node_cloud)
+    assert shape.cloud == cloud and shape.availability == DEFAULT_AVAILABILITY[cloud]
+    spot_base = [v for v in evaluate_resource(CLUSTER, props, urn="u", name="c")
+                 if v.policy == "databricks-cluster-disallow-all-spot-inference"]
+    plan = {"stack": "s", "project": "p", "cloud": cloud,
+            "resources": [{"urn": "u", "type": CLUSTER, "name": "c", "inputs": props}]}
+    entry = price_plan(plan, load_prices()).resources["u"]
+    if DEFAULT_AVAILABILITY[cloud] == ON_DEMAND[cloud]:
+        assert spot_base == [] and entry.availability == ON_DEMAND[cloud]
+        assert entry.saving_monthly_expected == 0
+    else:
+        assert spot_base and entry.availability == SPOT_WITH_FALLBACK[cloud]
+        assert entry.spot_nodes is not None and entry.spot_nodes.max > 0
+
+
+def test_pool_shape() -> None:
+    pool = pool_shape({"nodeTypeId": "g5.xlarge", "minIdleInstances": 1.0, "maxCapacity": 4.0,
+                       "awsAttributes": {"availability": "ON_DEMAND"}, "customTags": {"workload_type": "inference"}})
+    assert pool.node_type_id == "g5.xlarge" and pool.min_idle_instances == 1 and pool.max_capacity == 4
+    assert pool.role == "inference" and pool.declared_availability_in("aws") == "ON_DEMAND"
+    assert pool_shape({"gcpAttributes": {"gcpAvailability": "ON_DEMAND_GCP"}}).declared_availability_in("gcp") \
+        == "ON_DEMAND_GCP"
+
+
+# --- the typed plan -----------------------------------------------------------------------------------------------
+
+def test_shipped_plans_round_trip_and_validate_against_the_shipped_schema(plan_of) -> None:
+    from pathlib import Path
+
+    from stackplan.cli import build_plan
+
+    shipped = json.loads((Path(__file__).resolve().parent.parent / "docs" / "plan.schema.json").read_text())
+    assert shipped == plan_json_schema(), "docs/plan.schema.json is stale: run `make schema`"
+    validator = jsonschema.Draft202012Validator(shipped)
+    for stack in SHIPPED:
+        doc = build_plan(stack, with_cost=True).to_json()
+        validator.validate(doc)
+        assert Plan.from_json(doc).to_json() == doc
+    broken = build_plan(SHIPPED[0], with_cost=True).to_json()
+    broken["cost"]["total"]["hourly"] = "cheap"
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(broken)
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda d: d.update(cloud="oci"), "cloud"),
+    (lambda d: d.pop("resources"), "resources"),
+    (lambda d: d["resources"][0].pop("type"), "resources[0].type"),
+    (lambda d: d.update(violations=[{"policy": "x"}]), "violations[0].enforcement"),
+])
+def test_plan_from_json_names_the_field(plan_of, mutate, field: str) -> None:
+    doc = json.loads(json.dumps(plan_of(SHIPPED[0])))
+    mutate(doc)
+    with pytest.raises(InputError) as excinfo:
+        Plan.from_json(doc, "base.json")
+    assert str(excinfo.value).startswith("base.json: ") and field in str(excinfo.value)
+
+
+def test_usage_defaults_are_stated_once() -> None:
+    from pricing import DEFAULT_ASSUMPTIONS
+    from stackspec.models import UsageSpec
+
+    assert UsageSpec().model_dump() == {k: u.default for k, u in USAGE_DEFAULTS.items()} == DEFAULT_ASSUMPTIONS
+    assert set(UsageSpec.model_fields) == set(USAGE_DEFAULTS)
+
+
+def test_required_tags_are_one_word_list() -> None:
+    from policies.rules import require_tags
+    from stackspec.models import StackSpec
+
+    with pytest.raises(ValueError, match=" and ".join(REQUIRED_TAGS)):
+        StackSpec.model_validate({"cloud": "aws", "gpu_family": "a10g", "single_user_name": "x", "tags": {},
+                                  "dev": {}})
+    assert "cost_center" in require_tags.check(cluster_shape({"custom_tags": {"workload": "x"}}), {})[0]
