@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 ARGS ?=
 
-.PHONY: preview check cost test test-slow bench clean
+.PHONY: preview check cost test test-slow lint schema bench clean
 
 $(VENV)/.installed-runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ cost: $(VENV)/.installed-runtime  ## cost report of a stack
 
 test: $(VENV)/.installed-dev  ## the test suite (what CI runs)
 	$(PY) -m pytest
+
+lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), import-linter layering contracts
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+schema: $(VENV)/.installed-runtime  ## regenerate docs/plan.schema.json from the typed plan
+	$(PY) -c "import json; from dbxtypes.plan import plan_json_schema; print(json.dumps(plan_json_schema(), indent=2, sort_keys=True))" > docs/plan.schema.json
 
 test-slow: $(VENV)/.installed-dev  ## the test suite with long property-test runs
 	HYPOTHESIS_PROFILE=slow $(PY) -m pytest

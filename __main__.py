@@ -5,10 +5,23 @@ Runs unchanged under ``pulumi up`` and under the offline engine (``python -m sta
 
 import pulumi
 
-from components import (ClusterPolicies, ClusterPoliciesArgs, DevCluster, DevClusterArgs, GpuInstancePool,
-                        GpuInstancePoolArgs, GrantArgs, InferenceCluster, InferenceClusterArgs, TrainingCluster,
-                        TrainingClusterArgs, TrainingJobArgs, UnityCatalogStorage, UnityCatalogStorageArgs,
-                        VolumeArgs)
+from components import (
+    ClusterPolicies,
+    ClusterPoliciesArgs,
+    DevCluster,
+    DevClusterArgs,
+    GpuInstancePool,
+    GpuInstancePoolArgs,
+    GrantArgs,
+    InferenceCluster,
+    InferenceClusterArgs,
+    TrainingCluster,
+    TrainingClusterArgs,
+    TrainingJobArgs,
+    UnityCatalogStorage,
+    UnityCatalogStorageArgs,
+    VolumeArgs,
+)
 from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import HF_HOME_ENV, ROLE_OF_SECTION, SECTIONS
 from guardrails.stack import definitions_for_stack
@@ -35,7 +48,7 @@ pulumi.export("volume_paths", storage.volume_paths)
 policy_ids: dict[str, pulumi.Output[str]] = {}
 if spec.cluster_policies.enabled:
     policies = ClusterPolicies(f"{prefix}-policy", ClusterPoliciesArgs(
-        definitions=definitions_for_stack(stack), can_use=dict(spec.cluster_policies.can_use),
+        definitions=definitions_for_stack(stack), can_use={str(k): v for k, v in spec.cluster_policies.can_use.items()},
         max_clusters_per_user=spec.cluster_policies.max_clusters_per_user))
     policy_ids = policies.policy_ids
     pulumi.export("cluster_policy_ids", policy_ids)

@@ -60,17 +60,17 @@ def main(stack: str) -> dict:
     t = time.perf_counter()
     loaded = load_stack(stack)
     plan = run_program(loaded)
-    plan["assumptions"] = loaded.spec.usage.model_dump()
+    plan.assumptions = loaded.spec.usage.model_dump()
     phases["program"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    plan["violations"] = evaluate_plan(plan)
+    plan.violations = evaluate_plan(plan)
     phases["policies"] = time.perf_counter() - t
 
     if price_plan is not None:
         t = time.perf_counter()
         try:
-            plan["cost"] = price_plan(plan, load_prices())
+            plan.cost = price_plan(plan, load_prices())
             phases["pricing"] = time.perf_counter() - t
         except Exception as exc:  # noqa: BLE001
             out["pricing_error"] = f"{type(exc).__name__}: {exc}"
@@ -82,8 +82,8 @@ def main(stack: str) -> dict:
     text = plan_table(plan)
     phases["render"] = time.perf_counter() - t
 
-    out["resources"] = len(plan["resources"])
-    out["violations"] = len(plan["violations"])
+    out["resources"] = len(plan.resources)
+    out["violations"] = len(plan.violations)
     out["rendered_chars"] = len(text)
     out["in_process_total"] = time.perf_counter() - _T0
     return out

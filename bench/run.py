@@ -26,9 +26,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -164,9 +165,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str | No
     align = align or "l" + "r" * (len(headers) - 1)
 
     def fmt(row: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, align)) + " |"
+        cells_out = (c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, align, strict=False))
+        return "| " + " | ".join(cells_out) + " |"
 
-    rule = "|" + "|".join(("-" * (w + 1) + ":") if a == "r" else ("-" * (w + 2)) for w, a in zip(widths, align)) + "|"
+    dashes = (("-" * (w + 1) + ":") if a == "r" else ("-" * (w + 2)) for w, a in zip(widths, align, strict=False))
+    rule = "|" + "|".join(dashes) + "|"
     return "\n".join([fmt(cells[0]), rule] + [fmt(r) for r in cells[1:]])
 
 
@@ -347,8 +350,10 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
 # 2. Growth
 # --------------------------------------------------------------------------------------------------------------------
 
-def _violation_pairs(violations: list[dict[str, Any]], rules: Sequence[str] | None = None) -> set[tuple[str, str]]:
-    return {(v["resource_name"], v["policy"]) for v in violations if rules is None or v["policy"] in rules}
+def _violation_pairs(violations: Sequence[Any], rules: Sequence[str] | None = None) -> set[tuple[str, str]]:
+    """(resource, policy) pairs of violations given as JSON dicts or typed `Violation` s."""
+    as_dicts = [v if isinstance(v, dict) else v.to_json() for v in violations]
+    return {(v["resource_name"], v["policy"]) for v in as_dicts if rules is None or v["policy"] in rules}
 
 
 def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
@@ -364,7 +369,8 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         log(f"growth: {n} clusters, warm-up run and verification")
         run_child(cmd, stdout=out, ok=(0, 1))
         plan = workload.make_plan(clusters)
-        prepared[n] = {"cmd": cmd, "plan": plan, "api": {"clusters": [workload.public(c) for c in clusters]}, "expected": workload.expected_pairs(clusters),
+        prepared[n] = {"cmd": cmd, "plan": plan, "api": {"clusters": [workload.public(c) for c in clusters]},
+                       "expected": workload.expected_pairs(clusters),
                        "got": _violation_pairs(json.loads(out.read_text())["violations"]),
                        "got_plan": _violation_pairs(evaluate_plan(plan))}
     procs = interleaved({str(n): (p["cmd"], {"ok": (0, 1)}) for n, p in prepared.items()}, s.growth_rounds,
@@ -375,8 +381,8 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     for r in range(s.growth_rounds):
         log(f"growth, evaluate_plan and evaluate_cluster_json in-process: round {r + 1}/{s.growth_rounds}")
         for n, p in prepared.items():
-            inproc[n].append(best_time(lambda: evaluate_plan(p["plan"]), 1, budget=0.1)[0])
-            inproc_api[n].append(best_time(lambda: evaluate_cluster_json(p["api"]), 1, budget=0.1)[0])
+            inproc[n].append(best_time(lambda p=p: evaluate_plan(p["plan"]), 1, budget=0.1)[0])
+            inproc_api[n].append(best_time(lambda p=p: evaluate_cluster_json(p["api"]), 1, budget=0.1)[0])
     rows, results = [], {}
     base_n = s.growth_sizes[0]
     base = procs[str(base_n)].best
@@ -408,7 +414,8 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     def verdict(r: float | None) -> str:
         if r is None:
             return "n/a"
-        return f"{r:.2f} -> {'linear' if 1 / LINEAR_WITHIN <= r <= LINEAR_WITHIN else 'NOT linear'} (within {LINEAR_WITHIN}x)"
+        verdict = "linear" if 1 / LINEAR_WITHIN <= r <= LINEAR_WITHIN else "NOT linear"
+        return f"{r:.2f} -> {verdict} (within {LINEAR_WITHIN}x)"
 
     rep.add("## 2. Growth: policy check of N generated clusters\n\n"
             "`python -m stackplan check --cluster-json FILE --json` as a whole process, and `evaluate_plan` "
@@ -530,7 +537,8 @@ def section_peer(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         honest = fired > 0 and ckv_pairs == expected and ours_pairs == expected and same_pairs == expected
         out[n] = {"ours": ours.wall, "same": same.wall, "checkov": ckv_runs.wall, "ours_rss": ours.rss_mib,
                   "checkov_rss": ckv_runs.rss_mib, "honest": honest, "fired": fired}
-        for label, m in (("ours, all 16 rules", ours), ("ours, the same 8 rules", same), ("checkov, 8 custom checks", ckv_runs)):
+        for label, m in (("ours, all 16 rules", ours), ("ours, the same 8 rules", same),
+                         ("checkov, 8 custom checks", ckv_runs)):
             rows.append([f"{n:,}", label, secs(m.wall), m.spread, mib(m.rss_mib), f"{m.wall / ckv_runs.wall:.2f}",
                          f"{m.rss_mib / ckv_runs.rss_mib:.2f}"])
         findings.append([f"{n:,}", f"{len(expected):,}", f"{len(ours_pairs & expected):,}",
@@ -543,14 +551,16 @@ def section_peer(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
                      f"ours {len(ours_pairs)}); the comparison is not like for like")
     rep.add("## 3. Peer: checkov on the same clusters as Terraform\n\n"
             f"The same generated clusters, written as Terraform `databricks_cluster` resources (HCL, 500 a file) and "
-            f"scanned by checkov {version or '(version unknown)'} (own virtualenv `bench/.venv-checkov`) with the 8 custom Python checks "
+            f"scanned by checkov {version or '(version unknown)'} (own virtualenv `bench/.venv-checkov`) with the 8 "
+            f"custom Python checks "
             "of `bench/checkov_checks/` (one per rule of ours: inference on-demand base, training fixed size, worker "
             "bounds, cloud attributes, runtime flavour, node type with pool, required tags, auto-termination):\n\n"
             "    checkov -d DIR --framework terraform --external-checks-dir bench/checkov_checks --skip-download "
             "--compact --quiet -o json\n\n"
             "against `python -m stackplan check --cluster-json FILE --json` (all 16 rules, and with a policy config "
             "that disables the 8 rules checkov has no twin for). Whole processes, median of "
-            f"{s.peer_rounds} interleaved round(s) after a warm-up; `x checkov` = ours / checkov (below 1: ours is faster or "
+            f"{s.peer_rounds} interleaved round(s) after a warm-up; `x checkov` = ours / checkov (below 1: ours is "
+            f"faster or "
             "smaller). The checks get node-type facts (cloud, GPU or CPU) from gpucatalog through a JSON file "
             "(`BENCH_NODE_TYPES`), so both sides decide with the same data.\n\n"
             + table(["clusters", "engine", "wall (median)", "range (s)", "peak RSS", "wall x checkov",
@@ -606,7 +616,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_path = args.out or (BENCH / ("RESULTS.partial.md" if partial else "RESULTS.md"))
     sections = [args.only] if args.only else ["floor", "growth", "peer"]
 
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     info = machine()
     load_before = loadavg()
@@ -656,7 +666,8 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
     if "floor" in summary and "growth" in summary:
         g, floor = summary["growth"], summary["floor"]["floor"]
         n0 = min(g["results"])
-        lines.append(f"- `check --cluster-json` does not import pulumi_databricks: its process at {n0:,} clusters takes "
+        lines.append(f"- `check --cluster-json` does not import pulumi_databricks: its process at {n0:,} clusters "
+                     f"takes "
                      f"{secs(g['results'][n0]['wall'])}, {g['results'][n0]['wall'] / floor:.2f}x the floor, and "
                      f"stays below the floor up to {max(n for n, r in g['results'].items() if r['wall'] < floor):,} "
                      "clusters." if any(r["wall"] < floor for r in g["results"].values()) else

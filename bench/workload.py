@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
@@ -250,7 +251,8 @@ def make_plan(clusters: list[dict[str, Any]]) -> dict[str, Any]:
         name = c["cluster_name"]
         inputs = to_camel({k: v for k, v in public(c).items() if k != "cluster_id"})
         resources.append({"urn": f"urn:pulumi:bench::dbx-ai-infra::{t}::{name}", "id": f"{name}-id", "type": t,
-                          "name": name, "parent": "urn:pulumi:bench::dbx-ai-infra::pulumi:pulumi:Stack::dbx-ai-infra-bench",
+                          "name": name,
+                          "parent": "urn:pulumi:bench::dbx-ai-infra::pulumi:pulumi:Stack::dbx-ai-infra-bench",
                           "inputs": inputs})
     return {"stack": "bench", "project": "dbx-ai-infra", "stack_file": "(generated)", "cloud": "mixed",
             "resources": resources, "outputs": {}}

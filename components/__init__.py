@@ -7,6 +7,7 @@ from .instance_pool import GpuInstancePool, GpuInstancePoolArgs
 from .training_cluster import TrainingCluster, TrainingClusterArgs, TrainingJobArgs
 from .unity_catalog import GrantArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs, volume_path
 
-__all__ = ["ClusterPolicies", "ClusterPoliciesArgs", "DevCluster", "DevClusterArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs",
+__all__ = ["ClusterPolicies", "ClusterPoliciesArgs", "DevCluster", "DevClusterArgs", "GpuInstancePool",
+           "GpuInstancePoolArgs", "GrantArgs",
            "InferenceCluster", "InferenceClusterArgs", "TrainingCluster", "TrainingClusterArgs", "TrainingJobArgs",
            "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs", "volume_path"]

@@ -33,13 +33,13 @@ class ClusterPolicies(pulumi.ComponentResource):
         unknown = set(args.can_use) - set(args.definitions)
         if unknown:
             raise ValueError(f"can_use names workloads without a policy: {', '.join(sorted(unknown))}")
-        optional = {"max_clusters_per_user": args.max_clusters_per_user} if args.max_clusters_per_user else {}
         self.policy_ids = {}
         for workload, definition in args.definitions.items():
             policy = databricks.ClusterPolicy(
                 f"{name}-{workload}", name=f"{name}-{workload}",
                 description=f"dbx-ai-infra guardrails for {workload} clusters (generated from the stack)",
-                definition=json.dumps(definition, sort_keys=True), **optional, opts=child)
+                definition=json.dumps(definition, sort_keys=True),
+                max_clusters_per_user=args.max_clusters_per_user, opts=child)
             self.policy_ids[workload] = policy.id
             groups = args.can_use.get(workload, ())
             if groups:

@@ -7,7 +7,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_databricks as databricks
 
-from dbxtypes.vocabulary import DEV_CLUSTER_TYPE, HF_HOME_ENV, SHUFFLE_PARTITIONS_KEY, SINGLE_NODE_CONF, SINGLE_NODE_TAGS
+from dbxtypes.vocabulary import (
+    DEV_CLUSTER_TYPE,
+    HF_HOME_ENV,
+    SHUFFLE_PARTITIONS_KEY,
+    SINGLE_NODE_CONF,
+    SINGLE_NODE_TAGS,
+)
 
 from ._common import ClusterBaseArgs, cluster_settings
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_databricks as databricks
@@ -33,12 +34,12 @@ class GpuInstancePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuInstancePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(INSTANCE_POOL_TYPE, name, None, opts)
-        optional = {"max_capacity": args.max_capacity} if args.max_capacity is not None else {}
+        attributes: dict[str, Any] = pool_attributes(args.cloud)
         pool = databricks.InstancePool(
             f"{name}-pool", instance_pool_name=name, node_type_id=args.node_type_id,
             min_idle_instances=args.min_idle_instances,
             idle_instance_autotermination_minutes=args.idle_instance_autotermination_minutes,
             preloaded_spark_versions=[args.spark_version], custom_tags=role_tags(args.tags, args.role),
-            **pool_attributes(args.cloud), **optional, opts=pulumi.ResourceOptions(parent=self))
+            max_capacity=args.max_capacity, **attributes, opts=pulumi.ResourceOptions(parent=self))
         self.pool_id = pool.id
         self.register_outputs({"pool_id": self.pool_id})

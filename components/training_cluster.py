@@ -47,8 +47,10 @@ class TrainingClusterArgs(ClusterBaseArgs):
                              f"got {self.checkpoint_dir!r}")
 
 
-def _job_cluster(key: str, settings: dict[str, Any]) -> databricks.inputs.JobJobClusterArgsDict:
-    return {"job_cluster_key": key, "new_cluster": settings}  # type: ignore[typeddict-item]
+def _job_cluster(key: str, settings: dict[str, Any]) -> databricks.JobJobClusterArgs:
+    """A shared job cluster with the same settings as the all-purpose cluster."""
+    return databricks.JobJobClusterArgs(job_cluster_key=key, new_cluster=databricks.JobJobClusterNewClusterArgs(
+        **settings))
 
 
 class TrainingCluster(pulumi.ComponentResource):

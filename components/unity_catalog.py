@@ -60,10 +60,10 @@ class UnityCatalogStorage(pulumi.ComponentResource):
             schemas[schema_name] = schema
             for vol in schema_volumes:
                 ref = f"{schema_name}.{vol.name}"
-                optional = {"storage_location": vol.storage_location} if vol.storage_location else {}
                 volumes[ref] = databricks.Volume(
                     f"{name}-volume-{schema_name}-{vol.name}", catalog_name=catalog.name, schema_name=schema.name,
-                    name=vol.name, volume_type=vol.volume_type, comment=vol.comment, **optional, opts=child)
+                    name=vol.name, volume_type=vol.volume_type, comment=vol.comment,
+                    storage_location=vol.storage_location, opts=child)
                 self.volume_paths[ref] = volume_path(args.catalog, schema_name, vol.name)
 
         # A Grants resource is authoritative for its securable: one per securable, all principals in it.
@@ -71,13 +71,11 @@ class UnityCatalogStorage(pulumi.ComponentResource):
         for grant in args.grants:
             by_target.setdefault(grant.securable, []).append(grant)
         for target, grants in by_target.items():
-            entries = [{"principal": g.principal, "privileges": list(g.privileges)} for g in grants]
-            if target == "catalog":
-                securable = {"catalog": catalog.name}
-            elif target in schemas:
-                securable = {"schema": schemas[target].id}
-            else:
-                securable = {"volume": volumes[target].id}
-            databricks.Grants(f"{name}-grants-{target.replace('.', '-')}", grants=entries, **securable, opts=child)
+            entries = [databricks.GrantsGrantArgs(principal=g.principal, privileges=list(g.privileges)) for g in grants]
+            databricks.Grants(
+                f"{name}-grants-{target.replace('.', '-')}", grants=entries,
+                catalog=catalog.name if target == "catalog" else None,
+                schema=schemas[target].id if target in schemas else None,
+                volume=volumes[target].id if target in volumes else None, opts=child)
 
         self.register_outputs({"catalog": args.catalog, "volume_paths": self.volume_paths})

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _EXTRAS = r"(?:\[\s*" + _NAME + r"(?:\s*,\s*" + _NAME + r")*\s*\])?"
 _VERSION = r"(?:\d+!)?\d+(?:\.\d+)*(?:[._-]?(?:a|b|rc|alpha|beta|pre|preview|c)[._-]?\d*)?" \

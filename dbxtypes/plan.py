@@ -18,6 +18,8 @@ from .errors import InputError, problems_from_pydantic
 from .vocabulary import CLUSTER_BEARING_TYPES, Cloud
 
 Enforcement = Literal["mandatory", "advisory"]
+#: A JSON number as it was written: an int stays an int (so a plan's JSON round-trips to the same text).
+Number = int | float
 
 
 class _Model(BaseModel):
@@ -61,14 +63,14 @@ class Violation(_Model):
 
 
 class Monthly(_Model):
-    min: float | None
-    expected: float | None
-    max: float | None
+    min: Number | None
+    expected: Number | None
+    max: Number | None
 
 
 class NodeCount(_Model):
-    min: float
-    max: float
+    min: Number
+    max: Number
 
 
 class CostEntry(_Model):
@@ -85,18 +87,18 @@ class CostEntry(_Model):
     instance_pool: str | None = None
     compute_kind: str | None = None
     availability: str | None = None
-    first_on_demand: float | None = None
+    first_on_demand: Number | None = None
     nodes: NodeCount | None = None
     spot_nodes: NodeCount | None = None
-    max_capacity: float | None = None
-    hours_per_month: float | None = None
-    burst_hours_per_month: float | None = None
-    extra_workers_expected: float | None = None
-    hourly: float | None = None
-    hourly_max: float | None = None
+    max_capacity: Number | None = None
+    hours_per_month: Number | None = None
+    burst_hours_per_month: Number | None = None
+    extra_workers_expected: Number | None = None
+    hourly: Number | None = None
+    hourly_max: Number | None = None
     monthly: Monthly = Field(default_factory=lambda: Monthly(min=None, expected=None, max=None))
-    all_on_demand_monthly_expected: float | None = None
-    saving_monthly_expected: float | None = None
+    all_on_demand_monthly_expected: Number | None = None
+    saving_monthly_expected: Number | None = None
     unpriced: str | None = None
     clusters: list[CostEntry] | None = None
 
@@ -111,11 +113,11 @@ class CostEntry(_Model):
 
 
 class CostTotal(_Model):
-    hourly: float
-    hourly_max: float
+    hourly: Number
+    hourly_max: Number
     monthly: Monthly
-    all_on_demand_monthly_expected: float
-    saving_monthly_expected: float
+    all_on_demand_monthly_expected: Number
+    saving_monthly_expected: Number
 
 
 class UnpricedItem(_Model):
@@ -140,13 +142,13 @@ class Cost(_Model):
     currency: str
     tier: str
     cloud: Cloud
-    spot_factor: float
+    spot_factor: Number
     resources: dict[str, CostEntry]
     total: CostTotal
     unpriced: list[UnpricedItem]
-    by_workload: dict[str, float]
+    by_workload: dict[str, Number]
     sources: list[PriceSource]
-    assumptions: dict[str, float | None]
+    assumptions: dict[str, Number | None]
     notes: list[str]
 
 
@@ -160,7 +162,7 @@ class Plan(_Model):
     resources: list[Resource]
     outputs: dict[str, Any] = Field(default_factory=dict)
     #: The stack's usage assumptions (USAGE_DEFAULTS keys) for monthly costs.
-    assumptions: dict[str, float | None] | None = None
+    assumptions: dict[str, Number | None] | None = None
     violations: list[Violation] | None = None
     cost: Cost | None = None
 

@@ -18,11 +18,12 @@ Missing values and defaults (``source`` says where the properties came from):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from .vocabulary import (
     ALL_PURPOSE,
@@ -60,9 +61,10 @@ MAP_VALUED_KEYS = frozenset({
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+@functools.lru_cache(maxsize=8192)
 def camel_to_snake(key: str) -> str:
     """``numWorkers`` -> ``num_workers``; snake_case keys pass through unchanged."""
-    return _CAMEL_BOUNDARY.sub("_", key).lower() if any(c.isupper() for c in key) else key
+    return key if key.islower() or not key else _CAMEL_BOUNDARY.sub("_", key).lower()
 
 
 def plain_number(value: Any) -> Any:
@@ -73,7 +75,12 @@ def plain_number(value: Any) -> Any:
 
 
 def _normalize(value: Any, *, convert_keys: bool) -> Any:
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return plain_number(value)
+    if kind is dict or isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for raw_key in value:
             key = camel_to_snake(raw_key) if convert_keys and isinstance(raw_key, str) else raw_key

@@ -175,9 +175,9 @@ class Catalog:
             return None
         cloud = _cloud_by_pattern(node_type_id)
         if cloud == "aws":
-            family = _AWS_RE.match(node_type_id).group("family")
-            klass = _AWS_CLASS_RE.match(family).group(1)
-            if klass in _AWS_CPU_CLASSES:
+            aws = _AWS_RE.match(node_type_id)
+            klass = _AWS_CLASS_RE.match(aws.group("family")) if aws else None
+            if klass and klass.group(1) in _AWS_CPU_CLASSES:
                 return False
             return None
         if cloud == "azure":
@@ -186,8 +186,8 @@ class Catalog:
                 return False
             return None
         if cloud == "gcp":
-            series = _GCP_RE.match(node_type_id).group("series")
-            if series in _GCP_CPU_SERIES:
+            gcp = _GCP_RE.match(node_type_id)
+            if gcp and gcp.group("series") in _GCP_CPU_SERIES:
                 return False
             return None
         return None
@@ -321,7 +321,8 @@ def _read_catalog(path: Path) -> Catalog:
         parsed = _CatalogFile.model_validate(data)
     except ValidationError as exc:
         problems = problems_from_pydantic(exc, root=_CatalogFile, fix=_FIX)
-        raw_nodes = data.get("node_types") if isinstance(data.get("node_types"), list) else []
+        raw = data.get("node_types")
+        raw_nodes: list[Any] = raw if isinstance(raw, list) else []
         for i, problem in enumerate(problems):
             match = re.match(r"node_types\[(\d+)\]", problem.field)
             if match and int(match.group(1)) < len(raw_nodes) and isinstance(raw_nodes[int(match.group(1))], dict):

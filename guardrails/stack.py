@@ -8,6 +8,7 @@ from stackspec.models import MAX_AUTOTERMINATION_MINUTES, REQUIRED_TAGS
 
 from .definitions import WorkloadLimits, policy_definition
 
+
 def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> dict[str, WorkloadLimits]:
     """Limits per spec section (training, inference, dev) that the stack defines."""
     catalog = catalog or load_catalog()

@@ -9,8 +9,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root: policies, gpucatalog
 
-from pulumi_policy import PolicyPack  # noqa: E402
+from pulumi_policy import Policy, PolicyPack  # noqa: E402
 
 from policies.pack import PACK_DESCRIPTION, PACK_NAME, build_policies  # noqa: E402
 
-PolicyPack(name=PACK_NAME, policies=build_policies(), description=PACK_DESCRIPTION)
+policies: list[Policy] = list(build_policies())
+PolicyPack(name=PACK_NAME, policies=policies, description=PACK_DESCRIPTION)

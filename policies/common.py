@@ -60,7 +60,7 @@ def looks_like_secret_key(key: Any) -> bool:
     words = _key_words(key)
     if any(w in _SECRET_WORDS for w in words):
         return True
-    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:], strict=False))
 
 
 def is_secret_reference(value: Any) -> bool:

@@ -22,15 +22,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pulumi_policy import (
-    EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity,
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
 )
-from pulumi_private import UnknownValueError
 
 from policies.registry import ALL_RULES, load_policy_config, rule_messages, validate_threshold
 from policies.rule import Rule
+from pulumi_private import UnknownValueError
 
 PACK_NAME = "dbx-ai-infra-policies"
-PACK_DESCRIPTION = "Databricks AI infrastructure rules: spot and on-demand capacity, sizing, runtimes, tags, secrets and grants."
+PACK_DESCRIPTION = ("Databricks AI infrastructure rules: spot and on-demand capacity, sizing, runtimes, tags, "
+                    "secrets and grants.")
 
 
 UNKNOWN = "<unknown during preview>"

@@ -23,11 +23,22 @@ from dbxtypes.vocabulary import CLUSTER, CLUSTER_BEARING_TYPES, INSTANCE_POOL
 from policies.common import node_cloud
 from policies.rule import ResourceView, Rule, View
 from policies.rules import (
-    configure_single_node, configure_single_node_shuffle_partitions, configure_worker_bounds,
-    disallow_all_privileges_account_users, disallow_all_spot_inference, disallow_autoscaled_or_spot_training,
-    disallow_node_type_with_pool, disallow_plaintext_secrets, require_autotermination, require_gpu_memory_fit,
-    require_matching_cloud_attributes, require_matching_runtime, require_pinned_pip_libraries, require_tags,
-    require_training_checkpoints, require_volumes_for_caches,
+    configure_single_node,
+    configure_single_node_shuffle_partitions,
+    configure_worker_bounds,
+    disallow_all_privileges_account_users,
+    disallow_all_spot_inference,
+    disallow_autoscaled_or_spot_training,
+    disallow_node_type_with_pool,
+    disallow_plaintext_secrets,
+    require_autotermination,
+    require_gpu_memory_fit,
+    require_matching_cloud_attributes,
+    require_matching_runtime,
+    require_pinned_pip_libraries,
+    require_tags,
+    require_training_checkpoints,
+    require_volumes_for_caches,
 )
 
 #: Every rule, mandatory ones first; the pack lists its policies in this order.
@@ -194,7 +205,8 @@ def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConf
     everything: _Settings | None = parsed.all  # type: ignore[attr-defined]
     if everything is not None:
         if everything.model_extra:
-            raise InputError.single(where, "all", f"accepts only enforcementLevel, got {sorted(everything.model_extra)}.",
+            raise InputError.single(where, "all", f"accepts only enforcementLevel, got "
+                                    f"{sorted(everything.model_extra)}.",
                                     "set thresholds per policy.")
         if everything.enforcementLevel is not None:
             enforcement.update({r.name: everything.enforcementLevel for r in ALL_RULES})
@@ -245,19 +257,29 @@ def rule_messages(rule: Rule, resource_type: str, props: Mapping[str, Any] | Non
                               rule.thresholds if thresholds is None else thresholds)
 
 
+_Enabled = list[tuple[Rule, str, Mapping[str, Any]]]
+
+
+def _enabled(cfg: PolicyConfig) -> _Enabled:
+    """(rule, level, thresholds) of every rule the config does not disable, in ``ALL_RULES`` order."""
+    return [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in ALL_RULES if cfg.level(rule) != "disabled"]
+
+
 def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, urn: str, name: str,
-                      config: Any = None, source: Source = "pulumi", cloud: str | None = None) -> list[Violation]:
-    """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once)."""
-    cfg = load_policy_config(config)
+                      config: Any = None, source: Source = "pulumi", cloud: str | None = None,
+                      enabled: _Enabled | None = None) -> list[Violation]:
+    """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once). ``enabled`` is
+    `_enabled` of the config, computed once by the callers that evaluate many resources."""
+    if enabled is None:
+        enabled = _enabled(load_policy_config(config))
     views: list[View] | None = None
     out = []
-    for rule in ALL_RULES:
-        level = cfg.level(rule)
-        if level == "disabled" or resource_type not in rule.resource_types:
+    for rule, level, thresholds in enabled:
+        if resource_type not in rule.resource_types:
             continue
         if views is None:
             views = views_of(resource_type, props, source, cloud)
-        for message in messages_for_views(rule, views, cfg.thresholds_for(rule)):
+        for message in messages_for_views(rule, views, thresholds):
             out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
                                  resource_name=name, message=message))
     return out
@@ -268,11 +290,12 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
 
     Each resource is judged on its own, as the CrossGuard pack judges it (the pack does not know the plan's cloud:
     neither does this)."""
-    cfg = load_policy_config(config)
+    enabled = _enabled(load_policy_config(config))
     resources = plan.resources if isinstance(plan, Plan) else resources_of(plan)
     out: list[Violation] = []
     for res in resources:
-        out.extend(evaluate_resource(res.type, res.inputs, urn=res.urn, name=res.name, config=cfg, source="pulumi"))
+        out.extend(evaluate_resource(res.type, res.inputs, urn=res.urn, name=res.name, source="pulumi",
+                                     enabled=enabled))
     return out
 
 
@@ -315,11 +338,11 @@ def evaluate_cluster_json(obj: Any, config: Any = None, source: str = "cluster J
     """Violations of Clusters API JSON: one cluster object, a list of them, or ``{"clusters": [...]}`` (the
     clusters/list response). Each violation names the cluster by ``cluster_name`` (else ``cluster_id``) and gets the
     urn ``cluster:<cluster_id or cluster_name or index>``. Raises `InputError` for anything else."""
-    cfg = load_policy_config(config)
+    enabled = _enabled(load_policy_config(config))
     out: list[Violation] = []
     for i, cluster in enumerate(cluster_objects(obj, source)):
         cluster_id, cluster_name = cluster.get("cluster_id"), cluster.get("cluster_name")
         name = str(cluster_name or cluster_id or f"cluster[{i}]")
         urn = f"cluster:{cluster_id or cluster_name or i}"
-        out.extend(evaluate_resource(CLUSTER, cluster, urn=urn, name=name, config=cfg, source="api"))
+        out.extend(evaluate_resource(CLUSTER, cluster, urn=urn, name=name, source="api", enabled=enabled))
     return out

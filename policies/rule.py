@@ -53,4 +53,5 @@ class Rule:
         if self.enforcement not in ("mandatory", "advisory"):
             raise ValueError(f"rule {self.name}: enforcement must be mandatory or advisory, got {self.enforcement!r}")
         if set(self.threshold_schema) - set(self.thresholds):
-            raise ValueError(f"rule {self.name}: schema for unknown thresholds {sorted(set(self.threshold_schema) - set(self.thresholds))}")
+            unknown = sorted(set(self.threshold_schema) - set(self.thresholds))
+            raise ValueError(f"rule {self.name}: schema for unknown thresholds {unknown}")

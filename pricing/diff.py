@@ -27,11 +27,9 @@ def _cost_of(plan: Plan, which: str) -> Cost:
     return plan.cost
 
 
-def match_key(urn: str, name: str | None, stack: str, *, across_stacks: bool) -> str:
-    """The key a resource is matched by: its URN within one stack; across stacks, its qualified type and its name
-    without the ``<stack>-`` prefix the program gives every resource."""
-    if not across_stacks:
-        return urn
+def match_key(urn: str, name: str | None, stack: str) -> str:
+    """The key a resource is matched by across stacks: its qualified type and its name without the ``<stack>-``
+    prefix the program gives every resource (``prod-inference-cluster`` -> ``inference-cluster``)."""
     parts = urn.split("::")
     qualified_type = parts[2] if len(parts) >= 4 else ""
     bare = name or (parts[-1] if parts else urn)
@@ -97,16 +95,17 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
                                 "price both with the same price book.")
     # Same URN first; what is left is matched by type and name without the stack prefix (another stack).
     pairs: list[tuple[str | None, str | None]] = [(u, u) for u in h_cost.resources if u in b_cost.resources]
-    b_left = {match_key(u, e.name, b_plan.stack, across_stacks=True): u
+    head_order = {u: i for i, u in enumerate(h_cost.resources)}
+    b_left = {match_key(u, e.name, b_plan.stack): u
               for u, e in b_cost.resources.items() if u not in h_cost.resources}
     by_name = 0
-    for h_urn, entry in h_cost.resources.items():
-        if h_urn in b_cost.resources:
+    for head_urn, entry in h_cost.resources.items():
+        if head_urn in b_cost.resources:
             continue
-        b_urn = b_left.pop(match_key(h_urn, entry.name, h_plan.stack, across_stacks=True), None)
-        by_name += b_urn is not None
-        pairs.append((b_urn, h_urn))
-    pairs.sort(key=lambda p: list(h_cost.resources).index(p[1]) if p[1] else 0)
+        found = b_left.pop(match_key(head_urn, entry.name, h_plan.stack), None)
+        by_name += found is not None
+        pairs.append((found, head_urn))
+    pairs.sort(key=lambda p: head_order[p[1]] if p[1] else 0)
     pairs += [(u, None) for u in b_left.values()]
     rows: list[dict[str, Any]] = []
     counts = {"added": 0, "removed": 0, "changed": 0, "unchanged": 0}

@@ -113,8 +113,17 @@ from dbxtypes.errors import InputError
 from dbxtypes.plan import Cost, Plan, Resource, coerce_plan
 from dbxtypes.shape import ClusterShape, PoolShape, pool_shape, shapes_of_resource
 from dbxtypes.vocabulary import (
-    ALL_PURPOSE, ATTRIBUTES_BLOCK, CLUSTER, CLOUDS, INSTANCE_POOL, JOB, JOBS_COMPUTE, ON_DEMAND_AVAILABILITIES, ROLES,
-    SPOT_AVAILABILITIES, USAGE_DEFAULTS,
+    ALL_PURPOSE,
+    ATTRIBUTES_BLOCK,
+    CLOUDS,
+    CLUSTER,
+    INSTANCE_POOL,
+    JOB,
+    JOBS_COMPUTE,
+    ON_DEMAND_AVAILABILITIES,
+    ROLES,
+    SPOT_AVAILABILITIES,
+    USAGE_DEFAULTS,
 )
 
 from .book import PriceBook
@@ -329,7 +338,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
         used.use("dbu_discount_on_spot")
 
     hourly, hourly_max = pricer.size(lo), pricer.size(hi)
-    od_hourly, od_hourly_max = pricer.size(lo, True), pricer.size(hi, True)
+    od_hourly = pricer.size(lo, True)
     hours = role_hours
     monthly_min, monthly_max = hourly * hours, hourly_max * hours
     od_min = od_hourly * hours
@@ -503,8 +512,8 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
                 pool_users.setdefault(str(pool_id), []).append(entries[r.urn]["workload_type"])
     for r in typed.resources:
         if r.type == INSTANCE_POOL:
-            shape = pools[r.id][1] if r.id in pools else pool_shape(r.inputs)
-            entries[r.urn] = _price_pool(r, shape, ctx, _pool_role(shape, pool_users.get(str(r.id), [])))
+            pool = pools[r.id][1] if r.id in pools else pool_shape(r.inputs)
+            entries[r.urn] = _price_pool(r, pool, ctx, _pool_role(pool, pool_users.get(str(r.id), [])))
 
     # plan order
     order = {r.urn: i for i, r in enumerate(typed.resources)}
@@ -523,7 +532,7 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
         for part in e.get("clusters") or [e]:
             by_workload[part["workload_type"]] = by_workload.get(part["workload_type"], 0.0) \
                 + part["monthly"]["expected"]
-    rank = {role: i for i, role in enumerate(ROLES)}
+    rank: dict[str, int] = {role: i for i, role in enumerate(ROLES)}
     by_workload = dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
 
     return Cost.model_validate({

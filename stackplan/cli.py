@@ -128,7 +128,7 @@ def _cluster_policy_results(raw: Any, cluster_path: str, policy_path: str) -> li
         raise InputError(policy_path, str(exc)) from None
     results = []
     for index, cluster in enumerate(cluster_objects(raw, cluster_path)):
-        outcome = evaluate(definition, cluster)
+        outcome = evaluate(definition, dict(cluster))
         results.append({
             "cluster": cluster.get("cluster_name") or cluster.get("cluster_id") or f"#{index}",
             "allowed": outcome.allowed,

@@ -8,7 +8,15 @@ from decimal import ROUND_HALF_UP, Decimal
 from dbxtypes.plan import Resource
 from dbxtypes.shape import ClusterShape, as_mapping, pool_shape, shapes_of_resource
 from dbxtypes.vocabulary import (
-    CATALOG, CLUSTER, CLUSTER_POLICY, GRANTS, INSTANCE_POOL, JOB, PERMISSIONS, SCHEMA, VOLUME,
+    CATALOG,
+    CLUSTER,
+    CLUSTER_POLICY,
+    GRANTS,
+    INSTANCE_POOL,
+    JOB,
+    PERMISSIONS,
+    SCHEMA,
+    VOLUME,
 )
 
 SHORT_TYPES = {
@@ -66,7 +74,8 @@ def facts(resource: Resource) -> str:
         return f"/Volumes/{inputs.get('catalogName')}/{inputs.get('schemaName')}/{inputs.get('name')}"
     if kind == "Grants":
         target = next((f"{k} {v}" for k, v in inputs.items() if k != "grants"), "")
-        who = "; ".join(f"{g.get('principal')}: {', '.join(g.get('privileges') or [])}" for g in inputs.get("grants") or [])
+        who = "; ".join(f"{g.get('principal')}: {', '.join(g.get('privileges') or [])}"
+                        for g in inputs.get("grants") or [])
         return f"{target}: {who}"
     if kind in ("Catalog", "Schema"):
         return str(inputs.get("name", ""))

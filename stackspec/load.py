@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -31,7 +32,7 @@ STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt"
 MAX_STACK_FILE_BYTES = 1024 * 1024
 #: Policy limits for `load_from_pulumi`: the offline engine sets them (from --policy-config) in the context it runs
 #: the program in. Under `pulumi up` they are the defaults: the policy pack's config does not reach the program.
-PROGRAM_LIMITS: ContextVar[Mapping[str, Any]] = ContextVar("PROGRAM_LIMITS", default={})
+PROGRAM_LIMITS: ContextVar[Mapping[str, Any]] = ContextVar("PROGRAM_LIMITS", default=MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,8 @@ def read_stack_file(path: Path) -> dict[str, Any]:
     unknown = [k for k in doc if k not in STACK_FILE_KEYS]
     if unknown:
         raise InputError.single(source, str(unknown[0]), "is not a stack file key.",
-                                    f"stack files hold {', '.join(STACK_FILE_KEYS)}; project settings go under config:.")
+                                    (f"stack files hold {', '.join(STACK_FILE_KEYS)}; project settings go under "
+                                     f"config:."))
     config = doc.get("config")
     if not isinstance(config, dict):
         raise InputError.single(source, "config", "is missing or not a mapping.",
@@ -168,7 +170,8 @@ def spec_from_config(config: Mapping[str, Any], source: str, limits: Mapping[str
         problems = problems_from_pydantic(exc, root=StackSpec, prefix=f"{PROJECT}:")
         for i, problem in enumerate(problems):
             if problem.field == f"{PROJECT}:runtime" and "pattern" in problem.message:
-                problems[i] = Problem(problem.field, problem.message, f"use a GPU ML runtime such as {DEFAULT_RUNTIME}.")
+                problems[i] = Problem(problem.field, problem.message,
+                                      f"use a GPU ML runtime such as {DEFAULT_RUNTIME}.")
         raise InputError(source, problems) from None
 
 

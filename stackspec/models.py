@@ -17,9 +17,20 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 from dbxtypes.pip import is_pinned_pip
 from dbxtypes.prices import PriceOverrides
 from dbxtypes.vocabulary import (
-    DEFAULT_RUNTIME, GPU_ML_RUNTIME_PATTERN, MAX_AUTOTERMINATION_MINUTES, MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
-    MAX_WORKERS_CAP, REQUIRED_TAGS, RESERVED_TAGS, ROLE_OF_SECTION, SECTIONS, USAGE_DEFAULTS, Cloud, GpuFamily,
-    Precision, Section,
+    DEFAULT_RUNTIME,
+    GPU_ML_RUNTIME_PATTERN,
+    MAX_AUTOTERMINATION_MINUTES,
+    MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
+    MAX_WORKERS_CAP,
+    REQUIRED_TAGS,
+    RESERVED_TAGS,
+    ROLE_OF_SECTION,
+    SECTIONS,
+    USAGE_DEFAULTS,
+    Cloud,
+    GpuFamily,
+    Precision,
+    Section,
 )
 
 RUNTIME_PATTERN = GPU_ML_RUNTIME_PATTERN

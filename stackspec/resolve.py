@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpucatalog import Catalog, NodeType, SizingError, load_catalog, memory_need_gb, pick_node_type
-
 from dbxtypes.errors import InputError, Problem
 from dbxtypes.vocabulary import PROJECT, SECTIONS
+from gpucatalog import Catalog, NodeType, SizingError, load_catalog, memory_need_gb, pick_node_type
 
 from .models import StackSpec
 

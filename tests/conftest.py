@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from stackspec import available_stacks, load_stack
 from stackplan.engine import run_program
+from stackspec import available_stacks, load_stack
 
 SHIPPED = available_stacks()
 
@@ -52,7 +52,7 @@ def write_stack(tmp_path: Path):
     return _write
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _plan_of(stack: str) -> dict[str, Any]:
     return run_program(load_stack(stack)).to_json()
 

@@ -46,6 +46,30 @@ def test_a_stack_against_itself_changes_nothing(capsys):
     assert {r["status"] for r in doc["diff"]["rows"]} == {"unchanged"}
 
 
+def test_another_stack_is_paired_by_name_without_the_stack_prefix(capsys):
+    diff = cost_json(capsys, "--stack", "prod", "--against", "dev")["diff"]
+    assert diff["matched_by"] == "name"
+    status = {r["name"]: r["status"] for r in diff["rows"]}
+    # dev-inference-cluster and prod-inference-cluster are the same workload: one changed row, not added + removed
+    assert status["prod-inference-cluster"] == "changed" and "dev-inference-cluster" not in status
+    assert status["dev-dev-cluster"] == "removed"  # prod has no dev cluster
+    assert status["prod-training-cluster"] == status["prod-training-job"] == "added"
+    assert diff["counts"] == {"added": 3, "removed": 1, "changed": 1, "unchanged": 0}
+    (row,) = [r for r in diff["rows"] if r["name"] == "prod-inference-cluster"]
+    assert row["base"]["monthly_expected"] > 0 and row["head"]["monthly_expected"] > 0
+    assert "nodes" in row["changes"] and row["delta"]["monthly_expected"] == pytest.approx(
+        row["head"]["monthly_expected"] - row["base"]["monthly_expected"])
+
+
+def test_match_key_strips_only_the_own_stack_prefix():
+    from pricing.diff import match_key
+
+    urn = "urn:pulumi:prod::dbx-ai-infra::dbx-ai-infra:compute:InferenceCluster$databricks:index/cluster:Cluster::"
+    assert match_key(urn + "prod-inference-cluster", "prod-inference-cluster", "prod") == \
+        match_key(urn.replace(":prod::", ":dev::") + "dev-inference-cluster", "dev-inference-cluster", "dev")
+    assert match_key(urn + "prod-x", "prod-x", "dev") != match_key(urn + "dev-x", "dev-x", "dev")
+
+
 def test_against_a_saved_plan_equals_against_the_stack(capsys, tmp_path):
     saved = tmp_path / "base.json"
     assert run(capsys, "preview", "--stack", "dev", "--json", "--out", str(saved))[0] == 0

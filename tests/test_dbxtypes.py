@@ -13,8 +13,16 @@ from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, plan_json_schema
 from dbxtypes.shape import camel_to_snake, classify, cluster_shape, normalize_props, pool_shape, shapes_of_resource
 from dbxtypes.vocabulary import (
-    ALL_PURPOSE, CLUSTER, DEFAULT_AVAILABILITY, INSTANCE_POOL, JOB, JOBS_COMPUTE, ON_DEMAND, REQUIRED_TAGS,
-    SPOT_WITH_FALLBACK, USAGE_DEFAULTS,
+    ALL_PURPOSE,
+    CLUSTER,
+    DEFAULT_AVAILABILITY,
+    INSTANCE_POOL,
+    JOB,
+    JOBS_COMPUTE,
+    ON_DEMAND,
+    REQUIRED_TAGS,
+    SPOT_WITH_FALLBACK,
+    USAGE_DEFAULTS,
 )
 from tests.conftest import SHIPPED
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from gpucatalog import load_catalog
 from dbxtypes.shape import ClusterShape, shapes_of_resource
+from gpucatalog import load_catalog
 from guardrails import evaluate, evaluate_shape, parse_definition
 from guardrails.definitions import WorkloadLimits, policy_definition
 from tests.conftest import SHIPPED, resources

@@ -237,7 +237,7 @@ WILDCARD_CASES = [
 def test_wildcard_path_checks_every_item(scripts, violating):
     result = evaluate(VOLUMES_ONLY, {"init_scripts": scripts})
     assert _paths(result) == ["init_scripts.*.volumes.destination"] * len(violating)
-    for violation, where in zip(result.violations, violating):
+    for violation, where in zip(result.violations, violating, strict=True):
         assert violation.limit == "regex"
         assert violation.message.startswith(f"{where} is ")
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from policies.common import (
-    is_pinned_pip, is_secret_reference, looks_like_secret, looks_like_secret_key, looks_like_secret_value, pip_name,
+    is_pinned_pip,
+    is_secret_reference,
+    looks_like_secret,
+    looks_like_secret_key,
+    looks_like_secret_value,
+    pip_name,
 )
 
 

@@ -7,14 +7,18 @@ from pathlib import Path
 import pytest
 import yaml
 from pulumi_policy import (
-    EnforcementLevel, PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs, ResourceValidationPolicy,
+    EnforcementLevel,
+    PolicyCustomTimeouts,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
     Severity,
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
+from dbxtypes.vocabulary import CLUSTER
 from policies.pack import build_policies
 from policies.registry import ALL_RULES, evaluate_resource
-from dbxtypes.vocabulary import CLUSTER
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 BOUNDS = "databricks-cluster-configure-worker-bounds"
@@ -40,7 +44,7 @@ def collect(policy: ResourceValidationPolicy, args: ResourceValidationArgs) -> l
 def test_one_policy_per_rule_with_metadata() -> None:
     policies = build_policies()
     assert [p.name for p in policies] == [r.name for r in ALL_RULES]
-    for policy, rule in zip(policies, ALL_RULES):
+    for policy, rule in zip(policies, ALL_RULES, strict=True):
         assert isinstance(policy, ResourceValidationPolicy)
         assert policy.description == rule.description
         assert policy.enforcement_level == EnforcementLevel(rule.enforcement)

@@ -8,11 +8,17 @@ import pytest
 
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Violation
+from dbxtypes.vocabulary import CLUSTER
 from policies.registry import (
-    ALL_RULES, DEFAULT_CONFIG, PolicyConfig, cluster_objects, evaluate_cluster_json, evaluate_plan, evaluate_resource,
+    ALL_RULES,
+    DEFAULT_CONFIG,
+    PolicyConfig,
+    cluster_objects,
+    evaluate_cluster_json,
+    evaluate_plan,
+    evaluate_resource,
     load_policy_config,
 )
-from dbxtypes.vocabulary import CLUSTER
 from tests.test_policies_rules import SINGLE_NODE
 
 BOUNDS = "databricks-cluster-configure-worker-bounds"

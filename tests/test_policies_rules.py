@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_cluster_json, evaluate_resource, rule_messages
 from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB
+from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_cluster_json, evaluate_resource, rule_messages
 
 MAP_KEYS = {"custom_tags", "spark_conf", "spark_env_vars", "tags", "named_parameters", "base_parameters"}
 OTHER_TYPES = ("databricks:index/notebook:Notebook", CLUSTER, JOB, INSTANCE_POOL, GRANTS)

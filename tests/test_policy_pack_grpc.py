@@ -13,8 +13,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.conftest import SHIPPED
-
 import grpc
 import pytest
 from google.protobuf import empty_pb2
@@ -23,6 +21,7 @@ from google.protobuf.struct_pb2 import Struct
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_plan
+from tests.conftest import SHIPPED
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 STARTUP_TIMEOUT_S = 60
@@ -155,7 +154,7 @@ def test_analyzer_info_lists_all_rules(stub) -> None:
     info = stub.GetAnalyzerInfo(empty_pb2.Empty())
     assert info.name == "dbx-ai-infra-policies"
     assert [p.name for p in info.policies] == [r.name for r in ALL_RULES]
-    for policy, rule in zip(info.policies, ALL_RULES):
+    for policy, rule in zip(info.policies, ALL_RULES, strict=True):
         assert policy.description == rule.description
         assert _level(policy.enforcementLevel) == rule.enforcement
         assert policy.remediation_steps == rule.remediation

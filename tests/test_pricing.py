@@ -16,9 +16,9 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from gpucatalog import Catalog, NodeType, load_catalog
 import pricing
 from dbxtypes.errors import InputError
+from gpucatalog import Catalog, NodeType, load_catalog
 from pricing import (
     PriceBook,
     PriceOverrides,
@@ -27,6 +27,7 @@ from pricing import (
     load_prices,
 )
 from pricing.book import RATES_PATH
+
 
 def price_plan(plan: Any, book: PriceBook) -> dict[str, Any]:
     """The cost object as the plan JSON carries it (these tests check the JSON contract)."""
@@ -56,7 +57,7 @@ def prices() -> PriceBook:
     return load_prices()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _node(node_type_id: str) -> tuple[float, float]:
     node = load_catalog().get(node_type_id)
     assert node is not None and node.usd_per_hour_on_demand is not None and node.dbu_per_hour is not None

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from gpucatalog import load_catalog
-from dbxtypes.vocabulary import SPOT_WITH_FALLBACK
-from guardrails import evaluate
+from dbxtypes.errors import InputError
 from dbxtypes.shape import shapes_of_resource
+from dbxtypes.vocabulary import SPOT_WITH_FALLBACK
+from gpucatalog import load_catalog
+from guardrails import evaluate
 from policies.registry import evaluate_plan, evaluate_resource
 from stackplan.engine import run_program
-from dbxtypes.errors import InputError
 from stackspec import LoadedStack, resolve, spec_from_config
 from stackspec.load import _to_pulumi_value
 

@@ -12,11 +12,12 @@ from typing import Any
 import jinja2
 import pytest
 
-from gpucatalog import Catalog, NodeType
 import pricing
+from gpucatalog import Catalog, NodeType
 from pricing import diff_costs, load_prices
 from stackplan import reports
 from stackplan.reports import money, render_html, render_markdown, render_template, report_context
+
 
 def price_plan(plan: Any, book: Any) -> dict[str, Any]:
     """The cost object as the plan JSON carries it."""
@@ -29,7 +30,7 @@ INJECTED = {"policy": "require-tags", "enforcement": "mandatory", "urn": "urn:x"
             "message": "cluster is missing tag cost_center | injected for the report test"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _shipped(stack: str) -> dict[str, Any]:
     from stackplan.cli import build_plan
 

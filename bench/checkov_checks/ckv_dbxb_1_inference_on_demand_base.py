@@ -1,7 +1,6 @@
+import dbx_bench_common as c
 from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
-
-import dbx_bench_common as c
 
 
 class InferenceOnDemandBase(BaseResourceCheck):

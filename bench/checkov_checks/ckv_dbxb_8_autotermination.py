@@ -1,7 +1,6 @@
+import dbx_bench_common as c
 from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
-
-import dbx_bench_common as c
 
 MAX_MINUTES = 120
 PROVIDER_DEFAULT = 60  # the Terraform provider's default when autotermination_minutes is absent

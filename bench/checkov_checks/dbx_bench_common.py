@@ -11,7 +11,7 @@ import functools
 import json
 import os
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 BLOCKS = {"aws": "aws_attributes", "azure": "azure_attributes", "gcp": "gcp_attributes"}
 ON_DEMAND = {"aws": "ON_DEMAND", "azure": "ON_DEMAND_AZURE", "gcp": "ON_DEMAND_GCP"}
@@ -21,7 +21,7 @@ DEFAULT_AVAILABILITY = {"aws": "SPOT_WITH_FALLBACK", "azure": "SPOT_WITH_FALLBAC
 ROLES = ("training", "inference", "interactive")
 
 
-def value(conf: Dict[str, Any], key: str, default: Any = None) -> Any:
+def value(conf: dict[str, Any], key: str, default: Any = None) -> Any:
     """An attribute's value, unwrapped from python-hcl2's one-item list."""
     raw = conf.get(key, None)
     if isinstance(raw, list):
@@ -29,7 +29,7 @@ def value(conf: Dict[str, Any], key: str, default: Any = None) -> Any:
     return default if raw is None else raw
 
 
-def block(conf: Dict[str, Any], key: str) -> Optional[Dict[str, Any]]:
+def block(conf: dict[str, Any], key: str) -> dict[str, Any] | None:
     """The first nested block ``key { ... }``, or None."""
     raw = conf.get(key)
     if isinstance(raw, list) and raw and isinstance(raw[0], dict):
@@ -37,7 +37,7 @@ def block(conf: Dict[str, Any], key: str) -> Optional[Dict[str, Any]]:
     return raw if isinstance(raw, dict) else None
 
 
-def mapping(conf: Dict[str, Any], key: str) -> Dict[str, Any]:
+def mapping(conf: dict[str, Any], key: str) -> dict[str, Any]:
     """A map attribute (``custom_tags = {...}``) as a plain dict, with unwrapped values and unquoted keys."""
     raw = value(conf, key)
     if not isinstance(raw, dict):
@@ -50,7 +50,7 @@ def mapping(conf: Dict[str, Any], key: str) -> Dict[str, Any]:
     return out
 
 
-def number(v: Any) -> Optional[float]:
+def number(v: Any) -> float | None:
     if isinstance(v, bool) or v is None:
         return None
     if isinstance(v, (int, float)):
@@ -65,12 +65,12 @@ def is_set(v: Any) -> bool:
     return v is not None and v != ""
 
 
-def cloud_blocks(conf: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+def cloud_blocks(conf: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {cloud: block(conf, key) or {} for cloud, key in BLOCKS.items() if key in conf}
 
 
-def node_types(conf: Dict[str, Any]) -> List[str]:
-    out: List[str] = []
+def node_types(conf: dict[str, Any]) -> list[str]:
+    out: list[str] = []
     for key in ("node_type_id", "driver_node_type_id"):
         v = value(conf, key)
         if isinstance(v, str) and v and v not in out:
@@ -79,7 +79,7 @@ def node_types(conf: Dict[str, Any]) -> List[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _table() -> Dict[str, Any]:
+def _table() -> dict[str, Any]:
     path = os.environ.get("BENCH_NODE_TYPES")
     if path and os.path.isfile(path):
         with open(path, encoding="utf-8") as fh:
@@ -91,7 +91,7 @@ def _table() -> Dict[str, Any]:
 _GPU_PATTERN = re.compile(r"^(?:g4dn|g5|g6e?|p3dn|p3|p4de?|p5)\.|^Standard_N[CDV]|^(?:a2|a3|g2)-")
 
 
-def cloud_of(node_type: str) -> Optional[str]:
+def cloud_of(node_type: str) -> str | None:
     known = _table()["cloud"].get(node_type)
     if known:
         return known
@@ -104,7 +104,7 @@ def cloud_of(node_type: str) -> Optional[str]:
     return None
 
 
-def is_gpu(node_type: str) -> Optional[bool]:
+def is_gpu(node_type: str) -> bool | None:
     """True for a GPU node type, False for a CPU one, None when unknown."""
     table = _table()
     if node_type in table["gpu"]:
@@ -116,20 +116,20 @@ def is_gpu(node_type: str) -> Optional[bool]:
     return bool(_GPU_PATTERN.search(node_type))
 
 
-def min_workers(conf: Dict[str, Any]) -> float:
+def min_workers(conf: dict[str, Any]) -> float:
     scale = block(conf, "autoscale")
     if scale is not None:
         return number(value(scale, "min_workers")) or 0
     return number(value(conf, "num_workers")) or 0
 
 
-def is_single_node(conf: Dict[str, Any]) -> bool:
+def is_single_node(conf: dict[str, Any]) -> bool:
     if value(conf, "is_single_node") is True:
         return True
     return block(conf, "autoscale") is None and (number(value(conf, "num_workers")) or 0) == 0
 
 
-def role(conf: Dict[str, Any]) -> str:
+def role(conf: dict[str, Any]) -> str:
     """training | inference | interactive | unknown: tag workload_type, then tag workload, then the shape."""
     tags = mapping(conf, "custom_tags")
     for key in ("workload_type", "workload"):
@@ -139,12 +139,13 @@ def role(conf: Dict[str, Any]) -> str:
     if block(conf, "autoscale") is not None:
         return "inference"
     profile = mapping(conf, "spark_conf").get("spark.databricks.cluster.profile")
-    if value(conf, "is_single_node") is True or ((number(value(conf, "num_workers")) or 0) == 0 and profile == "singleNode"):
+    no_workers = (number(value(conf, "num_workers")) or 0) == 0
+    if value(conf, "is_single_node") is True or (no_workers and profile == "singleNode"):
         return "interactive"
     return "unknown"
 
 
-def effective_blocks(conf: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+def effective_blocks(conf: dict[str, Any]) -> dict[str, dict[str, Any]]:
     blocks = cloud_blocks(conf)
     if blocks:
         return blocks
@@ -155,6 +156,6 @@ def effective_blocks(conf: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     return {"aws": {}}
 
 
-def availability(blk: Dict[str, Any], cloud: str) -> str:
+def availability(blk: dict[str, Any], cloud: str) -> str:
     v = value(blk, "availability")
     return str(v) if is_set(v) else DEFAULT_AVAILABILITY[cloud]

@@ -7,7 +7,13 @@ from typing import Any
 
 from dbxtypes.shape import ClusterShape, PoolShape
 from dbxtypes.vocabulary import (
-    ATTRIBUTES_BLOCK, CLUSTER, INSTANCE_POOL, JOB, ON_DEMAND, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK,
+    ATTRIBUTES_BLOCK,
+    CLUSTER,
+    INSTANCE_POOL,
+    JOB,
+    ON_DEMAND,
+    SPOT_WITH_FALLBACK,
+    SPOT_WITHOUT_FALLBACK,
 )
 from policies.rule import Rule, View
 

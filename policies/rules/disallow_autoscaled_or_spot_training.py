@@ -36,7 +36,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-disallow-autoscaled-or-spot-training",
-    description="Training clusters must have a fixed number of workers and must not run on spot capacity without fallback.",
+    description=("Training clusters must have a fixed number of workers and must not run on spot capacity without "
+                 "fallback."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,

@@ -28,7 +28,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-disallow-plaintext-secrets",
-    description="Spark configuration and environment variables must reference secrets from a secret scope instead of holding them in plain text.",
+    description=("Spark configuration and environment variables must reference secrets from a secret scope instead "
+                 "of holding them in plain text."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,

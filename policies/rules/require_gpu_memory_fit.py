@@ -47,10 +47,12 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-gpu-memory-fit",
-    description="Node types should have at least the GPU memory the model is estimated to need, given by the custom tag gpu_memory_need_gb.",
+    description=("Node types should have at least the GPU memory the model is estimated to need, given by the custom "
+                 "tag gpu_memory_need_gb."),
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
-    remediation="Pick a node type whose total GPU memory covers gpu_memory_need_gb, or shrink the model (quantisation).",
+    remediation=("Pick a node type whose total GPU memory covers gpu_memory_need_gb, or shrink the model "
+                 "(quantisation)."),
     severity="medium",
 )

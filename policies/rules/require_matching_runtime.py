@@ -31,8 +31,9 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     cat = catalog()
     out = []
     if gpu_runtime and workhorse and cat.is_gpu_node(workhorse) is False:
+        cpu_runtime = spark_version.replace(GPU_ML_MARKER, "-cpu-ml-")
         out.append(f"GPU ML runtime {spark_version} on CPU node type {workhorse}: the GPU libraries have no GPU to "
-                   f"use. Fix: use a GPU node type, or the CPU ML runtime (e.g. {spark_version.replace(GPU_ML_MARKER, '-cpu-ml-')}).")
+                   f"use. Fix: use a GPU node type, or the CPU ML runtime (e.g. {cpu_runtime}).")
     gpu_nodes = [n for n in dict.fromkeys(x for x in (worker, driver) if x) if cat.is_gpu_node(n) is True]
     if not gpu_runtime and not auto_flavour and gpu_nodes:
         out.append(f"runtime {spark_version} is not a GPU ML runtime but node type {', '.join(gpu_nodes)} has GPUs: "
@@ -47,10 +48,12 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-matching-runtime",
-    description="GPU node types must run a GPU ML runtime without Photon, and a GPU ML runtime must run on GPU node types.",
+    description=("GPU node types must run a GPU ML runtime without Photon, and a GPU ML runtime must run on GPU node "
+                 "types."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
-    remediation="Pair '-gpu-ml-' runtimes with GPU node types and CPU runtimes with CPU node types; disable Photon on GPUs.",
+    remediation=("Pair '-gpu-ml-' runtimes with GPU node types and CPU runtimes with CPU node types; disable Photon "
+                 "on GPUs."),
     severity="high",
 )

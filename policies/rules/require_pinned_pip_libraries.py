@@ -32,7 +32,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-library-require-pinned-pip-versions",
-    description="Python libraries installed from PyPI on clusters, job tasks and library resources must be pinned to an exact version.",
+    description=("Python libraries installed from PyPI on clusters, job tasks and library resources must be pinned "
+                 "to an exact version."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, LIBRARY),
     check=check,

@@ -17,7 +17,8 @@ _NAMED_PARAMETER_FIELDS = (("python_wheel_task", "named_parameters"), ("notebook
 
 
 def _has_flag(parameters: Any) -> bool:
-    return any(isinstance(p, str) and (p in FLAGS or p.startswith(tuple(f + "=" for f in FLAGS))) for p in as_list(parameters))
+    prefixes = tuple(f + "=" for f in FLAGS)
+    return any(isinstance(p, str) and (p in FLAGS or p.startswith(prefixes)) for p in as_list(parameters))
 
 
 def task_sets_checkpoint(task: Mapping[str, Any]) -> bool:
@@ -53,10 +54,12 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-training-require-checkpoint-location",
-    description="Training clusters should define a checkpoint location through CHECKPOINT_DIR or a --checkpoint-dir task parameter.",
+    description=("Training clusters should define a checkpoint location through CHECKPOINT_DIR or a --checkpoint-dir "
+                 "task parameter."),
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
-    remediation="Set spark_env_vars CHECKPOINT_DIR (or the task parameter --checkpoint-dir) to a Unity Catalog volume path.",
+    remediation=("Set spark_env_vars CHECKPOINT_DIR (or the task parameter --checkpoint-dir) to a Unity Catalog "
+                 "volume path."),
     severity="medium",
 )

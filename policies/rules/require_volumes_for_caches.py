@@ -33,10 +33,12 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-volumes-for-caches",
-    description="Model caches, checkpoints and other paths in cluster environment variables should live on Unity Catalog volumes rather than DBFS.",
+    description=("Model caches, checkpoints and other paths in cluster environment variables should live on Unity "
+                 "Catalog volumes rather than DBFS."),
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
-    remediation="Use /Volumes/<catalog>/<schema>/<volume>/... paths for HF_HOME, TRANSFORMERS_CACHE, CHECKPOINT_DIR and similar.",
+    remediation=("Use /Volumes/<catalog>/<schema>/<volume>/... paths for HF_HOME, TRANSFORMERS_CACHE, CHECKPOINT_DIR "
+                 "and similar."),
     severity="low",
 )

@@ -1,0 +1,120 @@
+"""Pulumi's private API, used in one module only: a test per symbol, so an SDK upgrade fails here, loudly.
+
+Each test drives the symbol the way the offline engine does and checks what the engine relies on.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextvars
+from pathlib import Path
+
+import pulumi
+import pytest
+from google.protobuf import struct_pb2
+
+import pulumi_private
+
+REPO = Path(__file__).resolve().parent.parent
+PRIVATE_MODULES = ("pulumi.runtime.sync_await", "pulumi.runtime.stack", "pulumi.runtime.rpc", "pulumi.runtime.config",
+                   "pulumi_policy.proxy")
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, None]:
+        return {}, None
+
+
+def _in_fresh_runtime(func, config: dict[str, str] | None = None):
+    """Run ``func`` with a clean Pulumi runtime under mocks, as the engine does."""
+
+    def run():
+        pulumi.runtime.set_all_config(config or {})
+        monitor = _Recording(_Mocks())
+        pulumi.runtime.set_mocks(_Mocks(), project="p", stack="s", preview=True, monitor=monitor)
+        return func(monitor)
+
+    return contextvars.Context().run(run)
+
+
+class _Recording(pulumi_private.MockMonitor):
+    def __init__(self, mock: pulumi.runtime.Mocks) -> None:
+        super().__init__(mock)
+        self.inputs: list[dict] = []
+
+    def RegisterResource(self, request):  # noqa: N802 - the gRPC method name the SDK calls
+        response = super().RegisterResource(request)
+        self.inputs.append(pulumi_private.deserialize_properties(request.object))
+        return response
+
+
+def test_mock_monitor_registration_hook_and_run_program_function() -> None:
+    def program() -> None:
+        pulumi.CustomResource("test:index:Thing", "t", {"size": 2, "tags": {"a": "b"}})
+
+    def body(monitor: _Recording):
+        pulumi_private.run_program_function(program)
+        return monitor.inputs
+
+    assert {"size": 2, "tags": {"a": "b"}} in _in_fresh_runtime(body)
+
+
+def test_sync_await_runs_a_coroutine_to_completion() -> None:
+    async def seven() -> int:
+        return 7
+
+    assert _in_fresh_runtime(lambda _m: pulumi_private.sync_await(seven())) == 7
+
+
+def test_root_resource_outputs_holds_exports() -> None:
+    def body(_monitor):
+        pulumi_private.run_program_function(lambda: pulumi.export("x", "y"))
+        outputs = pulumi_private.root_resource_outputs()
+        return {k: pulumi_private.sync_await(pulumi.Output.from_input(v).future()) for k, v in outputs.items()}
+
+    assert _in_fresh_runtime(body) == {"x": "y"}
+
+
+def test_deserialize_properties_decodes_a_struct() -> None:
+    struct = struct_pb2.Struct()
+    struct.update({"numWorkers": 2.0, "customTags": {"k": "v"}})
+    assert pulumi_private.deserialize_properties(struct) == {"numWorkers": 2.0, "customTags": {"k": "v"}}
+
+
+def test_all_config_sees_in_process_config() -> None:
+    config = _in_fresh_runtime(lambda _m: pulumi_private.all_config(), {"dbx-ai-infra:cloud": "aws"})
+    assert config["dbx-ai-infra:cloud"] == "aws"
+
+
+def test_unknown_value_error_is_what_the_policy_proxy_raises() -> None:
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
+
+    with pytest.raises(pulumi_private.UnknownValueError):
+        unknown_checking_proxy({"instancePoolId": UNKNOWN_STRING_VALUE})["instancePoolId"]
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+def test_no_other_module_imports_pulumis_private_api() -> None:
+    offenders = []
+    for path in REPO.rglob("*.py"):
+        relative = path.relative_to(REPO)
+        if relative.parts[0] in (".venv", "tests", "bench", "pulumi_private") or "site-packages" in relative.parts:
+            continue
+        used = {m for m in _imports(path) for private in PRIVATE_MODULES if m == private or m.startswith(private + ".")}
+        used |= {m for m in _imports(path) if m.endswith("._sync_await")}
+        if used:
+            offenders.append(f"{relative}: {sorted(used)}")
+    assert offenders == []
