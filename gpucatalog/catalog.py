@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
+from dbxtypes.documents import parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import CLOUDS, GPU_FAMILIES, Cloud, GpuFamily
 
@@ -305,16 +305,7 @@ _FIX = "correct the entry in the node catalog (each figure needs its source and 
 
 def _read_catalog(path: Path) -> Catalog:
     where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(where, "", f"cannot read the catalog file ({getattr(exc, 'strerror', None) or exc}).",
-                                "restore gpucatalog/node_types.yaml.") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError.single(where, "", f"not valid YAML ({str(exc).splitlines()[0]}).",
-                                "correct the YAML there.") from None
+    data = parse_yaml(read_text(path, "node catalog file", fix_missing="restore gpucatalog/node_types.yaml."), where)
     if not isinstance(data, dict):
         raise InputError.single(where, "", "expected a mapping with 'sources' and 'node_types' at the top.", _FIX)
     try:

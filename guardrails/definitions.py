@@ -17,10 +17,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, ON_DEMAND, SPOT_WITH_FALLBACK
+from dbxtypes.vocabulary import (
+    ATTRIBUTES_BLOCK,
+    GPU_ML_RUNTIME_REGEX,
+    ON_DEMAND,
+    SINGLE_NODE_PROFILE,
+    SINGLE_NODE_PROFILE_KEY,
+    SINGLE_NODE_TAGS,
+    SPOT_WITH_FALLBACK,
+)
 
 Role = Literal["training", "inference", "interactive"]
-GPU_ML_RUNTIME_REGEX = r"\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]"
 #: Attribute leaves of a cloud block that the other clouds' policies forbid.
 _BLOCK_LEAVES = ("availability", "first_on_demand")
 
@@ -114,9 +121,10 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
         d["num_workers"] = _fixed(0, hidden=True)
         d["autoscale.min_workers"] = {"type": "forbidden"}
         d["autoscale.max_workers"] = {"type": "forbidden"}
-        d["spark_conf.spark.databricks.cluster.profile"] = _fixed("singleNode", hidden=True)
+        d[f"spark_conf.{SINGLE_NODE_PROFILE_KEY}"] = _fixed(SINGLE_NODE_PROFILE, hidden=True)
         d["spark_conf.spark.master"] = _fixed("local[*]", hidden=True)
-        d["custom_tags.ResourceClass"] = _fixed("SingleNode", hidden=True)
+        for tag, value in SINGLE_NODE_TAGS.items():
+            d[f"custom_tags.{tag}"] = _fixed(value, hidden=True)
         d[f"{block}.availability"] = _fixed(ON_DEMAND[limits.cloud])
         d["autotermination_minutes"] = _range(10, limits.autotermination_minutes,
                                               default=limits.autotermination_minutes)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from dbxtypes.vocabulary import MAX_AUTOTERMINATION_MINUTES, REQUIRED_TAGS
 from gpucatalog import Catalog, load_catalog
 from stackspec import ResolvedStack
-from stackspec.models import MAX_AUTOTERMINATION_MINUTES, REQUIRED_TAGS
 
 from .definitions import WorkloadLimits, policy_definition
 

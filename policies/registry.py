@@ -6,7 +6,6 @@ evaluated offline and the same resources analysed by the pack over gRPC give the
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
+from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
 from dbxtypes.shape import Source, as_number, normalize_props, pool_shape, shapes_of_resource
@@ -146,28 +146,6 @@ def _config_model() -> type[BaseModel]:
 _CONFIG_MODEL = _config_model()
 
 
-def _read_config_file(path: Path) -> Any:
-    where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(where, "", f"cannot read the policy config ({getattr(exc, 'strerror', None) or exc}).",
-                                "pass a readable JSON or YAML file.") from None
-    if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError.single(where, "", f"not valid YAML ({str(exc).splitlines()[0]}).",
-                                    "correct the YAML there.") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError.single(where, "", f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).",
-                                "correct the JSON there.") from None
-
-
 def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConfig | None = None,
                        where: str = "policy config") -> PolicyConfig:
     """Read a policy config in Pulumi's shape, from a dict or a JSON (or YAML) file.
@@ -183,7 +161,7 @@ def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConf
         return path_or_dict
     if isinstance(path_or_dict, (str, Path)):
         where = str(path_or_dict)
-        data = _read_config_file(Path(path_or_dict))
+        data = read_document(path_or_dict, "policy config")
     else:
         data = path_or_dict
     if not isinstance(data, Mapping):

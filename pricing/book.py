@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from dbxtypes.documents import parse_yaml, read_text
 from dbxtypes.errors import InputError, problems_from_pydantic
 from dbxtypes.prices import NodePriceOverride, PriceOverrides, Tier
 from dbxtypes.vocabulary import CLOUDS, COMPUTE_KINDS, Cloud
@@ -77,24 +77,8 @@ def load_overrides_file(path: str | Path) -> PriceOverrides:
     Raises `InputError` naming the file, the field path and the fix when the file is missing, is not UTF-8 YAML, or
     holds an unknown key or a value of the wrong type. An empty file means "no overrides".
     """
-    p = Path(path)
     where = str(path)
-    if not p.is_file():
-        raise InputError.single(where, "", "price overrides file not found.", "pass an existing YAML file.")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError.single(where, "", "not UTF-8 text.", "save the price overrides as UTF-8 YAML.") from None
-    except OSError as exc:
-        raise InputError.single(where, "", f"cannot read the file ({exc.strerror or exc}).",
-                                "check the path and its permissions.") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError.single(where, "", f"not valid YAML{at}: {problem}.", "correct the YAML there.") from None
+    raw = parse_yaml(read_text(path, "price overrides file", fix_missing="pass an existing YAML file."), where)
     return _validate_overrides(raw, where)
 
 
@@ -217,11 +201,7 @@ def _read_rates(path: Path) -> dict[str, Any]:
     """``rates.yaml``, validated by `_RatesFile`, as plain data: ``{"currency", "default_tier", "usd_per_dbu":
     {cloud: {tier: {kind: figure}}}, "regions": {cloud: region}, "spot_factor": {cloud: figure}, "sources": {key:
     text}}`` where a figure is ``{"value", "source", "date", "estimate", ...}``. Raises `InputError`."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError.single(str(path), "", f"cannot read the rates file ({exc}).",
-                                "restore pricing/rates.yaml.") from None
+    data = parse_yaml(read_text(path, "rates file", fix_missing="restore pricing/rates.yaml."), str(path))
     try:
         parsed = _RatesFile.model_validate(data)
     except ValidationError as exc:

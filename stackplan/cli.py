@@ -116,7 +116,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cluster_policy_results(raw: Any, cluster_path: str, policy_path: str) -> list[dict[str, Any]]:
-    from guardrails import DefinitionError, evaluate, parse_definition
+    from dbxtypes.shape import shapes_of_resource
+    from dbxtypes.vocabulary import CLUSTER
+    from guardrails import DefinitionError, evaluate_shape, parse_definition
     from policies.registry import cluster_objects
 
     doc = read_json(policy_path, "cluster policy")
@@ -128,7 +130,7 @@ def _cluster_policy_results(raw: Any, cluster_path: str, policy_path: str) -> li
         raise InputError(policy_path, str(exc)) from None
     results = []
     for index, cluster in enumerate(cluster_objects(raw, cluster_path)):
-        outcome = evaluate(definition, dict(cluster))
+        outcome = evaluate_shape(definition, shapes_of_resource(CLUSTER, cluster, source="api")[0])
         results.append({
             "cluster": cluster.get("cluster_name") or cluster.get("cluster_id") or f"#{index}",
             "allowed": outcome.allowed,

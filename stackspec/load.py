@@ -14,9 +14,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from dbxtypes.documents import parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import DEFAULT_RUNTIME, PROJECT
 
@@ -85,27 +85,11 @@ def stack_name_of(path: Path) -> str:
 def read_stack_file(path: Path) -> dict[str, Any]:
     """The ``config`` map of a Pulumi stack file, with every file-level problem as an InputError."""
     source = display_path(path)
-    size = path.stat().st_size
-    if size > MAX_STACK_FILE_BYTES:
-        raise InputError.single(source, "", f"the file is {size:,} bytes; a stack file is at most "
-                                    f"{MAX_STACK_FILE_BYTES:,}.", "check that this is the stack file you meant.")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError.single(source, "", f"the file is not UTF-8 text (byte {exc.start}).",
-                                    "save it as UTF-8.") from None
+    text = read_text(path, "stack file", max_bytes=MAX_STACK_FILE_BYTES)
     if not text.strip():
         raise InputError.single(source, "", "the file is empty.",
-                                    "add a config: map with dbx-ai-infra:cloud, dbx-ai-infra:gpu_family, ...")
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError.single(source, "", f"YAML syntax error{where}: {problem}.",
-                                    "correct the YAML there (indentation, a missing ':' or quote).") from None
+                                "add a config: map with dbx-ai-infra:cloud, dbx-ai-infra:gpu_family, ...")
+    doc = parse_yaml(text, source)
     if not isinstance(doc, dict):
         raise InputError.single(source, "", f"the file holds a {type(doc).__name__}, not a stack.",
                                     "write a mapping with a top-level config: key.")

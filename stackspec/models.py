@@ -24,7 +24,6 @@ from dbxtypes.vocabulary import (
     MAX_WORKERS_CAP,
     REQUIRED_TAGS,
     RESERVED_TAGS,
-    ROLE_OF_SECTION,
     SECTIONS,
     USAGE_DEFAULTS,
     Cloud,
@@ -32,10 +31,6 @@ from dbxtypes.vocabulary import (
     Precision,
     Section,
 )
-
-RUNTIME_PATTERN = GPU_ML_RUNTIME_PATTERN
-#: Spec section -> workload kind, the value of the `workload_type` tag the components set.
-WORKLOAD_KIND = ROLE_OF_SECTION
 
 # --------------------------------------------------------------------------------------------------------------------
 # Limits a policy config can move
@@ -285,7 +280,7 @@ class StackSpec(_Spec):
 
     cloud: Cloud
     gpu_family: GpuFamily
-    runtime: str = Field(DEFAULT_RUNTIME, pattern=RUNTIME_PATTERN, description="GPU ML runtime (spark_version).")
+    runtime: str = Field(DEFAULT_RUNTIME, pattern=GPU_ML_RUNTIME_PATTERN, description="GPU ML runtime (spark_version).")
     single_user_name: str = Field(min_length=1, description="User or service principal the clusters run as.")
     tags: dict[str, str]
     training: TrainingSpec | None = None

@@ -158,3 +158,16 @@ def test_the_pull_request_workflow_is_valid_and_uses_real_commands():
     pulumi = [s for s in doc["jobs"]["pulumi"]["steps"] if s.get("uses", "").startswith("pulumi/actions@")]
     assert pulumi and pulumi[0]["with"]["command"] == "preview" and pulumi[0]["with"]["policyPacks"] == "policies"
     assert pulumi[0]["if"] == "env.PULUMI_ACCESS_TOKEN != ''"
+
+
+def test_a_price_override_typo_reads_the_same_from_the_stack_and_from_prices(write_stack, tmp_path, capsys):
+    config = dict(BASE_CONFIG)
+    config["dbx-ai-infra:pricing"] = {"node_types": {"g5.xlarge": {"usd_per_hour": 1.0}}}
+    code, _, from_stack = run(capsys, "cost", "--stack", str(write_stack(config)))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("node_types:\n  g5.xlarge:\n    usd_per_hour: 1.0\n")
+    code2, _, from_file = run(capsys, "cost", "--stack", "dev", "--prices", str(prices))
+    assert code == code2 == 2
+    problem = "node_types['g5.xlarge'].usd_per_hour: is not a known key. Fix: remove it or correct its spelling"
+    assert f"dbx-ai-infra:pricing.{problem}" in from_stack and f"{prices}: {problem}" in from_file
+    assert from_stack.split("pricing.", 1)[1] == from_file.split(f"{prices}: ", 1)[1]

@@ -74,7 +74,7 @@ def test_load_policy_config_rejects(raw, named: str) -> None:
 
 
 def test_load_policy_config_bad_files(tmp_path) -> None:
-    with pytest.raises(ValueError, match="cannot read"):
+    with pytest.raises(InputError, match="policy config not found"):
         load_policy_config(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{nope")

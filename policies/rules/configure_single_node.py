@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.shape import ClusterShape
-from dbxtypes.vocabulary import CLUSTER, JOB, SINGLE_NODE_PROFILE, SINGLE_NODE_PROFILE_KEY
+from dbxtypes.vocabulary import CLUSTER, JOB, SINGLE_NODE_PROFILE, SINGLE_NODE_PROFILE_KEY, SINGLE_NODE_TAGS
 from policies.rule import Rule, View
 
 
@@ -18,8 +18,9 @@ def missing_settings(view: ClusterShape) -> list[str]:
     master = view.spark_conf.get("spark.master")
     if not (isinstance(master, str) and master.startswith("local[")):
         missing.append("spark_conf spark.master=local[*]")
-    if view.tags.get("ResourceClass") != "SingleNode":
-        missing.append("custom_tags ResourceClass=SingleNode")
+    for tag, value in SINGLE_NODE_TAGS.items():
+        if view.tags.get(tag) != value:
+            missing.append(f"custom_tags {tag}={value}")
     return missing
 
 

@@ -9,19 +9,17 @@ from dbxtypes.shape import ClusterShape, as_number
 from dbxtypes.vocabulary import CLUSTER, JOB, MAX_SINGLE_NODE_SHUFFLE_PARTITIONS, SHUFFLE_PARTITIONS_KEY
 from policies.rule import Rule, View
 
-DEFAULT_MAX_SINGLE_NODE_SHUFFLE_PARTITIONS = MAX_SINGLE_NODE_SHUFFLE_PARTITIONS
-KEY = SHUFFLE_PARTITIONS_KEY
-
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ClusterShape) or not view.is_single_node:
         return []
-    limit = config.get("max_single_node_shuffle_partitions", DEFAULT_MAX_SINGLE_NODE_SHUFFLE_PARTITIONS)
-    value = as_number(view.spark_conf.get(KEY))  # "auto" and absent: no verdict
+    limit = config.get("max_single_node_shuffle_partitions", MAX_SINGLE_NODE_SHUFFLE_PARTITIONS)
+    value = as_number(view.spark_conf.get(SHUFFLE_PARTITIONS_KEY))  # "auto" and absent: no verdict
     if value is None or value <= limit:
         return []
-    return [f"single-node cluster sets {KEY} to {value}, above {limit}; a single machine gains nothing from that "
-            f"many partitions. Fix: set {KEY} to at most {limit} (about the driver's core count)."]
+    key = SHUFFLE_PARTITIONS_KEY
+    return [f"single-node cluster sets {key} to {value}, above {limit}; a single machine gains nothing from that "
+            f"many partitions. Fix: set {key} to at most {limit} (about the driver's core count)."]
 
 
 RULE = Rule(
@@ -32,7 +30,7 @@ RULE = Rule(
     check=check,
     remediation="Set spark.sql.shuffle.partitions near the driver's core count on single-node clusters.",
     severity="low",
-    thresholds={"max_single_node_shuffle_partitions": DEFAULT_MAX_SINGLE_NODE_SHUFFLE_PARTITIONS},
+    thresholds={"max_single_node_shuffle_partitions": MAX_SINGLE_NODE_SHUFFLE_PARTITIONS},
     threshold_schema={"max_single_node_shuffle_partitions": {
         "type": "integer", "minimum": 1,
         "description": "Largest spark.sql.shuffle.partitions advised on a single-node cluster."}},

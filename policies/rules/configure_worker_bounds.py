@@ -9,13 +9,11 @@ from dbxtypes.shape import ClusterShape, as_number
 from dbxtypes.vocabulary import CLUSTER, JOB, MAX_WORKERS_CAP
 from policies.rule import Rule, View
 
-DEFAULT_MAX_WORKERS_CAP = MAX_WORKERS_CAP
-
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ClusterShape):
         return []
-    cap = config.get("max_workers_cap", DEFAULT_MAX_WORKERS_CAP)
+    cap = config.get("max_workers_cap", MAX_WORKERS_CAP)
     num_workers = as_number(view.props.get("num_workers"))
     out = []
     bounds: list[tuple[str, Any]] = []
@@ -53,7 +51,7 @@ RULE = Rule(
     check=check,
     remediation="Choose num_workers or autoscale, keep min_workers <= max_workers and stay within max_workers_cap.",
     severity="high",
-    thresholds={"max_workers_cap": DEFAULT_MAX_WORKERS_CAP},
+    thresholds={"max_workers_cap": MAX_WORKERS_CAP},
     threshold_schema={"max_workers_cap": {"type": "integer", "minimum": 1,
                                           "description": "Largest num_workers or autoscale.max_workers allowed."}},
 )

@@ -9,7 +9,6 @@ from dbxtypes.shape import ClusterShape
 from dbxtypes.vocabulary import ALL_PURPOSE, CLUSTER, MAX_AUTOTERMINATION_MINUTES
 from policies.rule import Rule, View
 
-DEFAULT_MAX_AUTOTERMINATION_MINUTES = MAX_AUTOTERMINATION_MINUTES
 #: What an absent autotermination_minutes means: the provider applies 60 to Pulumi inputs; in Clusters API JSON an
 #: absent field means auto-termination is off.
 ABSENT_MEANS = {"pulumi": 60, "api": 0}
@@ -18,7 +17,7 @@ ABSENT_MEANS = {"pulumi": 60, "api": 0}
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ClusterShape) or view.compute_kind != ALL_PURPOSE:
         return []
-    limit = config.get("max_autotermination_minutes", DEFAULT_MAX_AUTOTERMINATION_MINUTES)
+    limit = config.get("max_autotermination_minutes", MAX_AUTOTERMINATION_MINUTES)
     value = view.autotermination_minutes
     absent = value is None
     if absent:
@@ -42,7 +41,7 @@ RULE = Rule(
     check=check,
     remediation="Set autotermination_minutes to a value between 10 and max_autotermination_minutes.",
     severity="high",
-    thresholds={"max_autotermination_minutes": DEFAULT_MAX_AUTOTERMINATION_MINUTES},
+    thresholds={"max_autotermination_minutes": MAX_AUTOTERMINATION_MINUTES},
     threshold_schema={"max_autotermination_minutes": {
         "type": "integer", "minimum": 10,
         "description": "Longest idle period, in minutes, before an all-purpose cluster must terminate."}},

@@ -10,8 +10,6 @@ from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, JOB
 from policies.common import catalog
 from policies.rule import Rule, View
 
-TAG = GPU_MEMORY_NEED_TAG
-
 
 def _fmt(x: float) -> str:
     return f"{x:g}"
@@ -20,13 +18,13 @@ def _fmt(x: float) -> str:
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ClusterShape):
         return []
-    raw = view.tags.get(TAG)
+    raw = view.tags.get(GPU_MEMORY_NEED_TAG)
     if not is_set(raw):
         return []
     need = as_number(raw)
     if need is None:
-        return [f"custom tag {TAG} is {raw!r}, not a number of GB. Fix: set {TAG} to the estimated GPU memory in GB, "
-                f"e.g. '40'."]
+        return [f"custom tag {GPU_MEMORY_NEED_TAG} is {raw!r}, not a number of GB. Fix: set {GPU_MEMORY_NEED_TAG} "
+                f"to the estimated GPU memory in GB, e.g. '40'."]
     node_type = view.driver_node_type if view.is_single_node else view.node_type_id
     if node_type is None:
         return []  # pool-backed: the node type is the pool's
@@ -41,8 +39,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if have >= need:
         return []
     return [f"node type {node_type} has {_fmt(have)} GB of GPU memory ({detail}) but the model needs about "
-            f"{_fmt(need)} GB ({TAG}). Fix: choose a node type with at least {_fmt(need)} GB of GPU memory, or a "
-            f"smaller or quantised model."]
+            f"{_fmt(need)} GB ({GPU_MEMORY_NEED_TAG}). Fix: choose a node type with at least {_fmt(need)} GB of GPU "
+            f"memory, or a smaller or quantised model."]
 
 
 RULE = Rule(

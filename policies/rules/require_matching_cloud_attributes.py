@@ -6,9 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.shape import ClusterShape, PoolShape
-from dbxtypes.vocabulary import ATTRIBUTES_BLOCK as CLOUD_BLOCKS
-from dbxtypes.vocabulary import CLOUD_NAMES as _CLOUD_NAMES
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, CLOUD_NAMES, CLUSTER, INSTANCE_POOL, JOB
 from policies.common import catalog
 from policies.rule import Rule, View
 
@@ -23,7 +21,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     blocks = view.blocks
     out = []
     if len(blocks) > 1:
-        names = " and ".join(CLOUD_BLOCKS[c] for c in blocks)
+        names = " and ".join(ATTRIBUTES_BLOCK[c] for c in blocks)
         out.append(f"sets {names}; a workspace runs on one cloud. Fix: keep only the block of the workspace's cloud.")
     node_clouds: dict[str, list[str]] = {}
     for node_type in node_types:
@@ -31,17 +29,17 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
         if cloud:
             node_clouds.setdefault(cloud, []).append(node_type)
     if len(node_clouds) > 1:
-        described = "; ".join(f"{', '.join(ids)} ({_CLOUD_NAMES[c]})" for c, ids in node_clouds.items())
+        described = "; ".join(f"{', '.join(ids)} ({CLOUD_NAMES[c]})" for c, ids in node_clouds.items())
         out.append(f"node types come from different clouds: {described}. "
                    f"Fix: use node types of the workspace's cloud for both workers and driver.")
     if node_clouds:
         for cloud in blocks:
             if cloud not in node_clouds:
                 ids = ", ".join(i for ids in node_clouds.values() for i in ids)
-                owner = "/".join(_CLOUD_NAMES[c] for c in node_clouds)
-                expected = " or ".join(CLOUD_BLOCKS[c] for c in node_clouds)
-                out.append(f"sets {CLOUD_BLOCKS[cloud]} but node type {ids} belongs to {owner}, so the attributes "
-                           f"are ignored or rejected. Fix: replace {CLOUD_BLOCKS[cloud]} with {expected}.")
+                owner = "/".join(CLOUD_NAMES[c] for c in node_clouds)
+                expected = " or ".join(ATTRIBUTES_BLOCK[c] for c in node_clouds)
+                out.append(f"sets {ATTRIBUTES_BLOCK[cloud]} but node type {ids} belongs to {owner}, so the attributes "
+                           f"are ignored or rejected. Fix: replace {ATTRIBUTES_BLOCK[cloud]} with {expected}.")
     return out
 
 

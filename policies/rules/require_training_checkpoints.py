@@ -9,7 +9,6 @@ from dbxtypes.shape import ClusterShape, as_list, as_mapping, is_set
 from dbxtypes.vocabulary import CHECKPOINT_DIR_ARG, CHECKPOINT_DIR_ENV, CLUSTER, JOB, JOBS_COMPUTE
 from policies.rule import Rule, View
 
-ENV_VAR = CHECKPOINT_DIR_ENV
 FLAGS = (CHECKPOINT_DIR_ARG, "--checkpoint_dir")
 PARAMETER_NAMES = ("checkpoint_dir", "checkpoint-dir")
 _LIST_PARAMETER_TASKS = ("spark_python_task", "python_wheel_task", "spark_jar_task", "spark_submit_task")
@@ -41,7 +40,7 @@ def _job_parameter(job: Mapping[str, Any] | None) -> bool:
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ClusterShape) or view.role != "training":
         return []
-    if is_set(view.spark_env_vars.get(ENV_VAR)):
+    if is_set(view.spark_env_vars.get(CHECKPOINT_DIR_ENV)):
         return []
     if any(task_sets_checkpoint(t) for t in view.tasks) or _job_parameter(view.job):
         return []
