@@ -152,6 +152,40 @@ class Cost(_Model):
     notes: list[str]
 
 
+class SmallerNode(_Model):
+    node_type_id: str
+    gpu_memory_gb: Number
+
+
+class SizingLine(_Model):
+    """Why a workload got its node: the sizing rule and formula with its numbers, the node picked with its GPU
+    memory, the next smaller node of the family that did not fit, and how the model is spread across GPUs."""
+
+    workload: str
+    rule: str
+    formula: str | None
+    need_gb: Number | None
+    node_type_id: str
+    gpu: str
+    gpu_count: int
+    gpu_memory_gb: Number
+    sharded: str | None
+    pinned: bool
+    next_smaller: SmallerNode | None
+
+    @property
+    def text(self) -> str:
+        """One line for a reviewer: ``training: 7B x 2 B x 4 / 3 = 18.67 GB -> g5.xlarge (1 x NVIDIA A10G, 24 GB);
+        next smaller: none``."""
+        how = self.formula or self.rule
+        node = f"{self.node_type_id} ({self.gpu_count} x {self.gpu}, {self.gpu_memory_gb:g} GB)"
+        smaller = ("none in the family" if self.next_smaller is None else
+                   f"{self.next_smaller.node_type_id} ({self.next_smaller.gpu_memory_gb:g} GB) did not fit")
+        extra = f"; {self.sharded}" if self.sharded else ""
+        pin = " (pinned)" if self.pinned else ""
+        return f"{self.workload}: {how} -> {node}{pin}{extra}; next smaller: {smaller}"
+
+
 class Plan(_Model):
     """What a stack registers, and what the policies and prices say of it."""
 
@@ -165,6 +199,8 @@ class Plan(_Model):
     assumptions: dict[str, Number | None] | None = None
     violations: list[Violation] | None = None
     cost: Cost | None = None
+    #: Per sized workload, the arithmetic behind its node (`SizingLine`).
+    sizing: list[SizingLine] | None = None
 
     @classmethod
     def from_json(cls, doc: Any, source: str = "plan") -> Plan:

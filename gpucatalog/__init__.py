@@ -10,7 +10,17 @@ Public API::
 """
 
 from .catalog import CLOUDS, GPU_FAMILIES, Catalog, NodeType, load_catalog
-from .sizing import BYTES_PER_PARAM, INFERENCE_OVERHEAD, SizingError, memory_need_gb, pick_node_type
+from .sizing import (
+    BYTES_PER_PARAM,
+    INFERENCE_OVERHEAD,
+    Estimate,
+    NodeChoice,
+    SizingError,
+    choose_node,
+    estimate,
+    memory_need_gb,
+    pick_node_type,
+)
 
 __all__ = [
     "BYTES_PER_PARAM",
@@ -18,8 +28,12 @@ __all__ = [
     "GPU_FAMILIES",
     "INFERENCE_OVERHEAD",
     "Catalog",
+    "Estimate",
+    "NodeChoice",
     "NodeType",
     "SizingError",
+    "choose_node",
+    "estimate",
     "load_catalog",
     "memory_need_gb",
     "pick_node_type",

@@ -1,17 +1,22 @@
 """GPU memory sizing: how much GPU memory a model needs, and which node type of a GPU family holds it.
 
 Formulas (``P`` = parameters in billions, ``b`` = bytes per parameter of the precision, results in GB, rounded to
-2 decimals):
+2 decimals). Two seeds give two training rules; each method uses the one that describes it:
 
-* **inference**: ``P * b * 1.2``. The 1.2 (``INFERENCE_OVERHEAD``) covers the KV cache and framework overhead.
+* **inference**: ``P * b * 1.2``. The 1.2 (``INFERENCE_OVERHEAD``) covers the KV cache and framework overhead (seed
+  001, "GPU instance choice": "7B FP16 inference needs about 7 x 2 x 1.2 = 16.8 GB").
+* **training, method "lora"** (and QLoRA: LoRA on an ``int8``/``int4`` base): ``P * b * 4 / 3``. Seed 000 sizes
+  training as parameters x bytes x 4 (weights, gradients, optimizer state, activations) and says LoRA brings that
+  down to about a third, "so an A10G 24GB can handle it": 7B fp16 LoRA needs 7 x 2 x 4 / 3 = 18.67 GB, one A10G.
+  LoRA trains a small adapter, so gradients and optimizer state shrink with it, which is why the seed scales the
+  ``x 4`` rule and not the full fine-tune's 16 bytes.
 * **training, method "full"**:
 
-  - ``fp32`` / ``bf16`` / ``fp16``: ``P * 16``. About 16 bytes per parameter hold the weights, the gradients and the
-    Adam optimizer state (mixed precision: 2-byte weights and gradients, fp32 master weights and two fp32 moments).
-  - ``int8`` / ``int4``: ``P * b * 4``. This is the floor: the quantised weights plus gradients and optimizer state
-    for what trains.
-
-* **training, method "lora"**: one third of the "full" need for the same precision.
+  - ``fp32`` / ``bf16`` / ``fp16``: ``P * 16`` (``TRAINING_BYTES_PER_PARAM_FULL``). Seed 001 gives "parameters x
+    16 bytes or more" for a full fine-tune: Adam in mixed precision keeps 2-byte weights and gradients, fp32 master
+    weights and two fp32 moments. It is larger than seed 000's ``P * b * 4`` (56 GB for 7B fp16), which the same
+    seed calls a floor ("40 GB or more"); the project uses the larger, documented figure for full fine-tunes.
+  - ``int8`` / ``int4``: ``P * b * 4``, seed 000's rule (the quantised weights plus what trains).
 
 Bytes per parameter (``BYTES_PER_PARAM``): fp32 4, bf16 2, fp16 2, int8 1, int4 0.5.
 
@@ -23,15 +28,19 @@ tight; an A10G (24 GB) fits, so on AWS :func:`pick_node_type` returns ``g5.xlarg
     16.8
     >>> pick_node_type(load_catalog(), "aws", "a10g", 16.8).node_type_id
     'g5.xlarge'
+    >>> memory_need_gb(7, "fp16", "training", "lora")
+    18.67
 
-:func:`pick_node_type` compares the need with the node's *total* GPU memory (``gpu_count * gpu_memory_gb``), i.e. it
-assumes the model can be sharded across the GPUs of one node (tensor parallelism or FSDP). A 70B model in bf16
-(168 GB for inference) therefore fits an 8 x A100 40GB ``p4d.24xlarge`` (320 GB).
+**One GPU when one GPU fits.** :func:`choose_node` takes the smallest single-GPU node whose GPU holds the need; only
+when no single GPU of the family does, it takes the smallest multi-GPU node whose *total* GPU memory holds it, and
+says that the model is sharded across its GPUs (tensor parallelism for inference, FSDP or DeepSpeed for training).
+A 70B model in bf16 (168 GB for inference) therefore lands on an 8 x A100 40GB ``p4d.24xlarge`` (320 GB).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from .catalog import CLOUDS, GPU_FAMILIES, Catalog, NodeType, _sort_key
 
@@ -43,7 +52,11 @@ __all__ = [
     "LORA_FRACTION",
     "WORKLOADS",
     "METHODS",
+    "Estimate",
+    "NodeChoice",
     "SizingError",
+    "choose_node",
+    "estimate",
     "memory_need_gb",
     "pick_node_type",
 ]
@@ -54,7 +67,7 @@ INFERENCE_OVERHEAD = 1.2
 TRAINING_BYTES_PER_PARAM_FULL = 16.0
 # Full training with quantised weights: bytes per parameter times 4 (the floor).
 QUANTISED_TRAINING_FACTOR = 4.0
-# LoRA needs about one third of full training.
+# LoRA (and QLoRA) needs about a third of parameters x bytes x 4 (seed 000).
 LORA_FRACTION = 1.0 / 3.0
 _FLOAT_PRECISIONS = frozenset({"fp32", "bf16", "fp16"})
 
@@ -63,6 +76,25 @@ METHODS = ("full", "lora")
 
 # How many of the family's node types an error message names.
 _EXAMPLES = 4
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A GPU memory need and the arithmetic behind it: ``formula`` ("7B x 2 B x 4 / 3 = 18.67 GB") and ``rule``."""
+
+    need_gb: float
+    formula: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class NodeChoice:
+    """The node picked for a need: the node, the next smaller node of the family that did not fit (if any), and how
+    the model is spread (``None`` on one GPU)."""
+
+    node: NodeType
+    next_smaller: NodeType | None
+    sharded: str | None
 
 
 class SizingError(ValueError):
@@ -83,8 +115,17 @@ def memory_need_gb(params_billions: float, precision: str, workload: str, method
     """GPU memory (GB, 2 decimals) a model of ``params_billions`` needs in ``precision`` for ``workload``.
 
     ``workload`` is "inference" or "training"; ``method`` ("full" or "lora") applies to training only.
-    See the module docstring for the formulas.
+    See the module docstring for the formulas; `estimate` gives the arithmetic too.
     """
+    return estimate(params_billions, precision, workload, method).need_gb
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def estimate(params_billions: float, precision: str, workload: str, method: str = "full") -> Estimate:
+    """The GPU memory need with the arithmetic behind it (see the module docstring)."""
     if isinstance(params_billions, bool) or not isinstance(params_billions, (int, float)) \
             or not math.isfinite(params_billions) or params_billions <= 0:
         raise SizingError(
@@ -103,18 +144,27 @@ def memory_need_gb(params_billions: float, precision: str, workload: str, method
         raise SizingError(
             f"Unknown training method {method!r}; use 'full' or 'lora'."
         )
-
-    bytes_per_param = BYTES_PER_PARAM[precision]
+    b = BYTES_PER_PARAM[precision]
+    p = _num(params_billions)
     if workload == "inference":
-        need = params_billions * bytes_per_param * INFERENCE_OVERHEAD
+        need = params_billions * b * INFERENCE_OVERHEAD
+        formula = f"{p}B x {_num(b)} B x {_num(INFERENCE_OVERHEAD)}"
+        rule = "inference: parameters x bytes x 1.2 (weights, KV cache, framework)"
+    elif method == "lora":
+        need = params_billions * b * QUANTISED_TRAINING_FACTOR * LORA_FRACTION
+        formula = f"{p}B x {_num(b)} B x 4 / 3"
+        rule = ("QLoRA" if precision not in _FLOAT_PRECISIONS else "LoRA") + \
+            ": a third of parameters x bytes x 4 (seed 000)"
+    elif precision in _FLOAT_PRECISIONS:
+        need = params_billions * TRAINING_BYTES_PER_PARAM_FULL
+        formula = f"{p}B x {_num(TRAINING_BYTES_PER_PARAM_FULL)} B"
+        rule = "full fine-tune: parameters x 16 bytes (Adam, mixed precision; seed 001)"
     else:
-        if precision in _FLOAT_PRECISIONS:
-            need = params_billions * TRAINING_BYTES_PER_PARAM_FULL
-        else:
-            need = params_billions * bytes_per_param * QUANTISED_TRAINING_FACTOR
-        if method == "lora":
-            need *= LORA_FRACTION
-    return round(need, 2)
+        need = params_billions * b * QUANTISED_TRAINING_FACTOR
+        formula = f"{p}B x {_num(b)} B x 4"
+        rule = "full fine-tune, quantised: parameters x bytes x 4 (seed 000)"
+    need = round(need, 2)
+    return Estimate(need_gb=need, formula=f"{formula} = {_gb(need)} GB", rule=rule)
 
 
 def _families_text(catalog: Catalog, cloud: str) -> str:
@@ -260,26 +310,45 @@ def _check_pinned(catalog: Catalog, cloud: str, family: str, need_gb: float, pin
     return node
 
 
-def pick_node_type(catalog: Catalog, cloud: str, family: str, need_gb: float, pinned: str | None = None) -> NodeType:
-    """The smallest non-retired node type of ``family`` on ``cloud`` whose total GPU memory holds ``need_gb``.
+def _sharding(node: NodeType, workload: str) -> str | None:
+    if node.gpu_count == 1:
+        return None
+    how = "tensor parallel" if workload == "inference" else "FSDP or DeepSpeed"
+    return f"sharded across {node.gpu_count} GPUs ({how})"
 
-    "Smallest" follows :meth:`Catalog.family_nodes` (total GPU memory, then price, then vCPUs).
-    With ``pinned``, that node type is checked (cloud, retirement, family, memory) and returned.
-    Raises :class:`SizingError` with a message that names what was asked and how to fix it.
+
+def choose_node(catalog: Catalog, cloud: str, family: str, need_gb: float, pinned: str | None = None,
+                workload: str = "inference") -> NodeChoice:
+    """The node for ``need_gb``: one GPU when one GPU of the family holds it, else the smallest multi-GPU node whose
+    total GPU memory does; with the next smaller node that did not fit, and the sharding it implies.
+
+    With ``pinned``, that node type is checked (cloud, retirement, family, memory) and returned. Raises
+    `SizingError` with a message that names what was asked and how to fix it.
     """
     _check_request(catalog, cloud, family, need_gb)
-    if pinned is not None:
-        return _check_pinned(catalog, cloud, family, need_gb, pinned)
-
     nodes = catalog.family_nodes(cloud, family)
-    if not nodes:
-        raise _family_missing_error(catalog, cloud, family)
-    node = _first_fit(nodes, need_gb)
-    if node is None:
-        largest = max(nodes, key=lambda n: n.total_gpu_memory_gb)
-        raise SizingError(
-            f"The model needs {_gb(need_gb)} GB of GPU memory, but the largest {family!r} node type on {cloud}, "
-            f"{largest.node_type_id}, has {_node_memory(largest)}. Use a lower precision (e.g. int8 or int4), "
-            f"LoRA instead of full fine-tuning, or {_larger_families_hint(catalog, cloud, family, need_gb)}."
-        )
-    return node
+    if pinned is not None:
+        node = _check_pinned(catalog, cloud, family, need_gb, pinned)
+    else:
+        if not nodes:
+            raise _family_missing_error(catalog, cloud, family)
+        single = [n for n in nodes if n.gpu_count == 1]
+        found = _first_fit(single, need_gb) or _first_fit(nodes, need_gb)
+        if found is None:
+            largest = max(nodes, key=lambda n: n.total_gpu_memory_gb)
+            raise SizingError(
+                f"The model needs {_gb(need_gb)} GB of GPU memory, but the largest {family!r} node type on {cloud}, "
+                f"{largest.node_type_id}, has {_node_memory(largest)}. Use a lower precision (e.g. int8 or int4), "
+                f"LoRA instead of full fine-tuning, or {_larger_families_hint(catalog, cloud, family, need_gb)}."
+            )
+        node = found
+    smaller = [n for n in nodes if n.total_gpu_memory_gb < node.total_gpu_memory_gb]
+    # family order is (total GPU memory, price): the first of the largest smaller total is the cheapest of them
+    next_smaller = max(smaller, key=lambda n: n.total_gpu_memory_gb) if smaller else None
+    return NodeChoice(node=node, next_smaller=next_smaller, sharded=_sharding(node, workload))
+
+
+def pick_node_type(catalog: Catalog, cloud: str, family: str, need_gb: float, pinned: str | None = None) -> NodeType:
+    """The node `choose_node` picks (one GPU when one GPU fits; else the smallest total GPU memory that holds the
+    need); ``pinned`` is checked and returned."""
+    return choose_node(catalog, cloud, family, need_gb, pinned).node

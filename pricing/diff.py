@@ -87,6 +87,8 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
     Resources are paired by URN, then the rest by type and name without the stack prefix (another stack);
     ``matched_by`` says ``name`` when any pair was made that way, else ``urn``.
     Rows come in head order, then the removed ones in base order. A plan against itself gives all zeros.
+    ``sizing`` lists the workloads whose sizing line (`SizingLine.text`) differs: ``{workload, base, head}``, so a
+    reviewer sees why a node changed.
     """
     b_plan, h_plan = coerce_plan(base, "base"), coerce_plan(head, "head")
     b_cost, h_cost = _cost_of(b_plan, "base"), _cost_of(h_plan, "head")
@@ -135,6 +137,11 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
         bv, hv = float(b_work.get(role, 0.0)), float(h_work.get(role, 0.0))
         by_workload[role] = {"base": bv, "head": hv, "delta": hv - bv}
 
+    b_sizing = {z.workload: z.text for z in b_plan.sizing or []}
+    h_sizing = {z.workload: z.text for z in h_plan.sizing or []}
+    sizing = [{"workload": w, "base": b_sizing.get(w), "head": h_sizing.get(w)}
+              for w in [*h_sizing, *(w for w in b_sizing if w not in h_sizing)] if b_sizing.get(w) != h_sizing.get(w)]
+
     return {
         "base_stack": b_plan.stack or None,
         "head_stack": h_plan.stack or None,
@@ -145,4 +152,5 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
         "total": {"base": b_total, "head": h_total, "delta": _delta(b_total, h_total)},
         "by_workload": by_workload,
         "unpriced": {"base": len(b_cost.unpriced), "head": len(h_cost.unpriced)},
+        "sizing": sizing,
     }

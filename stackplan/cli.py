@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
-from dbxtypes.plan import Plan, Violation
+from dbxtypes.plan import Plan, SizingLine, Violation
 from dbxtypes.vocabulary import CLUSTER_POLICY
 from stackspec import load_stack
 
@@ -43,6 +43,7 @@ def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = T
     loaded = load_stack(stack, limits=load_policy_config(policy_config).limits())
     plan = run_program(loaded)
     plan.assumptions = loaded.spec.usage.model_dump()
+    plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]
     if with_policies:
         from policies.registry import evaluate_plan
 

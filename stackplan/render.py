@@ -44,6 +44,10 @@ def plan_table(plan: Plan) -> str:
                       f"{money(total.hourly_max)}/hour at full size; "
                       f"{money(total.monthly.min)} - {money(total.monthly.max)}/month, "
                       f"expected {money(total.monthly.expected)}/month ({plan.cost.currency})")
+    if plan.sizing:
+        console.print("Sizing (GPU memory need -> node):")
+        for line in plan.sizing:
+            console.print(f"  {line.text}", soft_wrap=True, markup=False)
     if plan.violations is not None:
         console.print(violations_table(plan.violations), end="")
     return buffer.getvalue()
@@ -91,4 +95,7 @@ def diff_table(diff: dict[str, Any]) -> str:
     table.add_row("total", "", "", expected(total["base"]), expected(total["head"]),
                   "unknown" if delta is None else f"{delta:+,.2f}")
     console.print(table)
+    for z in diff.get("sizing") or []:
+        console.print(f"Sizing of {z['workload']}: {z['base'] or '-'}  ->  {z['head'] or '-'}", soft_wrap=True,
+                      markup=False)
     return buffer.getvalue()

@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from dbxtypes.plan import Cost, CostEntry, Plan
+from dbxtypes.plan import Cost, CostEntry, Plan, SizingLine
 from dbxtypes.vocabulary import INSTANCE_POOL, USAGE_DEFAULTS
 
 from .summary import cents, money, short_type, signed_money
@@ -154,6 +154,18 @@ def _violation_rows(plan: Plan, esc: Callable[[Any], str]) -> tuple[str, list[di
     return "some", rows, f"{mandatory} mandatory, {len(violations) - mandatory} advisory"
 
 
+def _sizing_row(z: SizingLine, esc: Callable[[Any], str]) -> dict[str, str]:
+    node = f"{z.node_type_id} ({z.gpu_count} x {z.gpu}, {number(z.gpu_memory_gb)} GB)"
+    if z.pinned:
+        node += ", pinned"
+    if z.sharded:
+        node += f"; {z.sharded}"
+    smaller = "none in the family" if z.next_smaller is None else \
+        f"{z.next_smaller.node_type_id} ({number(z.next_smaller.gpu_memory_gb)} GB)"
+    return {"workload": esc(z.workload), "formula": esc(f"{z.formula} ({z.rule})" if z.formula else z.rule),
+            "node": esc(node), "smaller": esc(smaller)}
+
+
 def _diff_context(diff: Mapping[str, Any] | None, esc: Callable[[Any], str]) -> dict[str, Any] | None:
     if diff is None:
         return None
@@ -175,7 +187,10 @@ def _diff_context(diff: Mapping[str, Any] | None, esc: Callable[[Any], str]) -> 
     total = diff.get("total") or {}
     b, h, d = total.get("base") or {}, total.get("head") or {}, total.get("delta") or {}
     counts = diff.get("counts") or {}
+    sizing = [{"workload": esc(z["workload"]), "base": esc(z["base"] or "-"), "head": esc(z["head"] or "-")}
+              for z in diff.get("sizing") or []]
     return {
+        "sizing": sizing,
         "base_stack": esc(diff.get("base_stack") or "base"),
         "head_stack": esc(diff.get("head_stack") or "head"),
         "rows": rows,
@@ -259,6 +274,7 @@ def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | Non
         "violations_summary": esc(violations_summary),
         "diff": diff_ctx,
         "delta_text": "",
+        "sizing": [_sizing_row(z, esc) for z in plan.sizing or []],
     }
     if diff is not None:
         delta = ((diff.get("total") or {}).get("delta") or {}).get("monthly_expected")

@@ -6,18 +6,40 @@ from dataclasses import dataclass, field
 
 from dbxtypes.errors import InputError, Problem
 from dbxtypes.vocabulary import PROJECT, SECTIONS
-from gpucatalog import Catalog, NodeType, SizingError, load_catalog, memory_need_gb, pick_node_type
+from gpucatalog import Catalog, Estimate, NodeChoice, NodeType, SizingError, choose_node, estimate, load_catalog
 
 from .models import StackSpec
 
 
 @dataclass(frozen=True)
 class Workload:
-    """A workload's resolved node: the node type and the GPU memory need that chose it."""
+    """A workload's resolved node: the node type, the GPU memory need that chose it and the arithmetic behind both
+    (``estimate``: the formula; ``choice``: the next smaller node that did not fit, and any sharding)."""
 
     role: str
     node: NodeType
     need_gb: float | None
+    estimate: Estimate | None = None
+    choice: NodeChoice | None = None
+    pinned: bool = False
+
+    def sizing(self) -> dict[str, object]:
+        """The sizing line of the plan (``Plan.sizing``): the formula, the node and the next smaller one."""
+        node, smaller = self.node, self.choice.next_smaller if self.choice else None
+        return {
+            "workload": self.role,
+            "rule": self.estimate.rule if self.estimate else "no model given: the family's smallest node",
+            "formula": self.estimate.formula if self.estimate else None,
+            "need_gb": self.need_gb,
+            "node_type_id": node.node_type_id,
+            "gpu": node.gpu,
+            "gpu_count": node.gpu_count,
+            "gpu_memory_gb": node.total_gpu_memory_gb,
+            "sharded": self.choice.sharded if self.choice else None,
+            "pinned": self.pinned,
+            "next_smaller": None if smaller is None else {"node_type_id": smaller.node_type_id,
+                                                          "gpu_memory_gb": smaller.total_gpu_memory_gb},
+        }
 
 
 @dataclass(frozen=True)
@@ -27,13 +49,13 @@ class ResolvedStack:
     workloads: dict[str, Workload] = field(default_factory=dict)
 
 
-def _need(spec: StackSpec, role: str) -> float | None:
+def _estimate(spec: StackSpec, role: str) -> Estimate | None:
     section = getattr(spec, role)
     model = section.model
     if model is None:
         return None
     workload = "training" if role == "training" else "inference"
-    return memory_need_gb(model.params_billions, model.precision, workload, model.method)
+    return estimate(model.params_billions, model.precision, workload, model.method)
 
 
 def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None) -> ResolvedStack:
@@ -54,14 +76,16 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None) -> Res
             if problem not in problems:  # a stack-wide family is reported once, not per workload
                 problems.append(problem)
             continue
-        need = _need(spec, role)
+        est = _estimate(spec, role)
+        need = est.need_gb if est else None
         field_path = f"{PROJECT}:{role}.node_type_id" if section.node_type_id else f"{PROJECT}:{role}.model"
         try:
-            node = pick_node_type(catalog, spec.cloud, family, need or 0.0, pinned=section.node_type_id)
+            choice = choose_node(catalog, spec.cloud, family, need or 0.0, pinned=section.node_type_id,
+                                 workload="training" if role == "training" else "inference")
         except SizingError as exc:
             problems.append(Problem(field_path, str(exc)))
             continue
-        workloads[role] = Workload(role, node, need)
+        workloads[role] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None)
     if problems:
         raise InputError(source, problems)
     return ResolvedStack(spec, source, workloads)

@@ -171,3 +171,48 @@ def test_a_price_override_typo_reads_the_same_from_the_stack_and_from_prices(wri
     problem = "node_types['g5.xlarge'].usd_per_hour: is not a known key. Fix: remove it or correct its spelling"
     assert f"dbx-ai-infra:pricing.{problem}" in from_stack and f"{prices}: {problem}" in from_file
     assert from_stack.split("pricing.", 1)[1] == from_file.split(f"{prices}: ", 1)[1]
+
+
+def test_every_shipped_stack_shows_its_sizing_in_the_preview_json_and_reports(capsys):
+    from stackspec import available_stacks, load_stack
+
+    for stack in available_stacks():
+        workloads = load_stack(stack).resolved.workloads
+        code, table, _ = run(capsys, "preview", "--stack", stack)
+        assert code == 0 and "Sizing (GPU memory need -> node):" in table
+        plan = json.loads(run(capsys, "preview", "--stack", stack, "--json")[1])
+        assert [z["workload"] for z in plan["sizing"]] == list(workloads)
+        for z in plan["sizing"]:
+            w = workloads[z["workload"]]
+            assert z["node_type_id"] == w.node.node_type_id and z["need_gb"] == w.need_gb
+            assert z["formula"].endswith(f"= {w.need_gb:g} GB") and f"{z['workload']}: {z['formula']}" in table
+        md = run(capsys, "cost", "--stack", stack, "--format", "markdown")[1]
+        html = run(capsys, "cost", "--stack", stack, "--format", "html")[1]
+        for z in plan["sizing"]:
+            assert z["formula"] in md and z["formula"] in html and z["node_type_id"] in md
+
+
+def test_a_cost_diff_says_why_a_node_changed(write_stack, capsys, tmp_path):
+    import copy
+
+    full = copy.deepcopy(BASE_CONFIG)
+    full["dbx-ai-infra:training"] = {"num_workers": 1, "model": {"params_billions": 7, "precision": "fp16",
+                                                                 "method": "full"}}
+    full["dbx-ai-infra:gpu_family"] = "a100"
+    full["dbx-ai-infra:inference"] = {**full["dbx-ai-infra:inference"], "gpu_family": "a10g"}
+    full["dbx-ai-infra:dev"] = {**full["dbx-ai-infra:dev"], "gpu_family": "a10g"}
+    lora = copy.deepcopy(full)
+    lora["dbx-ai-infra:training"] = {"num_workers": 1, "gpu_family": "a10g",
+                                     "model": {"params_billions": 7, "precision": "fp16", "method": "lora"}}
+    base = tmp_path / "base"
+    base.mkdir()
+    base_file = write_stack(full, name="team")
+    base_path = base / base_file.name
+    base_file.rename(base_path)
+    doc = cost_json(capsys, "--stack", str(write_stack(lora, name="team")), "--against", str(base_path))
+    (change,) = doc["diff"]["sizing"]
+    assert change["workload"] == "training"
+    assert "7B x 16 B = 112 GB -> p4d.24xlarge" in change["base"]
+    assert "7B x 2 B x 4 / 3 = 18.67 GB -> g5.xlarge" in change["head"]
+    table = run(capsys, "cost", "--stack", str(write_stack(lora, name="team")), "--against", str(base_path))[1]
+    assert "Sizing of training: training: 7B x 16 B = 112 GB" in table and "18.67 GB -> g5.xlarge" in table

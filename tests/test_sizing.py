@@ -39,6 +39,55 @@ def test_worked_example_7b_fp16_inference(catalog):
     assert pick_node_type(catalog, "aws", "a10g", need).node_type_id == "g5.xlarge"
 
 
+# --- the seeds' worked examples -------------------------------------------------------------------------------
+
+
+def test_seed_7b_fp16_inference_is_an_a10g_not_a_t4(catalog):
+    est = gpucatalog.estimate(7, "fp16", "inference")
+    assert est.need_gb == 16.8 and est.formula == "7B x 2 B x 1.2 = 16.8 GB"
+    assert pick_node_type(catalog, "aws", "a10g", est.need_gb).node_type_id == "g5.xlarge"
+    single_t4 = catalog.get("g4dn.xlarge")
+    assert single_t4.total_gpu_memory_gb < est.need_gb  # "T4 16GB would be tight"
+
+
+def test_seed_7b_int4_inference_fits_a_t4(catalog):
+    est = gpucatalog.estimate(7, "int4", "inference")
+    assert est.need_gb == 4.2
+    choice = gpucatalog.choose_node(catalog, "aws", "t4", est.need_gb)
+    assert choice.node.node_type_id == "g4dn.xlarge" and choice.node.gpu_count == 1 and choice.sharded is None
+
+
+@pytest.mark.parametrize("cloud,node", [("aws", "g5.xlarge"), ("azure", "Standard_NV36ads_A10_v5")])
+def test_seed_7b_fp16_lora_fits_one_24gb_gpu(catalog, cloud, node):
+    est = gpucatalog.estimate(7, "fp16", "training", "lora")
+    assert est.need_gb == 18.67 and est.formula == "7B x 2 B x 4 / 3 = 18.67 GB" and "LoRA" in est.rule
+    choice = gpucatalog.choose_node(catalog, cloud, "a10g", est.need_gb, workload="training")
+    assert choice.node.node_type_id == node and choice.node.gpu_count == 1 and choice.sharded is None
+
+
+def test_seed_7b_fp16_full_fine_tune_is_about_112_gb():
+    est = gpucatalog.estimate(7, "fp16", "training", "full")
+    assert est.need_gb == 112 and est.formula == "7B x 16 B = 112 GB"
+
+
+def test_one_gpu_when_one_gpu_fits_else_sharded_with_the_next_smaller_named(catalog):
+    # 16.8 GB on the t4 family: no single T4 holds it, so a 4 x T4 node, sharded, and the 1 x T4 named as too small
+    choice = gpucatalog.choose_node(catalog, "aws", "t4", 16.8)
+    assert choice.node.gpu_count > 1 and choice.node.total_gpu_memory_gb >= 16.8
+    assert choice.sharded == f"sharded across {choice.node.gpu_count} GPUs (tensor parallel)"
+    assert choice.next_smaller is not None and choice.next_smaller.total_gpu_memory_gb < 16.8
+    training = gpucatalog.choose_node(catalog, "aws", "t4", 16.8, workload="training")
+    assert "FSDP or DeepSpeed" in training.sharded
+    # every single-GPU node that holds the need beats any multi-GPU node, whatever their order by total memory
+    for cloud in CLOUDS:
+        for family in catalog.families(cloud):
+            nodes = catalog.family_nodes(cloud, family)
+            for need in {n.gpu_memory_gb * 0.9 for n in nodes}:
+                picked = gpucatalog.choose_node(catalog, cloud, family, need).node
+                if any(n.gpu_count == 1 and n.gpu_memory_gb >= need for n in nodes):
+                    assert picked.gpu_count == 1, (cloud, family, need, picked.node_type_id)
+
+
 def test_module_docstring_examples_hold():
     result = doctest.testmod(gpucatalog.sizing, verbose=False)
     assert result.attempted >= 2
@@ -72,9 +121,10 @@ def test_inference_need(params, precision, expected):
         # Quantised: bytes per parameter x 4.
         (7, "int4", "full", 7 * 0.5 * 4),
         (13, "int8", "full", 13 * 1 * 4),
-        # LoRA: a third of the full need.
-        (7, "bf16", "lora", 7 * 16 / 3),
-        (13, "fp16", "lora", 13 * 16 / 3),
+        # LoRA (QLoRA on int8/int4): parameters x bytes x 4 / 3, seed 000's rule.
+        (7, "bf16", "lora", 7 * 2 * 4 / 3),
+        (13, "fp16", "lora", 13 * 2 * 4 / 3),
+        (7, "fp32", "lora", 7 * 4 * 4 / 3),
         (7, "int4", "lora", 7 * 0.5 * 4 / 3),
         (70, "int8", "lora", 70 * 1 * 4 / 3),
     ],
@@ -85,7 +135,7 @@ def test_training_need(params, precision, method, expected):
 
 def test_training_numbers_spelled_out():
     assert memory_need_gb(7, "bf16", "training") == 112.0
-    assert memory_need_gb(7, "bf16", "training", "lora") == 37.33
+    assert memory_need_gb(7, "bf16", "training", "lora") == 18.67
     assert memory_need_gb(7, "int4", "training") == 14.0
     assert memory_need_gb(7, "int4", "training", "lora") == 4.67
 
