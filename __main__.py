@@ -93,7 +93,7 @@ if spec.inference is not None:
     i = spec.inference
     inference = InferenceCluster(f"{prefix}-inference", InferenceClusterArgs(
         **base_args("inference"), min_workers=i.min_workers, max_workers=i.max_workers,
-        spot_above_base=i.spot_above_base))
+        spot_above_base=i.spot_above_base, scale_down_minutes=i.scale_down_minutes))
     pulumi.export("inference_cluster_id", inference.cluster_id)
 
 if spec.dev is not None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_databricks as databricks
 
-from dbxtypes.vocabulary import INFERENCE_CLUSTER_TYPE
+from dbxtypes.vocabulary import INFERENCE_CLUSTER_TYPE, MAX_SCALE_DOWN_SECONDS, SCALE_DOWN_WINDOW_KEY
 
 from ._common import Availability, ClusterBaseArgs, cluster_settings
 
@@ -18,15 +18,21 @@ class InferenceClusterArgs(ClusterBaseArgs):
     max_workers: int
     #: Workers above the base on spot with fallback; False keeps every node on-demand.
     spot_above_base: bool
+    #: Optimized autoscaling's scale-down window (spark.databricks.aggressiveWindowDownS = minutes x 60).
+    scale_down_minutes: int
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not 1 <= self.min_workers <= self.max_workers:
             raise ValueError(f"need 1 <= min_workers <= max_workers, got {self.min_workers} and {self.max_workers}")
+        if not 1 <= self.scale_down_minutes * 60 <= MAX_SCALE_DOWN_SECONDS:
+            raise ValueError(f"scale_down_minutes must be 1..{MAX_SCALE_DOWN_SECONDS // 60}, "
+                             f"got {self.scale_down_minutes}")
 
 
 class InferenceCluster(pulumi.ComponentResource):
-    """An autoscaled GPU serving cluster whose base never runs on spot."""
+    """An autoscaled GPU serving cluster whose base never runs on spot. Idle workers are released down to the base
+    every ``scale_down_minutes`` (optimized autoscaling); ``autotermination_minutes`` 0 keeps the base up."""
 
     cluster_id: pulumi.Output[str]
 
@@ -35,7 +41,8 @@ class InferenceCluster(pulumi.ComponentResource):
         availability: Availability = "spot_with_fallback" if args.spot_above_base else "on_demand"
         # first_on_demand counts the driver: the base is the driver plus min_workers workers.
         settings = cluster_settings(args, "inference", availability=availability,
-                                    first_on_demand=args.min_workers + 1)
+                                    first_on_demand=args.min_workers + 1,
+                                    spark_conf={SCALE_DOWN_WINDOW_KEY: str(args.scale_down_minutes * 60)})
         cluster = databricks.Cluster(
             f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
             autoscale={"min_workers": args.min_workers, "max_workers": args.max_workers},

@@ -92,6 +92,8 @@ class CostEntry(_Model):
     spot_nodes: NodeCount | None = None
     max_capacity: Number | None = None
     hours_per_month: Number | None = None
+    #: Why those hours: a usage assumption by name, or "always on" for an inference cluster that never terminates.
+    hours_basis: str | None = None
     burst_hours_per_month: Number | None = None
     extra_workers_expected: Number | None = None
     hourly: Number | None = None
@@ -186,6 +188,18 @@ class SizingLine(_Model):
         return f"{self.workload}: {how} -> {node}{pin}{extra}; next smaller: {smaller}"
 
 
+class Advice(_Model):
+    """An advisory finding about a resource, with its priced monthly effect (negative saves money). ``id`` is a
+    stable word users can filter on (``cheaper-single-gpu``)."""
+
+    id: str
+    severity: Literal["advisory"] = "advisory"
+    urn: str
+    resource_name: str
+    message: str
+    monthly_cost_delta: Number | None = None
+
+
 class Plan(_Model):
     """What a stack registers, and what the policies and prices say of it."""
 
@@ -201,6 +215,8 @@ class Plan(_Model):
     cost: Cost | None = None
     #: Per sized workload, the arithmetic behind its node (`SizingLine`).
     sizing: list[SizingLine] | None = None
+    #: Advisory findings with a priced effect (`Advice`), such as a cheaper single-GPU node.
+    advice: list[Advice] | None = None
 
     @classmethod
     def from_json(cls, doc: Any, source: str = "plan") -> Plan:

@@ -133,6 +133,13 @@ SINGLE_NODE_CONF: Final = MappingProxyType({SINGLE_NODE_PROFILE_KEY: SINGLE_NODE
 SINGLE_NODE_TAGS: Final = MappingProxyType({"ResourceClass": "SingleNode"})
 SHUFFLE_PARTITIONS_KEY: Final = "spark.sql.shuffle.partitions"
 
+#: Optimized autoscaling's scale-down decision window, in seconds (Databricks compute configuration reference,
+#: "optimized autoscaling": spark.databricks.aggressiveWindowDownS, at most 600; premium workspaces; read 2026-12).
+SCALE_DOWN_WINDOW_KEY: Final = "spark.databricks.aggressiveWindowDownS"
+MAX_SCALE_DOWN_SECONDS: Final = 600
+#: Hours in an average month (8,760 h / 12): what an always-on cluster is up.
+HOURS_PER_MONTH: Final = 730
+
 #: Environment variable with the training checkpoint directory (a Volume path).
 CHECKPOINT_DIR_ENV: Final = "CHECKPOINT_DIR"
 #: Environment variable with the Hugging Face cache (a Volume path).

@@ -114,7 +114,8 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
                                       "values": [SPOT_WITH_FALLBACK[limits.cloud], ON_DEMAND[limits.cloud]]}
         # first_on_demand counts the driver: >= min_workers + 1 keeps the whole base on-demand.
         d[f"{block}.first_on_demand"] = _range(minimum=limits.min_workers + 1, default=limits.min_workers + 1)
-        d["autotermination_minutes"] = _range(10, limits.max_autotermination_minutes,
+        # 0 = never: a serving cluster may keep its on-demand base up (the API refuses 1..9 itself).
+        d["autotermination_minutes"] = _range(0, limits.max_autotermination_minutes,
                                               default=limits.autotermination_minutes)
         d["cluster_type"] = _fixed("all-purpose")
     else:  # interactive: one node, capped idle time

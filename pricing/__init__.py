@@ -11,6 +11,7 @@ Public API::
 Price data: ``pricing/rates.yaml`` ($/DBU, spot factors) and ``gpucatalog/node_types.yaml`` (VM $/h, DBU/h).
 """
 
+from .advice import CHEAPER_SINGLE_GPU, cheaper_gpu_advice
 from .book import (
     TIERS,
     NodePrice,
@@ -24,13 +25,14 @@ from .diff import diff_costs
 from .model import DEFAULT_ASSUMPTIONS, MODEL_NOTES, price_plan
 
 __all__ = [
-    "DEFAULT_ASSUMPTIONS",
+    "CHEAPER_SINGLE_GPU",    "DEFAULT_ASSUMPTIONS",
     "MODEL_NOTES",
     "TIERS",
     "NodePrice",
     "NodePriceOverride",
     "PriceBook",
     "PriceOverrides",
+    "cheaper_gpu_advice",
     "diff_costs",
     "load_overrides_file",
     "load_prices",

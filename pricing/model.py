@@ -40,8 +40,9 @@ Per month (hours from ``plan["assumptions"]``)
 ==============================================
 
 ``H`` is the role's hours: all-purpose training cluster ``training_hours_per_month``; training job cluster
-``training_job_hours_per_month``; inference ``inference_hours_per_month``; interactive ``dev_hours_per_working_day x
-working_days_per_month``.
+``training_job_hours_per_month``; inference ``inference_hours_per_month``, or the whole month (730 h) when the
+cluster never auto-terminates (``autotermination_minutes`` 0, the InferenceCluster default: its on-demand base stays
+up); interactive ``dev_hours_per_working_day x working_days_per_month``. Each entry says which (``hours_basis``).
 
 * Fixed size (``numWorkers``): min = expected = max = hourly x H.
 * Autoscale: min = base (driver + ``minWorkers``) x H; max = all ``maxWorkers`` nodes x H.
@@ -117,6 +118,7 @@ from dbxtypes.vocabulary import (
     ATTRIBUTES_BLOCK,
     CLOUDS,
     CLUSTER,
+    HOURS_PER_MONTH,
     INSTANCE_POOL,
     JOB,
     JOBS_COMPUTE,
@@ -177,13 +179,23 @@ def _assumptions(plan: Plan) -> dict[str, float | None]:
     return out
 
 
-def _hours(role: str, kind: str, a: Mapping[str, float | None]) -> float | None:
+def _hours(shape: ClusterShape, a: Mapping[str, float | None]) -> tuple[float, str] | None:
+    """(hours per month, why those hours) for a cluster's role; None when the role is unknown.
+
+    An inference cluster whose auto-termination is off (``autotermination_minutes`` 0) is up the whole month: its
+    on-demand base never stops, whatever ``inference_hours_per_month`` says. Otherwise the role's usage assumption.
+    """
+    role, kind = shape.role, shape.compute_kind
     if role == "training":
-        return a["training_job_hours_per_month"] if kind == JOBS_COMPUTE else a["training_hours_per_month"]
+        key = "training_job_hours_per_month" if kind == JOBS_COMPUTE else "training_hours_per_month"
+        return a[key] or 0, f"usage assumption {key}"
     if role == "inference":
-        return a["inference_hours_per_month"]
+        if shape.autotermination_minutes == 0:
+            return HOURS_PER_MONTH, "always on: autotermination_minutes 0 (the month)"
+        return a["inference_hours_per_month"] or 0, "usage assumption inference_hours_per_month"
     if role == "interactive":
-        return a["dev_hours_per_working_day"] * a["working_days_per_month"]  # type: ignore[operator]
+        hours = (a["dev_hours_per_working_day"] or 0) * (a["working_days_per_month"] or 0)
+        return hours, "usage assumption dev_hours_per_working_day x working_days_per_month"
     return None
 
 
@@ -312,8 +324,8 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     if availability not in SPOT_AVAILABILITIES | ON_DEMAND_AVAILABILITIES and not pool_backed:
         raise _Unpriced(f"unknown availability {availability!r} in {ATTRIBUTES_BLOCK[cloud]}")
 
-    role_hours = _hours(role, kind, a)
-    if role_hours is None:
+    found_hours = _hours(shape, a)
+    if found_hours is None:
         raise _Unpriced("no workload_type tag (training | inference | interactive) and the shape does not tell the "
                         "role, so its usage hours are unknown; tag it customTags.workload_type")
     rate = prices.usd_per_dbu(cloud, kind)
@@ -339,7 +351,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
 
     hourly, hourly_max = pricer.size(lo), pricer.size(hi)
     od_hourly = pricer.size(lo, True)
-    hours = role_hours
+    hours, hours_basis = found_hours
     monthly_min, monthly_max = hourly * hours, hourly_max * hours
     od_min = od_hourly * hours
     if hi == lo:
@@ -367,6 +379,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
         "nodes": {"min": 1 + lo, "max": 1 + hi},
         "spot_nodes": {"min": pricer.spot_nodes(lo), "max": pricer.spot_nodes(hi)},
         "hours_per_month": hours,
+        "hours_basis": hours_basis,
         "burst_hours_per_month": burst_hours,
         "extra_workers_expected": extra,
         "hourly": hourly,
@@ -428,7 +441,7 @@ def _price_job_resource(resource: Resource, shapes: list[ClusterShape], ctx: dic
     })
     if len(parts) == 1:
         for key in ("driver_node_type_id", "instance_pool", "availability", "first_on_demand", "spot_nodes",
-                    "hours_per_month", "burst_hours_per_month", "extra_workers_expected"):
+                    "hours_per_month", "hours_basis", "burst_hours_per_month", "extra_workers_expected"):
             if key in parts[0]:
                 entry[key] = parts[0][key]
     if reasons:
@@ -445,7 +458,8 @@ def _price_pool(resource: Resource, pool: PoolShape, ctx: dict[str, Any], role: 
     entry.update({"workload_type": role, "node_type_id": pool.node_type_id, "compute_kind": None,
                   "nodes": {"min": idle, "max": idle},
                   "max_capacity": pool.max_capacity,
-                  "hours_per_month": ctx["a"]["pool_idle_hours_per_month"]})
+                  "hours_per_month": ctx["a"]["pool_idle_hours_per_month"],
+                  "hours_basis": "usage assumption pool_idle_hours_per_month"})
     try:
         if idle == 0:
             vm = 0.0

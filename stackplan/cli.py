@@ -49,9 +49,14 @@ def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = T
 
         plan.violations = evaluate_plan(plan, policy_config)
     if with_cost:
-        from .costing import price_plan
+        from pricing import cheaper_gpu_advice
+        from pricing import price_plan as cost_of
 
-        plan.cost = price_plan(plan, loaded, prices)
+        from .costing import price_book
+
+        book = price_book(loaded, prices)
+        plan.cost = cost_of(plan, book)
+        plan.advice = cheaper_gpu_advice(plan, book)
     return plan
 
 

@@ -4,18 +4,23 @@ and the base plan a cost diff compares against."""
 from __future__ import annotations
 
 from dbxtypes.plan import Cost, Plan
-from pricing import load_overrides_file, load_prices
+from pricing import PriceBook, load_overrides_file, load_prices
 from pricing import price_plan as _price_plan
 from stackspec import LoadedStack
 
 from .inputs import read_json
 
 
-def price_plan(plan: Plan, loaded: LoadedStack | None, prices_file: str | None) -> Cost:
-    """The plan's cost. Later overrides win: data files < the stack's pricing config < --prices."""
+def price_book(loaded: LoadedStack | None, prices_file: str | None) -> PriceBook:
+    """The price book of a plan. Later overrides win: data files < the stack's pricing config < --prices."""
     file_overrides = load_overrides_file(prices_file) if prices_file else None
     stack_overrides = loaded.spec.pricing if loaded is not None else None
-    return _price_plan(plan, load_prices(stack_overrides, file_overrides))
+    return load_prices(stack_overrides, file_overrides)
+
+
+def price_plan(plan: Plan, loaded: LoadedStack | None, prices_file: str | None) -> Cost:
+    """The plan's cost with `price_book`'s prices."""
+    return _price_plan(plan, price_book(loaded, prices_file))
 
 
 def read_plan_file(path: str) -> Plan:

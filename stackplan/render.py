@@ -48,6 +48,9 @@ def plan_table(plan: Plan) -> str:
         console.print("Sizing (GPU memory need -> node):")
         for line in plan.sizing:
             console.print(f"  {line.text}", soft_wrap=True, markup=False)
+    for advice in plan.advice or []:
+        console.print(f"Advice ({advice.id}): {advice.resource_name}: {advice.message}", soft_wrap=True,
+                      markup=False)
     if plan.violations is not None:
         console.print(violations_table(plan.violations), end="")
     return buffer.getvalue()

@@ -107,6 +107,11 @@ def _nodes_text(entry: CostEntry) -> str:
     return number(lo) if lo == hi else f"{number(lo)}-{number(hi)}"
 
 
+def _basis(basis: str) -> str:
+    """``always on`` or the usage assumption's name, short enough for a table cell."""
+    return basis.split(":", 1)[0] if basis.startswith("always on") else basis.removeprefix("usage assumption ")
+
+
 def _hourly_text(entry: CostEntry) -> str:
     if entry.unpriced is not None:
         return "unpriced"
@@ -133,6 +138,8 @@ def _resource_rows(cost: Cost, esc: Callable[[Any], str]) -> list[dict[str, str]
             "nodes": esc(_nodes_text(e)),
             "availability": esc(e.availability or ""),
             "hourly": esc(_hourly_text(e)),
+            "hours": esc("" if e.hours_per_month is None else
+                         f"{number(e.hours_per_month)} h" + (f" ({_basis(e.hours_basis)})" if e.hours_basis else "")),
             "monthly_min": esc(money(e.monthly.min)),
             "monthly_expected": esc(money(e.monthly.expected)),
             "monthly_max": esc(money(e.monthly.max)),
@@ -275,6 +282,8 @@ def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | Non
         "diff": diff_ctx,
         "delta_text": "",
         "sizing": [_sizing_row(z, esc) for z in plan.sizing or []],
+        "advice": [{"id": esc(a.id), "resource": esc(a.resource_name), "message": esc(a.message),
+                    "delta": esc(signed_money(a.monthly_cost_delta))} for a in plan.advice or []],
     }
     if diff is not None:
         delta = ((diff.get("total") or {}).get("delta") or {}).get("monthly_expected")

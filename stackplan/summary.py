@@ -6,7 +6,7 @@ import json
 from decimal import ROUND_HALF_UP, Decimal
 
 from dbxtypes.plan import Resource
-from dbxtypes.shape import ClusterShape, as_mapping, pool_shape, shapes_of_resource
+from dbxtypes.shape import ClusterShape, as_mapping, as_number, pool_shape, shapes_of_resource
 from dbxtypes.vocabulary import (
     CATALOG,
     CLUSTER,
@@ -15,6 +15,7 @@ from dbxtypes.vocabulary import (
     INSTANCE_POOL,
     JOB,
     PERMISSIONS,
+    SCALE_DOWN_WINDOW_KEY,
     SCHEMA,
     VOLUME,
 )
@@ -49,7 +50,12 @@ def cluster_facts(shape: ClusterShape) -> str:
     clouds = list(shape.blocks)
     if clouds and shape.availability_declared_in(clouds[0]):
         parts.append(f"{shape.availability_in(clouds[0])} (first_on_demand {shape.first_on_demand_in(clouds[0])})")
-    if shape.autotermination_minutes is not None:
+    window = as_number(shape.spark_conf.get(SCALE_DOWN_WINDOW_KEY))
+    if window is not None:
+        parts.append(f"scale down every {window / 60:g} min")
+    if shape.autotermination_minutes == 0:
+        parts.append("never auto-terminates")
+    elif shape.autotermination_minutes is not None:
         parts.append(f"idle {shape.autotermination_minutes} min")
     return ", ".join(parts)
 

@@ -20,10 +20,12 @@ from dbxtypes.vocabulary import (
     DEFAULT_RUNTIME,
     GPU_ML_RUNTIME_PATTERN,
     MAX_AUTOTERMINATION_MINUTES,
+    MAX_SCALE_DOWN_SECONDS,
     MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
     MAX_WORKERS_CAP,
     REQUIRED_TAGS,
     RESERVED_TAGS,
+    SCALE_DOWN_WINDOW_KEY,
     SECTIONS,
     USAGE_DEFAULTS,
     Cloud,
@@ -118,7 +120,12 @@ class InferenceSpec(_Spec):
     max_workers: Workers = Field(10, description="Autoscale ceiling. Default 10.")
     model: ModelSpec
     spot_above_base: bool = Field(True, description="Workers above the base on spot with fallback. Default true.")
-    autotermination_minutes: IdleMinutes = Field(10, description="Idle minutes before the cluster stops. Default 10.")
+    scale_down_minutes: int = Field(10, ge=1, description=(
+        "How often optimized autoscaling may release idle workers down to min_workers, in minutes (emitted as "
+        "spark.databricks.aggressiveWindowDownS, at most 10 minutes). Default 10, the seed's idle time."))
+    autotermination_minutes: Annotated[int, Field(ge=0), _at_most("max_autotermination_minutes")] = Field(
+        0, description=("Idle minutes before the whole cluster stops; 0 = never (default: an inference cluster "
+                        "keeps its on-demand base up). A dev or test stack may set 10..120 and go cold."))
     gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
@@ -127,6 +134,14 @@ class InferenceSpec(_Spec):
     def _min_le_max(self) -> InferenceSpec:
         if self.min_workers > self.max_workers:
             raise ValueError(f"min_workers must be <= max_workers, got {self.min_workers} > {self.max_workers}")
+        if self.scale_down_minutes * 60 > MAX_SCALE_DOWN_SECONDS:
+            raise ValueError(f"scale_down_minutes must be at most {MAX_SCALE_DOWN_SECONDS // 60} "
+                             f"({SCALE_DOWN_WINDOW_KEY} is at most {MAX_SCALE_DOWN_SECONDS} seconds), got "
+                             f"{self.scale_down_minutes}; for a longer idle time before the whole cluster stops, set "
+                             f"autotermination_minutes")
+        if 0 < self.autotermination_minutes < 10:
+            raise ValueError(f"autotermination_minutes must be 0 (never) or at least 10, got "
+                             f"{self.autotermination_minutes}")
         return self
 
 

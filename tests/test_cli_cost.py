@@ -216,3 +216,112 @@ def test_a_cost_diff_says_why_a_node_changed(write_stack, capsys, tmp_path):
     assert "7B x 2 B x 4 / 3 = 18.67 GB -> g5.xlarge" in change["head"]
     table = run(capsys, "cost", "--stack", str(write_stack(lora, name="team")), "--against", str(base_path))[1]
     assert "Sizing of training: training: 7B x 16 B = 112 GB" in table and "18.67 GB -> g5.xlarge" in table
+
+
+# --- inference clusters that stay up (scale down, not shut down) -----------------------------------------------
+
+def _inference_stack(write_stack, **inference):
+    import copy
+
+    config = copy.deepcopy(BASE_CONFIG)
+    config.pop("dbx-ai-infra:training")
+    config.pop("dbx-ai-infra:dev")
+    config["dbx-ai-infra:inference"] = {**config["dbx-ai-infra:inference"], **inference}
+    config["dbx-ai-infra:usage"] = {"inference_hours_per_month": 200}
+    return write_stack(config, name="serve")
+
+
+def _inference_entry(doc):
+    (entry,) = [e for e in doc["cost"]["resources"].values()
+                if e["workload_type"] == "inference" and e["type"].endswith("cluster:Cluster")]
+    return entry
+
+
+def test_inference_base_never_stops_by_default_and_is_priced_for_the_month(write_stack, capsys):
+    doc = cost_json(capsys, "--stack", str(_inference_stack(write_stack)))
+    entry = _inference_entry(doc)
+    assert entry["hours_per_month"] == 730 and entry["hours_basis"].startswith("always on")
+    # the same stack going cold after 30 idle minutes is priced at the usage assumption (200 h)
+    cold = _inference_entry(cost_json(capsys, "--stack", str(_inference_stack(write_stack, autotermination_minutes=30))))
+    assert cold["hours_per_month"] == 200 and cold["hours_basis"] == "usage assumption inference_hours_per_month"
+    assert cold["monthly"]["min"] == pytest.approx(entry["monthly"]["min"] * 200 / 730)
+    assert doc["violations"] == []  # "never" is allowed for inference
+
+
+@pytest.mark.parametrize("minutes,seconds", [(10, "600"), (5, "300"), (1, "60")])
+def test_scale_down_minutes_become_the_aggressive_window(write_stack, capsys, minutes, seconds):
+    code, out, _ = run(capsys, "preview", "--stack", str(_inference_stack(write_stack, scale_down_minutes=minutes)),
+                       "--json")
+    (c,) = [r["inputs"] for r in json.loads(out)["resources"] if r["type"].endswith("cluster:Cluster")]
+    assert code == 0 and c["sparkConf"]["spark.databricks.aggressiveWindowDownS"] == seconds
+
+
+@pytest.mark.parametrize("inference,field,words", [
+    ({"scale_down_minutes": 11}, "inference", "at most 600 seconds"),
+    ({"autotermination_minutes": 5}, "inference", "0 (never) or at least 10"),
+    ({"autotermination_minutes": 200}, "inference.autotermination_minutes", "at most 120"),
+])
+def test_bad_idle_settings_exit_2_naming_the_field(write_stack, capsys, inference, field, words):
+    code, _, err = run(capsys, "preview", "--stack", str(_inference_stack(write_stack, **inference)))
+    assert code == 2 and f"dbx-ai-infra:{field}" in err and words in err and "Fix:" in err
+
+
+def test_training_and_dev_still_refuse_never(write_stack, capsys):
+    import copy
+
+    for section in ("training", "dev"):
+        config = copy.deepcopy(BASE_CONFIG)
+        config[f"dbx-ai-infra:{section}"] = {**config[f"dbx-ai-infra:{section}"], "autotermination_minutes": 0}
+        code, _, err = run(capsys, "check", "--stack", str(write_stack(config, name=section)))
+        assert code == 2 and f"dbx-ai-infra:{section}.autotermination_minutes" in err
+
+
+def test_the_generated_inference_policy_admits_never_and_the_training_policy_does_not():
+    from dbxtypes.shape import cluster_shape
+    from guardrails import evaluate_shape
+    from stackplan.cli import build_plan
+
+    plan = build_plan("prod", with_policies=False)
+    definitions = {r.id: json.loads(r.inputs["definition"]) for r in plan.resources if r.type.endswith("ClusterPolicy")}
+    by_name = {r.name: r for r in plan.resources}
+    serving = by_name["prod-inference-cluster"].inputs
+    assert serving["autoterminationMinutes"] == 0
+    assert evaluate_shape(definitions[serving["policyId"]], cluster_shape(serving)).allowed
+    training = dict(by_name["prod-training-cluster"].inputs, autoterminationMinutes=0)
+    result = evaluate_shape(definitions[training["policyId"]], cluster_shape(training))
+    assert not result.allowed and {v.path for v in result.violations} == {"autotermination_minutes"}
+
+
+def test_shipped_stacks_prod_serves_around_the_clock_and_dev_may_go_cold(capsys):
+    prod = _inference_entry(cost_json(capsys, "--stack", "prod"))
+    dev = _inference_entry(cost_json(capsys, "--stack", "dev"))
+    assert prod["hours_basis"].startswith("always on") and prod["hours_per_month"] == 730
+    assert dev["hours_basis"] == "usage assumption inference_hours_per_month" and dev["hours_per_month"] == 200
+
+
+def test_a_multi_gpu_node_gets_the_cheaper_single_gpu_named_with_the_monthly_difference(write_stack, capsys):
+    import copy
+
+    config = copy.deepcopy(BASE_CONFIG)
+    config["dbx-ai-infra:gpu_family"] = "t4"
+    for section in ("training", "dev"):
+        config.pop(f"dbx-ai-infra:{section}")
+    doc = json.loads(run(capsys, "preview", "--stack", str(write_stack(config, name="t4")), "--json")[1])
+    (advice,) = doc["advice"]
+    assert advice["id"] == "cheaper-single-gpu" and advice["resource_name"] == "t4-inference-cluster"
+    assert "g4dn.12xlarge is 4 x NVIDIA T4" in advice["message"] and "gpu_family" in advice["message"]
+    # the difference is the cost model's: the same cluster re-priced on the named node
+    named = re.search(r"\((\S+), 24 GB, family (\S+)\)", advice["message"])
+    assert named is not None
+    current = _inference_entry(doc)["monthly"]["expected"]
+    config["dbx-ai-infra:inference"] = {**config["dbx-ai-infra:inference"], "gpu_family": named.group(2),
+                                       "node_type_id": named.group(1)}
+    cheaper = _inference_entry(json.loads(run(capsys, "preview", "--stack", str(write_stack(config, name="t4")),
+                                              "--json")[1]))
+    assert advice["monthly_cost_delta"] == pytest.approx(cheaper["monthly"]["expected"] - current) and \
+        advice["monthly_cost_delta"] < 0
+    md = run(capsys, "cost", "--stack", str(write_stack(config | {"dbx-ai-infra:inference": BASE_CONFIG[
+        "dbx-ai-infra:inference"]}, name="t4")), "--format", "markdown")[1]
+    assert "### Advice" in md and "cheaper-single-gpu" in md
+    # a stack already on one GPU gets no advice
+    assert json.loads(run(capsys, "preview", "--stack", "prod", "--json")[1])["advice"] == []

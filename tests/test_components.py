@@ -69,7 +69,9 @@ def test_inference_cluster_autoscales_over_an_on_demand_base(cloud_plan):
     attrs = only_own_block(c, cloud)
     assert attrs["firstOnDemand"] == 3  # the driver plus the two base workers
     assert attrs["availability"] == FALLBACK[cloud]
-    assert c["autoterminationMinutes"] == 10
+    # the seed's 10 idle minutes scale idle workers down to the base; the base itself never auto-terminates
+    assert c["sparkConf"]["spark.databricks.aggressiveWindowDownS"] == "600"
+    assert c["autoterminationMinutes"] == 0
     assert c["sparkEnvVars"]["HF_HOME"] == "/Volumes/ai/models/hf_cache"
 
 
@@ -172,7 +174,10 @@ ARGS = dict(cloud="aws", spark_version="15.4.x-gpu-ml-scala2.12", node_type_id="
      "driver is on-demand"),
     (lambda: TrainingClusterArgs(**ARGS, num_workers=2, spot=True, first_on_demand=1, checkpoint_dir="/dbfs/ckpt"),
      "Unity Catalog Volume path"),
-    (lambda: InferenceClusterArgs(**ARGS, min_workers=5, max_workers=2, spot_above_base=True), "min_workers <= max_workers"),
+    (lambda: InferenceClusterArgs(**ARGS, min_workers=5, max_workers=2, spot_above_base=True, scale_down_minutes=10),
+     "min_workers <= max_workers"),
+    (lambda: InferenceClusterArgs(**ARGS, min_workers=1, max_workers=2, spot_above_base=True, scale_down_minutes=11),
+     "scale_down_minutes must be 1..10"),
     (lambda: DevClusterArgs(**ARGS, shuffle_partitions=8, model_cache_dir="/dbfs/hf"), "/Volumes/"),
     (lambda: DevClusterArgs(**{**ARGS, "cloud": "oci"}, shuffle_partitions=8, model_cache_dir="/Volumes/a/b/c"),
      "cloud must be one of"),

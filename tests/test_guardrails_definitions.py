@@ -161,7 +161,7 @@ EXPRESSIBLE = {
     "databricks-cluster-configure-worker-bounds": "inference",
     "databricks-cluster-require-matching-cloud-attributes": "inference",
     "databricks-cluster-require-matching-runtime": "inference",
-    "databricks-cluster-require-autotermination": "inference",
+    "databricks-cluster-require-autotermination": "training",
 }
 
 

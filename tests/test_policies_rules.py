@@ -146,9 +146,9 @@ CASES: dict[str, Case] = {
         "Fix: remove node_type_id and pick the node type on the pool.",
         with_(INFERENCE, node_type_id=None, driver_node_type_id=None, aws_attributes=None), False),
     "databricks-cluster-require-autotermination": Case(
-        CLUSTER, INFERENCE, with_(INFERENCE, autotermination_minutes=0),
+        CLUSTER, TRAINING, with_(TRAINING, autotermination_minutes=0),
         "Fix: set autotermination_minutes between 10 and 120.",
-        with_(INFERENCE, autotermination_minutes=None), False),  # Pulumi: absent = provider default 60
+        with_(TRAINING, autotermination_minutes=None), False),  # Pulumi: absent = provider default 60
     "databricks-cluster-configure-single-node": Case(
         CLUSTER, SINGLE_NODE, with_conf(SINGLE_NODE, spark_dot_master=None),
         "Fix: add spark_conf spark.master=local[*] (or set is_single_node true with kind CLASSIC_PREVIEW).",
@@ -415,8 +415,18 @@ def test_node_type_with_driver_pool() -> None:
     assert messages and "driver_instance_pool_id and driver_node_type_id" in messages[0]
 
 
+def test_autotermination_never_is_for_inference_clusters_only() -> None:
+    assert run(AUTOTERM, with_(INFERENCE, autotermination_minutes=0), "pulumi") == []
+    assert run(AUTOTERM, with_(INFERENCE, autotermination_minutes=None), "api") == []  # API: absent = never
+    for other in (TRAINING, SINGLE_NODE):
+        (message,) = run(AUTOTERM, with_(other, autotermination_minutes=0), "pulumi")
+        assert "never terminates" in message
+    # still capped when it does terminate
+    assert run(AUTOTERM, with_(INFERENCE, autotermination_minutes=240), "pulumi")
+
+
 def test_autotermination_defaults_by_source() -> None:
-    absent = with_(INFERENCE, autotermination_minutes=None)
+    absent = with_(TRAINING, autotermination_minutes=None)
     assert run(AUTOTERM, absent, "pulumi") == []  # provider default 60
     messages = run(AUTOTERM, absent, "api")  # API JSON: absent means never
     assert len(messages) == 1 and "never terminates" in messages[0]
@@ -590,5 +600,5 @@ def test_api_example_is_rejected() -> None:
     assert all(v.urn == "cluster:inference-gpu-cluster" for v in violations)
     assert all(v.resource_name == "inference-gpu-cluster" for v in violations)
     assert {v.enforcement for v in violations} == {"mandatory"}
-    # also: first_on_demand defaults to 1 below the base of 3, and API JSON without autotermination never stops
-    assert SPOT in by_policy and AUTOTERM in by_policy
+    # also: first_on_demand defaults to 1 below the base of 3; an inference cluster may never stop (no AUTOTERM)
+    assert SPOT in by_policy and AUTOTERM not in by_policy

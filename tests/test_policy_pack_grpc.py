@@ -47,7 +47,7 @@ BAD_INFERENCE = {
 }
 NOTEBOOK = {
     "clusterName": "dev-notebook", "sparkVersion": "15.4.x-cpu-ml-scala2.12", "nodeTypeId": "i3.xlarge",
-    "numWorkers": 0.0, "autoterminationMinutes": 30.0,
+    "numWorkers": 0.0, "autoterminationMinutes": 0.0,
     "sparkConf": {"spark.databricks.cluster.profile": "singleNode", "spark.sql.shuffle.partitions": "200"},
     "customTags": {"workload": "interactive", "cost_center": "ai-team"},
 }

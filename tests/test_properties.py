@@ -142,6 +142,8 @@ def drop_a_tag(r, role):
 
 
 def never_terminate(r, role):
+    if role == "inference":
+        return None  # an inference cluster may never terminate: its on-demand base stays up
     r["autoterminationMinutes"] = 0
     return "databricks-cluster-require-autotermination"
 

@@ -23,6 +23,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if absent:
         value = ABSENT_MEANS.get(view.source, 60)
     if value == 0:
+        if view.role == "inference":
+            return []  # a serving cluster keeps its on-demand base up; idle workers go by autoscaling
         why = "is absent, so the cluster never terminates" if absent else "is 0, so the cluster never terminates"
         return [f"all-purpose cluster autotermination_minutes {why} and idle GPUs keep billing. "
                 f"Fix: set autotermination_minutes between 10 and {limit}."]
@@ -35,7 +37,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 RULE = Rule(
     name="databricks-cluster-require-autotermination",
     description=("All-purpose clusters must terminate automatically after an idle period no longer than the configured "
-                 "limit."),
+                 "limit; an inference cluster may never terminate (0), keeping its on-demand base up."),
     enforcement="mandatory",
     resource_types=(CLUSTER,),
     check=check,
