@@ -26,6 +26,7 @@ from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import HF_HOME_ENV, ROLE_OF_SECTION, SECTIONS
 from guardrails.stack import definitions_for_stack
 from stackspec import load_from_pulumi
+from stackspec.access import effective_grants
 
 try:
     stack = load_from_pulumi()
@@ -40,7 +41,7 @@ storage = UnityCatalogStorage(f"{prefix}-uc", UnityCatalogStorageArgs(
     catalog=uc_spec.catalog,
     schemas={name: [VolumeArgs(**v.model_dump()) for v in schema.volumes] for name, schema in uc_spec.schemas.items()},
     tags=spec.tags,
-    grants=[GrantArgs(**g.model_dump()) for g in uc_spec.grants],
+    grants=[GrantArgs(**g.model_dump()) for g in effective_grants(spec)],
 ))
 model_cache_dir = storage.volume_paths[uc_spec.model_cache_volume]
 pulumi.export("volume_paths", storage.volume_paths)

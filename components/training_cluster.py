@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,9 @@ class TrainingJobArgs:
     parameters: Sequence[str] = ()
     max_retries: int
     min_retry_interval_millis: int
-    retry_on_timeout: bool
+    #: Time limit of a run (the task's timeout_seconds); None: no limit, and then no retry_on_timeout either.
+    timeout_seconds: int | None = None
+    retry_on_timeout: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +48,23 @@ class TrainingClusterArgs(ClusterBaseArgs):
         if not self.checkpoint_dir.startswith("/Volumes/"):
             raise ValueError(f"checkpoint_dir must be a Unity Catalog Volume path (/Volumes/...), "
                              f"got {self.checkpoint_dir!r}")
+
+
+_APPLICATION_ID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def run_as(identity: str) -> dict[str, str]:
+    """The job's ``run_as``: a service principal is named by its application id (a UUID), a user by user name."""
+    return {"service_principal_name": identity} if _APPLICATION_ID.match(identity) else {"user_name": identity}
+
+
+def _timeout(job: TrainingJobArgs) -> dict[str, Any]:
+    """``timeout_seconds`` and ``retry_on_timeout`` (default true) when the job has a time limit; nothing otherwise,
+    since retry_on_timeout has no effect without one."""
+    if job.timeout_seconds is None:
+        return {}
+    retry = True if job.retry_on_timeout is None else job.retry_on_timeout
+    return {"timeout_seconds": job.timeout_seconds, "retry_on_timeout": retry}
 
 
 def _job_cluster(key: str, settings: dict[str, Any]) -> databricks.JobJobClusterArgs:
@@ -76,24 +96,27 @@ class TrainingCluster(pulumi.ComponentResource):
         self.checkpoint_dir = args.checkpoint_dir
         self.job_id = None
         if args.job is not None:
+            task: dict[str, Any] = {
+                "task_key": "train",
+                "job_cluster_key": "train",
+                "spark_python_task": {
+                    "python_file": args.job.python_file,
+                    "parameters": [CHECKPOINT_DIR_ARG, args.checkpoint_dir, RESUME_ARG, *args.job.parameters],
+                },
+                # Libraries go on the task: Databricks installs none on a shared job cluster.
+                **({"libraries": settings["libraries"]} if "libraries" in settings else {}),
+                "max_retries": args.job.max_retries,
+                "min_retry_interval_millis": args.job.min_retry_interval_millis,
+                **_timeout(args.job),
+            }
             job = databricks.Job(
                 f"{name}-job",
                 name=f"{name}-run",
                 max_concurrent_runs=1,  # two runs would write over one checkpoint directory
+                run_as=databricks.JobRunAsArgs(**run_as(args.single_user_name)),  # its dedicated cluster's identity
                 tags=dict(settings["custom_tags"]),
-                job_clusters=[_job_cluster("train", settings)],
-                tasks=[{
-                    "task_key": "train",
-                    "job_cluster_key": "train",
-                    "spark_python_task": {
-                        "python_file": args.job.python_file,
-                        "parameters": [CHECKPOINT_DIR_ARG, args.checkpoint_dir, RESUME_ARG,
-                                       *args.job.parameters],
-                    },
-                    "max_retries": args.job.max_retries,
-                    "min_retry_interval_millis": args.job.min_retry_interval_millis,
-                    "retry_on_timeout": args.job.retry_on_timeout,
-                }],
+                job_clusters=[_job_cluster("train", {k: v for k, v in settings.items() if k != "libraries"})],
+                tasks=[databricks.JobTaskArgs(**task)],
                 opts=child)
             self.job_id = job.id
         self.register_outputs({"cluster_id": self.cluster_id, "checkpoint_dir": self.checkpoint_dir,

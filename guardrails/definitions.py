@@ -101,8 +101,9 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
         wanted = SPOT_WITH_FALLBACK if limits.spot else ON_DEMAND
         d[f"{block}.availability"] = _fixed(wanted[limits.cloud])
         d[f"{block}.first_on_demand"] = _range(minimum=1, default=1)
-        d["autotermination_minutes"] = _range(10, limits.max_autotermination_minutes,
-                                              default=limits.autotermination_minutes)
+        # Optional: the policy admits the training job's clusters, which cannot set auto-termination.
+        d["autotermination_minutes"] = {**_range(10, limits.max_autotermination_minutes,
+                                                 default=limits.autotermination_minutes), "isOptional": True}
         d["cluster_type"] = {"type": "allowlist", "values": ["all-purpose", "job"]}
     elif limits.role == "inference":
         assert limits.min_workers is not None and limits.max_workers is not None

@@ -133,6 +133,9 @@ _TYPE_KEYS: dict[str, frozenset[str]] = {
 }
 
 _ABSENT_IS_FINE = frozenset({"fixed", "forbidden", "unlimited"})
+#: Attributes a job cluster (``cluster_type`` job) cannot carry: the Jobs API has no auto-termination for job
+#: clusters, which end with their run (``jobs.JobSettings`` ``job_clusters[].new_cluster``; read 2026-12).
+JOB_CLUSTER_ABSENT = frozenset({"autotermination_minutes"})
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -518,6 +521,15 @@ def evaluate(
         else:
             found = list(_resolve(cluster, _split_path(path), ""))
 
+        if not found and cluster_type == "job" and path in JOB_CLUSTER_ABSENT:
+            # A job cluster cannot carry this attribute, so a default cannot be applied either: the policy admits job
+            # clusters only if the element is optional (or one that is fine when absent).
+            if element["type"] not in _ABSENT_IS_FINE and element.get("isOptional") is not True:
+                violations.append(ElementViolation(
+                    path, "required", None,
+                    f"{path} cannot be set on a job cluster, but the policy requires it ({element['type']}: "
+                    f"{_describe(element)}); no job cluster can meet this policy. Fix: mark it isOptional."))
+            continue
         if not found:
             absent = _absent_violation(path, element)
             if absent is not None:

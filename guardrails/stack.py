@@ -8,6 +8,16 @@ from stackspec import ResolvedStack
 
 from .definitions import WorkloadLimits, policy_definition
 
+#: Headroom of a policy's dbus_per_hour ceiling over the catalog's DBU/h of the largest size. The workspace checks the
+#: ceiling with its own DBU table, which can sit a little above the catalog figures (gpucatalog/node_types.yaml,
+#: from the 2026-04 list); without headroom the stack's own largest cluster could be refused.
+DBU_CEILING_HEADROOM = 0.10
+
+
+def _ceiling(dbu_per_node: float | None, nodes: int) -> float | None:
+    """The dbus_per_hour ceiling: the largest size's DBU/h plus `DBU_CEILING_HEADROOM`."""
+    return dbu_per_node * nodes * (1 + DBU_CEILING_HEADROOM) if dbu_per_node else None
+
 
 def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> dict[str, WorkloadLimits]:
     """Limits per spec section (training, inference, dev) that the stack defines."""
@@ -26,13 +36,13 @@ def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> di
         if section_name == "training":
             limits[section_name] = WorkloadLimits(
                 role="training", num_workers=section.num_workers, spot=section.spot,
-                dbus_per_hour_max=dbu * (section.num_workers + 1) if dbu else None, **common)
+                dbus_per_hour_max=_ceiling(dbu, section.num_workers + 1), **common)
         elif section_name == "inference":
             limits[section_name] = WorkloadLimits(
                 role="inference", min_workers=section.min_workers, max_workers=section.max_workers,
-                dbus_per_hour_max=dbu * (section.max_workers + 1) if dbu else None, **common)
+                dbus_per_hour_max=_ceiling(dbu, section.max_workers + 1), **common)
         else:
-            limits[section_name] = WorkloadLimits(role="interactive", dbus_per_hour_max=dbu, **common)
+            limits[section_name] = WorkloadLimits(role="interactive", dbus_per_hour_max=_ceiling(dbu, 1), **common)
     return limits
 
 

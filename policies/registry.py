@@ -19,7 +19,7 @@ from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
 from dbxtypes.shape import Source, as_number, normalize_props, pool_shape, shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, CLUSTER_BEARING_TYPES, INSTANCE_POOL
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
 from policies.common import node_cloud
 from policies.rule import ResourceView, Rule, View
 from policies.rules import (
@@ -31,6 +31,7 @@ from policies.rules import (
     disallow_autoscaled_or_spot_training,
     disallow_node_type_with_pool,
     disallow_plaintext_secrets,
+    require_api_conformance,
     require_autotermination,
     require_gpu_memory_fit,
     require_matching_cloud_attributes,
@@ -43,6 +44,7 @@ from policies.rules import (
 
 #: Every rule, mandatory ones first; the pack lists its policies in this order.
 ALL_RULES: tuple[Rule, ...] = (
+    require_api_conformance.RULE,
     disallow_all_spot_inference.RULE,
     disallow_autoscaled_or_spot_training.RULE,
     configure_worker_bounds.RULE,
@@ -208,8 +210,12 @@ def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source
              cloud: str | None = None) -> list[View]:
     """What the rules see of one resource: a `ClusterShape` per cluster definition of a Cluster or Job, a
     `PoolShape` for an instance pool, else one `ResourceView`. ``cloud`` is the plan's cloud, when known."""
-    if resource_type in CLUSTER_BEARING_TYPES:
+    if resource_type == CLUSTER:
         return list(shapes_of_resource(resource_type, props, source, cloud=cloud, node_cloud=node_cloud))
+    if resource_type == JOB:  # its cluster definitions, and the job as a whole (for rules about the job itself)
+        job = normalize_props(props)
+        shapes: list[View] = list(shapes_of_resource(JOB, job, source, cloud=cloud, node_cloud=node_cloud))
+        return [*shapes, ResourceView(resource_type=JOB, props=job, source=source)]
     if resource_type == INSTANCE_POOL:
         return [pool_shape(props, source)]
     return [ResourceView(resource_type=resource_type, props=normalize_props(props), source=source)]

@@ -17,7 +17,7 @@ from pulumi.runtime import mocks
 
 import pulumi_private
 from dbxtypes.plan import Plan, Resource
-from dbxtypes.vocabulary import PROJECT, STACK_TYPE
+from dbxtypes.vocabulary import CATALOG, PROJECT, SCHEMA, STACK_TYPE, VOLUME
 from stackspec import LoadedStack
 from stackspec.load import PROGRAM_LIMITS, REPO_ROOT, display_path
 
@@ -41,10 +41,23 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+def mock_id(type_: str, name: str, inputs: dict[str, Any]) -> str:
+    """The id the real provider gives a resource where it is a name (Unity Catalog: a catalog is its name, a schema
+    ``catalog.schema``, a volume ``catalog.schema.volume``; Terraform provider docs, Import sections); otherwise a
+    readable placeholder ``<resource name>-id``."""
+    if type_ == CATALOG and inputs.get("name"):
+        return str(inputs["name"])
+    if type_ == SCHEMA and inputs.get("catalogName") and inputs.get("name"):
+        return f"{inputs['catalogName']}.{inputs['name']}"
+    if type_ == VOLUME and all(inputs.get(k) for k in ("catalogName", "schemaName", "name")):
+        return f"{inputs['catalogName']}.{inputs['schemaName']}.{inputs['name']}"
+    return f"{name}-id"
+
+
 class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
-        # A readable placeholder id; the state echoes the inputs, as a create would.
-        return f"{args.name}-id", dict(args.inputs)
+        # The state echoes the inputs, as a create would.
+        return mock_id(args.typ, args.name, dict(args.inputs)), dict(args.inputs)
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict, None]:
         return {}, None

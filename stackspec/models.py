@@ -8,7 +8,6 @@ types) live in :mod:`stackspec.resolve`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -16,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 
 from dbxtypes.pip import is_pinned_pip
 from dbxtypes.prices import PriceOverrides
+from dbxtypes.unity_catalog import privilege_problems
 from dbxtypes.vocabulary import (
     DEFAULT_RUNTIME,
     GPU_ML_RUNTIME_PATTERN,
@@ -87,7 +87,18 @@ class TrainingJobSpec(_Spec):
     parameters: list[str] = Field(default_factory=list, description="Extra arguments for the entry point.")
     max_retries: int = Field(3, ge=0, le=20, description="Retries per run (a reclaim counts as a failure). Default 3.")
     min_retry_interval_millis: int = Field(60_000, ge=0, description="Wait before a retry, ms. Default 60000.")
-    retry_on_timeout: bool = Field(True, description="Retry when a run times out. Default true.")
+    timeout_seconds: int | None = Field(None, ge=1, description=(
+        "Time limit of a run, seconds (the task's timeout_seconds). Default none: a run is never timed out."))
+    retry_on_timeout: bool | None = Field(None, description=(
+        "Retry a run that hit timeout_seconds. Default: true when timeout_seconds is set; refused without it, where "
+        "it has no effect."))
+
+    @model_validator(mode="after")
+    def _timeout_for_retry(self) -> TrainingJobSpec:
+        if self.retry_on_timeout and self.timeout_seconds is None:
+            raise ValueError("retry_on_timeout has no effect without timeout_seconds; set timeout_seconds (the run's "
+                             "time limit) or remove retry_on_timeout")
+        return self
 
 
 class TrainingSpec(_Spec):
@@ -132,8 +143,9 @@ class InferenceSpec(_Spec):
 
     @model_validator(mode="after")
     def _min_le_max(self) -> InferenceSpec:
-        if self.min_workers > self.max_workers:
-            raise ValueError(f"min_workers must be <= max_workers, got {self.min_workers} > {self.max_workers}")
+        if self.min_workers >= self.max_workers:
+            raise ValueError(f"max_workers must be above min_workers (the autoscale API needs max > min), got "
+                             f"min_workers {self.min_workers} and max_workers {self.max_workers}; raise max_workers")
         if self.scale_down_minutes * 60 > MAX_SCALE_DOWN_SECONDS:
             raise ValueError(f"scale_down_minutes must be at most {MAX_SCALE_DOWN_SECONDS // 60} "
                              f"({SCALE_DOWN_WINDOW_KEY} is at most {MAX_SCALE_DOWN_SECONDS} seconds), got "
@@ -193,13 +205,17 @@ class GrantSpec(_Spec):
     privileges: list[str] = Field(min_length=1)
     securable: str = Field("catalog", description="catalog | <schema> | <schema>.<volume>. Default catalog.")
 
-    @field_validator("privileges")
-    @classmethod
-    def _upper_snake(cls, value: list[str]) -> list[str]:
-        for p in value:
-            if not re.fullmatch(r"[A-Z][A-Z_ ]*", p):
-                raise ValueError(f"privilege {p!r} is not a Unity Catalog privilege name such as USE_CATALOG")
-        return value
+    @property
+    def securable_kind(self) -> str:
+        """``catalog``, ``schema`` or ``volume``."""
+        return "catalog" if self.securable == "catalog" else "volume" if "." in self.securable else "schema"
+
+    @model_validator(mode="after")
+    def _privileges_apply(self) -> GrantSpec:
+        problems = privilege_problems(self.privileges, self.securable_kind)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
 
 def _default_schemas() -> dict[str, SchemaSpec]:
@@ -242,7 +258,7 @@ class PoolSpec(_Spec):
     min_idle_instances: Annotated[int, Field(ge=0), _at_most("max_workers_cap")] = Field(
         0, description="Warm idle nodes. Default 0.")
     max_capacity: int | None = Field(None, ge=1, description="Most nodes the pool holds. Default: unlimited.")
-    idle_instance_autotermination_minutes: int = Field(15, ge=0, le=10_080,
+    idle_instance_autotermination_minutes: int = Field(15, ge=0, le=10_000,
                                                        description="Idle node lifetime, minutes. Default 15.")
 
     @model_validator(mode="after")

@@ -54,7 +54,9 @@ def test_training_job_resumes_from_checkpoints_with_retries(cloud_plan):
     assert "autoterminationMinutes" not in new  # job clusters end with their run
     (task,) = inputs["tasks"]
     assert task["jobClusterKey"] == job_cluster["jobClusterKey"]
-    assert task["maxRetries"] == 3 and task["retryOnTimeout"] is True
+    # no time limit by default, so no retry_on_timeout either (it has no effect without one)
+    assert task["maxRetries"] == 3 and "retryOnTimeout" not in task and "timeoutSeconds" not in task
+    assert inputs["runAs"] == {"userName": "ml@example.com"}  # the identity its dedicated cluster belongs to
     params = task["sparkPythonTask"]["parameters"]
     assert params[params.index("--checkpoint-dir") + 1] == new["sparkEnvVars"]["CHECKPOINT_DIR"]
     assert "--resume-from-latest" in params
@@ -136,10 +138,15 @@ def test_unity_catalog_layout_volumes_and_paths(plan_of):
 def test_grants_are_one_resource_per_securable(plan_of):
     plan = plan_of("prod")
     grants = resources(plan, "grants:Grants")
-    targets = [next(k for k in g["inputs"] if k != "grants") for g in grants]
-    assert sorted(targets) == ["catalog", "schema", "schema", "schema"]
+    targets = sorted(next(k for k in g["inputs"] if k != "grants") for g in grants)
+    assert targets == ["catalog"] + ["schema"] * 4 + ["volume"] * 5  # every securable of the layout, once
     catalog_grant = next(g for g in grants if "catalog" in g["inputs"])
-    assert catalog_grant["inputs"]["grants"] == [{"principal": "ml-engineers", "privileges": ["USE_CATALOG"]}]
+    sp = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
+    assert catalog_grant["inputs"]["grants"] == [
+        {"principal": sp, "privileges": ["USE_CATALOG"]},
+        {"principal": "data-engineers", "privileges": ["USE_CATALOG"]},  # completed: it has privileges on raw
+        {"principal": "ml-engineers", "privileges": ["USE_CATALOG"]},
+    ]
 
 
 def test_pool_backed_cluster_takes_node_and_availability_from_an_on_demand_pool(plan_of):

@@ -145,6 +145,10 @@ CASES: dict[str, Case] = {
         with_(INFERENCE, driver_node_type_id=None, aws_attributes=None, instance_pool_id="pool-1"),
         "Fix: remove node_type_id and pick the node type on the pool.",
         with_(INFERENCE, node_type_id=None, driver_node_type_id=None, aws_attributes=None), False),
+    "databricks-api-conformance": Case(
+        CLUSTER, INFERENCE, with_(INFERENCE, aws_attributes__availability="SPOT_PLEASE"),
+        "Fix: remove or correct it (the workspace refuses it or drops it silently).",
+        with_(INFERENCE, autoscale=None), False),
     "databricks-cluster-require-autotermination": Case(
         CLUSTER, TRAINING, with_(TRAINING, autotermination_minutes=0),
         "Fix: set autotermination_minutes between 10 and 120.",
@@ -208,7 +212,7 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 16
+    assert len(RULE_NAMES) == 17
 
 
 def test_rule_names_are_unique_kebab_case() -> None:

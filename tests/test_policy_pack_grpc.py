@@ -41,6 +41,7 @@ BAD_INFERENCE = {
     "clusterName": "dev-bad", "sparkVersion": "14.3.x-gpu-ml-scala2.12", "nodeTypeId": "g5.2xlarge",
     "driverNodeTypeId": "g5.2xlarge", "numWorkers": 2.0, "autoscale": {"minWorkers": 2.0, "maxWorkers": 100.0},
     "azureAttributes": {"availability": "SPOT_AZURE", "spotBidMaxPrice": -1.0}, "autoterminationMinutes": 0.0,
+    "dataSecurityMode": "WIDE_OPEN",
     "customTags": {"workload": "inference", "gpu_memory_need_gb": 60.0},
     "sparkEnvVars": {"HF_TOKEN": "hf_plaintext_value", "TRANSFORMERS_CACHE": "/dbfs/cache"},
     "libraries": [{"pypi": {"package": "transformers"}}],

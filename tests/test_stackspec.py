@@ -43,7 +43,7 @@ INVALID = [
     ("unknown key", with_changes(training__num_worker=2),
      ["dbx-ai-infra:training.num_worker", "is not a known key", "allowed keys here: num_workers"]),
     ("min > max", with_changes(inference__min_workers=12, inference__max_workers=10),
-     ["dbx-ai-infra:inference", "min_workers must be <= max_workers, got 12 > 10"]),
+     ["dbx-ai-infra:inference", "max_workers must be above min_workers (the autoscale API needs max > min), got min_workers 12 and max_workers 10"]),
     ("zero workers", with_changes(training__num_workers=0),
      ["dbx-ai-infra:training.num_workers", "greater than or equal to 1", "got 0"]),
     ("negative workers", with_changes(inference__min_workers=-1), ["dbx-ai-infra:inference.min_workers", "got -1"]),
@@ -140,7 +140,7 @@ def test_the_program_raises_the_same_error_before_registering_anything(write_sta
     good = load_stack(str(write_stack(BASE_CONFIG)))
     bad_config = {**good.config, "dbx-ai-infra:inference": '{"min_workers": 12, "max_workers": 10, '
                                                            '"model": {"params_billions": 7}}'}
-    with pytest.raises(ProgramError, match="min_workers must be <= max_workers, got 12 > 10") as info:
+    with pytest.raises(ProgramError, match=r"max_workers must be above min_workers \(the autoscale API needs max > min\), got min_workers 12 and max_workers 10") as info:
         run_program(LoadedStack(good.name, good.path, bad_config, good.resolved))
     assert "stacks/Pulumi.test.yaml" in str(info.value)
 
@@ -158,7 +158,7 @@ def test_no_traceback_from_a_real_process(write_stack):
     proc = subprocess.run([sys.executable, "-m", "stackplan", "preview", "--stack", str(path)],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert "min_workers must be <= max_workers" in proc.stderr and "Traceback" not in proc.stderr
+    assert "max_workers must be above min_workers" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stdout == ""
 
 

@@ -1,0 +1,59 @@
+"""The Unity Catalog access a stack grants: the stack's own grants, what its workloads need, and the missing links
+that make a grant chain work.
+
+A principal can use a Volume only with ``USE_CATALOG`` on its catalog, ``USE_SCHEMA`` on its schema and
+``READ_VOLUME`` / ``WRITE_VOLUME`` on it (Databricks docs, "Unity Catalog privileges": a privilege on an object needs
+USE on every parent; read 2026-12). So:
+
+* the clusters' own identity (``single_user_name``, which runs every cluster in dedicated access mode and the
+  training job) gets ``USE_CATALOG``, ``USE_SCHEMA`` on every schema of the layout, ``WRITE_VOLUME`` and
+  ``READ_VOLUME`` on the Volumes the workloads write (``model_cache_volume``, the ``HF_HOME`` cache, and the
+  training ``checkpoint_volume``) and ``READ_VOLUME`` on the other Volumes (the data they read);
+* a principal the stack grants something on a schema or a Volume, but not ``USE_CATALOG``, gets ``USE_CATALOG``;
+  one with privileges on a Volume but no ``USE_SCHEMA`` on its schema gets ``USE_SCHEMA`` there.
+"""
+
+from __future__ import annotations
+
+from .models import GrantSpec, StackSpec
+
+
+def _add(grants: dict[tuple[str, str], list[str]], principal: str, securable: str, *privileges: str) -> None:
+    held = grants.setdefault((principal, securable), [])
+    held.extend(p for p in privileges if p not in held)
+
+
+def _holds(grants: dict[tuple[str, str], list[str]], principal: str, securable: str, privilege: str) -> bool:
+    held = grants.get((principal, securable), [])
+    return privilege in held or "ALL_PRIVILEGES" in held
+
+
+def effective_grants(spec: StackSpec) -> list[GrantSpec]:
+    """Every grant the stack makes, one per (principal, securable), in a stable order (see the module docstring)."""
+    uc = spec.unity_catalog
+    grants: dict[tuple[str, str], list[str]] = {}
+    for grant in uc.grants:
+        _add(grants, grant.principal, grant.securable, *grant.privileges)
+
+    user = spec.single_user_name
+    written = {uc.model_cache_volume} | ({spec.training.checkpoint_volume} if spec.training else set())
+    _add(grants, user, "catalog", "USE_CATALOG")
+    for schema, schema_spec in uc.schemas.items():
+        _add(grants, user, schema, "USE_SCHEMA")
+        for volume in schema_spec.volumes:
+            ref = f"{schema}.{volume.name}"
+            _add(grants, user, ref, "READ_VOLUME", *(("WRITE_VOLUME",) if ref in written else ()))
+
+    for principal, securable in list(grants):
+        if securable == "catalog":
+            continue
+        if not _holds(grants, principal, "catalog", "USE_CATALOG"):
+            _add(grants, principal, "catalog", "USE_CATALOG")
+        schema = securable.split(".", 1)[0]
+        if "." in securable and not (_holds(grants, principal, schema, "USE_SCHEMA")
+                                     or _holds(grants, principal, "catalog", "USE_SCHEMA")):
+            _add(grants, principal, schema, "USE_SCHEMA")
+
+    order = {"catalog": 0}
+    return [GrantSpec(principal=p, privileges=privs, securable=s)
+            for (p, s), privs in sorted(grants.items(), key=lambda kv: (order.get(kv[0][1], 1), kv[0][1], kv[0][0]))]

@@ -1,0 +1,240 @@
+"""What a real Databricks workspace would refuse or run other than meant: each finding of the fidelity review, and the
+API conformance rule that keeps the class closed (databricks-sdk's dataclasses and enums, and the documented limits).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from dbxtypes.shape import cluster_shape
+from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, VOLUME
+from guardrails import evaluate, evaluate_shape
+from policies.registry import RULES_BY_NAME, rule_messages
+from stackplan.cli import main
+from tests.conftest import BASE_CONFIG, SHIPPED, resources
+
+API = RULES_BY_NAME["databricks-api-conformance"]
+SP = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
+
+
+def conformance(resource_type: str, props: dict, source: str = "pulumi") -> list[str]:
+    return rule_messages(API, resource_type, props, source=source)
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# --- 1. libraries on the task, not on a shared job cluster ------------------------------------------------------
+
+def test_libraries_sit_on_the_training_task_and_the_rule_refuses_them_on_a_job_cluster(plan_of):
+    (job,) = [r for r in resources(plan_of("prod"), "job:Job")]
+    inputs = job["inputs"]
+    assert "libraries" not in inputs["jobClusters"][0]["newCluster"]
+    assert inputs["tasks"][0]["libraries"] == [{"pypi": {"package": "transformers==4.44.2"}},
+                                               {"pypi": {"package": "peft==0.12.0"}}]
+    broken = copy.deepcopy(inputs)
+    broken["jobClusters"][0]["newCluster"]["libraries"] = inputs["tasks"][0]["libraries"]
+    (message,) = conformance(JOB, broken)
+    assert message.startswith("job_clusters[0].new_cluster.libraries is not a field of the Databricks API object "
+                              "ClusterSpec")
+    assert conformance(JOB, inputs) == []
+
+
+# --- the class: fields and enum values of databricks-sdk's types ------------------------------------------------
+
+@pytest.mark.parametrize("resource_type,props,fragment", [
+    (CLUSTER, {"sparkVersion": "15.4.x-gpu-ml-scala2.12", "awsAttributes": {"availability": "SPOT_PLEASE"}},
+     "aws_attributes.availability is 'SPOT_PLEASE', which the API does not know (AwsAvailability"),
+    (CLUSTER, {"sparkVersion": "15.4.x-gpu-ml-scala2.12", "dataSecurityMode": "WIDE_OPEN"},
+     "data_security_mode is 'WIDE_OPEN'"),
+    (CLUSTER, {"sparkVersion": "15.4.x-gpu-ml-scala2.12", "numWorkerz": 2}, "num_workerz is not a field"),
+    (JOB, {"tasks": [{"taskKey": "t", "retryOnTimeoutt": True}]}, "tasks[0].retry_on_timeoutt is not a field"),
+    (JOB, {"runAs": {"servicePrincipal": "x"}}, "run_as.service_principal is not a field"),
+    (INSTANCE_POOL, {"instancePoolName": "p", "awsAttributes": {"availability": "SPOT_WITH_FALLBACK"}},
+     "aws_attributes.availability is 'SPOT_WITH_FALLBACK'"),  # pools take SPOT or ON_DEMAND only
+    (VOLUME, {"catalogName": "ai", "schemaName": "m", "name": "v", "volumeType": "SHARED"}, "volume_type is 'SHARED'"),
+    (SCHEMA, {"catalogName": "ai", "name": "m", "colour": "red"}, "colour is not a field"),
+])
+def test_fields_and_enum_values_the_api_does_not_know_are_violations(resource_type, props, fragment):
+    messages = conformance(resource_type, props)
+    assert any(fragment in m for m in messages), messages
+    assert all("Fix:" in m for m in messages)
+
+
+def test_exported_clusters_are_read_as_cluster_details(capsys, tmp_path):
+    exported = {"cluster_id": "0101-abc", "cluster_name": "x", "spark_version": "15.4.x-gpu-ml-scala2.12",
+                "node_type_id": "g5.xlarge", "num_workers": 0, "state": "RUNNING", "creator_user_name": "a@b.c",
+                "autotermination_minutes": 30, "custom_tags": {"workload": "interactive", "cost_center": "c"}}
+    assert conformance(CLUSTER, exported, source="api") == []  # read-only fields of clusters/get are fine
+
+
+# --- 5. values the API refuses ------------------------------------------------------------------------------------
+
+def _stack(write_stack, **sections):
+    config = copy.deepcopy(BASE_CONFIG)
+    for key, value in sections.items():
+        config[f"dbx-ai-infra:{key}"] = value
+    return str(write_stack(config))
+
+
+def test_autoscale_needs_max_above_min(write_stack, capsys):
+    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, inference={
+        "min_workers": 3, "max_workers": 3, "model": {"params_billions": 7, "precision": "fp16"}}))
+    assert code == 2 and "dbx-ai-infra:inference" in err and "max_workers must be above min_workers" in err
+    (message,) = conformance(CLUSTER, {"autoscale": {"minWorkers": 3, "maxWorkers": 3}})
+    assert "max_workers 3 <= min_workers 3" in message and "num_workers 3" in message
+
+
+def test_pool_idle_minutes_are_capped_at_the_apis_10000(write_stack, capsys):
+    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, instance_pools={
+        "inference": {"idle_instance_autotermination_minutes": 10_001}}))
+    assert code == 2 and "instance_pools.inference.idle_instance_autotermination_minutes" in err
+    (message,) = conformance(INSTANCE_POOL, {"instancePoolName": "p", "idleInstanceAutoterminationMinutes": 20_000})
+    assert "0 to 10,000" in message
+
+
+@pytest.mark.parametrize("grant,words", [
+    ({"principal": "g", "privileges": ["USE_CATALOG"], "securable": "models.hf_cache"},
+     "privilege USE_CATALOG does not apply to a volume"),
+    ({"principal": "g", "privileges": ["READ_EVERYTHING"]}, "'READ_EVERYTHING' is not a Unity Catalog privilege"),
+    ({"principal": "g", "privileges": ["CREATE_SCHEMA"], "securable": "raw"}, "CREATE_SCHEMA does not apply to a "
+                                                                              "schema"),
+])
+def test_privileges_come_from_the_sdk_and_must_apply_to_their_securable(write_stack, capsys, grant, words):
+    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, unity_catalog={"grants": [grant]}))
+    assert code == 2 and "dbx-ai-infra:unity_catalog.grants[0]" in err and words in err
+    securable = {"catalog": {"catalog": "ai"}, "raw": {"schema": "ai.raw"}}.get(grant.get("securable", "catalog"),
+                                                                                  {"volume": "ai.models.hf_cache"})
+    messages = conformance(GRANTS, {**securable, "grants": [{"principal": "g", "privileges": grant["privileges"]}]})
+    assert messages and words in messages[0]
+
+
+# --- 6. retry_on_timeout needs a timeout --------------------------------------------------------------------------
+
+def _training(job: dict) -> dict:
+    return {"num_workers": 1, "model": {"params_billions": 1}, "job": {"python_file": "/Workspace/t.py", **job}}
+
+
+def test_retry_on_timeout_only_with_a_timeout(write_stack, capsys):
+    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, training=_training({"retry_on_timeout": True})))
+    assert code == 2 and "dbx-ai-infra:training.job" in err and "timeout_seconds" in err
+    code, out, _ = run(capsys, "preview", "--json", "--stack",
+                       _stack(write_stack, training=_training({"timeout_seconds": 14_400})))
+    (job,) = [r for r in json.loads(out)["resources"] if r["type"] == JOB]
+    task = job["inputs"]["tasks"][0]
+    assert code == 0 and task["timeoutSeconds"] == 14_400 and task["retryOnTimeout"] is True
+
+
+# --- 4. the job runs as the clusters' identity ----------------------------------------------------------------
+
+def test_the_job_runs_as_the_service_principal_by_application_id(plan_of):
+    (job,) = resources(plan_of("prod"), "job:Job")
+    assert job["inputs"]["runAs"] == {"servicePrincipalName": SP}
+    (cluster,) = [r for r in resources(plan_of("prod"), "cluster:Cluster") if r["name"] == "prod-training-cluster"]
+    assert cluster["inputs"]["singleUserName"] == SP
+
+
+# --- 3. access to the Volumes -------------------------------------------------------------------------------------
+
+def _grants(plan: dict) -> dict[str, dict[str, list[str]]]:
+    out: dict[str, dict[str, list[str]]] = {}
+    for r in resources(plan, "grants:Grants"):
+        target = next(v for k, v in r["inputs"].items() if k != "grants")
+        out[target] = {g["principal"]: g["privileges"] for g in r["inputs"]["grants"]}
+    return out
+
+
+def test_the_clusters_identity_can_read_and_write_what_its_workloads_use(plan_of):
+    grants = _grants(plan_of("prod"))
+    assert grants["ai"][SP] == ["USE_CATALOG"]
+    assert all(grants[f"ai.{s}"][SP] == ["USE_SCHEMA"] for s in ("models", "processed", "raw", "vector_index"))
+    assert grants["ai.models.hf_cache"][SP] == grants["ai.models.checkpoints"][SP] == ["READ_VOLUME", "WRITE_VOLUME"]
+    assert grants["ai.processed.datasets"][SP] == ["READ_VOLUME"]
+
+
+def test_grant_chains_are_completed(plan_of):
+    grants = _grants(plan_of("prod"))
+    # data-engineers were granted privileges on the raw schema only: they also need USE_CATALOG
+    assert grants["ai"]["data-engineers"] == ["USE_CATALOG"]
+    assert grants["ai.raw"]["data-engineers"] == ["USE_SCHEMA", "READ_VOLUME", "WRITE_VOLUME"]
+
+
+def test_a_volume_grant_gets_its_schema(write_stack, capsys):
+    code, out, _ = run(capsys, "preview", "--json", "--stack", _stack(write_stack, unity_catalog={"grants": [
+        {"principal": "readers", "privileges": ["READ_VOLUME"], "securable": "processed.datasets"}]}))
+    plan = json.loads(out)
+    grants = _grants(plan)
+    assert code == 0 and grants["ai"]["readers"] == ["USE_CATALOG"] and grants["ai.processed"]["readers"] == [
+        "USE_SCHEMA"]
+
+
+# --- mock ids shaped like the provider's -------------------------------------------------------------------------
+
+def test_unity_catalog_ids_are_names_as_the_provider_makes_them(plan_of):
+    plan = plan_of("dev")
+    ids = {r["type"].rsplit(":", 1)[-1]: r["id"] for r in plan["resources"] if r["name"].endswith(
+        ("uc-catalog", "schema-models", "volume-models-hf_cache"))}
+    assert ids == {"Catalog": "ai", "Schema": "ai.models", "Volume": "ai.models.hf_cache"}
+    assert "ai.models.hf_cache" in _grants(plan)
+
+
+# --- 2. every generated policy admits every cluster of its stack, job clusters included -------------------------
+
+def test_a_policy_limiting_autotermination_without_isoptional_refuses_job_clusters():
+    definition = {"autotermination_minutes": {"type": "range", "minValue": 10, "maxValue": 120, "defaultValue": 60},
+                  "cluster_type": {"type": "allowlist", "values": ["all-purpose", "job"]}}
+    job_cluster = {"num_workers": 2, "spark_version": "15.4.x-gpu-ml-scala2.12"}
+    refused = evaluate(definition, job_cluster, cluster_type="job")
+    assert not refused.allowed and "cannot be set on a job cluster" in refused.violations[0].message
+    assert evaluate(definition, job_cluster, cluster_type="all-purpose").allowed  # the default fills it in
+    optional = {**definition, "autotermination_minutes": {**definition["autotermination_minutes"], "isOptional": True}}
+    assert evaluate(optional, job_cluster, cluster_type="job").allowed
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_generated_training_policies_are_met_by_the_training_jobs_cluster(stack, plan_of):
+    plan = plan_of(stack)
+    policies = {r["id"]: json.loads(r["inputs"]["definition"]) for r in resources(plan, "clusterPolicy:ClusterPolicy")}
+    for job in resources(plan, "job:Job"):
+        new = job["inputs"]["jobClusters"][0]["newCluster"]
+        from dbxtypes.shape import shapes_of_resource
+
+        (shape,) = shapes_of_resource(JOB, job["inputs"])
+        assert evaluate_shape(policies[new["policyId"]], shape).allowed
+
+
+# --- 7. dbus_per_hour ceilings leave headroom ---------------------------------------------------------------------
+
+def test_dbu_ceilings_leave_ten_percent_headroom(plan_of):
+    from gpucatalog import load_catalog
+    from guardrails.stack import DBU_CEILING_HEADROOM
+
+    plan = plan_of("dev")
+    (policy,) = [r for r in resources(plan, "clusterPolicy:ClusterPolicy") if r["name"].endswith("inference")]
+    ceiling = json.loads(policy["inputs"]["definition"])["dbus_per_hour"]["maxValue"]
+    largest = load_catalog().get("g5.xlarge").dbu_per_hour * 3  # max_workers 2 + the driver
+    assert DBU_CEILING_HEADROOM == 0.10 and ceiling == pytest.approx(largest * 1.1, abs=1e-3)
+    shape = cluster_shape({"node_type_id": "g5.xlarge", "autoscale": {"min_workers": 1, "max_workers": 2}})
+    definition = {"dbus_per_hour": {"type": "range", "maxValue": ceiling}}
+    assert evaluate_shape(definition, shape, dbus_per_hour=largest * 1.05).allowed  # the workspace's table is higher
+
+
+# --- 9. single-node form: the legacy form is emitted, both forms are admitted ------------------------------------
+
+def test_the_dev_policy_admits_the_modern_single_node_form_too(plan_of):
+    plan = plan_of("dev")
+    (policy,) = [r for r in resources(plan, "clusterPolicy:ClusterPolicy") if r["name"].endswith("-dev")]
+    definition = json.loads(policy["inputs"]["definition"])
+    (dev,) = [r["inputs"] for r in resources(plan, "cluster:Cluster") if r["name"] == "dev-dev-cluster"]
+    modern = {k: v for k, v in dev.items() if k not in ("sparkConf",)}
+    modern.update({"isSingleNode": True, "kind": "CLASSIC_PREVIEW"})
+    modern["customTags"] = {k: v for k, v in dev["customTags"].items() if k != "ResourceClass"}
+    assert evaluate_shape(definition, cluster_shape(dev)).allowed
+    assert evaluate_shape(definition, cluster_shape(modern)).allowed
+    assert conformance(CLUSTER, modern) == []
