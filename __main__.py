@@ -76,7 +76,8 @@ def base_args(section_name: str) -> dict:
                 single_user_name=spec.single_user_name, tags=spec.tags,
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
                 spark_env_vars=env, instance_pool_id=pool_ids.get(section_name), gpu_memory_need_gb=workload.need_gb,
-                policy_id=policy_ids.get(section_name))
+                policy_id=policy_ids.get(section_name),
+                driver_node_type_id=workload.driver.node_type_id if workload.driver else None)
 
 
 if spec.training is not None:

@@ -42,6 +42,8 @@ class ClusterBaseArgs:
     gpu_memory_need_gb: float | None = None
     #: Workspace cluster policy the cluster is created under.
     policy_id: pulumi.Input[str] | None = None
+    #: A CPU driver node type (None: the driver is a node of ``node_type_id``, or of the pool).
+    driver_node_type_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.cloud not in AVAILABILITY:
@@ -91,9 +93,12 @@ def cluster_settings(args: ClusterBaseArgs, role: str, *, availability: Availabi
         settings["policy_id"] = args.policy_id
     if args.instance_pool_id is not None:
         settings["instance_pool_id"] = args.instance_pool_id
-        settings["driver_instance_pool_id"] = args.instance_pool_id
+        if args.driver_node_type_id is not None:  # a CPU driver outside the (GPU) pool
+            settings["driver_node_type_id"] = args.driver_node_type_id
+        else:
+            settings["driver_instance_pool_id"] = args.instance_pool_id
     else:
         settings["node_type_id"] = args.node_type_id
-        settings["driver_node_type_id"] = args.node_type_id
+        settings["driver_node_type_id"] = args.driver_node_type_id or args.node_type_id
         settings.update(cloud_attributes(args.cloud, availability, first_on_demand))
     return settings

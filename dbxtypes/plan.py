@@ -174,6 +174,8 @@ class SizingLine(_Model):
     sharded: str | None
     pinned: bool
     next_smaller: SmallerNode | None
+    #: The CPU driver node type, when the workload's driver is a CPU node.
+    driver_node_type_id: str | None = None
 
     @property
     def text(self) -> str:
@@ -185,7 +187,8 @@ class SizingLine(_Model):
                    f"{self.next_smaller.node_type_id} ({self.next_smaller.gpu_memory_gb:g} GB) did not fit")
         extra = f"; {self.sharded}" if self.sharded else ""
         pin = " (pinned)" if self.pinned else ""
-        return f"{self.workload}: {how} -> {node}{pin}{extra}; next smaller: {smaller}"
+        driver = f"; driver {self.driver_node_type_id} (CPU)" if self.driver_node_type_id else ""
+        return f"{self.workload}: {how} -> {node}{pin}{extra}{driver}; next smaller: {smaller}"
 
 
 class Advice(_Model):

@@ -25,8 +25,11 @@ from dbxtypes.documents import parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import CLOUDS, GPU_FAMILIES, Cloud, GpuFamily
 
+CPU_FAMILY = "cpu"
+
 __all__ = [
     "CLOUDS",
+    "CPU_FAMILY",
     "GPU_FAMILIES",
     "Catalog",
     "NodeType",
@@ -59,6 +62,13 @@ class NodeType:
     sources: tuple[str, ...]
     retired: bool = False
     retired_on: str | None = None
+    #: Published network bandwidth of the node, Gbps ("up to" where the cloud says so); None when not found.
+    network_gbps: float | None = None
+    network_is_estimate: bool = False
+    #: GPU interconnect between nodes (AWS EFA, Azure InfiniBand, GCP GPUDirect-TCPX), Gbps; None without one.
+    interconnect_gbps: float | None = None
+    #: Being retired by Databricks or the cloud, without a retirement date yet: never picked by the sizer; a pin warns.
+    deprecated: str | None = None
 
     @property
     def total_gpu_memory_gb(self) -> float:
@@ -107,8 +117,11 @@ _GCP_CPU_SERIES = frozenset(
 class Catalog:
     """An immutable set of GPU node types with lookups by id, cloud and GPU family."""
 
-    def __init__(self, nodes: Iterable[NodeType], sources: dict[str, str] | None = None) -> None:
+    def __init__(self, nodes: Iterable[NodeType], sources: dict[str, str] | None = None,
+                 cpu_nodes: Iterable[NodeType] = ()) -> None:
         self.nodes: tuple[NodeType, ...] = tuple(nodes)
+        #: CPU node types offered as drivers of GPU clusters (family ``cpu``); never in ``nodes``, never sized.
+        self.cpu_nodes: tuple[NodeType, ...] = tuple(cpu_nodes)
         self.sources: dict[str, str] = dict(sources or {})
         self._by_id: dict[str, NodeType] = {}
         for node in self.nodes:
@@ -132,8 +145,15 @@ class Catalog:
     # --- lookups --------------------------------------------------------------------------------------------
 
     def get(self, node_type_id: str) -> NodeType | None:
-        """The node type with this exact id, or None."""
+        """The GPU node type with this exact id, or None."""
         return self._by_id.get(node_type_id)
+
+    def cpu_driver(self, cloud: str, node_type_id: str | None = None) -> NodeType | None:
+        """A CPU driver node type of ``cloud``: the one named, else the first listed; None when there is none."""
+        nodes = [n for n in self.cpu_nodes if n.cloud == cloud]
+        if node_type_id is not None:
+            return next((n for n in nodes if n.node_type_id == node_type_id), None)
+        return nodes[0] if nodes else None
 
     def families(self, cloud: str) -> tuple[str, ...]:
         """GPU families with at least one non-retired node type on ``cloud``, in ``GPU_FAMILIES`` order."""
@@ -258,6 +278,10 @@ class _NodeEntry(BaseModel):
     sources: list[str] = Field(min_length=1)
     retired: Annotated[bool, Field(strict=True)] = False
     retired_on: _Date | None = None
+    network_gbps: _PositiveFloat | None = None
+    network_is_estimate: Annotated[bool, Field(strict=True)] = False
+    interconnect_gbps: _PositiveFloat | None = None
+    deprecated: _Text | None = None
 
     @model_validator(mode="after")
     def _figures_have_dates(self) -> _NodeEntry:
@@ -277,13 +301,38 @@ class _NodeEntry(BaseModel):
         return NodeType(**{**self.model_dump(), "sources": tuple(self.sources)})
 
 
+class _CpuNodeEntry(BaseModel):
+    """One entry of ``cpu_node_types``: a CPU node type offered as a GPU cluster's driver."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cloud: Cloud
+    node_type_id: _Text
+    vcpus: _PositiveInt
+    memory_gb: _PositiveFloat
+    usd_per_hour_on_demand: _Price
+    price_region: _Text
+    price_date: _Date
+    dbu_per_hour: _PositiveFloat
+    dbu_date: _Date
+    sources: list[str] = Field(min_length=1)
+
+    def node(self) -> NodeType:
+        return NodeType(cloud=self.cloud, node_type_id=self.node_type_id, family=CPU_FAMILY, gpu="none", gpu_count=0,
+                        gpu_memory_gb=0.0, vcpus=self.vcpus, memory_gb=self.memory_gb,
+                        usd_per_hour_on_demand=self.usd_per_hour_on_demand, dbu_per_hour=self.dbu_per_hour,
+                        price_region=self.price_region, price_date=self.price_date, dbu_date=self.dbu_date,
+                        sources=tuple(self.sources))
+
+
 class _CatalogFile(BaseModel):
-    """``node_types.yaml``: the source keys and the node types."""
+    """``node_types.yaml``: the source keys, the GPU node types and the CPU driver node types."""
 
     model_config = ConfigDict(extra="forbid")
 
     sources: dict[str, _Text] = Field(min_length=1)
     node_types: list[_NodeEntry] = Field(min_length=1)
+    cpu_node_types: list[_CpuNodeEntry] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _sources_defined_and_ids_unique(self) -> _CatalogFile:
@@ -322,7 +371,8 @@ def _read_catalog(path: Path) -> Catalog:
                     field = problem.field.replace(match.group(0), f"{match.group(0)} ({label})", 1)
                     problems[i] = Problem(field, problem.message, problem.fix)
         raise InputError(where, problems) from None
-    return Catalog([entry.node() for entry in parsed.node_types], dict(parsed.sources))
+    return Catalog([entry.node() for entry in parsed.node_types], dict(parsed.sources),
+                   cpu_nodes=[entry.node() for entry in parsed.cpu_node_types])
 
 
 @functools.lru_cache(maxsize=1)

@@ -332,8 +332,14 @@ def choose_node(catalog: Catalog, cloud: str, family: str, need_gb: float, pinne
     else:
         if not nodes:
             raise _family_missing_error(catalog, cloud, family)
-        single = [n for n in nodes if n.gpu_count == 1]
-        found = _first_fit(single, need_gb) or _first_fit(nodes, need_gb)
+        # Node types being retired (``deprecated``) only when no current one fits.
+        current = [n for n in nodes if not n.deprecated]
+        found = None
+        for pool in (current, nodes):
+            single = [n for n in pool if n.gpu_count == 1]
+            found = _first_fit(single, need_gb) or _first_fit(pool, need_gb)
+            if found is not None:
+                break
         if found is None:
             largest = max(nodes, key=lambda n: n.total_gpu_memory_gb)
             raise SizingError(

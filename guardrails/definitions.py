@@ -43,6 +43,8 @@ class WorkloadLimits:
     required_tags: Sequence[str]
     autotermination_minutes: int
     max_autotermination_minutes: int
+    #: Allowed driver node types when they differ from ``node_types`` (a CPU driver); empty: the same.
+    driver_node_types: Sequence[str] = ()
     #: training: the fixed size (policy allows 1..num_workers); inference: min/max of the autoscale range.
     num_workers: int | None = None
     min_workers: int | None = None
@@ -81,8 +83,9 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
     }
     node_types = sorted(limits.node_types)
     d["node_type_id"] = {"type": "allowlist", "values": node_types, "isOptional": limits.pool_backed}
-    # Without driver_node_type_id the driver takes the (allowlisted) worker node type.
-    d["driver_node_type_id"] = {"type": "allowlist", "values": node_types, "isOptional": True}
+    # Without driver_node_type_id the driver takes the (allowlisted) worker node type; a CPU driver is allowlisted.
+    d["driver_node_type_id"] = {"type": "allowlist", "values": sorted(limits.driver_node_types or node_types),
+                                "isOptional": True}
     for tag in limits.required_tags:
         d[f"custom_tags.{tag}"] = _fixed(limits.tags[tag])
     d["custom_tags.workload_type"] = _fixed(limits.role)

@@ -31,7 +31,8 @@ def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> di
         common = dict(cloud=spec.cloud, node_types=family_nodes, tags=spec.tags, required_tags=REQUIRED_TAGS,
                       autotermination_minutes=section.autotermination_minutes,
                       max_autotermination_minutes=MAX_AUTOTERMINATION_MINUTES,
-                      pool_backed=getattr(spec.instance_pools, section_name) is not None)
+                      pool_backed=getattr(spec.instance_pools, section_name) is not None,
+                      driver_node_types=[workload.driver.node_type_id] if workload.driver else [])
         dbu = node.dbu_per_hour
         if section_name == "training":
             limits[section_name] = WorkloadLimits(

@@ -23,6 +23,7 @@ from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
 from policies.common import node_cloud
 from policies.rule import ResourceView, Rule, View
 from policies.rules import (
+    avoid_retiring_node_types,
     configure_single_node,
     configure_single_node_shuffle_partitions,
     configure_worker_bounds,
@@ -31,6 +32,7 @@ from policies.rules import (
     disallow_autoscaled_or_spot_training,
     disallow_node_type_with_pool,
     disallow_plaintext_secrets,
+    prefer_interconnect_for_multi_node_training,
     require_api_conformance,
     require_autotermination,
     require_gpu_memory_fit,
@@ -61,6 +63,8 @@ ALL_RULES: tuple[Rule, ...] = (
     configure_single_node_shuffle_partitions.RULE,
     require_training_checkpoints.RULE,
     require_gpu_memory_fit.RULE,
+    avoid_retiring_node_types.RULE,
+    prefer_interconnect_for_multi_node_training.RULE,
 )
 RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in ALL_RULES})
 assert len(RULES_BY_NAME) == len(ALL_RULES), "duplicate rule names"

@@ -299,7 +299,7 @@ class PriceBook:
 
 def _catalog_nodes(catalog: Any) -> dict[str, NodePrice]:
     out: dict[str, NodePrice] = {}
-    for node in catalog:
+    for node in [*catalog, *getattr(catalog, "cpu_nodes", ())]:
         vm_keys = [s for s in node.sources if s in _VM_PRICE_SOURCES] or list(node.sources)
         dbu_keys = [s for s in node.sources if s in _DBU_SOURCES] or list(node.sources)
         out[node.node_type_id] = NodePrice(

@@ -114,6 +114,11 @@ class TrainingSpec(_Spec):
     node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
     job: TrainingJobSpec | None = Field(None, description="Optional training job on a job cluster.")
+    driver: Literal["gpu", "cpu"] = Field("gpu", description=(
+        "The driver's node: gpu (the workers' node type) or cpu (a CPU node type of the cloud from the node "
+        "catalog: the driver only coordinates unless it aggregates or serves). Default gpu."))
+    driver_node_type_id: str | None = Field(None, description="With driver: cpu, the CPU node type (default: the "
+                                                              "catalog's CPU driver of the cloud).")
 
     @model_validator(mode="after")
     def _driver_within_cluster(self) -> TrainingSpec:
@@ -140,6 +145,11 @@ class InferenceSpec(_Spec):
     gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
+    driver: Literal["gpu", "cpu"] = Field("gpu", description=(
+        "The driver's node: gpu (the workers' node type) or cpu (a CPU node type of the cloud from the node "
+        "catalog: the driver only coordinates unless it aggregates or serves). Default gpu."))
+    driver_node_type_id: str | None = Field(None, description="With driver: cpu, the CPU node type (default: the "
+                                                              "catalog's CPU driver of the cloud).")
 
     @model_validator(mode="after")
     def _min_le_max(self) -> InferenceSpec:

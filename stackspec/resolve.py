@@ -22,6 +22,8 @@ class Workload:
     estimate: Estimate | None = None
     choice: NodeChoice | None = None
     pinned: bool = False
+    #: A CPU driver node (``driver: cpu``); None: the driver is a GPU node of the workers' type.
+    driver: NodeType | None = None
 
     def sizing(self) -> dict[str, object]:
         """The sizing line of the plan (``Plan.sizing``): the formula, the node and the next smaller one."""
@@ -37,6 +39,7 @@ class Workload:
             "gpu_memory_gb": node.total_gpu_memory_gb,
             "sharded": self.choice.sharded if self.choice else None,
             "pinned": self.pinned,
+            "driver_node_type_id": self.driver.node_type_id if self.driver else None,
             "next_smaller": None if smaller is None else {"node_type_id": smaller.node_type_id,
                                                           "gpu_memory_gb": smaller.total_gpu_memory_gb},
         }
@@ -85,7 +88,21 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None) -> Res
         except SizingError as exc:
             problems.append(Problem(field_path, str(exc)))
             continue
-        workloads[role] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None)
+        driver = None
+        if getattr(section, "driver", "gpu") == "cpu":
+            driver = catalog.cpu_driver(spec.cloud, section.driver_node_type_id)
+            if driver is None:
+                offered = ", ".join(n.node_type_id for n in catalog.cpu_nodes if n.cloud == spec.cloud) or "none"
+                problems.append(Problem(f"{PROJECT}:{role}.driver_node_type_id",
+                                        f"{section.driver_node_type_id!r} is not a CPU driver node type of "
+                                        f"{spec.cloud} in the node catalog.", f"use one of: {offered}."))
+                continue
+        elif getattr(section, "driver_node_type_id", None) is not None:
+            problems.append(Problem(f"{PROJECT}:{role}.driver_node_type_id", "is set but driver is gpu.",
+                                    "set driver: cpu, or remove driver_node_type_id."))
+            continue
+        workloads[role] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
+                                   driver=driver)
     if problems:
         raise InputError(source, problems)
     return ResolvedStack(spec, source, workloads)

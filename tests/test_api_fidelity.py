@@ -238,3 +238,79 @@ def test_the_dev_policy_admits_the_modern_single_node_form_too(plan_of):
     assert evaluate_shape(definition, cluster_shape(dev)).allowed
     assert evaluate_shape(definition, cluster_shape(modern)).allowed
     assert conformance(CLUSTER, modern) == []
+
+
+# --- CPU driver and interconnect (what the seeds prescribe) --------------------------------------------------------
+
+CPU_DRIVER = {
+    "training": {"num_workers": 2, "driver": "cpu", "model": {"params_billions": 7, "precision": "fp16", "method": "lora"},
+                 "job": {"python_file": "/Workspace/t.py"}},
+    "inference": {"driver": "cpu", "model": {"params_billions": 7, "precision": "fp16"}},
+    "instance_pools": {"inference": {"min_idle_instances": 1}},
+}
+
+
+def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_policy(write_stack, capsys):
+    from gpucatalog import load_catalog
+    from pricing import load_prices
+
+    code, out, _ = run(capsys, "preview", "--json", "--stack", _stack(write_stack, **CPU_DRIVER))
+    plan = json.loads(out)
+    assert code == 0 and not [v for v in plan["violations"] if v["enforcement"] == "mandatory"]
+    clusters = {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == CLUSTER}
+    training, serving = clusters["test-training-cluster"], clusters["test-inference-cluster"]
+    cpu = load_catalog().cpu_driver("aws")
+    assert cpu is not None and cpu.gpu_count == 0
+    assert training["driverNodeTypeId"] == cpu.node_type_id and training["nodeTypeId"] == "g5.xlarge"
+    # pool-backed workers, the CPU driver outside the GPU pool
+    assert serving["driverNodeTypeId"] == cpu.node_type_id and "driverInstancePoolId" not in serving
+    # priced with the driver's own figures: driver on demand, two spot workers
+    entry = next(e for e in plan["cost"]["resources"].values() if e["name"] == "test-training-cluster")
+    book = load_prices()
+    gpu, rate, spot = book.node("g5.xlarge"), book.usd_per_dbu("aws", "all_purpose"), book.spot_factor("aws")
+    driver = cpu.usd_per_hour_on_demand + cpu.dbu_per_hour * rate
+    worker = gpu.usd_per_hour_on_demand * spot + gpu.dbu_per_hour * rate
+    assert entry["driver_node_type_id"] == cpu.node_type_id and entry["hourly"] == pytest.approx(driver + 2 * worker)
+    # the generated policies admit the stack's clusters, job cluster included
+    policies = {r["id"]: json.loads(r["inputs"]["definition"]) for r in plan["resources"]
+                if r["type"].endswith("ClusterPolicy")}
+    from dbxtypes.shape import shapes_of_resource
+
+    for r in plan["resources"]:
+        for shape in shapes_of_resource(r["type"], r["inputs"]):
+            assert evaluate_shape(policies[shape.props["policy_id"]], shape).allowed, r["name"]
+    assert "driver m5.2xlarge (CPU)" in run(capsys, "preview", "--stack", _stack(write_stack, **CPU_DRIVER))[1]
+
+
+@pytest.mark.parametrize("section,words", [
+    ({"driver": "cpu", "driver_node_type_id": "m5.large"}, "is not a CPU driver node type of aws"),
+    ({"driver_node_type_id": "m5.2xlarge"}, "is set but driver is gpu"),
+])
+def test_bad_driver_settings_exit_2(write_stack, capsys, section, words):
+    inference = {**BASE_CONFIG["dbx-ai-infra:inference"], **section}
+    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, inference=inference))
+    assert code == 2 and "dbx-ai-infra:inference.driver_node_type_id" in err and words in err
+
+
+def test_network_figures_carry_their_sources():
+    from gpucatalog import load_catalog
+
+    bandwidth_sources = {"karpenter_aws_bw", "msdocs_sizes", "msdocs_ib", "gcp_gpu_net", "g2_net_note",
+                         "aws_capblocks", "torchx_aws", "aws_batch_gpu"}
+    catalog = load_catalog()
+    assert catalog.get("p4d.24xlarge").interconnect_gbps == 400 and catalog.get("g5.12xlarge").network_gbps == 40
+    for node in catalog.nodes:
+        if node.network_gbps is not None or node.interconnect_gbps is not None:
+            assert bandwidth_sources & set(node.sources), node.node_type_id
+
+
+def test_p3_is_being_retired_never_picked_while_a_current_node_fits_and_flagged_when_used():
+    from gpucatalog import choose_node, load_catalog
+
+    catalog = load_catalog()
+    assert all(n.deprecated for n in catalog.nodes if n.node_type_id.startswith("p3"))
+    # the v100 family on AWS is only P3: the sizer still answers, and the advisory rule says it is retiring
+    assert choose_node(catalog, "aws", "v100", 10).node.node_type_id.startswith("p3")
+    messages = rule_messages(RULES_BY_NAME["databricks-cluster-avoid-retiring-node-types"], CLUSTER,
+                             {"nodeTypeId": "p3.2xlarge", "numWorkers": 1})
+    assert messages and "is being retired" in messages[0]

@@ -489,4 +489,5 @@ def test_package_exports_the_public_api():
 def test_data_file_ships_inside_the_package():
     assert DEFAULT_CATALOG_PATH.parent == Path(gpucatalog.__file__).parent
     assert DEFAULT_CATALOG_PATH.name == "node_types.yaml"
-    assert DEFAULT_CATALOG_PATH.read_text(encoding="utf-8").count("- cloud:") == len(load_catalog().nodes)
+    catalog = load_catalog()
+    assert DEFAULT_CATALOG_PATH.read_text(encoding="utf-8").count("- cloud:") == len(catalog.nodes) + len(catalog.cpu_nodes)

@@ -149,6 +149,15 @@ CASES: dict[str, Case] = {
         CLUSTER, INFERENCE, with_(INFERENCE, aws_attributes__availability="SPOT_PLEASE"),
         "Fix: remove or correct it (the workspace refuses it or drops it silently).",
         with_(INFERENCE, autoscale=None), False),
+    "databricks-cluster-avoid-retiring-node-types": Case(
+        CLUSTER, TRAINING, with_(TRAINING, node_type_id="p3.8xlarge"),
+        "Fix: move to a current GPU family on aws (t4, a10g, a100, a100-80gb, h100, l4, l40s).",
+        with_(TRAINING, node_type_id=None), False),
+    "databricks-cluster-prefer-interconnect-for-multi-node-training": Case(
+        CLUSTER, with_(TRAINING, node_type_id="p4d.24xlarge"), TRAINING,
+        "Fix: use fewer, larger nodes (g5.48xlarge: 8 GPUs on one node) or a family with a GPU interconnect "
+        "(a100: p4d.24xlarge, 400 Gbps).",
+        with_(TRAINING, num_workers=1), False),
     "databricks-cluster-require-autotermination": Case(
         CLUSTER, TRAINING, with_(TRAINING, autotermination_minutes=0),
         "Fix: set autotermination_minutes between 10 and 120.",
@@ -212,7 +221,7 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 17
+    assert len(RULE_NAMES) == 19
 
 
 def test_rule_names_are_unique_kebab_case() -> None:
@@ -240,6 +249,8 @@ def test_enforcement_levels() -> None:
         "databricks-cluster-configure-single-node-shuffle-partitions",
         "databricks-training-require-checkpoint-location",
         "databricks-cluster-require-gpu-memory-fit",
+        "databricks-cluster-avoid-retiring-node-types",
+        "databricks-cluster-prefer-interconnect-for-multi-node-training",
     }
     # mandatory rules come first
     levels = [r.enforcement for r in ALL_RULES]

@@ -61,7 +61,7 @@ JOB = {
             "runtimeEngine": "PHOTON",
             "awsAttributes": {"availability": "SPOT", "firstOnDemand": 1.0}}},
         {"jobClusterKey": "eval", "newCluster": {
-            "sparkVersion": "15.4.x-gpu-ml-scala2.12", "instancePoolId": "pool-123", "nodeTypeId": "g5.xlarge",
+            "sparkVersion": "15.4.x-gpu-ml-scala2.12", "instancePoolId": "pool-123", "nodeTypeId": "p3.2xlarge",
             "autoscale": {"minWorkers": 1.0, "maxWorkers": 2.0}}},
     ],
     "tasks": [

@@ -1,0 +1,49 @@
+"""Node types that are retired, or being retired, should not be used for new clusters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbxtypes.shape import ClusterShape, PoolShape
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+from policies.common import catalog
+from policies.rule import Rule, View
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if isinstance(view, ClusterShape):
+        node_types = view.node_type_ids
+    elif isinstance(view, PoolShape):
+        node_types = [view.node_type_id] if view.node_type_id else []
+    else:
+        return []
+    out = []
+    for node_type in node_types:
+        node = catalog().get(node_type)
+        if node is None:
+            continue
+        if node.retired:
+            why = f"was retired on {node.retired_on}"
+        elif node.deprecated:
+            why = f"is being retired ({node.deprecated.rstrip('.')})"
+        else:
+            continue
+        current = [n.node_type_id for n in catalog().family_nodes(node.cloud, node.family) if not n.deprecated]
+        families = [f for f in catalog().families(node.cloud)
+                    if any(not n.deprecated for n in catalog().family_nodes(node.cloud, f))]
+        instead = (f"a current {node.family} node type such as {current[0]}" if current
+                   else f"a current GPU family on {node.cloud} ({', '.join(families)})")
+        out.append(f"node type {node_type} ({node.gpu}) {why}. Fix: move to {instead}.")
+    return out
+
+
+RULE = Rule(
+    name="databricks-cluster-avoid-retiring-node-types",
+    description="Clusters and pools should not use node types that are retired or being retired (node catalog).",
+    enforcement="advisory",
+    resource_types=(CLUSTER, JOB, INSTANCE_POOL),
+    check=check,
+    remediation="Move to a current node type of the family, or to a current GPU family of the cloud.",
+    severity="medium",
+)
