@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 ARGS ?=
 
-.PHONY: preview check cost test test-slow lint schema bench clean
+.PHONY: install preview check cost test test-slow lint schema bench clean
 
 $(VENV)/.installed-runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,8 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed
 $(VENV)/.installed-bench: requirements-bench.txt $(VENV)/.installed-dev
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt
 	touch $@
+
+install: $(VENV)/.installed-runtime  ## the runtime virtualenv (.venv) that Pulumi.yaml points at
 
 preview: $(VENV)/.installed-runtime  ## offline preview of a stack: resources, violations, costs
 	$(PY) -m stackplan preview --stack $(STACK) $(ARGS)

@@ -10,7 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.constructor import DuplicateKeyError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from .errors import InputError
 
@@ -40,15 +42,25 @@ def read_text(path: str | Path, what: str, *, fix_missing: str = "pass an existi
 
 
 def parse_yaml(text: str, source: str) -> Any:
-    """YAML text as data; a syntax error names its line and column."""
+    """YAML text as data, read with YAML 1.2 core semantics, as the Pulumi CLI reads stack files: ``no``, ``on``
+    and ``yes`` stay strings, ``1e-300`` is a number. A syntax error names its line and column; a key given twice
+    in one mapping is an error (the CLI would keep only one of them)."""
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        return YAML(typ="safe", pure=True).load(text)
+    except DuplicateKeyError as exc:
+        mark = exc.problem_mark
+        key = str(exc.problem).split('"')[1] if '"' in str(exc.problem) else "a key"
+        raise InputError.single(source, key, f"is given twice in the same mapping (again at line {mark.line + 1}).",
+                                "keep one of them.") from None
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problem = exc.problem or str(exc).splitlines()[0]
         raise InputError.single(source, "", f"YAML syntax error{at}: {problem}.",
                                 "correct the YAML there (indentation, a missing ':' or quote).") from None
+    except YAMLError as exc:
+        raise InputError.single(source, "", f"YAML error: {str(exc).splitlines()[0]}.",
+                                "correct the YAML there.") from None
 
 
 def parse_json(text: str, source: str) -> Any:

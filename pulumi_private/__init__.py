@@ -20,7 +20,7 @@ from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.proxy import UnknownValueError
 
 __all__ = ["MockMonitor", "UnknownValueError", "all_config", "deserialize_properties", "root_resource_outputs",
-           "run_program_function", "sync_await"]
+           "run_program_function", "secret_config_keys", "sync_await"]
 
 T = TypeVar("T")
 
@@ -49,6 +49,12 @@ def root_resource_outputs() -> dict[str, Any]:
 def deserialize_properties(struct: Any) -> Any:
     """A registration's protobuf ``Struct`` of inputs as Python values (``pulumi.runtime.rpc``)."""
     return _rpc.deserialize_properties(struct)
+
+
+def secret_config_keys() -> list[str]:
+    """The config keys the CLI marks secret (``PULUMI_CONFIG_SECRET_KEYS``, a JSON list), decrypted in the config."""
+    in_process = sorted(_runtime_config._SECRET_KEYS.get() or ())
+    return list(_runtime_config.get_config_secret_keys_env()) + in_process
 
 
 def all_config() -> dict[str, Any]:

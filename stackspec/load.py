@@ -7,7 +7,7 @@ is validated the same way whether ``python -m stackplan`` or the Pulumi CLI runs
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,15 +123,45 @@ def _from_pulumi_value(value: Any) -> Any:
     return value
 
 
-def _project_sections(config: Mapping[str, Any], source: str) -> dict[str, Any]:
+_SECRET_FIX = ("store the value in a Databricks secret scope and write '{{secrets/<scope>/<key>}}' in its place "
+               "(spark_env_vars take such references); keep Pulumi secrets for provider settings (databricks:token).")
+
+
+def _secure_paths(value: Any, path: str = "") -> list[str]:
+    """Where a stack file value holds an encrypted ``secure:`` value (which only the Pulumi CLI can decrypt)."""
+    if isinstance(value, Mapping):
+        if set(value) == {"secure"}:
+            return [path]
+        return [p for k, v in value.items() for p in _secure_paths(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _secure_paths(v, f"{path}[{i}]")]
+    return []
+
+
+def _project_sections(config: Mapping[str, Any], source: str, secret_keys: Iterable[str] = ()) -> dict[str, Any]:
+    """The project's sections of a config map. A bare key is the project's (the CLI namespaces it so). A secret,
+    whether an encrypted ``secure:`` value of the file or a key the CLI lists as secret, is refused: its plain value
+    would land in a cluster's settings."""
     sections: dict[str, Any] = {}
     problems: list[Problem] = []
+    secret = set(secret_keys)
     for key, value in config.items():
         key = str(key)
         namespace, sep, name = key.partition(":")
         if not sep:
-            problems.append(Problem(key, "is not namespaced.", f"write it as {PROJECT}:{key}."))
-        elif namespace == PROJECT:
+            namespace, name, key = PROJECT, key, f"{PROJECT}:{key}"
+        if namespace == PROJECT and (key in secret or _secure_paths(value)):
+            for path in _secure_paths(value) or [""]:
+                how = ("is an encrypted secure: value; the offline engine cannot decrypt it, and"
+                       if _secure_paths(value) else "is a Pulumi secret;")
+                problems.append(Problem(f"{key}{path}", f"{how} the stack takes no secrets, since its values reach "
+                                        f"cluster settings in plain text.", _SECRET_FIX))
+            continue
+        if namespace == PROJECT:
+            if name in sections:
+                problems.append(Problem(key, f"is given twice (as {name} and {PROJECT}:{name}; the CLI namespaces "
+                                        f"a bare key).", "keep one of them."))
+                continue
             sections[name] = _from_pulumi_value(value)
         elif namespace not in FOREIGN_NAMESPACES:
             problems.append(Problem(key, f"is outside the project namespace {PROJECT!r}.",
@@ -142,12 +172,13 @@ def _project_sections(config: Mapping[str, Any], source: str) -> dict[str, Any]:
     return sections
 
 
-def spec_from_config(config: Mapping[str, Any], source: str, limits: Mapping[str, Any] | None = None) -> StackSpec:
+def spec_from_config(config: Mapping[str, Any], source: str, limits: Mapping[str, Any] | None = None,
+                     secret_keys: Iterable[str] = ()) -> StackSpec:
     """Validate a Pulumi config map (file values or CLI strings) into a StackSpec.
 
     ``limits`` are the policy thresholds that bound the spec (``max_workers_cap``, ...), from a policy config;
-    absent ones keep their defaults."""
-    sections = _project_sections(config, source)
+    absent ones keep their defaults. ``secret_keys`` are the keys the CLI marks secret (refused)."""
+    sections = _project_sections(config, source, secret_keys)
     try:
         return StackSpec.model_validate(sections, context={"limits": dict(limits or {})})
     except ValidationError as exc:
@@ -178,5 +209,6 @@ def load_from_pulumi() -> ResolvedStack:
     import pulumi_private
 
     config = pulumi_private.all_config()
+    secret_keys = pulumi_private.secret_config_keys()
     source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
-    return resolve(spec_from_config(config, source, PROGRAM_LIMITS.get()), source)
+    return resolve(spec_from_config(config, source, PROGRAM_LIMITS.get(), secret_keys), source)

@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from dbxtypes.pip import is_pinned_pip
 from dbxtypes.prices import PriceOverrides
@@ -60,6 +69,19 @@ def _at_most(limit: str) -> AfterValidator:
 
     return AfterValidator(check)
 
+
+def _stringify(value: Any) -> Any:
+    """Numbers and booleans where Databricks wants strings (tag values, env vars) become their text, as a Pulumi CLI
+    user expects: ``pulumi config set --path dbx-ai-infra:tags.cost_center 1234`` stores an integer."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return value
+
+
+#: A string setting that also takes a number or a boolean (converted to text).
+ConfigString = Annotated[str, BeforeValidator(_stringify)]
 
 Workers = Annotated[int, Field(ge=1), _at_most("max_workers_cap")]
 IdleMinutes = Annotated[int, Field(ge=10), _at_most("max_autotermination_minutes")]
@@ -176,7 +198,7 @@ class DevSpec(_Spec):
     autotermination_minutes: IdleMinutes = Field(30, description="Idle minutes before the cluster stops. Default 30.")
     shuffle_partitions: Annotated[int, Field(ge=1), _at_most("max_single_node_shuffle_partitions")] = Field(
         8, description="spark.sql.shuffle.partitions on the single node. Default 8.")
-    spark_env_vars: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
+    spark_env_vars: dict[str, ConfigString] = Field(default_factory=dict, description="Extra environment variables.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
 
 
@@ -323,7 +345,7 @@ class StackSpec(_Spec):
     gpu_family: GpuFamily
     runtime: str = Field(DEFAULT_RUNTIME, pattern=GPU_ML_RUNTIME_PATTERN, description="GPU ML runtime (spark_version).")
     single_user_name: str = Field(min_length=1, description="User or service principal the clusters run as.")
-    tags: dict[str, str]
+    tags: dict[str, ConfigString]
     training: TrainingSpec | None = None
     inference: InferenceSpec | None = None
     dev: DevSpec | None = None

@@ -237,3 +237,24 @@ def test_rules_still_run_when_ids_are_unknown_during_preview(stub, plan_of) -> N
     as_offline = copy.deepcopy(cluster)
     as_offline["inputs"].update(instancePoolId=UNKNOWN, driverInstancePoolId=UNKNOWN, policyId=UNKNOWN)
     assert got == expected_diagnostics({"resources": [as_offline]})
+
+
+def test_a_config_entry_without_enforcement_level_keeps_the_policys_level(stub) -> None:
+    """As the CLI does it (applyConfig): an entry without enforcementLevel is sent with the level the pack declared
+    in GetAnalyzerInfo, so a mandatory policy stays mandatory; the offline reader agrees."""
+    from policies.registry import load_policy_config
+
+    bounds = "databricks-cluster-configure-worker-bounds"
+    config = {bounds: {"max_workers_cap": 4}}
+    declared = {p.name: p.enforcementLevel for p in stub.GetAnalyzerInfo(empty_pb2.Empty()).policies}
+    assert _level(declared[bounds]) == "mandatory"
+    stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={
+        bounds: analyzer_pb2.PolicyConfig(enforcementLevel=declared[bounds],
+                                          properties=ParseDict(config[bounds], Struct()))}))
+    try:
+        got = [g for g in analyze_plan(stub, PLAN) if g[0] == bounds]
+        assert got and {level for _, _, level, _ in got} == {"mandatory"}
+        assert got == [g for g in expected_diagnostics(PLAN, config) if g[0] == bounds]
+    finally:
+        stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest())
+    assert load_policy_config(config).level(RULES_BY_NAME[bounds]) == "mandatory"

@@ -118,3 +118,8 @@ def test_no_other_module_imports_pulumis_private_api() -> None:
         if used:
             offenders.append(f"{relative}: {sorted(used)}")
     assert offenders == []
+
+
+def test_secret_config_keys_reads_the_clis_list(monkeypatch) -> None:
+    monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", '["dbx-ai-infra:dev", "databricks:token"]')
+    assert _in_fresh_runtime(lambda _m: pulumi_private.secret_config_keys()) == ["dbx-ai-infra:dev", "databricks:token"]

@@ -1,0 +1,120 @@
+"""The real `pulumi up` path, as far as it runs without the CLI: config built exactly as the CLI builds it
+(``PULUMI_CONFIG`` and ``PULUMI_CONFIG_SECRET_KEYS`` in the environment, every value a string, objects as JSON), the
+program run against Pulumi's mock monitor, and the README's deployment steps checked against the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from stackplan.engine import ProgramError, run_program
+from stackspec import LoadedStack, load_stack
+from tests.conftest import SHIPPED
+
+REPO = Path(__file__).resolve().parent.parent
+SECRET_TOKEN = "dapi" + "0123456789abcdef" * 2
+
+
+def cli_config(stack: str) -> dict[str, str]:
+    """The stack file's config as the CLI hands it to a program: ``project:key`` -> string (objects as JSON)."""
+    loaded = load_stack(stack)
+    return dict(loaded.config)
+
+
+def run_as_the_cli(stack: str, monkeypatch, extra: dict[str, str] | None = None,
+                   secret_keys: list[str] | None = None):
+    """Run the program with its config in the environment only, as the language host receives it."""
+    config = {**cli_config(stack), **(extra or {})}
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
+    monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps(secret_keys or []))
+    loaded = load_stack(stack)
+    empty = LoadedStack(loaded.name, loaded.path, {}, loaded.resolved)  # nothing set in-process
+    return run_program(empty)
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_the_program_under_cli_config_registers_what_the_offline_engine_does(stack, monkeypatch, plan_of):
+    # a provider secret, decrypted by the CLI into the environment, as `pulumi config set --secret` leaves it
+    plan = run_as_the_cli(stack, monkeypatch, {"databricks:token": SECRET_TOKEN}, ["databricks:token"])
+    offline = plan_of(stack)
+    assert [(r.type, r.name, r.inputs) for r in plan.resources] == \
+        [(r["type"], r["name"], r["inputs"]) for r in offline["resources"]]
+    assert SECRET_TOKEN not in json.dumps(plan.to_json())
+
+
+def test_a_project_secret_is_refused_before_any_resource(monkeypatch):
+    config = json.loads(cli_config("dev")["dbx-ai-infra:dev"])
+    config["spark_env_vars"] = {"HF_TOKEN": "hf_plaintext"}
+    with pytest.raises(ProgramError) as excinfo:
+        run_as_the_cli("dev", monkeypatch, {"dbx-ai-infra:dev": json.dumps(config)}, ["dbx-ai-infra:dev"])
+    message = str(excinfo.value)
+    assert "dbx-ai-infra:dev: is a Pulumi secret" in message and "{{secrets/<scope>/<key>}}" in message
+    assert "hf_plaintext" not in message
+
+
+def test_an_encrypted_value_in_a_stack_file_is_refused_offline(write_stack, capsys):
+    from stackplan.cli import main
+    from tests.conftest import BASE_CONFIG
+
+    config = dict(BASE_CONFIG)
+    config["dbx-ai-infra:dev"] = {**BASE_CONFIG["dbx-ai-infra:dev"], "spark_env_vars": {"HF_TOKEN": {"secure": "AAAB"}}}
+    assert main(["check", "--stack", str(write_stack(config))]) == 2
+    err = capsys.readouterr().err
+    assert "dbx-ai-infra:dev.spark_env_vars.HF_TOKEN: is an encrypted secure: value; the offline engine cannot " \
+           "decrypt it" in err
+
+
+def test_yaml_12_core_semantics_bare_keys_and_numbers_where_strings_belong(write_stack, capsys):
+    from stackplan.cli import main
+
+    text = """config:
+  cloud: aws
+  dbx-ai-infra:gpu_family: a10g
+  dbx-ai-infra:single_user_name: ml@example.com
+  dbx-ai-infra:tags: {workload: genai, cost_center: 1234, env: no}
+  dbx-ai-infra:dev:
+    spark_env_vars: {DEBUG: true, WORKERS: 4}
+"""
+    path = write_stack(text=text)
+    assert main(["preview", "--stack", str(path), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    (dev,) = [r["inputs"] for r in plan["resources"] if r["type"].endswith("cluster:Cluster")]
+    assert dev["customTags"]["env"] == "no" and dev["customTags"]["cost_center"] == "1234"
+    assert dev["sparkEnvVars"]["DEBUG"] == "true" and dev["sparkEnvVars"]["WORKERS"] == "4"
+
+
+def test_shipped_stacks_carry_no_host_so_the_environment_wins():
+    for stack in SHIPPED:
+        text = (REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+        assert "databricks:host" not in text and "databricks:token" not in text
+
+
+def test_the_readmes_deployment_steps_match_the_repository():
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Deploying with Pulumi", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+    makefile = (REPO / "Makefile").read_text()
+    project = (REPO / "Pulumi.yaml").read_text()
+    assert "stackConfigDir: stacks" in project and "virtualenv: .venv" in project
+    for command in commands:
+        if command.startswith("make "):
+            assert f"{command.split()[1]}:" in makefile, command
+        if command.startswith("pulumi stack select"):
+            assert "--create" in command  # a stack that does not exist yet on the backend is created
+            assert (REPO / "stacks" / f"Pulumi.{command.split()[-1]}.yaml").is_file()
+        if "--policy-pack" in command:
+            assert (REPO / command.split("--policy-pack", 1)[1].split()[0] / "PulumiPolicy.yaml").is_file()
+    assert any(c.startswith("pulumi up") for c in commands)
+    workflow = next((REPO / ".github" / "workflows").glob("*.yml")).read_text()
+    assert "pulumi/actions@v7" in workflow and "upsert: true" in workflow
+
+
+def test_pulumi_config_values_are_strings_as_the_cli_gives_them():
+    config = cli_config("prod")
+    assert all(isinstance(v, str) for v in config.values())
+    assert json.loads(config["dbx-ai-infra:training"])["num_workers"] == 2
