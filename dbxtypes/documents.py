@@ -7,6 +7,7 @@ through here, so a missing, unreadable, non-UTF-8 or malformed file reads the sa
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .errors import InputError
+from .errors import InputError, clip
 
 #: The largest input document read (stack files, price and policy files; cluster exports are larger).
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -26,7 +27,9 @@ def read_text(path: str | Path, what: str, *, fix_missing: str = "pass an existi
     p = Path(path)
     source = str(path)
     if not p.is_file():
-        raise InputError.single(source, "", f"{what} not found.", fix_missing)
+        kind = not_a_file(p)
+        raise InputError.single(source, "", f"{what} {kind}.", fix_missing if kind == "not found" else
+                                f"pass the {what} itself, a regular file.")
     try:
         size = p.stat().st_size
         if size > max_bytes:
@@ -41,11 +44,71 @@ def read_text(path: str | Path, what: str, *, fix_missing: str = "pass an existi
                                 "check the path and its permissions.") from None
 
 
+def not_a_file(path: Path) -> str:
+    """What a path that is not a readable regular file is: ``not found``, ``is a directory``, ``is a FIFO``, ..."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            return "is a symbolic link loop"
+        return "not found"
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO, not a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a file"
+    return "is not a regular file"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+#: Most nodes a YAML document may expand to through anchors and aliases (an "alias bomb" of a few hundred bytes
+#: expands to billions); far above any stack or data file of this project.
+MAX_YAML_NODES = 200_000
+
+
+def _expanded_nodes(text: str, source: str) -> None:
+    """Count the nodes the document expands to, from its parse events, before building anything; refuse a
+    document whose aliases expand it beyond `MAX_YAML_NODES`."""
+    sizes: dict[str, int] = {}
+    open_nodes: list[list[Any]] = []  # [anchor, size] of the collections being read
+    total = 0
+    for event in YAML(typ="safe", pure=True).parse(text):
+        kind = type(event).__name__
+        if kind in ("MappingStartEvent", "SequenceStartEvent"):
+            open_nodes.append([getattr(event, "anchor", None), 1])
+            continue
+        if kind in ("MappingEndEvent", "SequenceEndEvent"):
+            anchor, size = open_nodes.pop()
+            if anchor:
+                sizes[anchor] = size
+        elif kind == "AliasEvent":
+            size = sizes.get(event.anchor, 1)
+        elif kind == "ScalarEvent":
+            size = 1
+            if getattr(event, "anchor", None):
+                sizes[event.anchor] = 1
+        else:
+            continue
+        if open_nodes:
+            open_nodes[-1][1] += size
+        else:
+            total += size
+        if total > MAX_YAML_NODES or any(n[1] > MAX_YAML_NODES for n in open_nodes[-1:]):
+            raise InputError.single(source, "", f"its anchors and aliases expand it beyond {MAX_YAML_NODES:,} "
+                                    f"nodes.", "write the values out, without nested aliases.")
+
+
 def parse_yaml(text: str, source: str) -> Any:
     """YAML text as data, read with YAML 1.2 core semantics, as the Pulumi CLI reads stack files: ``no``, ``on``
     and ``yes`` stay strings, ``1e-300`` is a number. A syntax error names its line and column; a key given twice
-    in one mapping is an error (the CLI would keep only one of them)."""
+    in one mapping is an error (the CLI would keep only one of them); aliases may not expand the document beyond
+    `MAX_YAML_NODES` nodes."""
     try:
+        _expanded_nodes(text, source)
         return YAML(typ="safe", pure=True).load(text)
     except DuplicateKeyError as exc:
         mark = exc.problem_mark
@@ -63,13 +126,29 @@ def parse_yaml(text: str, source: str) -> Any:
                                 "correct the YAML there.") from None
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique: a repeated key would otherwise keep its last value silently."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"key {clip(key)} is given twice in the same object")
+        seen[key] = value
+    return seen
+
+
 def parse_json(text: str, source: str) -> Any:
     """JSON text as data; a syntax error names its line and column."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError.single(source, "", f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.",
                                 "correct the JSON there.") from None
+    except ValueError as exc:  # NaN, Infinity, a repeated key
+        fix = "keep one of them." if "twice" in str(exc) else "write a finite number (NaN and Infinity are not JSON)."
+        raise InputError.single(source, "", f"{exc}.", fix) from None
+    except RecursionError:
+        raise InputError.single(source, "", "is nested too deeply to read.", "pass the export as Databricks "
+                                "writes it.") from None
 
 
 def read_document(path: str | Path, what: str, *, fix_missing: str = "pass an existing file.") -> Any:

@@ -39,8 +39,9 @@ def field_path(loc: Sequence[Any]) -> str:
 
 def did_you_mean(word: str, options: Sequence[str]) -> str:
     """`` (did you mean 'spot_factor'?)`` when an option is close to ``word``, else ``""``."""
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.7)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    by_lower = {o.lower(): o for o in options}
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.7)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
 
 
 @dataclass(frozen=True)

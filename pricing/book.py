@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from dbxtypes.documents import parse_yaml, read_text
-from dbxtypes.errors import InputError, problems_from_pydantic
+from dbxtypes.errors import InputError, did_you_mean, problems_from_pydantic
 from dbxtypes.prices import NodePriceOverride, PriceOverrides, Tier
 from dbxtypes.vocabulary import CLOUDS, COMPUTE_KINDS, Cloud
 
@@ -334,7 +334,14 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     dbu_src: dict[tuple[str, str], str] = {}
     nodes = _catalog_nodes(catalog)
 
+    known = {n.node_type_id for n in [*catalog, *getattr(catalog, "cpu_nodes", ())]}
     for layer in layers:
+        unknown = [n for n in layer.node_types if n not in known]
+        if unknown:
+            first = unknown[0]
+            raise InputError.single(layer.origin or "price overrides", f"node_types[{first!r}]",
+                                    f"is not a node type of the node catalog{did_you_mean(first, sorted(known))}.",
+                                    "name a node type of gpucatalog/node_types.yaml (case matters).")
         origin = f"override ({layer.origin})" if layer.origin else "override"
         if layer.tier is not None:
             tier, tier_source = layer.tier, origin

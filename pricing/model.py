@@ -549,6 +549,9 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
     rank: dict[str, int] = {role: i for i, role in enumerate(ROLES)}
     by_workload = dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
 
+    if not all(math.isfinite(v) for v in (total["hourly"], total["hourly_max"], *total["monthly"].values())):
+        raise InputError.single("prices", "", "the figures give a cost that is not a finite number.",
+                                "check the price overrides for figures too large (such as 1e308).")
     return Cost.model_validate({
         "currency": prices.currency,
         "tier": prices.tier,

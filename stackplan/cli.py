@@ -2,7 +2,7 @@
 
 Exit codes (a public contract): 0 success; 1 a mandatory policy violation (``preview``, ``check``) or a
 failure that is not the input's fault; 2 invalid input (the message on stderr names the file, the field and
-the fix; nothing is written).
+the fix; nothing is written); 130 an interrupted run (Ctrl-C or SIGTERM; no file is left behind).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dbxtypes.errors import InputError
+from dbxtypes.errors import InputError, clip
 from dbxtypes.plan import Plan, SizingLine, Violation
 from dbxtypes.vocabulary import CLUSTER_POLICY
 from stackspec import load_stack
 
 from .inputs import read_json
 
-EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _policy_config(args: argparse.Namespace) -> Any:
@@ -72,10 +72,35 @@ def base_plan(base: str, *, policy_config: Any, prices: str | None) -> Plan:
     return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True)
 
 
+_INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "cluster_policy", "policy_config")
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """The files this run reads (``--out`` may not be one of them); a stack name means its stack file."""
+    from stackspec import stack_file_for
+
+    found = []
+    for name in _INPUT_ARGS:
+        value = getattr(args, name, None)
+        if not isinstance(value, str) or not value:
+            continue
+        if name in ("stack", "against") and not Path(value).exists():
+            try:
+                value = str(stack_file_for(value))
+            except InputError:
+                continue
+        if Path(value).exists():
+            found.append(value)
+    return found
+
+
+_ARGS: argparse.Namespace | None = None
+
+
 def _emit(text: str, out: str | None) -> None:
     from .output import write_text
 
-    write_text(text, out)
+    write_text(text, out, _inputs(_ARGS) if _ARGS is not None else ())
 
 
 def _has_mandatory(violations: list[Violation]) -> bool:
@@ -85,7 +110,7 @@ def _has_mandatory(violations: list[Violation]) -> bool:
 def cmd_preview(args: argparse.Namespace) -> int:
     plan = build_plan(args.stack, policy_config=_policy_config(args), prices=args.prices, with_cost=True)
     if args.json:
-        _emit(json.dumps(plan.to_json(), indent=2), args.out)
+        _emit(json.dumps(plan.to_json(), indent=2, allow_nan=False), args.out)
     else:
         from .render import plan_table
 
@@ -109,7 +134,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         violations = plan.violations or []
         result = plan.to_json()
     if args.json:
-        _emit(json.dumps(result, indent=2), args.out)
+        _emit(json.dumps(result, indent=2, allow_nan=False), args.out)
     else:
         from .render import violations_table
 
@@ -128,6 +153,12 @@ def _cluster_policy_results(raw: Any, cluster_path: str, policy_path: str) -> li
     from policies.registry import cluster_objects
 
     doc = read_json(policy_path, "cluster policy")
+    if isinstance(doc, dict) and isinstance(doc.get("policies"), list) and "definition" not in doc:
+        names = [str(p.get("name")) for p in doc["policies"] if isinstance(p, dict) and p.get("name")]
+        raise InputError.single(
+            policy_path, "policies", f"is a list of {len(doc['policies'])} policies (the List policies response).",
+            "pass one policy: its object or its definition, e.g. `jq '.policies[0]'`"
+            + (f"; the names here: {clip(', '.join(names))}" if names else "") + ".")
     # Accept a bare definition, or a policy object as the Cluster Policies API returns it.
     definition = doc.get("definition", doc) if isinstance(doc, dict) else doc
     try:
@@ -184,7 +215,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if args.format == "json":
         as_json = plan.to_json()
         doc = {"stack": plan.stack, "cost": as_json.get("cost"), "violations": as_json.get("violations"), "diff": diff}
-        _emit(json.dumps(doc, indent=2), args.out)
+        _emit(json.dumps(doc, indent=2, allow_nan=False), args.out)
     elif args.format in ("markdown", "html"):
         from .reports import render_html, render_markdown
 
@@ -249,10 +280,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "cluster_policy", None) and not getattr(args, "cluster_json", None):
         print("error: --cluster-policy goes with --cluster-json. Fix: add --cluster-json FILE.", file=sys.stderr)
         return EXIT_INVALID
-    from .engine import ProgramError
+    from .engine import ProgramError  # imports the provider SDK; an interrupt here is caught in __main__
+    from .output import check_out, cleanup_partial_outputs
 
+    global _ARGS
+    _ARGS = args
     try:
+        if args.func is not cmd_export_policies and getattr(args, "out", None) is not None:
+            check_out(args.out, _inputs(args))  # before any work: a bad --out changes nothing
         return args.func(args)
+    except KeyboardInterrupt:
+        cleanup_partial_outputs()
+        print("interrupted: nothing was written.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except RecursionError:
+        print("error: an input is nested too deeply to read. Fix: pass a Databricks export or a stack file as "
+              "written by their tools.", file=sys.stderr)
+        return EXIT_INVALID
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

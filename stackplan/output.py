@@ -1,28 +1,101 @@
-"""Writing results: to stdout, or to a file atomically (a temporary file renamed into place)."""
+"""Writing results: to stdout, to a character device or FIFO directly, or to a regular file atomically.
+
+A regular file is written to a temporary file beside it and renamed into place, so a reader never sees half a
+report and an interrupted run leaves the old file as it was. The new file gets the mode the user's umask gives a
+new file, or the mode of the file it replaces. Anything else is refused as invalid input (exit 2): an atomic rename
+over ``/dev/null`` as root would replace the device node with a regular file.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from dbxtypes.errors import InputError
 
+#: Temporary files being written, removed by `cleanup_partial_outputs` when a run is interrupted.
+_PARTIAL: set[str] = set()
 
-def write_text(text: str, out: str | None) -> None:
-    if out is None or out == "-":
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+def cleanup_partial_outputs() -> None:
+    """Remove the temporary files of writes still under way (on Ctrl-C or SIGTERM)."""
+    for tmp in list(_PARTIAL):
+        Path(tmp).unlink(missing_ok=True)
+        _PARTIAL.discard(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_out(out: str, inputs: Iterable[str | None] = ()) -> None:
+    """Refuse an ``--out`` that would damage something before any work is done: an input file of the run, a
+    directory, a socket or block device, a directory that does not exist, an empty path."""
+    if out == "":
+        raise InputError.single("", "--out", "is empty.", "pass a file path, or - for standard output.")
+    if out == "-":
         return
     path = Path(out)
+    for given in inputs:
+        if given and Path(given).exists() and path.exists() and os.path.samefile(given, path):
+            raise InputError.single(out, "--out", f"is an input of this run ({given}); writing there would replace "
+                                    f"it.", "choose another --out.")
+    if path.exists() or path.is_symlink():
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            raise InputError.single(out, "--out", f"cannot be read ({exc.strerror}).",
+                                    "choose another --out.") from None
+        if stat.S_ISDIR(mode):
+            raise InputError.single(out, "--out", "is a directory.", "pass a file path inside it.")
+        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+            raise InputError.single(out, "--out", "is neither a regular file, a character device nor a FIFO.",
+                                    "choose a regular file.")
+    else:
+        directory = path.parent if str(path.parent) else Path(".")
+        if not directory.is_dir():
+            raise InputError.single(out, "--out", f"directory {directory} does not exist.",
+                                    "create it or choose another --out.")
+
+
+def write_text(text: str, out: str | None, inputs: Iterable[str | None] = ()) -> None:
+    """``text`` (with a final newline) to stdout (``None`` or ``-``), a device or FIFO, or a file atomically."""
+    data = text if text.endswith("\n") else text + "\n"
+    if out is None or out == "-":
+        sys.stdout.write(data)
+        return
+    check_out(out, inputs)
+    path = Path(out)
+    if path.exists():
+        mode = path.stat().st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):  # /dev/null, /dev/stdout, a pipe: write, never replace
+            try:
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(data)
+            except OSError as exc:
+                raise InputError.single(out, "--out", f"cannot write ({exc.strerror}).",
+                                        "choose a writable --out.") from None
+            return
+        new_mode = stat.S_IMODE(mode)
+    else:
+        new_mode = 0o666 & ~_umask()
     directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError.single(out, "--out", f"directory {directory} does not exist.",
-                                "create it or choose another --out.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise InputError.single(out, "--out", f"cannot write in {directory} ({exc.strerror}).",
+                                "choose a writable --out.") from None
+    _PARTIAL.add(tmp)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text if text.endswith("\n") else text + "\n")
+            handle.write(data)
+        os.chmod(tmp, new_mode)
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
@@ -30,3 +103,5 @@ def write_text(text: str, out: str | None) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        _PARTIAL.discard(tmp)

@@ -7,6 +7,7 @@ is validated the same way whether ``python -m stackplan`` or the Pulumi CLI runs
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dbxtypes.documents import parse_yaml, read_text
+from dbxtypes.documents import not_a_file, parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import DEFAULT_RUNTIME, PROJECT
 
@@ -54,7 +55,7 @@ class LoadedStack:
 def display_path(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # outside the cwd, or a symbolic link loop
         return str(path)
 
 
@@ -70,16 +71,27 @@ def stack_file_for(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
         names = ", ".join(available_stacks(stacks_dir)) or "none"
         what = "stack file" if looks_like_path else f"stack {stack!r}"
         raise InputError.single(
-            display_path(path), "", f"{what} not found.",
+            display_path(path), "", f"{what} {not_a_file(path)}.",
             f"pass a stack name ({names}) or the path of a stack YAML file.")
     return path
+
+
+#: Stack names the Pulumi CLI takes: letters, digits, hyphens, underscores and periods, at most 100 characters
+#: (Pulumi docs, "Stacks": stack names; read 2026-12).
+_STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
 def stack_name_of(path: Path) -> str:
     name = path.name
     if name.startswith("Pulumi.") and name.endswith((".yaml", ".yml")):
-        return name[len("Pulumi."):].rsplit(".", 1)[0]
-    return path.stem
+        name = name[len("Pulumi."):].rsplit(".", 1)[0]
+    else:
+        name = path.stem
+    if not _STACK_NAME.match(name):
+        raise InputError.single(display_path(path), "", f"the stack name {name[:40]!r} (from the file name) is one "
+                                f"the Pulumi CLI refuses.", "name the file Pulumi.<name>.yaml with a name of "
+                                "letters, digits, -, _ and . only, at most 100 characters.")
+    return name
 
 
 def read_stack_file(path: Path) -> dict[str, Any]:

@@ -8,6 +8,7 @@ types) live in :mod:`stackspec.resolve`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -26,6 +27,7 @@ from dbxtypes.pip import is_pinned_pip
 from dbxtypes.prices import PriceOverrides
 from dbxtypes.unity_catalog import privilege_problems
 from dbxtypes.vocabulary import (
+    CHECKPOINT_DIR_ARG,
     DEFAULT_RUNTIME,
     GPU_ML_RUNTIME_PATTERN,
     MAX_AUTOTERMINATION_MINUTES,
@@ -83,6 +85,34 @@ def _stringify(value: Any) -> Any:
 #: A string setting that also takes a number or a boolean (converted to text).
 ConfigString = Annotated[str, BeforeValidator(_stringify)]
 
+#: The training entry point's checkpoint flag, which the job sets itself.
+CHECKPOINT_FLAGS = (CHECKPOINT_DIR_ARG, "--checkpoint_dir")
+
+#: Tag limits per cloud, where Databricks applies cluster tags (Databricks docs, "Tag cluster resources": AWS tags
+#: keys up to 128 and values up to 256 characters; Azure tag names up to 512 and values up to 256 characters, names
+#: without < > % & \ ? /; GCP applies them as labels: keys and values up to 63 characters of lowercase letters,
+#: digits, - and _, keys starting with a letter; read 2026-12).
+_TAG_LIMITS = {"aws": (128, 256), "azure": (512, 256), "gcp": (63, 63)}
+_AZURE_FORBIDDEN = set("<>%&\\?/")
+_GCP_LABEL = re.compile(r"^[a-z0-9_-]*$")
+
+
+def tag_problems(cloud: str, tags: Mapping[str, str]) -> list[str]:
+    """Why some tags cannot be applied on ``cloud`` (lengths and characters); empty when all can."""
+    key_max, value_max = _TAG_LIMITS[cloud]
+    out = []
+    for key, value in tags.items():
+        if len(key) > key_max or len(value) > value_max:
+            out.append(f"{key[:40]!r} is longer than {cloud.upper()} allows (keys up to {key_max}, values up to "
+                       f"{value_max} characters); shorten it")
+        elif cloud == "azure" and _AZURE_FORBIDDEN & set(key):
+            out.append(f"key {key!r} has a character Azure refuses in tag names (< > % & \\ ? /); rename it")
+        elif cloud == "gcp" and not (_GCP_LABEL.match(key) and _GCP_LABEL.match(value) and key[:1].isalpha()):
+            out.append(f"{key!r}: {value!r} is not a GCP label (lowercase letters, digits, - and _, a key starting "
+                       f"with a letter); rename it")
+    return out
+
+
 Workers = Annotated[int, Field(ge=1), _at_most("max_workers_cap")]
 IdleMinutes = Annotated[int, Field(ge=10), _at_most("max_autotermination_minutes")]
 
@@ -91,7 +121,8 @@ Identifier = Annotated[str, Field(pattern=_NAME)]
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a YAML boolean or a quoted number is not a number (num_workers: true is refused, not 1 worker)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ModelSpec(_Spec):
@@ -371,6 +402,24 @@ class StackSpec(_Spec):
     def _cross_section(self) -> StackSpec:
         if not (self.training or self.inference or self.dev):
             raise ValueError("the stack defines no workload; add at least one of training, inference, dev")
+        for problem in tag_problems(self.cloud, self.tags):
+            raise ValueError(f"tags: {problem}")
+        for role in SECTIONS:
+            pool, section = getattr(self.instance_pools, role), getattr(self, role)
+            if pool is None or section is None or pool.max_capacity is None:
+                continue
+            workers: int = section.max_workers if isinstance(section, InferenceSpec) else getattr(
+                section, "num_workers", 0)
+            largest = 1 + workers
+            if pool.max_capacity < largest:
+                raise ValueError(f"instance_pools.{role}.max_capacity {pool.max_capacity} is below the {largest} "
+                                 f"nodes the {role} cluster needs at its largest (the driver and its workers); raise "
+                                 f"max_capacity to at least {largest}")
+        if self.training and self.training.job:
+            repeated = [p for p in self.training.job.parameters if p.split("=", 1)[0] in CHECKPOINT_FLAGS]
+            if repeated:
+                raise ValueError(f"training.job.parameters repeats {repeated[0].split('=', 1)[0]}: the job already "
+                                 f"passes the checkpoint Volume; remove it (set training.checkpoint_volume instead)")
         refs = self.unity_catalog.volume_refs()
         if self.training and self.training.checkpoint_volume not in refs:
             raise ValueError(f"training.checkpoint_volume {self.training.checkpoint_volume!r} is not a volume "

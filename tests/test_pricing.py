@@ -537,11 +537,15 @@ def test_override_objects_change_the_result():
     assert tier == pytest.approx(vm + vm * AWS_SPOT + 2 * dbu * AWS_ENTERPRISE_ALL_PURPOSE)
     node = load_prices({"node_types": {"g5.xlarge": {"usd_per_hour_on_demand": 2.0}}})
     assert entry(price_plan(plan, node), "c")["hourly"] == pytest.approx(2.0 + 2.0 * AWS_SPOT + 2 * dbu * 0.55)
-    # an override prices a node type the catalog does not know
-    cpu = plan_of(resource(CLUSTER, "cpu", cluster("cpu", "i3.xlarge", workers=1)))
-    book = load_prices(PriceOverrides(node_types={"i3.xlarge": {"usd_per_hour_on_demand": 0.312,
-                                                               "dbu_per_hour": 1.0}}))
+    # an override reprices a catalog node type (the CPU driver); one the catalog does not know is refused
+    cpu = plan_of(resource(CLUSTER, "cpu", cluster("cpu", "m5.2xlarge", workers=1)))
+    book = load_prices(PriceOverrides(node_types={"m5.2xlarge": {"usd_per_hour_on_demand": 0.312,
+                                                                "dbu_per_hour": 1.0}}))
     assert entry(price_plan(cpu, book), "cpu")["hourly"] == pytest.approx(2 * (0.312 + 1.0 * 0.55))
+    for typo, guess in (("g5.xlage", "g5.xlarge"), ("G5.XLARGE", "g5.xlarge"), ("i3.xlarge", None)):
+        with pytest.raises(InputError, match=r"is not a node type of the node catalog") as excinfo:
+            load_prices(PriceOverrides(node_types={typo: {"usd_per_hour_on_demand": 1.0}}))
+        assert guess is None or f"did you mean '{guess}'" in str(excinfo.value)
 
 
 def test_later_overrides_win_and_sources_name_them(tmp_path):

@@ -1,0 +1,282 @@
+"""Bad, hostile and interrupted input: every case a clear exit 2 (130 when interrupted), nothing damaged, nothing
+left behind. Outputs go only under pytest's temporary directories: a device node or FIFO made there stands in for
+/dev/null."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stackplan.cli import main
+from tests.conftest import BASE_CONFIG
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def stack(write_stack, name: str = "test", **sections) -> str:
+    config = copy.deepcopy(BASE_CONFIG)
+    for key, value in sections.items():
+        config[f"dbx-ai-infra:{key}"] = value
+    return str(write_stack(config, name=name))
+
+
+# --- damage ------------------------------------------------------------------------------------------------------
+
+def test_a_character_device_is_written_never_replaced(tmp_path, capsys):
+    node = tmp_path / "null"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # the /dev/null device, inside tmp_path
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    assert run(capsys, "check", "--stack", "dev", "--out", str(node))[0] == 0
+    assert stat.S_ISCHR(node.stat().st_mode) and list(tmp_path.iterdir()) == [node]
+
+
+def test_a_fifo_is_written_never_replaced(tmp_path, capsys):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    assert run(capsys, "check", "--stack", "dev", "--out", str(fifo))[0] == 0
+    reader.join(10)
+    assert b"Policies" in received[0] and stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+@pytest.mark.parametrize("which", ["stack", "prices", "cluster-json"])
+def test_out_may_not_be_an_input(tmp_path, capsys, write_stack, which):
+    path = Path(stack(write_stack))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("tier: premium\n")
+    clusters = tmp_path / "clusters.json"
+    clusters.write_text(json.dumps({"cluster_name": "c", "spark_version": "15.4.x-gpu-ml-scala2.12"}))
+    argv = {"stack": ["preview", "--stack", str(path), "--out", str(path)],
+            "prices": ["cost", "--stack", str(path), "--prices", str(prices), "--out", str(prices)],
+            "cluster-json": ["check", "--cluster-json", str(clusters), "--out", str(clusters)]}[which]
+    before = {p: p.read_bytes() for p in (path, prices, clusters)}
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "is an input of this run" in err
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_outputs_follow_the_umask_and_keep_a_replaced_files_mode(tmp_path, capsys):
+    old = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.json"
+        assert run(capsys, "check", "--stack", "dev", "--json", "--out", str(fresh))[0] == 0
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+        kept = tmp_path / "kept.json"
+        kept.write_text("{}")
+        kept.chmod(0o640)
+        assert run(capsys, "check", "--stack", "dev", "--json", "--out", str(kept))[0] == 0
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and json.loads(kept.read_text())["stack"] == "dev"
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.parametrize("out,words", [("", "--out: is empty"), ("/proc/no-such-dir/report.md", "does not exist"),
+                                        ("{tmp}", "is a directory")])
+def test_an_unusable_out_is_invalid_input(tmp_path, capsys, out, words):
+    code, _, err = run(capsys, "check", "--stack", "dev", "--out", out.format(tmp=tmp_path))
+    assert code == 2 and words in err and "Fix:" in err
+
+
+# --- accepted silently before --------------------------------------------------------------------------------------
+
+def test_duplicate_keys_are_refused(write_stack, capsys):
+    text = ("config:\n  dbx-ai-infra:cloud: aws\n  dbx-ai-infra:cloud: gcp\n  dbx-ai-infra:gpu_family: a10g\n")
+    code, _, err = run(capsys, "check", "--stack", str(write_stack(text=text)))
+    assert code == 2 and "dbx-ai-infra:cloud: is given twice" in err
+
+
+@pytest.mark.parametrize("section,field", [
+    ({"training": {"num_workers": True, "model": {"params_billions": 1}}}, "training.num_workers"),
+    ({"dev": {"model": {"params_billions": True}}}, "dev.model.params_billions"),
+])
+def test_booleans_are_not_numbers(write_stack, capsys, section, field):
+    code, _, err = run(capsys, "check", "--stack", stack(write_stack, **section))
+    assert code == 2 and f"dbx-ai-infra:{field}" in err and "got True" in err
+
+
+def test_a_pool_smaller_than_its_cluster_is_refused(write_stack, capsys):
+    code, _, err = run(capsys, "check", "--stack", stack(write_stack, instance_pools={"inference": {"max_capacity": 3}}))
+    assert code == 2 and "max_capacity 3 is below the 7 nodes" in err
+
+
+@pytest.mark.parametrize("cloud,tags,words", [
+    ("gcp", {"workload": "GenAI", "cost_center": "ai"}, "is not a GCP label"),
+    ("aws", {"workload": "w", "cost_center": "c", "k" * 129: "v"}, "longer than AWS allows"),
+    ("azure", {"workload": "w", "cost_center": "c", "a/b": "v"}, "Azure refuses"),
+])
+def test_tags_the_cloud_refuses(write_stack, capsys, cloud, tags, words):
+    from tests.conftest import config_for
+
+    config = config_for(cloud)
+    config["dbx-ai-infra:tags"] = tags
+    code, _, err = run(capsys, "check", "--stack", str(write_stack(config)))
+    assert code == 2 and words in err
+
+
+def test_a_repeated_checkpoint_flag_is_refused(write_stack, capsys):
+    training = {"num_workers": 1, "model": {"params_billions": 1},
+                "job": {"python_file": "/Workspace/t.py", "parameters": ["--checkpoint-dir=/Volumes/x/y/z"]}}
+    code, _, err = run(capsys, "check", "--stack", stack(write_stack, training=training))
+    assert code == 2 and "repeats --checkpoint-dir" in err
+
+
+def test_stack_names_the_cli_refuses(write_stack, capsys):
+    code, _, err = run(capsys, "check", "--stack", stack(write_stack, name="my stack"))
+    assert code == 2 and "the Pulumi CLI refuses" in err
+
+
+def test_nan_in_cluster_json_is_invalid(tmp_path, capsys):
+    path = tmp_path / "clusters.json"
+    path.write_text('{"cluster_name": "c", "spark_version": "15.4.x-scala2.12", "autotermination_minutes": NaN}')
+    code, _, err = run(capsys, "check", "--cluster-json", str(path))
+    assert code == 2 and "NaN is not a number JSON allows" in err
+
+
+# --- resource limits and odd files ---------------------------------------------------------------------------------
+
+def test_an_alias_bomb_is_refused(write_stack, capsys):
+    lines = ["config:", "  dbx-ai-infra:x:", "    a: &a [x, x, x, x, x, x, x, x, x]"]
+    for i in range(8):
+        prev, cur = chr(97 + i), chr(98 + i)
+        lines.append(f"    {cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    code, _, err = run(capsys, "check", "--stack", str(write_stack(text="\n".join(lines) + "\n")))
+    assert code == 2 and "expand it beyond" in err
+
+
+def test_deep_json_and_symlink_loops_and_non_files(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    assert run(capsys, "check", "--cluster-json", str(deep))[0] == 2
+    loop = tmp_path / "Pulumi.loop.yaml"
+    loop.symlink_to(loop)
+    code, _, err = run(capsys, "check", "--stack", str(loop))
+    assert code == 2 and "symbolic link loop" in err
+    code, _, err = run(capsys, "check", "--stack", str(tmp_path))
+    assert code == 2 and "is a directory" in err
+    fifo = tmp_path / "Pulumi.fifo.yaml"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "check", "--stack", str(fifo))
+    assert code == 2 and "is a FIFO" in err
+
+
+def test_duplicate_keys_in_json_are_refused(tmp_path, capsys):
+    cluster = tmp_path / "c.json"
+    cluster.write_text('{"clusters": [{"cluster_name": "a", "num_workers": 2, "num_workers": 0}]}')
+    code, _, err = run(capsys, "check", "--cluster-json", str(cluster))
+    assert code == 2 and "'num_workers' is given twice" in err and "Fix:" in err
+
+
+def test_a_device_given_as_stack_is_named_as_such(capsys):
+    code, _, err = run(capsys, "check", "--stack", "/dev/zero")
+    assert code == 2 and "is a device, not a file" in err and "not found" not in err
+
+
+def test_a_plan_with_a_wrong_cloud_or_cost_is_invalid_input(tmp_path, capsys):
+    bad = tmp_path / "plan.json"
+    bad.write_text(json.dumps({"cloud": "mars", "cost": 5}))
+    code, _, err = run(capsys, "cost", "--stack", "dev", "--against", str(bad))
+    assert code == 2 and str(bad) in err and "cloud" in err and "cost" in err and "unexpected" not in err
+
+
+def test_quoted_input_is_cut_to_a_readable_length(tmp_path, capsys):
+    cluster = tmp_path / "c.json"
+    cluster.write_text(_CLUSTER_TEXT)
+    listing = tmp_path / "policies.json"
+    listing.write_text(json.dumps({"policies": [{"name": "gpu", "definition": "y" * 2000}]}))
+    code, _, err = run(capsys, "check", "--cluster-json", str(cluster), "--cluster-policy", str(listing))
+    assert code == 2 and "List policies" in err and "'gpu'" in err and max(map(len, err.splitlines())) < 300
+    element = tmp_path / "element.json"
+    element.write_text(json.dumps({"spark_version": {"type": "y" * 2000}}))
+    code, _, err = run(capsys, "check", "--cluster-json", str(cluster), "--cluster-policy", str(element))
+    assert code == 2 and "unknown type" in err and max(map(len, err.splitlines())) < 300
+
+
+def test_huge_prices_are_refused_and_tiny_ones_are_numbers(write_stack, tmp_path, capsys):
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("node_types:\n  g5.xlarge: {usd_per_hour_on_demand: 1.0e+308}\n")
+    code, _, err = run(capsys, "cost", "--stack", "dev", "--prices", str(huge), "--format", "json")
+    assert code == 2 and "not a finite number" in err
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text("node_types:\n  g5.xlarge: {usd_per_hour_on_demand: 1e-300}\n")
+    assert run(capsys, "cost", "--stack", "dev", "--prices", str(tiny), "--format", "json")[0] == 0
+
+
+# --- interrupted runs ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_says_one_line_exits_130_and_leaves_nothing(tmp_path, sig):
+    out = tmp_path / "plan.json"
+    proc = subprocess.Popen([sys.executable, "-m", "stackplan", "preview", "--stack", "prod", "--json", "--out",
+                             str(out)], cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+    time.sleep(1.0)  # importing the provider SDK: mid-run
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.decode().strip().splitlines() == ["interrupted: nothing was written."]
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- keep the class closed: random and mutated inputs to every subcommand -----------------------------------------
+
+_STACK_TEXT = (REPO / "stacks" / "Pulumi.dev.yaml").read_text()
+_CLUSTER_TEXT = json.dumps({"clusters": [{"cluster_name": "c", "spark_version": "15.4.x-gpu-ml-scala2.12",
+                                          "node_type_id": "g5.xlarge", "num_workers": 2,
+                                          "custom_tags": {"workload": "w", "cost_center": "c"}}]})
+_PRICES_TEXT = "tier: premium\nspot_factor: {aws: 0.4}\nnode_types:\n  g5.xlarge: {usd_per_hour_on_demand: 1.0}\n"
+_POLICY_TEXT = json.dumps({"databricks-cluster-configure-worker-bounds": {"max_workers_cap": 32}})
+
+
+def _mutated(text: str) -> st.SearchStrategy[bytes]:
+    data = text.encode()
+    return st.one_of(
+        st.binary(max_size=300),
+        st.tuples(st.integers(0, len(data)), st.integers(0, 40), st.binary(max_size=20)).map(
+            lambda t: data[:t[0]] + t[2] + data[t[0] + t[1]:]),
+        st.tuples(st.integers(0, len(data))).map(lambda t: data[:t[0]]),
+    )
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(["stack", "cluster", "prices", "policy"]), content=st.data())
+def test_fuzzed_inputs_exit_0_1_or_2_without_traceback_or_leftovers(tmp_path_factory, kind, content):
+    base = tmp_path_factory.mktemp("fuzz")
+    text = {"stack": _STACK_TEXT, "cluster": _CLUSTER_TEXT, "prices": _PRICES_TEXT, "policy": _POLICY_TEXT}[kind]
+    name = {"stack": "Pulumi.fz.yaml", "cluster": "c.json", "prices": "p.yaml", "policy": "pc.json"}[kind]
+    source = base / name
+    source.write_bytes(content.draw(_mutated(text)))
+    out = base / "out" / "report.txt"
+    out.parent.mkdir()
+    argv = {"stack": ["preview", "--stack", str(source)],
+            "cluster": ["check", "--cluster-json", str(source)],
+            "prices": ["cost", "--stack", "dev", "--prices", str(source)],
+            "policy": ["check", "--stack", "dev", "--policy-config", str(source)]}[kind]
+    proc = subprocess.run([sys.executable, "-c", "import sys; from stackplan.cli import main; "
+                           "sys.exit(main(sys.argv[1:]))", *argv, "--out", str(out)],
+                          cwd=REPO, capture_output=True, timeout=120)
+    assert proc.returncode in (0, 1, 2), proc.stderr
+    assert b"Traceback" not in proc.stderr
+    leftovers = [p.name for p in out.parent.iterdir() if p.name != "report.txt"]
+    assert leftovers == []
+    assert out.exists() == (proc.returncode in (0, 1)), "a report is written exactly when the run succeeds"
