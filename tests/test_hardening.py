@@ -50,6 +50,17 @@ def test_a_character_device_is_written_never_replaced(tmp_path, capsys):
     assert stat.S_ISCHR(node.stat().st_mode) and list(tmp_path.iterdir()) == [node]
 
 
+def test_a_full_device_is_invalid_output_and_stays_a_device(tmp_path, capsys):
+    node = tmp_path / "full"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 7))  # the /dev/full device, inside tmp_path
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    code, _, err = run(capsys, "cost", "--stack", "dev", "--out", str(node))
+    assert code == 2 and "No space left" in err and "Fix:" in err
+    assert stat.S_ISCHR(node.stat().st_mode) and list(tmp_path.iterdir()) == [node]
+
+
 def test_a_fifo_is_written_never_replaced(tmp_path, capsys):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
