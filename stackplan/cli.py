@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -285,6 +286,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     global _ARGS
     _ARGS = args
+    if getattr(args, "out", None) in (None, "-") and sys.stdout.isatty():
+        from .render import fit_terminal
+
+        fit_terminal(shutil.get_terminal_size().columns)  # a person reading: tables as wide as the window
     try:
         if args.func is not cmd_export_policies and getattr(args, "out", None) is not None:
             check_out(args.out, _inputs(args))  # before any work: a bad --out changes nothing

@@ -12,9 +12,18 @@ from dbxtypes.plan import Plan, Violation
 
 from .summary import facts, money, short_type
 
+FILE_WIDTH = 160  # files, pipes and tests: one stable width
+_width = FILE_WIDTH
+
+
+def fit_terminal(columns: int) -> None:
+    """Render tables for a terminal of ``columns`` characters (at least 80) instead of the file width."""
+    global _width
+    _width = max(80, columns)
+
 
 def _console(buffer: io.StringIO) -> Console:
-    return Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=False)
+    return Console(file=buffer, width=_width, no_color=True, highlight=False, soft_wrap=False)
 
 
 def plan_table(plan: Plan) -> str:
@@ -66,9 +75,9 @@ def violations_table(violations: list[Violation]) -> str:
     table = Table(title=f"Policy violations: {mandatory} mandatory, {len(violations) - mandatory} advisory",
                   title_justify="left")
     table.add_column("level")
-    table.add_column("policy")
-    table.add_column("resource")
-    table.add_column("message", overflow="fold")
+    table.add_column("policy", overflow="fold")
+    table.add_column("resource", overflow="fold")
+    table.add_column("message", overflow="fold", ratio=2)
     for v in violations:
         table.add_row(v.enforcement, v.policy, v.resource_name, v.message)
     console.print(table)

@@ -175,3 +175,37 @@ def test_usage_errors_exit_2(capsys):
         main(["preview"])
     assert info.value.code == 2
     capsys.readouterr()
+
+
+def test_tables_fit_the_terminal_and_keep_the_file_width_elsewhere(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    command = [sys.executable, "-m", "stackplan", "check", "--stack", "azure-prod"]
+    env = {**os.environ, "COLUMNS": "100"}
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(command, cwd=repo, env=env, stdout=follower, stderr=subprocess.PIPE)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the run is over
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=60)
+    os.close(leader)
+    on_terminal = b"".join(chunks).decode().splitlines()
+    assert proc.returncode == 0 and any("advisory" in line for line in on_terminal)
+    assert max(len(line) for line in on_terminal) <= 100
+    assert any("databricks-cluster-prefer-" in line for line in on_terminal)  # policy ids fold, not cut
+
+    to_file = tmp_path / "check.txt"
+    subprocess.run([*command, "--out", str(to_file)], cwd=repo, env=env, check=True)
+    assert max(len(line) for line in to_file.read_text().splitlines()) > 100  # files keep the stable width
