@@ -119,8 +119,12 @@ def cmd_preview(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    from policies.registry import evaluate_cluster_json
+    from policies.registry import cluster_objects, evaluate_cluster_json
 
     config = _policy_config(args)
     result: dict[str, Any]
@@ -139,7 +143,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         from .render import violations_table
 
-        text = violations_table(violations)
+        if args.cluster_json:
+            clusters = cluster_objects(raw, args.cluster_json)
+            header = f"Checked {args.cluster_json}: {_count(len(clusters), 'cluster')}.\n"
+        else:
+            header = f"Checked stack {plan.stack} ({plan.stack_file}): {_count(len(plan.resources), 'resource')}.\n"
+        text = header + violations_table(violations)
         if "cluster_policy" in result:
             text += _cluster_policy_text(result["cluster_policy"])
         _emit(text, args.out)
@@ -228,10 +237,50 @@ def cmd_cost(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_EXIT_CODES = """exit codes:
+  0    success
+  1    a mandatory policy violation (or a failure that is not the input's fault)
+  2    invalid input: one message names the file, the field and the fix; nothing is written
+  130  interrupted (Ctrl-C, SIGTERM); nothing is written
+"""
+EXAMPLES_PREVIEW = """examples:
+  python -m stackplan preview --stack dev
+  python -m stackplan preview --stack stacks/Pulumi.prod.yaml --json --out plan.json
+
+"""
+EXAMPLES_CHECK = """examples:
+  python -m stackplan check --stack prod
+  python -m stackplan check --cluster-json clusters.json --cluster-policy policy.json
+
+"""
+EXAMPLES_COST = """examples:
+  python -m stackplan cost --stack prod
+  python -m stackplan cost --stack prod --against dev --format markdown --out cost.md
+
+"""
+EXAMPLES_EXPORT = """examples:
+  python -m stackplan export-policies --stack prod --out policies-out/
+
+"""
+
+
+def _version() -> str:
+    """The project's version, from its one home: pyproject.toml."""
+    import tomllib
+
+    from stackspec.load import REPO_ROOT
+
+    with open(REPO_ROOT / "pyproject.toml", "rb") as handle:
+        return str(tomllib.load(handle)["project"]["version"])
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m stackplan",
-                                  description="Offline preview, policy check and cost review of dbx-ai-infra stacks.")
+                                  description="Offline preview, policy check and cost review of dbx-ai-infra stacks.",
+                                  epilog=_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = top.add_subparsers(dest="command", required=True)
+    raw = argparse.RawDescriptionHelpFormatter
 
     def stack_arg(p: argparse.ArgumentParser, required: bool = True) -> None:
         p.add_argument("--stack", required=required, metavar="NAME|FILE",
@@ -243,13 +292,15 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--policy-config", metavar="FILE",
                        help="policy config JSON: enforcement levels and thresholds, as Pulumi takes it")
 
-    p = sub.add_parser("preview", help="run the program offline; show resources, violations and costs")
+    p = sub.add_parser("preview", formatter_class=raw, epilog=EXAMPLES_PREVIEW + _EXIT_CODES,
+                       help="run the program offline; show resources, violations and costs")
     stack_arg(p)
     common(p)
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
     p.set_defaults(func=cmd_preview)
 
-    p = sub.add_parser("check", help="evaluate the policies on a stack or on exported cluster JSON")
+    p = sub.add_parser("check", formatter_class=raw, epilog=EXAMPLES_CHECK + _EXIT_CODES,
+                       help="evaluate the policies on a stack or on exported cluster JSON")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--stack", metavar="NAME|FILE", help="a stack name (dev) or the path of a stack YAML file")
     group.add_argument("--cluster-json", metavar="FILE",
@@ -259,7 +310,8 @@ def parser() -> argparse.ArgumentParser:
     common(p)
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("cost", help="price a stack; with --against, what the change adds or removes")
+    p = sub.add_parser("cost", formatter_class=raw, epilog=EXAMPLES_COST + _EXIT_CODES,
+                       help="price a stack; with --against, what the change adds or removes")
     stack_arg(p)
     p.add_argument("--against", metavar="BASE", help="a stack name, a stack file, or a plan JSON saved earlier")
     p.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table",
@@ -269,7 +321,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as Pulumi takes it")
     p.set_defaults(func=cmd_cost)
 
-    p = sub.add_parser("export-policies", help="write the stack's cluster-policy definitions as JSON files")
+    p = sub.add_parser("export-policies", formatter_class=raw, epilog=EXAMPLES_EXPORT + _EXIT_CODES,
+                       help="write the stack's cluster-policy definitions as JSON files")
     stack_arg(p)
     p.add_argument("--out", required=True, metavar="DIR", help="directory for <policy-name>.json files")
     p.set_defaults(func=cmd_export_policies)

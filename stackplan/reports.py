@@ -11,6 +11,7 @@ Money is rounded to cents here, when rendering, never in the cost object.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -235,11 +236,18 @@ def _source_rows(cost: Cost, esc: Callable[[Any], str]) -> list[dict[str, str]]:
             for s in cost.sources]
 
 
+_CHAR_W = 7.5  # SVG user units per character of the chart's 12 px system-ui text (digits are the widest)
+
+
 def _chart(by_workload: Mapping[str, float], esc: Callable[[Any], str]) -> dict[str, Any]:
     """A horizontal bar chart of monthly expected cost per workload, laid out in SVG user units."""
-    label_w, bar_area, value_w, row_h, bar_h, top = 110, 360, 110, 30, 20, 10
-    width = label_w + bar_area + value_w
     items = list(by_workload.items())
+    texts = [money(v) + "/month" for _, v in items]
+    # Room for the longest label and value at 12 px (about 7.5 units a character), so no text is clipped.
+    label_w = math.ceil(16 + _CHAR_W * max((len(role) for role, _ in items), default=8))
+    value_w = math.ceil(12 + _CHAR_W * max((len(t) for t in texts), default=16))
+    bar_area, row_h, bar_h, top = 360, 30, 20, 10
+    width = label_w + bar_area + value_w
     biggest = max((v for _, v in items), default=0.0)
     bars = []
     for i, (role, value) in enumerate(items):
@@ -250,7 +258,7 @@ def _chart(by_workload: Mapping[str, float], esc: Callable[[Any], str]) -> dict[
         bars.append({
             "workload": esc(role),
             "label": esc(role),
-            "value_text": esc(money(value) + "/month"),
+            "value_text": esc(texts[i]),
             "x": label_w, "y": y, "width": f"{w:.1f}", "height": bar_h,
             "fill": WORKLOAD_COLOURS.get(role, OTHER_COLOUR),
             "text_y": y + bar_h - 5, "label_x": label_w - 8, "value_x": f"{label_w + w + 6:.1f}",

@@ -209,3 +209,33 @@ def test_tables_fit_the_terminal_and_keep_the_file_width_elsewhere(tmp_path):
     to_file = tmp_path / "check.txt"
     subprocess.run([*command, "--out", str(to_file)], cwd=repo, env=env, check=True)
     assert max(len(line) for line in to_file.read_text().splitlines()) > 100  # files keep the stable width
+
+
+def test_version_is_the_projects(capsys):
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    version = tomllib.loads(pyproject.read_text())["project"]["version"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.split() == ["python", "-m", "stackplan", version]
+
+
+@pytest.mark.parametrize("command", ["preview", "check", "cost", "export-policies"])
+def test_every_subcommand_help_shows_an_example_and_the_exit_codes(capsys, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert f"python -m stackplan {command} --stack" in text.split("examples:")[1]
+    codes = text.split("exit codes:")[1]
+    assert all(f"  {code} " in codes for code in ("0", "1", "2", "130"))
+
+
+def test_check_names_what_it_checked(capsys, tmp_path):
+    assert main(["check", "--stack", "dev"]) == 0
+    assert capsys.readouterr().out.startswith("Checked stack dev (stacks/Pulumi.dev.yaml): ")
+    clusters = tmp_path / "clusters.json"
+    clusters.write_text(json.dumps([{"cluster_name": "a"}, {"cluster_name": "b"}]))
+    main(["check", "--cluster-json", str(clusters)])
+    assert capsys.readouterr().out.startswith(f"Checked {clusters}: 2 clusters.")

@@ -94,6 +94,17 @@ def test_html_report_of_every_shipped_stack(stack):
         assert needle not in html
 
 
+def test_chart_text_is_never_clipped():
+    plan = shipped("prod")
+    plan["cost"]["by_workload"] = {"training": 1_234_567.89, "a-very-long-workload-name": 14_408.10}
+    chart = report_context(plan, markdown=False)["chart"]
+    for bar in chart["bars"]:
+        # the value starts at value_x; at about 7.5 units a character it must end inside the SVG
+        assert float(bar["value_x"]) + 7.5 * len(bar["value_text"]) <= chart["width"]
+        # the label is right-aligned at label_x and must start at or after 0
+        assert bar["label_x"] - 7.5 * len(bar["label"]) >= 0
+
+
 def _base_and_head(stack: str = "prod") -> tuple[dict[str, Any], dict[str, Any]]:
     head = shipped(stack)
     base = copy.deepcopy(head)
