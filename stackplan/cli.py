@@ -342,7 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "out", None) in (None, "-") and sys.stdout.isatty():
         from .render import fit_terminal
 
-        fit_terminal(shutil.get_terminal_size().columns)  # a person reading: tables as wide as the window
+        # a person reading: tables as wide as the window, in colour unless NO_COLOR is set (no-color.org)
+        fit_terminal(shutil.get_terminal_size().columns, colour=not os.environ.get("NO_COLOR"))
     try:
         if args.func is not cmd_export_policies and getattr(args, "out", None) is not None:
             check_out(args.out, _inputs(args))  # before any work: a bad --out changes nothing

@@ -7,23 +7,27 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from dbxtypes.plan import Plan, Violation
 
 from .summary import facts, money, short_type
 
-FILE_WIDTH = 160  # files, pipes and tests: one stable width
+FILE_WIDTH = 160  # files, pipes and tests: one stable width, no colour
 _width = FILE_WIDTH
+_colour = False
+_LEVEL_STYLE = {"mandatory": "bold red", "advisory": "yellow"}
 
 
-def fit_terminal(columns: int) -> None:
-    """Render tables for a terminal of ``columns`` characters (at least 80) instead of the file width."""
-    global _width
-    _width = max(80, columns)
+def fit_terminal(columns: int, colour: bool) -> None:
+    """Render for a terminal: ``columns`` wide (at least 80), in colour unless ``colour`` is false (NO_COLOR)."""
+    global _width, _colour
+    _width, _colour = max(80, columns), colour
 
 
 def _console(buffer: io.StringIO) -> Console:
-    return Console(file=buffer, width=_width, no_color=True, highlight=False, soft_wrap=False)
+    return Console(file=buffer, width=_width, no_color=not _colour, force_terminal=_colour, highlight=False,
+                   soft_wrap=False)
 
 
 def plan_table(plan: Plan) -> str:
@@ -45,7 +49,7 @@ def plan_table(plan: Plan) -> str:
         if cost:
             c = cost.get(r.urn)
             row += ["", ""] if c is None else [money(c.hourly), money(c.monthly.expected)]
-        table.add_row(*row)
+        table.add_row(*map(Text, row))  # Text, not markup: names are shown as written
     console.print(table)
     if plan.cost is not None:
         total = plan.cost.total
@@ -78,8 +82,9 @@ def violations_table(violations: list[Violation]) -> str:
     table.add_column("policy", overflow="fold")
     table.add_column("resource", overflow="fold")
     table.add_column("message", overflow="fold", ratio=2)
-    for v in violations:
-        table.add_row(v.enforcement, v.policy, v.resource_name, v.message)
+    for v in violations:  # Text, not markup: a message such as "local[*]" or "[red]" is shown as written
+        table.add_row(Text(v.enforcement, style=_LEVEL_STYLE.get(v.enforcement, "")), Text(v.policy),
+                      Text(v.resource_name), Text(v.message))
     console.print(table)
     return buffer.getvalue()
 
@@ -100,8 +105,8 @@ def diff_table(diff: dict[str, Any]) -> str:
         if row["status"] == "unchanged":
             continue
         delta = row["delta"].get("monthly_expected")
-        table.add_row(row["status"], short_type(row["type"]), row["name"], expected(row["base"]),
-                      expected(row["head"]), "unknown" if delta is None else f"{delta:+,.2f}")
+        table.add_row(*map(Text, (row["status"], short_type(row["type"]), row["name"], expected(row["base"]),
+                                  expected(row["head"]), "unknown" if delta is None else f"{delta:+,.2f}")))
     total = diff["total"]
     delta = total["delta"].get("monthly_expected")
     table.add_row("total", "", "", expected(total["base"]), expected(total["head"]),

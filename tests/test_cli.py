@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from stackplan.cli import main
 from tests.conftest import SHIPPED
+
+REPO = Path(__file__).resolve().parent.parent
 
 API_EXAMPLE = {"cluster_name": "inference-gpu-cluster", "spark_version": "14.3.x-gpu-ml-scala2.12",
                "node_type_id": "g5.2xlarge", "driver_node_type_id": "g5.2xlarge", "num_workers": 2,
@@ -177,18 +180,15 @@ def test_usage_errors_exit_2(capsys):
     capsys.readouterr()
 
 
-def test_tables_fit_the_terminal_and_keep_the_file_width_elsewhere(tmp_path):
+def _on_a_terminal(command: list[str], **env: str) -> tuple[int, str]:
+    """Run ``command`` with its stdout on a pseudo-terminal; its exit code and what the terminal received."""
     import os
     import pty
     import subprocess
-    import sys
-    from pathlib import Path
 
-    repo = Path(__file__).resolve().parent.parent
-    command = [sys.executable, "-m", "stackplan", "check", "--stack", "azure-prod"]
-    env = {**os.environ, "COLUMNS": "100"}
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(command, cwd=repo, env=env, stdout=follower, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, stdout=follower,
+                            stderr=subprocess.PIPE)
     os.close(follower)
     chunks = []
     while True:
@@ -201,19 +201,33 @@ def test_tables_fit_the_terminal_and_keep_the_file_width_elsewhere(tmp_path):
         chunks.append(chunk)
     proc.wait(timeout=60)
     os.close(leader)
-    on_terminal = b"".join(chunks).decode().splitlines()
-    assert proc.returncode == 0 and any("advisory" in line for line in on_terminal)
-    assert max(len(line) for line in on_terminal) <= 100
-    assert any("databricks-cluster-prefer-" in line for line in on_terminal)  # policy ids fold, not cut
+    return proc.returncode, b"".join(chunks).decode()
+
+
+def test_tables_fit_the_terminal_in_colour_and_keep_the_file_width_elsewhere(tmp_path):
+    import re
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "stackplan", "check", "--stack", "azure-prod"]
+    code, coloured = _on_a_terminal(command, COLUMNS="100")
+    assert code == 0 and "\x1b[" in coloured  # colour on a terminal
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", coloured).splitlines()
+    assert any("advisory" in line for line in lines)
+    assert max(len(line) for line in lines) <= 100
+    assert any("databricks-cluster-prefer-" in line for line in lines)  # policy ids fold, not cut
+
+    code, plain = _on_a_terminal(command, COLUMNS="100", NO_COLOR="1")
+    assert code == 0 and "\x1b[" not in plain and "advisory" in plain
 
     to_file = tmp_path / "check.txt"
-    subprocess.run([*command, "--out", str(to_file)], cwd=repo, env=env, check=True)
-    assert max(len(line) for line in to_file.read_text().splitlines()) > 100  # files keep the stable width
+    subprocess.run([*command, "--out", str(to_file)], cwd=REPO, check=True)
+    text = to_file.read_text()
+    assert "\x1b[" not in text and max(len(line) for line in text.splitlines()) > 100  # files: stable width
 
 
 def test_version_is_the_projects(capsys):
     import tomllib
-    from pathlib import Path
 
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     version = tomllib.loads(pyproject.read_text())["project"]["version"]
@@ -239,3 +253,13 @@ def test_check_names_what_it_checked(capsys, tmp_path):
     clusters.write_text(json.dumps([{"cluster_name": "a"}, {"cluster_name": "b"}]))
     main(["check", "--cluster-json", str(clusters)])
     assert capsys.readouterr().out.startswith(f"Checked {clusters}: 2 clusters.")
+
+
+def test_table_cells_are_shown_as_written_not_as_markup():
+    from dbxtypes.plan import Violation
+    from stackplan.render import violations_table
+
+    v = Violation(policy="p", enforcement="mandatory", urn="urn:x", resource_name="[bold]name",
+                  message="set spark.master=local[*] and keep [red]this[/red] text")
+    text = violations_table([v])
+    assert "[bold]name" in text and "[red]this[/red]" in text and "local[*]" in text
