@@ -38,6 +38,30 @@ def match_key(urn: str, name: str | None, stack: str) -> str:
     return f"{qualified_type}::{bare}"
 
 
+#: The facts behind a price, as a reviewer reads them: "nodes 3 -> 5", "node g5.xlarge -> g5.2xlarge".
+_DESCRIBED = {"nodes": "nodes", "node_type_id": "node", "driver_node_type_id": "driver", "availability": "availability",
+              "first_on_demand": "on-demand nodes", "compute_kind": "compute", "workload_type": "billed as",
+              "unpriced": "unpriced"}
+
+
+def _fact(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, Mapping) and set(value) == {"min", "max"}:
+        low, high = _fact(value["min"]), _fact(value["max"])
+        return low if low == high else f"{low}-{high}"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def describe_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """What changed between two cost entries' facts, in words: ``["nodes 3 -> 5", "node g5.xlarge -> g5.2xlarge"]``.
+    Prices are left out: the delta columns carry them."""
+    return [f"{label} {_fact(base.get(key))} -> {_fact(head.get(key))}" for key, label in _DESCRIBED.items()
+            if not _same(base.get(key), head.get(key))]
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
@@ -79,9 +103,11 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
     """What changes in cost from ``base`` to ``head`` (both plans carrying a cost).
 
     Returns ``{"base_stack", "head_stack", "currency", "matched_by", "rows": [{urn, name, type, status, changes,
-    base, head, delta}], "counts": {added, removed, changed, unchanged}, "total": {base, head, delta}, "by_workload":
-    {role: {base, head, delta}}, "unpriced": {"base": n, "head": n}}``. ``status`` is ``added`` (head only),
-    ``removed`` (base only), ``changed`` or ``unchanged``; ``base``/``head`` hold ``hourly``, ``hourly_max``,
+    what, base, head, delta}], "counts": {added, removed, changed, unchanged}, "total": {base, head, delta},
+    "by_workload": {role: {base, head, delta}}, "unpriced": {"base": n, "head": n}}``. ``status`` is ``added``
+    (head only), ``removed`` (base only), ``changed`` or ``unchanged``; ``changes`` names the compared fields that
+    differ and ``what`` says how the facts behind the price changed, in words (``nodes 3 -> 5``);
+    ``base``/``head`` hold ``hourly``, ``hourly_max``,
     ``monthly_min``, ``monthly_expected``, ``monthly_max`` and ``unpriced`` (``None`` on the absent side);
     ``delta`` is head - base for each number, counting an absent side as 0 and an unpriced one as unknown (None).
     Resources are paired by URN, then the rest by type and name without the stack prefix (another stack);
@@ -115,6 +141,7 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
         b = b_cost.resources[b_urn] if b_urn else None
         h = h_cost.resources[h_urn] if h_urn else None
         changes: list[str] = []
+        what: list[str] = []
         if b is None:
             status = "added"
         elif h is None:
@@ -122,13 +149,14 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
         else:
             b_json, h_json = b.to_json(), h.to_json()
             changes = [k for k in _COMPARED if not _same(b_json.get(k), h_json.get(k))]
+            what = describe_changes(b_json, h_json)
             status = "changed" if changes else "unchanged"
         counts[status] += 1
         ref = h if h is not None else b
         assert ref is not None
         b_side, h_side = _side(b), _side(h)
         rows.append({"urn": h_urn or b_urn, "name": ref.name, "type": ref.type, "status": status,
-                     "changes": changes, "base": b_side, "head": h_side, "delta": _delta(b_side, h_side)})
+                     "changes": changes, "what": what, "base": b_side, "head": h_side, "delta": _delta(b_side, h_side)})
 
     b_total, h_total = _total_side(b_cost), _total_side(h_cost)
     by_workload: dict[str, dict[str, float]] = {}

@@ -93,7 +93,8 @@ def diff_table(diff: dict[str, Any]) -> str:
     buffer = io.StringIO()
     console = _console(buffer)
     table = Table(title=f"Cost change: {diff.get('base_stack')} -> {diff.get('head_stack')}", title_justify="left")
-    for column in ("change", "type", "name"):
+    table.add_column("change", overflow="fold")
+    for column in ("type", "name"):
         table.add_column(column)
     for column in ("$/month before", "$/month after", "delta"):
         table.add_column(column, justify="right")
@@ -105,7 +106,8 @@ def diff_table(diff: dict[str, Any]) -> str:
         if row["status"] == "unchanged":
             continue
         delta = row["delta"].get("monthly_expected")
-        table.add_row(*map(Text, (row["status"], short_type(row["type"]), row["name"], expected(row["base"]),
+        status = row["status"] + (f": {', '.join(row['what'])}" if row.get("what") else "")
+        table.add_row(*map(Text, (status, short_type(row["type"]), row["name"], expected(row["base"]),
                                   expected(row["head"]), "unknown" if delta is None else f"{delta:+,.2f}")))
     total = diff["total"]
     delta = total["delta"].get("monthly_expected")

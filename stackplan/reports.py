@@ -184,7 +184,7 @@ def _diff_context(diff: Mapping[str, Any] | None, esc: Callable[[Any], str]) -> 
             "name": esc(r.get("name")),
             "type": esc(short_type(str(r.get("type")))),
             "status": esc(STATUS_WORDS.get(r.get("status"), r.get("status"))
-                          + (f" ({', '.join(r['changes'])})" if r.get("changes") else "")),
+                          + (f": {', '.join(r.get('what') or r['changes'])}" if r.get("changes") else "")),
             "base_monthly": esc("-" if base is None else money(base.get("monthly_expected"))),
             "head_monthly": esc("-" if head is None else money(head.get("monthly_expected"))),
             "delta_monthly": esc(signed_money(delta.get("monthly_expected"))),

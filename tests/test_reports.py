@@ -131,7 +131,9 @@ def test_diff_rows_appear_in_both_reports():
         assert "1 added, 0 removed, 1 changed, 2 unchanged" in text
         assert added in text
     assert re.search(r"\| prod-training-job \| Job \| added \| - \| \$[\d,.]+ \| \+\$[\d,.]+ \|", md)
-    assert re.search(r"\| prod-inference-cluster \| Cluster \| changed \([^)]*\) \|", md)
+    # the row says what changed, in words: maxWorkers 4 -> 10 is nodes (driver included) 3-5 -> 3-11
+    assert "| prod-inference-cluster | Cluster | changed: nodes 3-5 -&gt; 3-11 |" in md  # GitHub renders "->"
+    assert "<td>changed: nodes 3-5 -&gt; 3-11</td>" in html
     assert "<td>prod-training-job</td><td>Job</td><td>added</td>" in html
 
 
@@ -299,3 +301,14 @@ def test_golden_figures_are_the_hand_computed_ones():
     assert by_name["golden-pool"]["monthly"]["expected"] == pytest.approx(730.0)
     assert by_name["golden-dev-cluster"]["unpriced"]
     assert cost["total"]["monthly"]["expected"] == pytest.approx(960 + 3102.5 + 730)
+
+
+def test_a_changed_row_says_what_changed_in_words():
+    from pricing.diff import describe_changes
+
+    base = {"nodes": {"min": 3, "max": 3}, "node_type_id": "g5.xlarge", "availability": "SPOT_WITH_FALLBACK",
+            "first_on_demand": 1, "hourly": 3.0}
+    head = {**base, "nodes": {"min": 5, "max": 5}, "node_type_id": "g5.2xlarge", "first_on_demand": None,
+            "hourly": 9.0}
+    assert describe_changes(base, head) == ["nodes 3 -> 5", "node g5.xlarge -> g5.2xlarge", "on-demand nodes 1 -> none"]
+    assert describe_changes(base, dict(base)) == []  # prices alone are the delta columns' business
