@@ -138,8 +138,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         plan = build_plan(args.stack, policy_config=config)
         violations = plan.violations or []
         result = plan.to_json()
-    if args.json:
+    fmt = "json" if args.json else args.format
+    source = args.cluster_json or (plan.stack_file if plan.stack_file else args.stack)
+    if fmt == "json":
         _emit(json.dumps(result, indent=2, allow_nan=False), args.out)
+    elif fmt in ("junit", "github"):
+        from policies.registry import ALL_RULES, load_policy_config
+
+        from .findings import github_commands, junit_xml
+
+        levels = load_policy_config(config)
+        ran = [r.name for r in ALL_RULES if levels.level(r) != "disabled"]
+        suite = f"stackplan check {args.cluster_json or plan.stack}"
+        _emit(junit_xml(violations, ran, suite=suite, source=source) if fmt == "junit"
+              else github_commands(violations, source=source), args.out)
     else:
         from .render import violations_table
 
@@ -153,7 +165,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             text += _cluster_policy_text(result["cluster_policy"])
         _emit(text, args.out)
     failed = _has_mandatory(violations) or any(not r["allowed"] for r in result.get("cluster_policy", []))
-    return EXIT_VIOLATIONS if failed else EXIT_OK
+    return EXIT_VIOLATIONS if failed and not args.soft_fail else EXIT_OK
 
 
 def _cluster_policy_results(raw: Any, cluster_path: str, policy_path: str) -> list[dict[str, Any]]:
@@ -308,6 +320,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cluster-policy", metavar="POLICY.json",
                    help="with --cluster-json: also evaluate a cluster policy definition")
     common(p)
+    p.add_argument("--format", choices=["table", "json", "junit", "github"], default="table",
+                   help="table (default), json (same as --json), junit (JUnit XML for CI test reports) or github "
+                        "(GitHub Actions annotations)")
+    p.add_argument("--soft-fail", action="store_true",
+                   help="exit 0 whatever the policies find (the report still shows it); invalid input still exits 2")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("cost", formatter_class=raw, epilog=EXAMPLES_COST + _EXIT_CODES,

@@ -1,0 +1,84 @@
+"""`check --format junit|github` and `--soft-fail`: findings in the shapes CI systems read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from junitparser import Failure, JUnitXml
+
+from policies.registry import ALL_RULES
+from stackplan.cli import main
+
+CLUSTERS = [
+    {"cluster_name": "ok-ish", "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+     "num_workers": 2, "autotermination_minutes": 30, "custom_tags": {"workload": "w", "cost_center": "c"}},
+    {"cluster_name": "no-tags", "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+     "num_workers": 2},
+]
+
+
+@pytest.fixture
+def clusters(tmp_path):
+    path = tmp_path / "clusters.json"
+    path.write_text(json.dumps(CLUSTERS))
+    return path
+
+
+def _findings(capsys, path) -> list[dict]:
+    assert main(["check", "--cluster-json", str(path), "--json"]) == 1
+    return json.loads(capsys.readouterr().out)["violations"]
+
+
+def test_junit_lists_every_rule_and_fails_exactly_the_mandatory_findings(capsys, clusters, tmp_path):
+    findings = _findings(capsys, clusters)
+    out = tmp_path / "report.xml"
+    assert main(["check", "--cluster-json", str(clusters), "--format", "junit", "--out", str(out)]) == 1
+    xml = JUnitXml.fromfile(str(out))
+    suites = {suite.name: suite for suite in xml}
+    assert set(suites) == {r.name for r in ALL_RULES}  # every rule that ran is a test suite
+    failed = sorted((case.classname, case.name) for suite in xml for case in suite
+                    if any(isinstance(r, Failure) for r in case.result))
+    expected = sorted((f["policy"], f["resource_name"]) for f in findings if f["enforcement"] == "mandatory")
+    assert failed == expected and expected
+    assert sum(suite.failures for suite in xml) == len(expected)
+
+
+def test_junit_leaves_out_disabled_rules(capsys, clusters, tmp_path):
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"databricks-resource-require-tags": "disabled"}))
+    main(["check", "--cluster-json", str(clusters), "--format", "junit", "--policy-config", str(config)])
+    names = {suite.name for suite in JUnitXml.fromstring(capsys.readouterr().out.split("\n", 1)[1])}
+    assert "databricks-resource-require-tags" not in names and "databricks-api-conformance" in names
+
+
+def test_github_annotates_the_input_file_with_escaped_messages(capsys, clusters):
+    findings = _findings(capsys, clusters)
+    assert main(["check", "--cluster-json", str(clusters), "--format", "github"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(findings)
+    for line, finding in zip(lines, findings, strict=True):
+        level = "error" if finding["enforcement"] == "mandatory" else "warning"
+        props, message = line[2:].split("::", 1)
+        assert props.startswith(f"{level} file=") and f"title={finding['policy']}" in props
+        assert "%3A" not in message and "\n" not in message
+        assert message.startswith(f"{finding['resource_name']}: ")
+    # the file path is a property: its ':' and ',' are escaped so the command parses
+    odd = clusters.with_name("a,b:c.json")
+    odd.write_text(clusters.read_text())
+    main(["check", "--cluster-json", str(odd), "--format", "github"])
+    assert "a%2Cb%3Ac.json" in capsys.readouterr().out
+
+
+def test_soft_fail_exits_0_but_still_reports(capsys, clusters):
+    assert main(["check", "--cluster-json", str(clusters), "--soft-fail"]) == 0
+    assert "mandatory" in capsys.readouterr().out
+    bad = clusters.with_name("bad.json")
+    bad.write_text("{")
+    assert main(["check", "--cluster-json", str(bad), "--soft-fail"]) == 2  # invalid input is still invalid
+
+
+def test_a_stack_annotates_its_stack_file(capsys):
+    assert main(["check", "--stack", "azure-prod", "--format", "github"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(line.startswith("::warning file=stacks/Pulumi.azure-prod.yaml,") for line in lines)
