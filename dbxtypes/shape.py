@@ -446,6 +446,11 @@ class PoolShape:
     def custom_tags(self) -> Mapping[str, Any]:
         return as_mapping(self.props.get("custom_tags"))
 
+    @property
+    def node_type_ids(self) -> list[str]:
+        """The pool's node type as a list, as `ClusterShape.node_type_ids` reads a cluster's (empty when unset)."""
+        return [self.node_type_id] if self.node_type_id else []
+
     def declared_availability_in(self, cloud: str) -> str | None:
         return declared_availability(self.blocks.get(cloud, {}), cloud)
 

@@ -40,22 +40,23 @@ def stack(write_stack, name: str = "test", **sections) -> str:
 
 # --- damage ------------------------------------------------------------------------------------------------------
 
-def test_a_character_device_is_written_never_replaced(tmp_path, capsys):
-    node = tmp_path / "null"
+def _device(path: Path, minor: int) -> Path:
+    """A character device of the memory driver (major 1: 3 is null, 7 is full), made inside a test's tmp_path."""
     try:
-        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # the /dev/null device, inside tmp_path
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
     except PermissionError:
         pytest.skip("making a device node needs root")
+    return path
+
+
+def test_a_character_device_is_written_never_replaced(tmp_path, capsys):
+    node = _device(tmp_path / "null", 3)
     assert run(capsys, "check", "--stack", "dev", "--out", str(node))[0] == 0
     assert stat.S_ISCHR(node.stat().st_mode) and list(tmp_path.iterdir()) == [node]
 
 
 def test_a_full_device_is_invalid_output_and_stays_a_device(tmp_path, capsys):
-    node = tmp_path / "full"
-    try:
-        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 7))  # the /dev/full device, inside tmp_path
-    except PermissionError:
-        pytest.skip("making a device node needs root")
+    node = _device(tmp_path / "full", 7)
     code, _, err = run(capsys, "cost", "--stack", "dev", "--out", str(node))
     assert code == 2 and "No space left" in err and "Fix:" in err
     assert stat.S_ISCHR(node.stat().st_mode) and list(tmp_path.iterdir()) == [node]

@@ -12,12 +12,9 @@ from policies.rule import Rule, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if isinstance(view, ClusterShape):
-        node_types = view.node_type_ids
-    elif isinstance(view, PoolShape):
-        node_types = [view.node_type_id] if view.node_type_id else []
-    else:
+    if not isinstance(view, (ClusterShape, PoolShape)):
         return []
+    node_types = view.node_type_ids
     blocks = view.blocks
     out = []
     if len(blocks) > 1:
