@@ -147,17 +147,39 @@ def test_the_pull_request_workflow_is_valid_and_uses_real_commands():
     assert "pull_request" in triggers
     steps = doc["jobs"]["offline"]["steps"]
     scripts = "\n".join(s.get("run", "") for s in steps).replace('"${against[@]}"', '--against "$base"')
+    scripts = scripts.replace("\\\n", " ")  # continued lines are one command
     calls = re.findall(r"python -m stackplan ([^\n|;&>]+)", scripts)
     assert {c.split()[0] for c in calls} >= {"check", "cost", "preview"}
     for call in calls:
         argv = [a if not a.startswith(("$", '"$')) else "placeholder" for a in shlex.split(call.replace("||", ""))]
-        argv = [a for a in argv if a != "true"]
+        argv = [a for a in argv if a != "true" and not a.isdigit()]  # `2>` redirections leave their digit
         parser().parse_args(argv)  # every flag the workflow uses exists
     assert any("--against" in c for c in calls) and any("--format markdown" in c for c in calls)
     assert any(s.get("uses", "").startswith("actions/github-script") for s in steps)
-    pulumi = [s for s in doc["jobs"]["pulumi"]["steps"] if s.get("uses", "").startswith("pulumi/actions@")]
+    pulumi_job = doc["jobs"]["pulumi"]
+    pulumi = [s for s in pulumi_job["steps"] if s.get("uses", "").startswith("pulumi/actions@")]
     assert pulumi and pulumi[0]["with"]["command"] == "preview" and pulumi[0]["with"]["policyPacks"] == "policies"
-    assert pulumi[0]["if"] == "env.PULUMI_ACCESS_TOKEN != ''"
+    # without credentials the job is skipped as a whole (visibly), not green with every step skipped
+    assert pulumi_job["if"] == "needs.credentials.outputs.configured == 'true'"
+    assert "fromJSON(needs.offline.outputs.stacks)" in str(pulumi_job["strategy"]["matrix"]["stack"])
+
+
+def test_the_pull_request_workflow_is_hardened():
+    text = (REPO / ".github" / "workflows" / "preview.yml").read_text()
+    doc = yaml.safe_load(text)
+    paths = doc.get("on", doc.get(True))["pull_request"]["paths"]
+    for needed in ("stackplan/**", "Makefile", "Pulumi.yaml", "workloads/**", ".github/workflows/preview.yml",
+                   "dbxtypes/**"):
+        assert needed in paths
+    assert doc["permissions"] == {"contents": "read"}  # write access only in the jobs that comment
+    for name, job in doc["jobs"].items():
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), f"{name}: an expression spliced into a shell script"
+            if step.get("uses", "").startswith("actions/checkout"):
+                assert step["with"]["persist-credentials"] is False
+    comment = next(s for s in doc["jobs"]["offline"]["steps"] if s.get("name") == "Comment on the pull request")
+    assert "head.repo.full_name == github.repository" in comment["if"] and "hashFiles('report.md')" in comment["if"]
+    assert "if (!text.trim())" in comment["with"]["script"]  # an empty report never replaces the last comment
 
 
 def test_a_price_override_typo_reads_the_same_from_the_stack_and_from_prices(write_stack, tmp_path, capsys):
