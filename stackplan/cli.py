@@ -351,6 +351,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "cluster_policy", None) and not getattr(args, "cluster_json", None):
         print("error: --cluster-policy goes with --cluster-json. Fix: add --cluster-json FILE.", file=sys.stderr)
         return EXIT_INVALID
+    if getattr(args, "cluster_policy", None) and getattr(args, "format", None) in ("junit", "github"):
+        print(f"error: --format {args.format} does not carry --cluster-policy results yet. Fix: use --format table "
+              "or --json for the cluster-policy evaluation.", file=sys.stderr)
+        return EXIT_INVALID
     from .engine import ProgramError  # imports the provider SDK; an interrupt here is caught in __main__
     from .output import check_out, cleanup_partial_outputs
 

@@ -82,3 +82,12 @@ def test_a_stack_annotates_its_stack_file(capsys):
     assert main(["check", "--stack", "azure-prod", "--format", "github"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines and all(line.startswith("::warning file=stacks/Pulumi.azure-prod.yaml,") for line in lines)
+
+
+def test_ci_formats_refuse_what_they_cannot_carry(capsys, clusters, tmp_path):
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"autotermination_minutes": {"type": "fixed", "value": 30}}))
+    out = tmp_path / "report.xml"
+    code = main(["check", "--cluster-json", str(clusters), "--cluster-policy", str(policy), "--format", "junit",
+                 "--out", str(out)])
+    assert code == 2 and "--cluster-policy" in capsys.readouterr().err and not out.exists()
