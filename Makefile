@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 ARGS ?=
 
-.PHONY: install preview check cost test test-slow lint schema bench clean
+.PHONY: install preview check cost test test-slow lint schema bench bench-record clean
 
 $(VENV)/.installed-runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,8 +46,11 @@ schema: $(VENV)/.installed-runtime  ## regenerate docs/plan.schema.json from the
 test-slow: $(VENV)/.installed-dev  ## the test suite with long property-test runs
 	HYPOTHESIS_PROFILE=slow $(PY) -m pytest
 
-bench: $(VENV)/.installed-bench  ## benchmarks: prints figures and writes bench/RESULTS.md
+bench: $(VENV)/.installed-bench  ## benchmarks: prints figures, writes bench/RESULTS.latest.md (git-ignored)
 	$(PY) bench/run.py
+
+bench-record: $(VENV)/.installed-bench  ## benchmarks, replacing the committed bench/RESULTS.md
+	$(PY) bench/run.py --record
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
