@@ -126,6 +126,17 @@ def parse_yaml(text: str, source: str) -> Any:
                                 "correct the YAML there.") from None
 
 
+def mapping_key_lines(text: str, path: tuple[str, ...] = ()) -> dict[str, int]:
+    """The 1-based line of each key of the mapping at ``path`` in a YAML document (``("config",)`` for a stack
+    file's settings); empty when there is no such mapping. Call it on text `parse_yaml` has accepted."""
+    node: Any = YAML(typ="rt", pure=True).load(text)
+    for key in path:
+        node = node.get(key) if hasattr(node, "get") else None
+    if not hasattr(node, "lc") or not hasattr(node, "keys"):
+        return {}
+    return {str(key): node.lc.key(key)[0] + 1 for key in node.keys()}
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are unique: a repeated key would otherwise keep its last value silently."""
     seen: dict[str, Any] = {}

@@ -99,6 +99,20 @@ DEV_CLUSTER_TYPE: Final = f"{PROJECT}:compute:DevCluster"
 INSTANCE_POOL_TYPE: Final = f"{PROJECT}:compute:GpuInstancePool"
 UNITY_CATALOG_TYPE: Final = f"{PROJECT}:storage:UnityCatalogStorage"
 CLUSTER_POLICIES_TYPE: Final = f"{PROJECT}:governance:ClusterPolicies"
+#: The stack section (``dbx-ai-infra:<section>``) each component is built from: where a finding points.
+SECTION_OF_COMPONENT: Final = MappingProxyType({
+    TRAINING_CLUSTER_TYPE: "training", INFERENCE_CLUSTER_TYPE: "inference", DEV_CLUSTER_TYPE: "dev",
+    INSTANCE_POOL_TYPE: "instance_pools", UNITY_CATALOG_TYPE: "unity_catalog",
+    CLUSTER_POLICIES_TYPE: "cluster_policies",
+})
+
+
+def section_of_urn(urn: str) -> str | None:
+    """The stack section behind a resource, from its URN's type chain (``urn:pulumi:S::P::Parent$Type::name``):
+    the first of our components in the chain; ``None`` for a resource outside them."""
+    parts = urn.split("::")
+    chain = parts[2].split("$") if len(parts) > 3 else []
+    return next((SECTION_OF_COMPONENT[t] for t in chain if t in SECTION_OF_COMPONENT), None)
 
 # --------------------------------------------------------------------------------------------------------------------
 # Tags

@@ -119,6 +119,17 @@ def cmd_preview(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK
 
 
+def _finding_lines(plan: Plan, violations: list[Violation]) -> dict[str, int]:
+    """Each finding's URN -> the line of the stack section its resource is built from (``config:`` otherwise)."""
+    from dbxtypes.vocabulary import section_of_urn
+    from stackspec import section_lines
+
+    if not plan.stack_file:
+        return {}
+    lines = section_lines(Path(plan.stack_file))
+    return {v.urn: lines.get(section_of_urn(v.urn) or "", lines[""]) for v in violations}
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
@@ -150,8 +161,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         levels = load_policy_config(config)
         ran = [r.name for r in ALL_RULES if levels.level(r) != "disabled"]
         suite = f"stackplan check {args.cluster_json or plan.stack}"
-        _emit(junit_xml(violations, ran, suite=suite, source=source) if fmt == "junit"
-              else github_commands(violations, source=source), args.out)
+        lines = {} if args.cluster_json else _finding_lines(plan, violations)
+        _emit(junit_xml(violations, ran, suite=suite, source=source, lines=lines) if fmt == "junit"
+              else github_commands(violations, source=source, lines=lines), args.out)
     else:
         from .render import violations_table
 

@@ -6,19 +6,24 @@ policy with no finding, so a CI test tab lists every rule that ran. GitLab, Azur
 shape (``testsuites/testsuite/testcase/failure``).
 
 GitHub: one ``::error`` (mandatory) or ``::warning`` (advisory) workflow command per finding, annotated on the
-input file; values are escaped as the Actions toolkit does (``%``, CR, LF; and ``:`` ``,`` in properties).
+input file, at the line of the stack section the resource is built from (``dbx-ai-infra:training``, ...; a
+cluster JSON has no lines to point at); values are escaped as the Actions toolkit does (``%``, CR, LF; and
+``:`` ``,`` in properties).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from dbxtypes.plan import Violation
 
 
-def junit_xml(violations: Iterable[Violation], policies: Iterable[str], *, suite: str, source: str) -> str:
-    """The findings as JUnit XML; ``policies`` are the names of every policy that ran."""
+def junit_xml(violations: Iterable[Violation], policies: Iterable[str], *, suite: str, source: str,
+              lines: Mapping[str, int] | None = None) -> str:
+    """The findings as JUnit XML; ``policies`` are the names of every policy that ran; ``lines`` maps a finding's
+    URN to the line of ``source`` behind it."""
+    lines = lines or {}
     findings = list(violations)
     root = ET.Element("testsuites", name=suite)
     for policy in dict.fromkeys([*policies, *(v.policy for v in findings)]):
@@ -30,6 +35,8 @@ def junit_xml(violations: Iterable[Violation], policies: Iterable[str], *, suite
             ET.SubElement(testsuite, "testcase", name=f"{policy}: no finding", classname=policy, file=source)
         for v in mine:
             case = ET.SubElement(testsuite, "testcase", name=f"{v.resource_name}", classname=policy, file=source)
+            if v.urn in lines:
+                case.set("line", str(lines[v.urn]))
             if v.mandatory:
                 failure = ET.SubElement(case, "failure", message=v.message, type="mandatory")
                 failure.text = f"{v.urn}\n{v.message}"
@@ -48,11 +55,13 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_commands(violations: Iterable[Violation], *, source: str) -> str:
-    """One workflow command per finding: ``::error file=F,title=policy::resource: message``."""
-    lines = []
+def github_commands(violations: Iterable[Violation], *, source: str, lines: Mapping[str, int] | None = None) -> str:
+    """One workflow command per finding: ``::error file=F,line=N,title=policy::resource: message``."""
+    lines = lines or {}
+    commands = []
     for v in violations:
         level = "error" if v.mandatory else "warning"
-        lines.append(f"::{level} file={_property(source)},title={_property(v.policy)}::"
-                     f"{_data(v.resource_name + ': ' + v.message)}")
-    return "".join(line + "\n" for line in lines)
+        at = f",line={lines[v.urn]}" if v.urn in lines else ""
+        commands.append(f"::{level} file={_property(source)}{at},title={_property(v.policy)}::"
+                        f"{_data(v.resource_name + ': ' + v.message)}")
+    return "".join(command + "\n" for command in commands)

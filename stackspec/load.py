@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dbxtypes.documents import not_a_file, parse_yaml, read_text
+from dbxtypes.documents import mapping_key_lines, not_a_file, parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import DEFAULT_RUNTIME, PROJECT
 
@@ -115,6 +115,16 @@ def read_stack_file(path: Path) -> dict[str, Any]:
         raise InputError.single(source, "config", "is missing or not a mapping.",
                                     "add config: with dbx-ai-infra:cloud, dbx-ai-infra:gpu_family, ...")
     return config
+
+
+def section_lines(path: Path) -> dict[str, int]:
+    """The line of each ``dbx-ai-infra:<section>`` setting in a stack file, by section (``training``, ...), bare keys
+    included; ``config`` itself under ``""``. Findings point there."""
+    text = read_text(path, "stack file")
+    lines = {"": mapping_key_lines(text).get("config", 1)}
+    for key, line in mapping_key_lines(text, ("config",)).items():
+        lines[key.removeprefix(f"{PROJECT}:")] = line
+    return lines
 
 
 def _to_pulumi_value(value: Any) -> str:

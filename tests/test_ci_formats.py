@@ -91,3 +91,55 @@ def test_ci_formats_refuse_what_they_cannot_carry(capsys, clusters, tmp_path):
     code = main(["check", "--cluster-json", str(clusters), "--cluster-policy", str(policy), "--format", "junit",
                  "--out", str(out)])
     assert code == 2 and "--cluster-policy" in capsys.readouterr().err and not out.exists()
+
+
+def _section_line(stack_file, key: str) -> int:
+    """The line of ``key`` in a stack file, found by reading its text (independent of the YAML parser)."""
+    for number, line in enumerate(stack_file.read_text().splitlines(), start=1):
+        if line.strip().startswith(f"{key}:"):
+            return number
+    raise AssertionError(f"{key} not in {stack_file}")
+
+
+def test_each_finding_points_at_the_stack_section_behind_it(capsys, tmp_path):
+    from pathlib import Path
+
+    config = tmp_path / "policy.json"  # advisory, so the spec does not refuse the stack first
+    config.write_text(json.dumps({"databricks-cluster-configure-worker-bounds":
+                                  {"enforcementLevel": "advisory", "max_workers_cap": 1}}))
+    assert main(["check", "--stack", "prod", "--policy-config", str(config), "--format", "github"]) == 0
+    commands = capsys.readouterr().out.splitlines()
+    prod = Path(__file__).resolve().parent.parent / "stacks" / "Pulumi.prod.yaml"
+    seen = set()
+    for command in commands:
+        resource = command.split("::", 2)[2].split(":", 1)[0]
+        section = "dbx-ai-infra:training" if "-training-" in resource else "dbx-ai-infra:inference"
+        assert f",line={_section_line(prod, section)}," in command
+        seen.add(section)
+    assert seen == {"dbx-ai-infra:training", "dbx-ai-infra:inference"}
+
+    out = tmp_path / "report.xml"
+    main(["check", "--stack", "prod", "--policy-config", str(config), "--format", "junit", "--out", str(out)])
+    cases = [case for suite in JUnitXml.fromfile(str(out)) for case in suite if case.name.endswith("-cluster")]
+    assert {case._elem.get("line") for case in cases} == {str(_section_line(prod, "dbx-ai-infra:training")),
+                                                         str(_section_line(prod, "dbx-ai-infra:inference"))}
+
+
+def test_bare_keys_point_at_their_line_too(capsys, tmp_path):
+    from stackspec import section_lines
+
+    stack = tmp_path / "Pulumi.bare.yaml"
+    stack.write_text("# a comment\nconfig:\n  cloud: aws\n\n  training:\n    num_workers: 2\n")
+    assert section_lines(stack) == {"": 2, "cloud": 3, "training": 5}
+
+
+def test_a_urn_names_the_section_of_its_component():
+    from dbxtypes.vocabulary import section_of_urn
+
+    base = "urn:pulumi:prod::dbx-ai-infra::"
+    assert section_of_urn(base + "dbx-ai-infra:compute:InferenceCluster$databricks:index/cluster:Cluster::x") \
+        == "inference"
+    assert section_of_urn(base + "dbx-ai-infra:storage:UnityCatalogStorage$databricks:index/schema:Schema::s") \
+        == "unity_catalog"
+    assert section_of_urn(base + "databricks:index/cluster:Cluster::loose") is None
+    assert section_of_urn("not a urn") is None
