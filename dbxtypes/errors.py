@@ -18,10 +18,14 @@ from pydantic import BaseModel, ValidationError
 MAX_QUOTED = 80
 
 
-def clip(value: Any, limit: int = MAX_QUOTED) -> str:
-    """``repr(value)`` cut to ``limit`` characters, so a message never echoes a whole document."""
-    text = repr(value)
+def cut(text: str, limit: int = MAX_QUOTED) -> str:
+    """``text`` cut to ``limit`` characters (ending ``...`` when cut), so a message never echoes a whole document."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def clip(value: Any, limit: int = MAX_QUOTED) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
+    return cut(repr(value), limit)
 
 
 def field_path(loc: Sequence[Any]) -> str:

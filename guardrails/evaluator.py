@@ -94,7 +94,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dbxtypes.errors import MAX_QUOTED
+from dbxtypes.errors import clip, cut
 from dbxtypes.shape import ClusterShape
 from dbxtypes.vocabulary import JOBS_COMPUTE
 
@@ -357,10 +357,9 @@ def _resolve(node: Any, tokens: list[str], where: str) -> Iterator[tuple[str, An
 def _show(value: Any) -> str:
     """A value as JSON for a message, cut to a readable length (a message never echoes a whole document)."""
     try:
-        text = json.dumps(value, sort_keys=True)
+        return cut(json.dumps(value, sort_keys=True))
     except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 3] + "..."
+        return clip(value)
 
 
 def _json_type(value: Any) -> str:

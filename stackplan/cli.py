@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -140,11 +140,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     config = _policy_config(args)
     result: dict[str, Any]
     if args.cluster_json:
-        raw = read_json(args.cluster_json, "cluster JSON")
-        violations = evaluate_cluster_json(raw, config, source=args.cluster_json)
+        clusters = cluster_objects(read_json(args.cluster_json, "cluster JSON"), args.cluster_json)
+        violations = evaluate_cluster_json(clusters, config, source=args.cluster_json)
         result = {"source": args.cluster_json, "violations": [v.to_json() for v in violations]}
         if args.cluster_policy:
-            result["cluster_policy"] = _cluster_policy_results(raw, args.cluster_json, args.cluster_policy)
+            result["cluster_policy"] = _cluster_policy_results(clusters, args.cluster_policy)
     else:
         plan = build_plan(args.stack, policy_config=config)
         violations = plan.violations or []
@@ -168,7 +168,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         from .render import violations_table
 
         if args.cluster_json:
-            clusters = cluster_objects(raw, args.cluster_json)
             header = f"Checked {args.cluster_json}: {_count(len(clusters), 'cluster')}.\n"
         else:
             header = f"Checked stack {plan.stack} ({plan.stack_file}): {_count(len(plan.resources), 'resource')}.\n"
@@ -180,11 +179,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if failed and not args.soft_fail else EXIT_OK
 
 
-def _cluster_policy_results(raw: Any, cluster_path: str, policy_path: str) -> list[dict[str, Any]]:
+def _cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) -> list[dict[str, Any]]:
     from dbxtypes.shape import shapes_of_resource
     from dbxtypes.vocabulary import CLUSTER
     from guardrails import DefinitionError, evaluate_shape, parse_definition
-    from policies.registry import cluster_objects
 
     doc = read_json(policy_path, "cluster policy")
     if isinstance(doc, dict) and isinstance(doc.get("policies"), list) and "definition" not in doc:
@@ -200,7 +198,7 @@ def _cluster_policy_results(raw: Any, cluster_path: str, policy_path: str) -> li
     except DefinitionError as exc:
         raise InputError(policy_path, str(exc)) from None
     results = []
-    for index, cluster in enumerate(cluster_objects(raw, cluster_path)):
+    for index, cluster in enumerate(clusters):
         outcome = evaluate_shape(definition, shapes_of_resource(CLUSTER, cluster, source="api")[0])
         results.append({
             "cluster": cluster.get("cluster_name") or cluster.get("cluster_id") or f"#{index}",

@@ -34,7 +34,7 @@ def junit_xml(violations: Iterable[Violation], policies: Iterable[str], *, suite
         if not mine:
             ET.SubElement(testsuite, "testcase", name=f"{policy}: no finding", classname=policy, file=source)
         for v in mine:
-            case = ET.SubElement(testsuite, "testcase", name=f"{v.resource_name}", classname=policy, file=source)
+            case = ET.SubElement(testsuite, "testcase", name=v.resource_name, classname=policy, file=source)
             if v.urn in lines:
                 case.set("line", str(lines[v.urn]))
             if v.mandatory:
