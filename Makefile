@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 ARGS ?=
 
-.PHONY: install preview check cost test test-slow lint schema bench bench-record clean
+.PHONY: install preview check cost test test-slow lint schema sdk-types bench bench-record clean
 
 $(VENV)/.installed-runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,9 +39,13 @@ lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), imp
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/zizmor --offline --no-progress .github/workflows
 
 schema: $(VENV)/.installed-runtime  ## regenerate docs/plan.schema.json from the typed plan
 	$(PY) -c "import json; from dbxtypes.plan import plan_json_schema; print(json.dumps(plan_json_schema(), indent=2, sort_keys=True))" > docs/plan.schema.json
+
+sdk-types: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/sdk_types.json from the pinned databricks-sdk
+	$(PY) -m dbxtypes.sdk_types > dbxtypes/data/sdk_types.json.tmp && mv dbxtypes/data/sdk_types.json.tmp dbxtypes/data/sdk_types.json
 
 test-slow: $(VENV)/.installed-dev  ## the test suite with long property-test runs
 	HYPOTHESIS_PROFILE=slow $(PY) -m pytest

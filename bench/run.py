@@ -285,6 +285,9 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
     }
     for stack in STACKS:
         commands[stack] = ([PY, "-m", "stackplan", "preview", "--stack", stack], {"ok": (0, 1)})
+    # issue 12: every shipped stack in one process (one provider import), against 1.5x the floor
+    commands["all"] = ([PY, "-m", "stackplan", "preview", "--all", "--json"], {"ok": (0, 1)})
+    commands["all_check"] = ([PY, "-m", "stackplan", "check", "--all", "--format", "sarif"], {"ok": (0, 1)})
     m = interleaved(commands, s.floor_rounds, "floor: ")
     floor = m["floor"]
     labels = {"bare": "`python -c pass` (bare interpreter)",
@@ -292,6 +295,8 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
               "no_exit": "`python -c 'import os, pulumi_databricks; os._exit(0)'` (the floor without interpreter "
                          "teardown)"}
     labels.update({stack: f"`python -m stackplan preview --stack {stack}`" for stack in STACKS})
+    labels["all"] = f"`python -m stackplan preview --all --json` ({len(STACKS)} stacks, one process)"
+    labels["all_check"] = f"`python -m stackplan check --all --format sarif` ({len(STACKS)} stacks)"
     rows = [[labels[k], secs(v.wall), v.spread, mib(v.rss_mib), f"{v.wall / floor.wall:.2f}x"] for k, v in m.items()]
     rep.add("## 1. Floor and preview processes\n\n"
             f"Whole processes, {s.floor_rounds} rounds (each round runs every process once, in this order) after a "
@@ -344,7 +349,8 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
                  f"({teardown / floor.wall:.0%} of the floor): the floor with os._exit(0) is {secs(no_exit.wall)}. "
                  "`python -m stackplan` skips it (it flushes its output and calls os._exit), which is why a "
                  "preview process can take less than the floor; bench/phases.py still pays it (`start + exit`).")
-    return {"floor": floor.wall, "bare": bare.wall, "no_exit": no_exit.wall, "preview_ratios": ratios}
+    return {"floor": floor.wall, "bare": bare.wall, "no_exit": no_exit.wall, "preview_ratios": ratios,
+            "all_ratio": m["all"].wall / floor.wall, "all_check_ratio": m["all_check"].wall / floor.wall}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -661,6 +667,9 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
         f = summary["floor"]
         ratios = ", ".join(f"{k} {v:.2f}x" for k, v in f["preview_ratios"].items())
         lines.append(f"- Floor (`import pulumi_databricks`): {secs(f['floor'])}; preview / floor: {ratios}.")
+        verdict = "within" if max(f["all_ratio"], f["all_check_ratio"]) <= 1.5 else "OVER"
+        lines.append(f"- All {len(STACKS)} stacks in one process: `preview --all` {f['all_ratio']:.2f}x the floor, "
+                     f"`check --all --format sarif` {f['all_check_ratio']:.2f}x ({verdict} the 1.5x goal).")
     if "growth" in summary:
         g = summary["growth"]
         r = g["results"][g["big"]]

@@ -46,6 +46,17 @@ class Resource(_Model):
         return self.type in CLUSTER_BEARING_TYPES
 
 
+class AcceptedException(_Model):
+    """A stack's accepted exception (``dbx-ai-infra:exceptions``) that matched a finding. An expired one no longer
+    hides the finding: it fails like the violation it hid."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reason: str
+    expires: str | None = None  # ISO date, the last day the exception holds
+    expired: bool = False
+
+
 class Violation(_Model):
     """One policy finding on one resource. ``message`` ends with a ``Fix: ...`` hint."""
 
@@ -56,10 +67,37 @@ class Violation(_Model):
     urn: str
     resource_name: str
     message: str
+    exception: AcceptedException | None = None
+
+    @property
+    def excepted(self) -> bool:
+        """Accepted by a stack exception that has not expired: reported, but it fails nothing."""
+        return self.exception is not None and not self.exception.expired
 
     @property
     def mandatory(self) -> bool:
-        return self.enforcement == "mandatory"
+        """A mandatory finding that fails the run (one under a live exception does not)."""
+        return self.enforcement == "mandatory" and not self.excepted
+
+    @property
+    def level(self) -> str:
+        """The word reports show: mandatory, advisory, excepted, or mandatory (exception expired)."""
+        if self.exception is None:
+            return self.enforcement
+        if self.exception.expired:
+            return f"{self.enforcement} (exception expired)"
+        return "excepted"
+
+    @property
+    def shown_message(self) -> str:
+        """The message, with the exception's reason when one matched."""
+        if self.exception is None:
+            return self.message
+        if self.exception.expired:
+            state = f"exception expired after {self.exception.expires}"
+        else:
+            state = "excepted" + (f" until {self.exception.expires}" if self.exception.expires else "")
+        return f"{self.message} [{state}: {self.exception.reason}]"
 
 
 class Monthly(_Model):

@@ -1,8 +1,9 @@
 """Unity Catalog facts read by the stack spec and the policy pack: which privileges exist and where they apply.
 
-Known privileges are databricks-sdk's own ``catalog.Privilege`` enum (pinned in requirements.txt), not a copied
-list. Which privilege applies to which securable follows the Databricks docs, "Unity Catalog privileges and
-securable objects", privilege types by securable object (read 2026-12).
+Known privileges are databricks-sdk's own ``catalog.Privilege`` enum (pinned in requirements.txt, read through the
+snapshot in `dbxtypes.sdk_types`), not a hand-copied list. Which privilege applies to which securable follows the
+Databricks docs, "Unity Catalog privileges and securable objects", privilege types by securable object (read
+2026-12).
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from databricks.sdk.service.catalog import Privilege
+from .sdk_types import enum_values
 
-KNOWN_PRIVILEGES: Final = frozenset(p.value for p in Privilege)
+KNOWN_PRIVILEGES: Final = frozenset(enum_values("catalog.Privilege"))
 
 PRIVILEGES_BY_SECURABLE: Final[Mapping[str, frozenset[str]]] = {
     "catalog": frozenset({

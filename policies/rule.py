@@ -48,6 +48,9 @@ class Rule:
     #: JSON-schema snippets for the thresholds (``type``, ``minimum``, ``description``); the default comes from
     #: ``thresholds``.
     threshold_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
+    #: The stack fields that decide this rule's outcome, most telling first: a finding points at the first one the
+    #: stack sets, in the resource's section (``min_workers``) or at the top (``tags``); else at the section.
+    stack_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):

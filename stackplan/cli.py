@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ from dbxtypes.plan import Plan, SizingLine, Violation
 from dbxtypes.vocabulary import CLUSTER_POLICY
 from stackspec import load_stack
 
+from .findings import Located
 from .inputs import read_json
+from .multi import StackRun, ordered, run_each, worst
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -46,9 +49,16 @@ def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = T
     plan.assumptions = loaded.spec.usage.model_dump()
     plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]
     if with_policies:
-        from policies.registry import evaluate_plan
+        from policies.registry import ALL_RULES, evaluate_plan
 
-        plan.violations = evaluate_plan(plan, policy_config)
+        from .exceptions import apply_exceptions
+
+        plan.violations, notes = apply_exceptions(
+            evaluate_plan(plan, policy_config), loaded.spec.exceptions, rules=[r.name for r in ALL_RULES],
+            resources=[r.name for r in plan.resources], today=datetime.now(UTC).date(),
+            source=plan.stack_file or stack)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
     if with_cost:
         from pricing import cheaper_gpu_advice
         from pricing import price_plan as cost_of
@@ -78,20 +88,24 @@ _INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "cluster_policy", "
 
 def _inputs(args: argparse.Namespace) -> list[str]:
     """The files this run reads (``--out`` may not be one of them); a stack name means its stack file."""
-    from stackspec import stack_file_for
+    from stackspec import available_stacks, stack_file_for
 
     found = []
     for name in _INPUT_ARGS:
-        value = getattr(args, name, None)
-        if not isinstance(value, str) or not value:
-            continue
-        if name in ("stack", "against") and not Path(value).exists():
-            try:
-                value = str(stack_file_for(value))
-            except InputError:
+        given = getattr(args, name, None)
+        values = given if isinstance(given, list) else [given]
+        if name == "stack" and getattr(args, "all", False):
+            values = available_stacks()
+        for value in values:
+            if not isinstance(value, str) or not value:
                 continue
-        if Path(value).exists():
-            found.append(value)
+            if name in ("stack", "against") and not Path(value).exists():
+                try:
+                    value = str(stack_file_for(value))
+                except InputError:
+                    continue
+            if Path(value).exists():
+                found.append(value)
     return found
 
 
@@ -108,75 +122,174 @@ def _has_mandatory(violations: list[Violation]) -> bool:
     return any(v.mandatory for v in violations)
 
 
+def _stacks(args: argparse.Namespace) -> list[str]:
+    """The stacks of this run: each ``--stack``, or every stack under ``stacks/`` with ``--all``."""
+    from stackspec import available_stacks
+
+    if getattr(args, "all", False):
+        names = available_stacks()
+        if not names:
+            raise InputError.single("stacks/", "", "holds no Pulumi.<stack>.yaml file.", "add one, or pass --stack.")
+        return names
+    return list(dict.fromkeys(args.stack or []))
+
+
+def _several(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "all", False)) or len(set(args.stack or [])) > 1
+
+
+def _plan_run(stack: str, args: argparse.Namespace, config: Any, *, with_cost: bool) -> StackRun:
+    plan = build_plan(stack, policy_config=config, prices=getattr(args, "prices", None), with_cost=with_cost)
+    return StackRun(stack, plan.stack_file or stack, plan=plan,
+                    exit=EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK)
+
+
+def _error_doc(run: StackRun) -> dict[str, Any]:
+    return {"stack": run.stack, "stack_file": run.source, "error": run.error}
+
+
 def cmd_preview(args: argparse.Namespace) -> int:
-    plan = build_plan(args.stack, policy_config=_policy_config(args), prices=args.prices, with_cost=True)
-    if args.json:
-        _emit(json.dumps(plan.to_json(), indent=2, allow_nan=False), args.out)
+    config = _policy_config(args)
+    fmt = "json" if args.json else args.format
+    runs = run_each(_stacks(args), lambda s: _plan_run(s, args, config, with_cost=True), what="preview",
+                    keep_errors=_several(args))
+    if fmt in FINDING_FORMATS:
+        _emit(_findings_text(fmt, runs, config, suite="stackplan preview"), args.out)
+    elif not _several(args):
+        plan = runs[0].plan
+        assert plan is not None
+        if fmt == "json":
+            _emit(json.dumps(plan.to_json(), indent=2, allow_nan=False), args.out)
+        else:
+            from .render import plan_table
+
+            _emit(plan_table(plan), args.out)
+    elif fmt == "json":
+        docs = [r.plan.to_json() if r.plan else _error_doc(r) for r in runs]
+        _emit(json.dumps({"stacks": docs}, indent=2, allow_nan=False), args.out)
     else:
         from .render import plan_table
 
-        _emit(plan_table(plan), args.out)
-    return EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK
+        _emit("\n".join(plan_table(r.plan) if r.plan else f"Stack {r.stack} ({r.source}): error: {r.error}\n"
+                        for r in runs), args.out)
+    return worst(runs)
 
 
-def _finding_lines(plan: Plan, violations: list[Violation]) -> dict[str, int]:
-    """Each finding's URN -> the line of the stack section its resource is built from (``config:`` otherwise)."""
+def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, str], int]:
+    """Each finding's (policy, URN) -> the line of the stack field behind it: the first of the rule's
+    ``stack_fields`` that the stack sets, in the resource's section or at the top; else the section the resource is
+    built from; else ``config:`` (a default no line states)."""
     from dbxtypes.vocabulary import section_of_urn
+    from policies.registry import ALL_RULES
     from stackspec import section_lines
 
-    if not plan.stack_file:
+    if not plan.stack_file or not Path(plan.stack_file).is_file():
         return {}
     lines = section_lines(Path(plan.stack_file))
-    return {v.urn: lines.get(section_of_urn(v.urn) or "", lines[""]) for v in violations}
+    fields = {r.name: r.stack_fields for r in ALL_RULES}
+    found = {}
+    for v in violations:
+        section = section_of_urn(v.urn) or ""
+        candidates = [k for f in fields.get(v.policy, ()) for k in (f"{section}.{f}", f)]
+        found[(v.policy, v.urn)] = next((lines[k] for k in candidates if k in lines), lines.get(section, lines[""]))
+    return found
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+FINDING_FORMATS = ("sarif", "junit", "github")
+
+
+def _located(runs: list[StackRun]) -> list[Located]:
+    """Every finding of the runs, with the stack file and the line of the field behind it."""
+    found = []
+    for run in runs:
+        if run.plan is None:
+            continue
+        violations = run.plan.violations or []
+        lines = finding_lines(run.plan, violations)
+        found += [Located(v, run.source, lines.get((v.policy, v.urn))) for v in violations]
+    return found
+
+
+def _findings_text(fmt: str, runs: list[StackRun], config: Any, *, suite: str,
+                   located: list[Located] | None = None, source: str | None = None) -> str:
+    """SARIF, JUnit or GitHub commands for the runs' findings (or for ``located`` ones, from a cluster JSON); a
+    stack that failed to load is reported as an error of its file."""
+    from policies.registry import ALL_RULES, load_policy_config
+
+    from .findings import RuleInfo, github_commands, junit_xml, sarif_log
+
+    levels = load_policy_config(config)
+    found = _located(runs) if located is None else located
+    errors = [(r.source, r.error or "") for r in runs if r.error is not None]
+    if fmt == "sarif":
+        rules = [RuleInfo(r.name, r.description, r.remediation, levels.level(r) if levels.level(r) != "disabled"
+                          else r.enforcement, enabled=levels.level(r) != "disabled") for r in ALL_RULES]
+        log = sarif_log(found, rules, version=_version())
+        log["runs"][0]["invocations"] = [{
+            "executionSuccessful": not errors,
+            "toolExecutionNotifications": [{
+                "level": "error", "message": {"text": error},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": file}}}]} for file, error in errors],
+        }]
+        return json.dumps(log, indent=2, allow_nan=False) + "\n"
+    if fmt == "junit":
+        ran = [r.name for r in ALL_RULES if levels.level(r) != "disabled"]
+        names = ", ".join(r.stack for r in runs)
+        return junit_xml(found, ran, suite=f"{suite} {names or source}",
+                         source=source or ", ".join(r.source for r in runs), errors=errors)
+    return github_commands(found, errors)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from policies.registry import cluster_objects, evaluate_cluster_json
 
     config = _policy_config(args)
-    result: dict[str, Any]
+    fmt = "json" if args.json else args.format
     if args.cluster_json:
         clusters = cluster_objects(read_json(args.cluster_json, "cluster JSON"), args.cluster_json)
         violations = evaluate_cluster_json(clusters, config, source=args.cluster_json)
-        result = {"source": args.cluster_json, "violations": [v.to_json() for v in violations]}
+        result: dict[str, Any] = {"source": args.cluster_json, "violations": [v.to_json() for v in violations]}
         if args.cluster_policy:
             result["cluster_policy"] = _cluster_policy_results(clusters, args.cluster_policy)
-    else:
-        plan = build_plan(args.stack, policy_config=config)
-        violations = plan.violations or []
-        result = plan.to_json()
-    fmt = "json" if args.json else args.format
-    source = args.cluster_json or (plan.stack_file if plan.stack_file else args.stack)
+        if fmt == "json":
+            _emit(json.dumps(result, indent=2, allow_nan=False), args.out)
+        elif fmt in FINDING_FORMATS:
+            _emit(_findings_text(fmt, [], config, suite="stackplan check", source=args.cluster_json,
+                                 located=[Located(v, args.cluster_json) for v in violations]), args.out)
+        else:
+            from .render import violations_table
+
+            text = f"Checked {args.cluster_json}: {_count(len(clusters), 'cluster')}.\n" + violations_table(violations)
+            if "cluster_policy" in result:
+                text += _cluster_policy_text(result["cluster_policy"])
+            _emit(text, args.out)
+        failed = _has_mandatory(violations) or any(not r["allowed"] for r in result.get("cluster_policy", []))
+        return EXIT_VIOLATIONS if failed and not args.soft_fail else EXIT_OK
+
+    runs = run_each(_stacks(args), lambda s: _plan_run(s, args, config, with_cost=False), what="check",
+                    keep_errors=_several(args))
     if fmt == "json":
-        _emit(json.dumps(result, indent=2, allow_nan=False), args.out)
-    elif fmt in ("junit", "github"):
-        from policies.registry import ALL_RULES, load_policy_config
-
-        from .findings import github_commands, junit_xml
-
-        levels = load_policy_config(config)
-        ran = [r.name for r in ALL_RULES if levels.level(r) != "disabled"]
-        suite = f"stackplan check {args.cluster_json or plan.stack}"
-        lines = {} if args.cluster_json else _finding_lines(plan, violations)
-        _emit(junit_xml(violations, ran, suite=suite, source=source, lines=lines) if fmt == "junit"
-              else github_commands(violations, source=source, lines=lines), args.out)
+        docs = [r.plan.to_json() if r.plan else _error_doc(r) for r in runs]
+        _emit(json.dumps(docs[0] if not _several(args) else {"stacks": docs}, indent=2, allow_nan=False), args.out)
+    elif fmt in FINDING_FORMATS:
+        _emit(_findings_text(fmt, runs, config, suite="stackplan check"), args.out)
     else:
         from .render import violations_table
 
-        if args.cluster_json:
-            header = f"Checked {args.cluster_json}: {_count(len(clusters), 'cluster')}.\n"
-        else:
-            header = f"Checked stack {plan.stack} ({plan.stack_file}): {_count(len(plan.resources), 'resource')}.\n"
-        text = header + violations_table(violations)
-        if "cluster_policy" in result:
-            text += _cluster_policy_text(result["cluster_policy"])
-        _emit(text, args.out)
-    failed = _has_mandatory(violations) or any(not r["allowed"] for r in result.get("cluster_policy", []))
-    return EXIT_VIOLATIONS if failed and not args.soft_fail else EXIT_OK
+        parts = []
+        for r in runs:
+            if r.plan is None:
+                parts.append(f"Stack {r.stack} ({r.source}): error: {r.error}\n")
+                continue
+            parts.append(f"Checked stack {r.plan.stack} ({r.plan.stack_file}): "
+                         f"{_count(len(r.plan.resources), 'resource')}.\n" + violations_table(r.plan.violations or []))
+        _emit("\n".join(parts), args.out)
+    code = worst(runs)
+    return EXIT_OK if args.soft_fail and code == EXIT_VIOLATIONS else code
 
 
 def _cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) -> list[dict[str, Any]]:
@@ -236,27 +349,69 @@ def cmd_export_policies(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _base_for(stack: str, args: argparse.Namespace) -> str | None:
+    """The base a stack's cost is compared with (``stack``: its name): ``--against`` itself, or ``DIR/STACK.json``
+    when it is a directory of base plans (a stack with no file there is new: no diff)."""
+    if not args.against:
+        return None
+    against = Path(args.against)
+    if against.is_dir():
+        base = against / f"{stack}.json"
+        return str(base) if base.is_file() else None
+    if _several(args):
+        raise InputError.single(args.against, "--against", "is one base, but this run prices several stacks.",
+                                "pass a directory of base plans, STACK.json each (`preview --json` on the base "
+                                "branch writes them).")
+    return str(args.against)
+
+
 def cmd_cost(args: argparse.Namespace) -> int:
     config = _policy_config(args)
-    plan = build_plan(args.stack, policy_config=config, prices=args.prices, with_cost=True)
-    diff = None
-    if args.against:
-        from pricing import diff_costs
 
-        diff = diff_costs(base_plan(args.against, policy_config=config, prices=args.prices), plan)
+    def work(stack: str) -> StackRun:
+        run = _plan_run(stack, args, config, with_cost=True)
+        run.exit = EXIT_OK
+        assert run.plan is not None
+        run.base = _base_for(run.plan.stack, args)
+        if run.base is not None:
+            from pricing import diff_costs
+
+            run.diff = diff_costs(base_plan(run.base, policy_config=config, prices=args.prices), run.plan)
+        return run
+
+    runs = run_each(_stacks(args), work, what="cost", keep_errors=_several(args))
+    if not _several(args):
+        plan, diff = runs[0].plan, runs[0].diff
+        assert plan is not None
+        if args.format == "json":
+            _emit(json.dumps(_cost_doc(plan, diff), indent=2, allow_nan=False), args.out)
+        elif args.format in ("markdown", "html"):
+            from .reports import render_html, render_markdown
+
+            _emit((render_markdown if args.format == "markdown" else render_html)(plan, diff), args.out)
+        else:
+            from .render import diff_table, plan_table
+
+            _emit(plan_table(plan) + (diff_table(diff) if diff else ""), args.out)
+        return EXIT_OK
     if args.format == "json":
-        as_json = plan.to_json()
-        doc = {"stack": plan.stack, "cost": as_json.get("cost"), "violations": as_json.get("violations"), "diff": diff}
-        _emit(json.dumps(doc, indent=2, allow_nan=False), args.out)
+        docs = [_cost_doc(r.plan, r.diff) if r.plan else _error_doc(r) for r in runs]
+        _emit(json.dumps({"stacks": docs}, indent=2, allow_nan=False), args.out)
     elif args.format in ("markdown", "html"):
-        from .reports import render_html, render_markdown
+        from .reports import render_combined
 
-        _emit((render_markdown if args.format == "markdown" else render_html)(plan, diff), args.out)
+        _emit(render_combined(ordered(runs), html=args.format == "html", against=args.against), args.out)
     else:
         from .render import diff_table, plan_table
 
-        _emit(plan_table(plan) + (diff_table(diff) if diff else ""), args.out)
-    return EXIT_OK
+        _emit("\n".join((plan_table(r.plan) + (diff_table(r.diff) if r.diff else "")) if r.plan else
+                        f"Stack {r.stack} ({r.source}): error: {r.error}\n" for r in ordered(runs)), args.out)
+    return worst(runs)
+
+
+def _cost_doc(plan: Plan, diff: dict[str, Any] | None) -> dict[str, Any]:
+    as_json = plan.to_json()
+    return {"stack": plan.stack, "cost": as_json.get("cost"), "violations": as_json.get("violations"), "diff": diff}
 
 
 _EXIT_CODES = """exit codes:
@@ -268,16 +423,19 @@ _EXIT_CODES = """exit codes:
 EXAMPLES_PREVIEW = """examples:
   python -m stackplan preview --stack dev
   python -m stackplan preview --stack stacks/Pulumi.prod.yaml --json --out plan.json
+  python -m stackplan preview --all --format sarif --out stackplan.sarif
 
 """
 EXAMPLES_CHECK = """examples:
   python -m stackplan check --stack prod
+  python -m stackplan check --stack dev --stack prod --format github
   python -m stackplan check --cluster-json clusters.json --cluster-policy policy.json
 
 """
 EXAMPLES_COST = """examples:
   python -m stackplan cost --stack prod
   python -m stackplan cost --stack prod --against dev --format markdown --out cost.md
+  python -m stackplan cost --all --against base-plans/ --format markdown --out report.md
 
 """
 EXAMPLES_EXPORT = """examples:
@@ -304,9 +462,11 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
     raw = argparse.RawDescriptionHelpFormatter
 
-    def stack_arg(p: argparse.ArgumentParser, required: bool = True) -> None:
-        p.add_argument("--stack", required=required, metavar="NAME|FILE",
-                       help="a stack name (dev) or the path of a stack YAML file")
+    def stacks_arg(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
+        p.add_argument("--stack", action="append", metavar="NAME|FILE",
+                       help="a stack name (dev) or the path of a stack YAML file; repeat it for several stacks "
+                            "(one combined report, the worst exit code)")
+        p.add_argument("--all", action="store_true", help="every stack under stacks/")
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--json", action="store_true", help="write JSON instead of a table")
@@ -314,33 +474,38 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--policy-config", metavar="FILE",
                        help="policy config JSON: enforcement levels and thresholds, as Pulumi takes it")
 
+    findings_help = ("sarif (SARIF 2.1.0 for code scanning), junit (JUnit XML for CI test reports) or github "
+                     "(GitHub Actions annotations); each finding points at the stack field behind it")
     p = sub.add_parser("preview", formatter_class=raw, epilog=EXAMPLES_PREVIEW + _EXIT_CODES,
                        help="run the program offline; show resources, violations and costs")
-    stack_arg(p)
+    stacks_arg(p.add_mutually_exclusive_group(required=True))
     common(p)
+    p.add_argument("--format", choices=["table", "json", *FINDING_FORMATS], default="table",
+                   help="table (default), json (same as --json), " + findings_help)
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
     p.set_defaults(func=cmd_preview)
 
     p = sub.add_parser("check", formatter_class=raw, epilog=EXAMPLES_CHECK + _EXIT_CODES,
-                       help="evaluate the policies on a stack or on exported cluster JSON")
+                       help="evaluate the policies on stacks or on exported cluster JSON")
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--stack", metavar="NAME|FILE", help="a stack name (dev) or the path of a stack YAML file")
+    stacks_arg(group)
     group.add_argument("--cluster-json", metavar="FILE",
                        help="Databricks Clusters API JSON: a cluster, a list, or {\"clusters\": [...]}")
     p.add_argument("--cluster-policy", metavar="POLICY.json",
                    help="with --cluster-json: also evaluate a cluster policy definition")
     common(p)
-    p.add_argument("--format", choices=["table", "json", "junit", "github"], default="table",
-                   help="table (default), json (same as --json), junit (JUnit XML for CI test reports) or github "
-                        "(GitHub Actions annotations)")
+    p.add_argument("--format", choices=["table", "json", *FINDING_FORMATS], default="table",
+                   help="table (default), json (same as --json), " + findings_help)
     p.add_argument("--soft-fail", action="store_true",
                    help="exit 0 whatever the policies find (the report still shows it); invalid input still exits 2")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("cost", formatter_class=raw, epilog=EXAMPLES_COST + _EXIT_CODES,
-                       help="price a stack; with --against, what the change adds or removes")
-    stack_arg(p)
-    p.add_argument("--against", metavar="BASE", help="a stack name, a stack file, or a plan JSON saved earlier")
+                       help="price stacks; with --against, what the change adds or removes")
+    stacks_arg(p.add_mutually_exclusive_group(required=True))
+    p.add_argument("--against", metavar="BASE",
+                   help="a stack name, a stack file, a plan JSON saved earlier, or a directory of base plans "
+                        "(STACK.json each; a stack with none there is new)")
     p.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table",
                    help="table (default), json, markdown (a pull-request comment) or html (a standalone page)")
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
@@ -350,7 +515,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export-policies", formatter_class=raw, epilog=EXAMPLES_EXPORT + _EXIT_CODES,
                        help="write the stack's cluster-policy definitions as JSON files")
-    stack_arg(p)
+    p.add_argument("--stack", required=True, metavar="NAME|FILE",
+                   help="a stack name (dev) or the path of a stack YAML file")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for <policy-name>.json files")
     p.set_defaults(func=cmd_export_policies)
     return top
@@ -361,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "cluster_policy", None) and not getattr(args, "cluster_json", None):
         print("error: --cluster-policy goes with --cluster-json. Fix: add --cluster-json FILE.", file=sys.stderr)
         return EXIT_INVALID
-    if getattr(args, "cluster_policy", None) and getattr(args, "format", None) in ("junit", "github"):
+    if getattr(args, "cluster_policy", None) and getattr(args, "format", None) in FINDING_FORMATS:
         print(f"error: --format {args.format} does not carry --cluster-policy results yet. Fix: use --format table "
               "or --json for the cluster-policy evaluation.", file=sys.stderr)
         return EXIT_INVALID

@@ -1,67 +1,183 @@
-"""Policy findings in the formats CI systems read: JUnit XML and GitHub Actions workflow commands.
+"""Policy findings in the formats CI systems read: SARIF 2.1.0, JUnit XML and GitHub Actions workflow commands.
+
+Every format takes `Located` findings: a violation with the file behind it and, for a stack, the line of the stack
+field that decides it (`stackplan.cli.finding_lines`); a cluster JSON has no lines, its findings name the cluster.
+
+SARIF (code scanning on GitHub, GitLab, Azure DevOps): one run, the tool's rules (every enabled policy, with its
+description, remediation and default level), one result per finding with its physical location (file, line) and its
+logical location (the resource's name and URN), a stable fingerprint, and a ``suppressions`` entry with the reason
+for a finding a stack exception accepts. Valid against the OASIS schema (``tests/schemas``).
 
 JUnit: one ``<testsuite>`` per policy that was enabled, one ``<testcase>`` per finding (a mandatory finding is a
-``<failure>``, an advisory one passes with its message in ``<system-out>``), and a passing ``<testcase>`` for a
-policy with no finding, so a CI test tab lists every rule that ran. GitLab, Azure DevOps and Jenkins read this
-shape (``testsuites/testsuite/testcase/failure``).
+``<failure>``, an advisory or excepted one passes with its message in ``<system-out>``), and a passing
+``<testcase>`` for a policy with no finding, so a CI test tab lists every rule that ran. GitLab, Azure DevOps and
+Jenkins read this shape (``testsuites/testsuite/testcase/failure``).
 
-GitHub: one ``::error`` (mandatory) or ``::warning`` (advisory) workflow command per finding, annotated on the
-input file, at the line of the stack section the resource is built from (``dbx-ai-infra:training``, ...; a
-cluster JSON has no lines to point at); values are escaped as the Actions toolkit does (``%``, CR, LF; and
-``:`` ``,`` in properties).
+GitHub: one ``::error`` (mandatory), ``::warning`` (advisory) or ``::notice`` (excepted) workflow command per finding,
+annotated on the input file and line; values are escaped as the Actions toolkit does (``%``, CR, LF; and ``:`` ``,``
+in properties).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from dbxtypes.plan import Violation
 
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+TOOL_NAME = "dbx-ai-infra stackplan"
+TOOL_URI = "https://github.com/dbx-ai-infra/dbx-ai-infra#policies"
 
-def junit_xml(violations: Iterable[Violation], policies: Iterable[str], *, suite: str, source: str,
-              lines: Mapping[str, int] | None = None) -> str:
-    """The findings as JUnit XML; ``policies`` are the names of every policy that ran; ``lines`` maps a finding's
-    URN to the line of ``source`` behind it."""
-    lines = lines or {}
-    findings = list(violations)
+
+@dataclass(frozen=True)
+class Located:
+    """A finding and where it comes from: the input file and, when known, the line."""
+
+    violation: Violation
+    source: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """What SARIF says of a rule: enough of `policies.rule.Rule` that this module needs no policy import."""
+
+    name: str
+    description: str
+    remediation: str
+    enforcement: str
+    enabled: bool = True
+
+
+def _uri(source: str) -> str:
+    """A repository-relative URI when the file lies under the working directory (what code scanning maps to the
+    checkout), else the path as given; always with forward slashes."""
+    path = Path(source)
+    if path.is_absolute():
+        try:
+            path = path.resolve().relative_to(Path.cwd().resolve())
+        except ValueError:
+            return path.as_posix()
+    return path.as_posix().replace(os.sep, "/")
+
+
+def _level(v: Violation) -> str:
+    if v.mandatory:
+        return "error"
+    return "note" if v.excepted else "warning"
+
+
+def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version: str) -> dict[str, Any]:
+    """The findings as a SARIF 2.1.0 log (a JSON object)."""
+    index = {r.name: i for i, r in enumerate(rules)}
+    driver: dict[str, Any] = {
+        "name": TOOL_NAME,
+        "version": version,
+        "informationUri": TOOL_URI,
+        "rules": [{
+            "id": r.name,
+            "shortDescription": {"text": r.description},
+            "help": {"text": r.remediation},
+            "defaultConfiguration": {"level": "error" if r.enforcement == "mandatory" else "warning",
+                                     "enabled": r.enabled},
+            "properties": {"enforcement": r.enforcement},
+        } for r in rules],
+    }
+    results = []
+    for f in findings:
+        v = f.violation
+        region = {"startLine": f.line} if f.line else None
+        physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(f.source)}}
+        if region:
+            physical["region"] = region
+        result: dict[str, Any] = {
+            "ruleId": v.policy,
+            "level": _level(v),
+            "message": {"text": f"{v.resource_name}: {v.message}"},
+            "locations": [{
+                "physicalLocation": physical,
+                "logicalLocations": [{"name": v.resource_name, "fullyQualifiedName": v.urn, "kind": "resource"}],
+            }],
+            # stable across runs and line moves: the same rule on the same resource of the same file
+            "partialFingerprints": {"stackplanFinding/v1": hashlib.sha256(
+                f"{v.policy}\0{v.urn}\0{_uri(f.source)}".encode()).hexdigest()[:32]},
+            "properties": {"enforcement": v.enforcement},
+        }
+        if v.policy in index:
+            result["ruleIndex"] = index[v.policy]
+        if v.exception is not None:
+            result["properties"]["exception"] = v.exception.to_json()
+            if v.excepted:
+                result["suppressions"] = [{"kind": "inSource", "status": "accepted",
+                                           "justification": v.exception.reason}]
+        results.append(result)
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": driver},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }]}
+
+
+def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: str, source: str,
+              errors: Sequence[tuple[str, str]] = ()) -> str:
+    """The findings as JUnit XML; ``policies`` are the names of every policy that ran; ``source`` is the input a
+    policy with no finding is reported against; ``errors`` (file, message) are inputs that could not be checked,
+    each an ``<error>`` case of a ``stackplan`` suite."""
     root = ET.Element("testsuites", name=suite)
-    for policy in dict.fromkeys([*policies, *(v.policy for v in findings)]):
-        mine = [v for v in findings if v.policy == policy]
-        failures = sum(1 for v in mine if v.mandatory)
+    if errors:
+        broken = ET.SubElement(root, "testsuite", name="stackplan", tests=str(len(errors)), failures="0",
+                               errors=str(len(errors)), skipped="0")
+        for file, message in errors:
+            case = ET.SubElement(broken, "testcase", name=f"load {file}", classname="stackplan", file=file)
+            ET.SubElement(case, "error", message=message, type="invalid input").text = message
+    for policy in dict.fromkeys([*policies, *(f.violation.policy for f in findings)]):
+        mine = [f for f in findings if f.violation.policy == policy]
+        failures = sum(1 for f in mine if f.violation.mandatory)
         testsuite = ET.SubElement(root, "testsuite", name=policy, tests=str(max(1, len(mine))),
                                   failures=str(failures), errors="0", skipped="0")
         if not mine:
             ET.SubElement(testsuite, "testcase", name=f"{policy}: no finding", classname=policy, file=source)
-        for v in mine:
-            case = ET.SubElement(testsuite, "testcase", name=v.resource_name, classname=policy, file=source)
-            if v.urn in lines:
-                case.set("line", str(lines[v.urn]))
+        for f in mine:
+            v = f.violation
+            case = ET.SubElement(testsuite, "testcase", name=v.resource_name, classname=policy, file=f.source)
+            if f.line:
+                case.set("line", str(f.line))
             if v.mandatory:
-                failure = ET.SubElement(case, "failure", message=v.message, type="mandatory")
-                failure.text = f"{v.urn}\n{v.message}"
+                failure = ET.SubElement(case, "failure", message=v.shown_message, type=v.level)
+                failure.text = f"{v.urn}\n{v.shown_message}"
             else:
-                ET.SubElement(case, "system-out").text = f"advisory: {v.message}"
+                ET.SubElement(case, "system-out").text = f"{v.level}: {v.shown_message}"
     tree = ET.ElementTree(root)
     ET.indent(tree)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _data(text: str) -> str:
+def command_data(text: str) -> str:
+    """Text as the data of a workflow command (after ``::``)."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _property(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+    return command_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_commands(violations: Iterable[Violation], *, source: str, lines: Mapping[str, int] | None = None) -> str:
-    """One workflow command per finding: ``::error file=F,line=N,title=policy::resource: message``."""
-    lines = lines or {}
-    commands = []
-    for v in violations:
-        level = "error" if v.mandatory else "warning"
-        at = f",line={lines[v.urn]}" if v.urn in lines else ""
-        commands.append(f"::{level} file={_property(source)}{at},title={_property(v.policy)}::"
-                        f"{_data(v.resource_name + ': ' + v.message)}")
+_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def github_commands(findings: Sequence[Located], errors: Sequence[tuple[str, str]] = ()) -> str:
+    """One workflow command per finding: ``::error file=F,line=N,title=policy::resource: message``; and one
+    ``::error`` per input that could not be checked (``errors``: file, message)."""
+    commands = [f"::error file={_property(file)},title=invalid input::{command_data(message)}"
+                for file, message in errors]
+    for f in findings:
+        v = f.violation
+        at = f",line={f.line}" if f.line else ""
+        commands.append(f"::{_COMMAND[_level(v)]} file={_property(f.source)}{at},title={_property(v.policy)}::"
+                        f"{command_data(v.resource_name + ': ' + v.shown_message)}")
     return "".join(command + "\n" for command in commands)

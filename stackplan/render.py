@@ -11,12 +11,12 @@ from rich.text import Text
 
 from dbxtypes.plan import Plan, Violation
 
-from .summary import facts, money, short_type
+from .summary import facts, money, short_type, violations_summary
 
 FILE_WIDTH = 160  # files, pipes and tests: one stable width, no colour
 _width = FILE_WIDTH
 _colour = False
-_LEVEL_STYLE = {"mandatory": "bold red", "advisory": "yellow"}
+_LEVEL_STYLE = {"mandatory": "bold red", "advisory": "yellow", "excepted": "dim"}
 
 
 def fit_terminal(columns: int, colour: bool) -> None:
@@ -75,16 +75,14 @@ def violations_table(violations: list[Violation]) -> str:
     if not violations:
         console.print("Policies: no violations.")
         return buffer.getvalue()
-    mandatory = sum(1 for v in violations if v.mandatory)
-    table = Table(title=f"Policy violations: {mandatory} mandatory, {len(violations) - mandatory} advisory",
-                  title_justify="left")
+    table = Table(title=f"Policy violations: {violations_summary(violations)}", title_justify="left")
     table.add_column("level")
     table.add_column("policy", overflow="fold")
     table.add_column("resource", overflow="fold")
     table.add_column("message", overflow="fold", ratio=2)
     for v in violations:  # Text, not markup: a message such as "local[*]" or "[red]" is shown as written
-        table.add_row(Text(v.enforcement, style=_LEVEL_STYLE.get(v.enforcement, "")), Text(v.policy),
-                      Text(v.resource_name), Text(v.message))
+        style = _LEVEL_STYLE["mandatory"] if v.mandatory else _LEVEL_STYLE.get(v.level, "")
+        table.add_row(Text(v.level, style=style), Text(v.policy), Text(v.resource_name), Text(v.shown_message))
     console.print(table)
     return buffer.getvalue()
 

@@ -21,9 +21,10 @@ import jinja2
 from dbxtypes.plan import Cost, CostEntry, Plan, SizingLine
 from dbxtypes.vocabulary import INSTANCE_POOL, USAGE_DEFAULTS
 
-from .summary import cents, money, short_type, signed_money
+from .summary import cents, money, short_type, signed_money, violations_summary
 
-__all__ = ["TEMPLATES_DIR", "environment", "render_html", "render_markdown", "render_template", "report_context"]
+__all__ = ["TEMPLATES_DIR", "environment", "render_combined", "render_html", "render_markdown", "render_template",
+           "report_context"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 MARKDOWN_TEMPLATE = "report.md.j2"
@@ -156,10 +157,10 @@ def _violation_rows(plan: Plan, esc: Callable[[Any], str]) -> tuple[str, list[di
     violations = plan.violations
     if not violations:
         return "none", [], "No policy violations."
-    mandatory = sum(1 for v in violations if v.mandatory)
-    rows = [{"level": esc(v.enforcement), "policy": esc(v.policy), "resource": esc(v.resource_name or v.urn),
-             "message": esc(v.message)} for v in violations]
-    return "some", rows, f"{mandatory} mandatory, {len(violations) - mandatory} advisory"
+    rows = [{"level": esc(v.level), "level_class": "mandatory" if v.mandatory else "excepted" if v.excepted
+             else "advisory", "policy": esc(v.policy), "resource": esc(v.resource_name or v.urn),
+             "message": esc(v.shown_message)} for v in violations]
+    return "some", rows, violations_summary(violations)
 
 
 def _sizing_row(z: SizingLine, esc: Callable[[Any], str]) -> dict[str, str]:
@@ -197,7 +198,9 @@ def _diff_context(diff: Mapping[str, Any] | None, esc: Callable[[Any], str]) -> 
     counts = diff.get("counts") or {}
     sizing = [{"workload": esc(z["workload"]), "base": esc(z["base"] or "-"), "head": esc(z["head"] or "-")}
               for z in diff.get("sizing") or []]
+    base_name, head_name = str(diff.get("base_stack") or "base"), str(diff.get("head_stack") or "head")
     return {
+        "chart": _before_after_chart(diff.get("by_workload") or {}, base_name, head_name, esc),
         "sizing": sizing,
         "base_stack": esc(diff.get("base_stack") or "base"),
         "head_stack": esc(diff.get("head_stack") or "head"),
@@ -267,16 +270,49 @@ def _chart(by_workload: Mapping[str, float], esc: Callable[[Any], str]) -> dict[
             "title": esc("Monthly expected cost by workload")}
 
 
+def _before_after_chart(by_workload: Mapping[str, Mapping[str, Any]], base: str, head: str,
+                        esc: Callable[[Any], str]) -> dict[str, Any]:
+    """Monthly expected cost per workload before and after the change: two bars a workload (the base in grey, the
+    head in the workload's colour), on one scale, with room for every label."""
+    items = [(role, float(v.get("base") or 0.0), float(v.get("head") or 0.0)) for role, v in by_workload.items()]
+    labels = [(f"before: {money(b)}/month", f"after: {money(h)}/month") for _, b, h in items]
+    label_w = math.ceil(16 + _CHAR_W * max((len(role) for role, _, _ in items), default=8))
+    value_w = math.ceil(12 + _CHAR_W * max((len(t) for pair in labels for t in pair), default=16))
+    bar_area, bar_h, gap, top = 360, 16, 14, 10
+    row_h = 2 * bar_h + 4 + gap
+    biggest = max((max(b, h) for _, b, h in items), default=0.0)
+
+    def width(value: float) -> float:
+        w = 0.0 if biggest <= 0 else bar_area * value / biggest
+        return max(w, 1.0) if value > 0 else w
+
+    bars = []
+    for i, (role, b, h) in enumerate(items):
+        y = top + i * row_h
+        for j, (value, text, fill) in enumerate(((b, labels[i][0], OTHER_COLOUR),
+                                                 (h, labels[i][1], WORKLOAD_COLOURS.get(role, OTHER_COLOUR)))):
+            w = width(value)
+            bar_y = y + j * (bar_h + 4)
+            bars.append({"workload": esc(role), "label": esc(role) if j == 0 else "", "side": "base" if j == 0
+                         else "head", "value_text": esc(text), "x": label_w, "y": bar_y, "width": f"{w:.1f}",
+                         "height": bar_h, "fill": fill, "text_y": bar_y + bar_h - 4, "label_x": label_w - 8,
+                         "value_x": f"{label_w + w + 6:.1f}"})
+    return {"width": label_w + bar_area + value_w, "height": top * 2 + max(1, len(items)) * row_h, "bars": bars,
+            "title": esc(f"Monthly expected cost by workload, before ({base}, grey) and after ({head})")}
+
+
 def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None, *,
-                   markdown: bool = True) -> dict[str, Any]:
+                   markdown: bool = True, part: bool = False) -> dict[str, Any]:
     """Everything the templates show, formatted. ``markdown`` escapes the cells for a Markdown table; for HTML
-    the template's autoescaping does it."""
+    the template's autoescaping does it. ``part``: one stack's section of a combined report (no page shell, no
+    assumptions or price sources: the combined report shows those once)."""
     plan = plan if isinstance(plan, Plan) else Plan.from_json(plan)
     esc = _md_cell if markdown else _plain
     cost = plan.cost
     state, violations, violations_summary = _violation_rows(plan, esc)
     diff_ctx = _diff_context(diff, esc)
     ctx: dict[str, Any] = {
+        "part": part,
         "title": esc(f"Cost review: stack {plan.stack}"),
         "stack": esc(plan.stack),
         "cloud": esc(plan.cloud),
@@ -335,3 +371,67 @@ def render_markdown(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | No
 def render_html(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
     """The cost review as a standalone HTML page (inline CSS and SVG, nothing fetched from the network)."""
     return render_template(HTML_TEMPLATE, report_context(plan, diff, markdown=False))
+
+
+def _merged_reference(contexts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Assumptions, notes and price sources of several stacks, each shown once; a value that only some stacks
+    use names them."""
+    names = [name for name, _ in contexts]
+    assumptions: dict[tuple[str, str, str], list[str]] = {}
+    sources: dict[tuple[str, str, str, str], None] = {}
+    notes: dict[str, None] = {}
+    for name, ctx in contexts:
+        for a in ctx["assumptions"]:
+            assumptions.setdefault((a["label"], a["key"], a["value"]), []).append(name)
+        for s in ctx["sources"]:
+            sources[(s["figure"], s["value"], s["source"], s["date"])] = None
+        for n in ctx["notes"]:
+            notes[n] = None
+    rows = [{"label": label, "key": key, "value": value if stacks == names else f"{value} ({', '.join(stacks)})"}
+            for (label, key, value), stacks in assumptions.items()]
+    return {"assumptions": rows, "notes": list(notes),
+            "sources": [{"figure": f, "value": v, "source": s, "date": d} for f, v, s, d in sources]}
+
+
+def render_combined(runs: list[Any], *, html: bool, against: str | None) -> str:
+    """One report for several stacks (``runs``: `stackplan.multi.StackRun`, already in report order): a summary
+    line per stack, changed stacks in full, unchanged ones folded away, errors with their message, and the
+    assumptions and price sources once."""
+    from markupsafe import Markup
+
+    esc = _plain if html else _md_cell
+    summary: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    shown: list[Any] = []  # Markdown text, or {"stack", "html"} for HTML
+    folded: list[Any] = []
+    priced: list[tuple[str, dict[str, Any]]] = []
+    for run in runs:
+        if run.plan is None:
+            summary.append({"stack": esc(run.stack), "cloud": "", "monthly": "", "delta": "", "error": True,
+                            "policies": "", "status": esc("error: could not be reviewed")})
+            errors.append({"stack": run.stack, "source": run.source, "error": str(run.error).replace("```", "'''")})
+            continue
+        ctx = report_context(run.plan, run.diff, markdown=not html, part=True)
+        if ctx["has_cost"]:
+            priced.append((run.plan.stack, ctx))
+        delta = ((run.diff or {}).get("total") or {}).get("delta", {}).get("monthly_expected") if run.diff else None
+        status = ("no base plan: new" if against else "no base") if run.diff is None else \
+            ("changed" if run.changed else "unchanged")
+        summary.append({"stack": esc(run.plan.stack), "cloud": esc(run.plan.cloud), "error": False,
+                        "monthly": esc(ctx["total"].get("expected", "n/a")),
+                        "delta": esc("-" if run.diff is None else signed_money(delta)),
+                        "policies": ctx["violations_summary"] if ctx["has_violations"] else esc("none"),
+                        "status": esc(status)})
+        body = render_template(HTML_TEMPLATE if html else MARKDOWN_TEMPLATE, ctx)
+        section = {"stack": run.plan.stack, "html": Markup(body)} if html else body
+        (shown if run.changed else folded).append(section)
+    unchanged = [r.plan.stack for r in runs if r.plan is not None and not r.changed]
+    context = {
+        "title": esc(f"Stack review: {len(runs)} stacks" + (f" against {against}" if against else "")),
+        "summary": summary, "errors": errors, "shown": shown, "folded": folded,
+        "folded_summary": esc(f"{len(folded)} unchanged stack{'s' if len(folded) != 1 else ''}: "
+                              f"{', '.join(unchanged)}"),
+        "has_reference": bool(priced),
+        **_merged_reference(priced),
+    }
+    return render_template("combined.html.j2" if html else "combined.md.j2", context)

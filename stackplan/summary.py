@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from decimal import ROUND_HALF_UP, Decimal
 
-from dbxtypes.plan import Resource
+from dbxtypes.plan import Resource, Violation
 from dbxtypes.shape import ClusterShape, as_mapping, as_number, pool_shape, shapes_of_resource
 from dbxtypes.vocabulary import (
     CATALOG,
@@ -115,3 +115,12 @@ def signed_money(value: float | None) -> str:
 def cents(value: float) -> int:
     """Whole cents, half away from zero, from the shortest decimal form of the float (1.005 -> 101)."""
     return int(Decimal(repr(float(value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) * 100)
+
+
+def violations_summary(violations: list[Violation]) -> str:
+    """``2 mandatory, 1 advisory`` (``, 1 excepted`` when a stack exception accepted some): one wording for every
+    report."""
+    excepted = sum(1 for v in violations if v.excepted)
+    mandatory = sum(1 for v in violations if v.mandatory)
+    text = f"{mandatory} mandatory, {len(violations) - mandatory - excepted} advisory"
+    return text + (f", {excepted} excepted" if excepted else "")

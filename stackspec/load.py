@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -118,12 +119,16 @@ def read_stack_file(path: Path) -> dict[str, Any]:
 
 
 def section_lines(path: Path) -> dict[str, int]:
-    """The line of each ``dbx-ai-infra:<section>`` setting in a stack file, by section (``training``, ...), bare keys
-    included; ``config`` itself under ``""``. Findings point there."""
+    """The line of each ``dbx-ai-infra:<setting>`` in a stack file, by its bare name (``training``, ``tags``, ...), and
+    of each field of a section by ``section.field`` (``inference.min_workers``); ``config`` itself under ``""``.
+    Findings point there."""
     text = read_text(path, "stack file")
     lines = {"": mapping_key_lines(text).get("config", 1)}
     for key, line in mapping_key_lines(text, ("config",)).items():
-        lines[key.removeprefix(f"{PROJECT}:")] = line
+        name = key.removeprefix(f"{PROJECT}:")
+        lines[name] = line
+        for field_name, field_line in mapping_key_lines(text, ("config", key)).items():
+            lines[f"{name}.{field_name}"] = field_line
     return lines
 
 
@@ -133,7 +138,15 @@ def _to_pulumi_value(value: Any) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    return json.dumps(value)
+    return json.dumps(value, default=_iso_date)
+
+
+def _iso_date(value: Any) -> str:
+    """An unquoted YAML date (``expires: 2027-01-31``) as the text the Pulumi CLI hands over (Go's YAML keeps it a
+    string)."""
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not a config value")
 
 
 def _from_pulumi_value(value: Any) -> Any:

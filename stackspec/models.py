@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,6 +19,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -369,6 +371,17 @@ class ClusterPoliciesSpec(_Spec):
     max_clusters_per_user: int | None = Field(None, ge=1, description="Per-user cluster limit per policy.")
 
 
+class ExceptionSpec(_Spec):
+    """An accepted exception (``dbx-ai-infra:exceptions``): a finding the team has reviewed and accepts, with why and
+    until when. The finding is still reported, marked excepted with its reason; after ``expires`` it fails again."""
+
+    rule: str = Field(min_length=1, description="The policy's name, e.g. databricks-cluster-require-autotermination.")
+    resource: str = Field(min_length=1, description="The resource's name as reports show it, e.g. prod-inference.")
+    reason: str = Field(min_length=1, description="Why the finding is accepted (a ticket, a decision).")
+    expires: Annotated[date, Strict(False)] | None = Field(
+        None, description="The last day the exception holds (YYYY-MM-DD); none: no end.")
+
+
 class StackSpec(_Spec):
     """One environment: cloud, GPU family, runtime, tags and a section per workload."""
 
@@ -385,6 +398,7 @@ class StackSpec(_Spec):
     usage: UsageSpec = Field(default_factory=UsageSpec)
     cluster_policies: ClusterPoliciesSpec = Field(default_factory=ClusterPoliciesSpec)
     pricing: PriceOverrides | None = Field(None, description="Price overrides (negotiated rates, another region).")
+    exceptions: list[ExceptionSpec] = Field(default_factory=list, description="Accepted policy findings.")
 
     @field_validator("tags")
     @classmethod

@@ -314,3 +314,28 @@ def test_p3_is_being_retired_never_picked_while_a_current_node_fits_and_flagged_
     messages = rule_messages(RULES_BY_NAME["databricks-cluster-avoid-retiring-node-types"], CLUSTER,
                              {"nodeTypeId": "p3.2xlarge", "numWorkers": 1})
     assert messages and "is being retired" in messages[0]
+
+
+# --- the SDK snapshot the rule reads is the pinned SDK's own types -------------------------------------------------
+
+def test_the_sdk_type_snapshot_is_what_the_installed_databricks_sdk_says():
+    """`dbxtypes/data/sdk_types.json` spares every run the SDK's import; regenerated from the SDK it must not
+    differ (after an SDK upgrade: `make sdk-types`)."""
+    from importlib.metadata import version
+
+    from dbxtypes.sdk_types import SNAPSHOT, generate, sdk_version
+
+    assert sdk_version() == version("databricks-sdk")
+    assert json.loads(SNAPSHOT.read_text()) == generate(), "dbxtypes/data/sdk_types.json is stale: make sdk-types"
+
+
+def test_the_snapshot_keeps_what_the_rule_needs_of_a_cluster():
+    from databricks.sdk.service import catalog, compute
+
+    from dbxtypes.sdk_types import enum_values, fields_of
+
+    assert set(fields_of("compute.ClusterSpec")) == {f.name for f in __import__("dataclasses").fields(
+        compute.ClusterSpec)}
+    assert fields_of("compute.ClusterSpec")["aws_attributes"] == {"type": "compute.AwsAttributes"}
+    assert fields_of("compute.AwsAttributes")["availability"] == {"enum": "compute.AwsAvailability"}
+    assert set(enum_values("catalog.Privilege")) == {p.value for p in catalog.Privilege}

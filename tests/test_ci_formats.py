@@ -101,7 +101,19 @@ def _section_line(stack_file, key: str) -> int:
     raise AssertionError(f"{key} not in {stack_file}")
 
 
-def test_each_finding_points_at_the_stack_section_behind_it(capsys, tmp_path):
+def _field_line(stack_file, section: str, field: str) -> int:
+    """The line of ``field`` inside ``section`` of a stack file, read from its text (a 4-space indented key)."""
+    lines = stack_file.read_text().splitlines()
+    start = _section_line(stack_file, section)
+    for number, line in enumerate(lines[start:], start=start + 1):
+        if line.startswith(f"    {field}:"):
+            return number
+        if line.startswith("  ") and not line.startswith("    ") and line.strip():
+            break
+    raise AssertionError(f"{section}.{field} not in {stack_file}")
+
+
+def test_each_finding_points_at_the_stack_field_behind_it(capsys, tmp_path):
     from pathlib import Path
 
     config = tmp_path / "policy.json"  # advisory, so the spec does not refuse the stack first
@@ -110,19 +122,42 @@ def test_each_finding_points_at_the_stack_section_behind_it(capsys, tmp_path):
     assert main(["check", "--stack", "prod", "--policy-config", str(config), "--format", "github"]) == 0
     commands = capsys.readouterr().out.splitlines()
     prod = Path(__file__).resolve().parent.parent / "stacks" / "Pulumi.prod.yaml"
+    # the worker-bounds rule is decided by num_workers (training) and min_workers (inference), both set in prod
+    expected = {"training": _field_line(prod, "dbx-ai-infra:training", "num_workers"),
+                "inference": _field_line(prod, "dbx-ai-infra:inference", "min_workers")}
+    assert len(set(expected.values())) == 2
     seen = set()
     for command in commands:
         resource = command.split("::", 2)[2].split(":", 1)[0]
-        section = "dbx-ai-infra:training" if "-training-" in resource else "dbx-ai-infra:inference"
-        assert f",line={_section_line(prod, section)}," in command
+        section = "training" if "-training-" in resource else "inference"
+        assert f",line={expected[section]}," in command
         seen.add(section)
-    assert seen == {"dbx-ai-infra:training", "dbx-ai-infra:inference"}
+    assert seen == {"training", "inference"}
 
     out = tmp_path / "report.xml"
     main(["check", "--stack", "prod", "--policy-config", str(config), "--format", "junit", "--out", str(out)])
     cases = [case for suite in JUnitXml.fromfile(str(out)) for case in suite if case.name.endswith("-cluster")]
-    assert {case._elem.get("line") for case in cases} == {str(_section_line(prod, "dbx-ai-infra:training")),
-                                                         str(_section_line(prod, "dbx-ai-infra:inference"))}
+    assert {case._elem.get("line") for case in cases} == {str(v) for v in expected.values()}
+
+
+def test_a_finding_points_at_its_field_else_the_top_level_setting_else_its_section(tmp_path):
+    from dbxtypes.plan import Plan, Violation
+    from stackplan.cli import finding_lines
+
+    stack = tmp_path / "Pulumi.s.yaml"
+    stack.write_text("config:\n  dbx-ai-infra:tags:\n    workload: w\n  dbx-ai-infra:inference:\n"
+                     "    max_workers: 4\n    spot_above_base: true\n")
+    urn = "urn:pulumi:s::dbx-ai-infra::dbx-ai-infra:compute:InferenceCluster$databricks:index/cluster:Cluster::s-i"
+
+    def line(policy: str) -> int:
+        v = Violation(policy=policy, enforcement="mandatory", urn=urn, resource_name="s-i", message="m")
+        plan = Plan(stack="s", project="p", cloud="aws", stack_file=str(stack), resources=[])
+        return finding_lines(plan, [v])[(policy, urn)]
+
+    assert line("databricks-cluster-disallow-all-spot-inference") == 6   # inference.spot_above_base
+    assert line("databricks-resource-require-tags") == 2                # the stack's tags
+    assert line("databricks-api-conformance") == 4                      # no field: the inference section
+    assert line("databricks-cluster-require-autotermination") == 4      # its field is not set: the section
 
 
 def test_bare_keys_point_at_their_line_too(capsys, tmp_path):
@@ -130,7 +165,7 @@ def test_bare_keys_point_at_their_line_too(capsys, tmp_path):
 
     stack = tmp_path / "Pulumi.bare.yaml"
     stack.write_text("# a comment\nconfig:\n  cloud: aws\n\n  training:\n    num_workers: 2\n")
-    assert section_lines(stack) == {"": 2, "cloud": 3, "training": 5}
+    assert section_lines(stack) == {"": 2, "cloud": 3, "training": 5, "training.num_workers": 6}
 
 
 def test_a_urn_names_the_section_of_its_component():

@@ -182,6 +182,42 @@ def test_the_pull_request_workflow_is_hardened():
     assert "if (!text.trim())" in comment["with"]["script"]  # an empty report never replaces the last comment
 
 
+def test_the_pull_request_workflow_pins_actions_uploads_sarif_and_comments_the_combined_report():
+    doc = yaml.safe_load((REPO / ".github" / "workflows" / "preview.yml").read_text())
+    for job in doc["jobs"].values():
+        for step in job["steps"]:
+            if "uses" in step:  # a tag can move; a commit SHA cannot
+                assert re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+    steps = doc["jobs"]["offline"]["steps"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
+    assert upload["with"]["sarif_file"] == "stackplan.sarif"
+    assert "head.repo.full_name == github.repository" in upload["if"]  # forks get a read-only token
+    assert doc["jobs"]["offline"]["permissions"]["security-events"] == "write"
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert "check --all --format sarif --soft-fail --out stackplan.sarif" in runs
+    assert "cost --all --against \"$RUNNER_TEMP/plans\" --format markdown" in runs.replace("\\\n", "")
+
+
+def _zizmor(*paths: Path) -> list[dict]:
+    import subprocess
+    import sys
+
+    zizmor = Path(sys.executable).parent / "zizmor"
+    done = subprocess.run([str(zizmor), "--offline", "--format", "json", *map(str, paths)], capture_output=True,
+                          text=True, check=False)
+    assert done.stdout.strip(), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_zizmor_finds_nothing_in_the_workflows_and_would_catch_an_unpinned_action(tmp_path):
+    assert _zizmor(REPO / ".github" / "workflows") == []
+    bad = tmp_path / ".github" / "workflows" / "bad.yml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("on: pull_request\npermissions: {}\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                   "      - uses: actions/checkout@v4\n        with:\n          persist-credentials: false\n")
+    assert {f["ident"] for f in _zizmor(bad)} >= {"unpinned-uses"}
+
+
 def test_a_price_override_typo_reads_the_same_from_the_stack_and_from_prices(write_stack, tmp_path, capsys):
     config = dict(BASE_CONFIG)
     config["dbx-ai-infra:pricing"] = {"node_types": {"g5.xlarge": {"usd_per_hour": 1.0}}}

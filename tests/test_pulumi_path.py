@@ -111,7 +111,8 @@ def test_the_readmes_deployment_steps_match_the_repository():
             assert (REPO / command.split("--policy-pack", 1)[1].split()[0] / "PulumiPolicy.yaml").is_file()
     assert any(c.startswith("pulumi up") for c in commands)
     workflow = next((REPO / ".github" / "workflows").glob("*.yml")).read_text()
-    assert "pulumi/actions@v7" in workflow and "upsert: true" in workflow
+    assert "pulumi/actions@8e5e406f4007fca908480587cb9893c07090f58d  # v7.0.0" in workflow  # pinned by SHA
+    assert "upsert: true" in workflow
 
 
 def test_pulumi_config_values_are_strings_as_the_cli_gives_them():

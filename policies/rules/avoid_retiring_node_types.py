@@ -41,6 +41,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,
+    stack_fields=('node_type_id', 'gpu_family'),
     remediation="Move to a current node type of the family, or to a current GPU family of the cloud.",
     severity="medium",
 )

@@ -48,6 +48,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('node_type_id',),
     remediation=("Set spark_conf spark.databricks.cluster.profile=singleNode and spark.master=local[*] plus custom tag "
                  "ResourceClass=SingleNode, or set is_single_node true with kind CLASSIC_PREVIEW."),
     severity="medium",

@@ -28,6 +28,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('shuffle_partitions',),
     remediation="Set spark.sql.shuffle.partitions near the driver's core count on single-node clusters.",
     severity="low",
     thresholds={"max_single_node_shuffle_partitions": MAX_SINGLE_NODE_SHUFFLE_PARTITIONS},

@@ -49,6 +49,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('num_workers', 'min_workers', 'max_workers'),
     remediation="Choose num_workers or autoscale, keep min_workers <= max_workers and stay within max_workers_cap.",
     severity="high",
     thresholds={"max_workers_cap": MAX_WORKERS_CAP},

@@ -43,6 +43,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(GRANTS, GRANT),
     check=check,
+    stack_fields=('grants',),
     remediation="Grant least-privilege sets (USE_CATALOG, USE_SCHEMA, READ_VOLUME, ...) to named groups.",
     severity="critical",
 )

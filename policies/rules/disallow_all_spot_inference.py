@@ -82,6 +82,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,
+    stack_fields=('spot_above_base', 'min_workers'),
     remediation=("Set first_on_demand to min_workers + 1 in the cloud attributes block, use a spot-with-fallback or "
                  "on-demand availability, and keep instance pools for inference and training on-demand."),
     severity="high",

@@ -41,6 +41,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('spot', 'first_on_demand', 'num_workers'),
     remediation="Replace autoscale with num_workers and use a spot-with-fallback or on-demand availability.",
     severity="high",
 )

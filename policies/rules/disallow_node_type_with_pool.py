@@ -30,6 +30,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('node_type_id',),
     remediation="Remove node_type_id (driver_node_type_id) when instance_pool_id (driver_instance_pool_id) is set.",
     severity="medium",
 )

@@ -33,6 +33,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('spark_env_vars',),
     remediation="Move the credential into a Databricks secret scope and reference it as {{secrets/<scope>/<key>}}.",
     severity="critical",
 )

@@ -63,6 +63,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('gpu_family', 'node_type_id', 'num_workers'),
     remediation="Train on fewer, larger nodes, or on a family with a GPU interconnect (A100/H100 nodes).",
     severity="medium",
     thresholds={"min_interconnect_gbps": DEFAULT_MIN_INTERCONNECT_GBPS,

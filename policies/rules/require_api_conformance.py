@@ -14,17 +14,10 @@ Clusters API JSON), ``compute.Library``, ``jobs.JobSettings``, ``compute.Instanc
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-import functools
-import types
-import typing
 from collections.abc import Mapping
 from typing import Any
 
-from databricks.sdk.service import catalog as uc
-from databricks.sdk.service import compute, jobs
-
+from dbxtypes.sdk_types import enum_values, fields_of
 from dbxtypes.shape import ClusterShape, PoolShape, as_list, as_mapping, as_number
 from dbxtypes.unity_catalog import privilege_problems
 from dbxtypes.vocabulary import CATALOG, CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, VOLUME
@@ -42,53 +35,41 @@ PROVIDER_ONLY: Mapping[str, frozenset[str]] = {
 #: Longest idle time of an instance pool's idle instances (Instance Pools API, idle_instance_autotermination_minutes:
 #: "must be between 0 and 10000 minutes"; read 2026-12).
 MAX_POOL_IDLE_MINUTES = 10_000
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _unwrap(tp: Any) -> Any:
-    """``Optional[X]`` -> ``X``."""
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return args[0] if len(args) == 1 else tp
-    return tp
-
-
-def api_problems(cls: type, data: Any, path: str = "", skip: frozenset[str] = frozenset()) -> list[str]:
-    """Where ``data`` (API JSON) does not fit the databricks-sdk dataclass ``cls``: unknown fields, unknown enum
-    values, wrong shapes. Map-typed fields (tags, Spark conf) are not looked into."""
+def api_problems(type_name: str, data: Any, path: str = "", skip: frozenset[str] = frozenset()) -> list[str]:
+    """Where ``data`` (API JSON) does not fit the databricks-sdk type ``type_name`` (``compute.ClusterSpec``, read
+    from the SDK snapshot in `dbxtypes.sdk_types`): unknown fields, unknown enum values, wrong shapes. Map-typed
+    fields (tags, Spark conf) are not looked into."""
+    short = type_name.split(".", 1)[1]
     if not isinstance(data, Mapping):
-        return [f"{path or 'the resource'}: expected an object ({cls.__name__}), got {type(data).__name__}"]
-    hints = _hints(cls)
+        return [f"{path or 'the resource'}: expected an object ({short}), got {type(data).__name__}"]
+    fields = fields_of(type_name)
     out: list[str] = []
     for key, value in data.items():
         where = f"{path}.{key}" if path else str(key)
         if key in skip or value is None:
             continue
-        if key not in hints:
-            out.append(f"{where} is not a field of the Databricks API object {cls.__name__}")
+        if key not in fields:
+            out.append(f"{where} is not a field of the Databricks API object {short}")
             continue
-        out.extend(_value_problems(_unwrap(hints[key]), value, where))
+        out.extend(_value_problems(fields[key], value, where))
     return out
 
 
-def _value_problems(tp: Any, value: Any, where: str) -> list[str]:
-    origin = typing.get_origin(tp)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        allowed = [e.value for e in tp]
+def _value_problems(field: Mapping[str, Any], value: Any, where: str) -> list[str]:
+    if "enum" in field:
+        allowed = enum_values(field["enum"])
         if value not in allowed:
-            return [f"{where} is {value!r}, which the API does not know ({tp.__name__}: {', '.join(allowed)})"]
+            name = field["enum"].split(".", 1)[1]
+            return [f"{where} is {value!r}, which the API does not know ({name}: {', '.join(allowed)})"]
         return []
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return api_problems(tp, value, where)
-    if origin is list:
-        (item,) = typing.get_args(tp) or (Any,)
+    if "type" in field:
+        return api_problems(field["type"], value, where)
+    if "list" in field:
         if not isinstance(value, list):
             return [f"{where}: expected a list, got {type(value).__name__}"]
         out: list[str] = []
         for i, element in enumerate(value):
-            out.extend(_value_problems(_unwrap(item), element, f"{where}[{i}]"))
+            out.extend(_value_problems(field["list"], element, f"{where}[{i}]"))
         return out
     return []
 
@@ -102,17 +83,17 @@ def _autoscale_problems(autoscale: Mapping[str, Any], where: str) -> list[str]:
 
 
 def _cluster(view: ClusterShape) -> list[str]:
-    cls = compute.ClusterDetails if view.source == "api" else compute.ClusterSpec
+    cls = "compute.ClusterDetails" if view.source == "api" else "compute.ClusterSpec"
     out = api_problems(cls, view.props, skip=PROVIDER_ONLY[CLUSTER])
     for i, library in enumerate(as_list(view.props.get("libraries"))):
-        out.extend(api_problems(compute.Library, library, f"libraries[{i}]"))
+        out.extend(api_problems("compute.Library", library, f"libraries[{i}]"))
     if view.autoscale is not None:
         out.extend(_autoscale_problems(as_mapping(view.props.get("autoscale")), ""))
     return out
 
 
 def _job(props: Mapping[str, Any]) -> list[str]:
-    out = api_problems(jobs.JobSettings, props, skip=PROVIDER_ONLY[JOB])
+    out = api_problems("jobs.JobSettings", props, skip=PROVIDER_ONLY[JOB])
     clusters = [(f"job_clusters[{i}].new_cluster.", as_mapping(as_mapping(jc).get("new_cluster")))
                 for i, jc in enumerate(as_list(props.get("job_clusters")))]
     clusters += [(f"tasks[{i}].new_cluster.", as_mapping(as_mapping(t).get("new_cluster")))
@@ -124,7 +105,7 @@ def _job(props: Mapping[str, Any]) -> list[str]:
 
 
 def _pool(view: PoolShape) -> list[str]:
-    out = api_problems(compute.InstancePoolAndStats, view.props, skip=PROVIDER_ONLY[INSTANCE_POOL])
+    out = api_problems("compute.InstancePoolAndStats", view.props, skip=PROVIDER_ONLY[INSTANCE_POOL])
     idle = as_number(view.props.get("idle_instance_autotermination_minutes"))
     if idle is not None and not 0 <= idle <= MAX_POOL_IDLE_MINUTES:
         out.append(f"idle_instance_autotermination_minutes is {idle}; the API takes 0 to {MAX_POOL_IDLE_MINUTES:,}. "
@@ -142,7 +123,7 @@ def _grants(props: Mapping[str, Any]) -> list[str]:
     return out
 
 
-_INFO = {CATALOG: uc.CatalogInfo, SCHEMA: uc.SchemaInfo, VOLUME: uc.VolumeInfo}
+_INFO = {CATALOG: "catalog.CatalogInfo", SCHEMA: "catalog.SchemaInfo", VOLUME: "catalog.VolumeInfo"}
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:

@@ -41,6 +41,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER,),
     check=check,
+    stack_fields=('autotermination_minutes',),
     remediation="Set autotermination_minutes to a value between 10 and max_autotermination_minutes.",
     severity="high",
     thresholds={"max_autotermination_minutes": MAX_AUTOTERMINATION_MINUTES},

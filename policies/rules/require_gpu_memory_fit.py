@@ -50,6 +50,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('node_type_id', 'model', 'gpu_family'),
     remediation=("Pick a node type whose total GPU memory covers gpu_memory_need_gb, or shrink the model "
                  "(quantisation)."),
     severity="medium",

@@ -47,6 +47,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,
+    stack_fields=('node_type_id', 'cloud'),
     remediation="Keep only aws_attributes, azure_attributes or gcp_attributes, matching the node type's cloud.",
     severity="high",
 )

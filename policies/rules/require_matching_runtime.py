@@ -53,6 +53,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('runtime', 'node_type_id'),
     remediation=("Pair '-gpu-ml-' runtimes with GPU node types and CPU runtimes with CPU node types; disable Photon "
                  "on GPUs."),
     severity="high",

@@ -37,6 +37,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, LIBRARY),
     check=check,
+    stack_fields=('libraries',),
     remediation="Write every pypi package as name==version (extras allowed: name[extra]==version).",
     severity="medium",
 )

@@ -31,6 +31,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,
+    stack_fields=('tags',),
     remediation="Add custom_tags workload and cost_center (job-level tags count for job clusters).",
     severity="medium",
 )

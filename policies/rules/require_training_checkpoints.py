@@ -58,6 +58,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('checkpoint_volume', 'job'),
     remediation=("Set spark_env_vars CHECKPOINT_DIR (or the task parameter --checkpoint-dir) to a Unity Catalog "
                  "volume path."),
     severity="medium",

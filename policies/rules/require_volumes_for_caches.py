@@ -38,6 +38,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    stack_fields=('spark_env_vars', 'model_cache_volume'),
     remediation=("Use /Volumes/<catalog>/<schema>/<volume>/... paths for HF_HOME, TRANSFORMERS_CACHE, CHECKPOINT_DIR "
                  "and similar."),
     severity="low",
