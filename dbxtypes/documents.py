@@ -162,6 +162,32 @@ def parse_json(text: str, source: str) -> Any:
                                 "writes it.") from None
 
 
+def parse_json_stream(text: str, source: str) -> list[Any]:
+    """One JSON document, or several written one after another (paged API exports concatenated, JSON lines), as a
+    list of documents; the same checks as `parse_json` (no NaN, no repeated keys)."""
+    try:
+        return [parse_json(text, source)]
+    except InputError as exc:
+        if "Extra data" not in str(exc):
+            raise
+    decoder = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    docs: list[Any] = []
+    at = 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return docs
+        try:
+            doc, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as exc:
+            raise InputError.single(source, "", f"not valid JSON at line {exc.lineno}, column {exc.colno} (document "
+                                    f"{len(docs) + 1}): {exc.msg}.", "correct the JSON there.") from None
+        except ValueError as exc:
+            raise InputError.single(source, "", f"{exc}.", "correct the JSON there.") from None
+        docs.append(doc)
+
+
 def read_document(path: str | Path, what: str, *, fix_missing: str = "pass an existing file.") -> Any:
     """A JSON or YAML file as data: YAML for ``.yaml``/``.yml``, JSON otherwise."""
     text = read_text(path, what, fix_missing=fix_missing)

@@ -32,6 +32,7 @@ from .vocabulary import (
     CLUSTER,
     DEFAULT_AVAILABILITY,
     DEFAULT_FIRST_ON_DEMAND,
+    GPU_RUNTIME_MARKER,
     INSTANCE_POOL,
     JOB,
     JOBS_COMPUTE,
@@ -47,6 +48,8 @@ from .vocabulary import (
 Source = Literal["pulumi", "api"]
 #: Given a node type id, its cloud (or None when it cannot tell); the policies pass the node catalog's lookup.
 NodeCloud = Callable[[str], "str | None"]
+#: Whether a node type is a GPU node: True, False (a known CPU node), or None (unknown); the catalog answers it.
+NodeGpu = Callable[[str], "bool | None"]
 
 # --------------------------------------------------------------------------------------------------------------------
 # Normalisation
@@ -213,6 +216,8 @@ class ClusterShape:
     autotermination_minutes: int | float | None
     job: Mapping[str, Any] | None = None
     tasks: tuple[Mapping[str, Any], ...] = field(default=())
+    #: AI compute: a GPU runtime, a GPU node type, or a ``workload_type`` tag naming a role (see `is_gpu_compute`).
+    gpu: bool = True
 
     # -- size ---------------------------------------------------------------------------------------------------
     @property
@@ -306,22 +311,34 @@ class ClusterShape:
         return pypi_packages(self.props.get("libraries"))
 
 
-def classify(props: Mapping[str, Any], compute_kind: str, tags: Mapping[str, Any]) -> str:
+def is_gpu_compute(props: Mapping[str, Any], node_types: Iterable[str | None], gpu_node: NodeGpu | None) -> bool:
+    """AI compute, which the role rules (training, inference, single-node dev) judge: a GPU runtime
+    (``-gpu-`` in ``spark_version``, as in ``15.4.x-gpu-ml-scala2.12``) or a GPU node type (``gpu_node``: the
+    catalog). A CPU ETL cluster is neither; it meets only the generic rules."""
+    if GPU_RUNTIME_MARKER in str(props.get("spark_version") or ""):
+        return True
+    return gpu_node is not None and any(n and gpu_node(n) for n in node_types)
+
+
+def classify(props: Mapping[str, Any], compute_kind: str, tags: Mapping[str, Any], gpu: bool = True) -> str:
     """A cluster's workload role: ``training``, ``inference``, ``interactive`` or ``unknown``.
 
     First match wins:
 
     1. tag ``workload_type`` with value ``training``, ``inference`` or ``interactive`` (case-insensitive);
     2. tag ``workload`` when its value is one of those three words;
-    3. shape: ``autoscale`` set -> ``inference``;
-    4. single node (``num_workers`` 0 with the ``singleNode`` Spark profile, or ``is_single_node`` true)
+    3. not GPU compute (``gpu`` false, see `is_gpu_compute`) -> ``unknown``: a CPU cluster is not AI compute;
+    4. shape: ``autoscale`` set -> ``inference``;
+    5. single node (``num_workers`` 0 with the ``singleNode`` Spark profile, or ``is_single_node`` true)
        -> ``interactive``;
-    5. a job cluster (inside a Job, or ``cluster_source`` ``JOB`` in API JSON) -> ``training``;
-    6. otherwise ``unknown``; role-specific rules then stay silent and pricing cannot tell the hours.
+    6. a job cluster (inside a Job, or ``cluster_source`` ``JOB`` in API JSON) -> ``training``;
+    7. otherwise ``unknown``; role-specific rules then stay silent and pricing cannot tell the hours.
     """
     role = tag_role(tags)
     if role:
         return role
+    if not gpu:
+        return UNKNOWN_ROLE
     if isinstance(props.get("autoscale"), Mapping):
         return "inference"
     workers = as_number(props.get("num_workers")) or 0
@@ -341,11 +358,13 @@ def _workers(value: Any) -> int | float:
 def cluster_shape(props: Mapping[str, Any], *, compute_kind: ComputeKind = ALL_PURPOSE, source: Source = "pulumi",
                   label: str = "", resource_type: str = CLUSTER, job: Mapping[str, Any] | None = None,
                   tasks: Iterable[Mapping[str, Any]] = (), cloud: str | None = None,
-                  node_cloud: NodeCloud | None = None, normalized: bool = False) -> ClusterShape:
+                  node_cloud: NodeCloud | None = None, gpu_node: NodeGpu | None = None,
+                  normalized: bool = False) -> ClusterShape:
     """A `ClusterShape` from one cluster definition (camelCase or snake_case; ``normalized`` skips the conversion).
 
     ``cloud`` is a hint (the plan's cloud) for a cluster with no attributes block; ``node_cloud`` tells the cloud of
-    a node type when there is neither block nor hint.
+    a node type when there is neither block nor hint; ``gpu_node`` tells a GPU node type (without it, only the
+    runtime tells GPU compute).
     """
     p = dict(props) if normalized else normalize_props(props)
     tags: dict[str, Any] = dict(as_mapping(job.get("tags"))) if job else {}
@@ -363,9 +382,10 @@ def cluster_shape(props: Mapping[str, Any], *, compute_kind: ComputeKind = ALL_P
                 shape_cloud = found
                 break
     auto = as_number(p.get("autotermination_minutes"))
+    gpu = is_gpu_compute(p, (node_type, driver_type), gpu_node)
     return ClusterShape(
         label=label, resource_type=resource_type, source=source, compute_kind=compute_kind, props=p,
-        role=classify(p, compute_kind, tags), tags=tags,
+        role=classify(p, compute_kind, tags, gpu), tags=tags, gpu=gpu,
         node_type_id=node_type, driver_node_type_id=driver_type,
         instance_pool_id=_text(p.get("instance_pool_id")),
         driver_instance_pool_id=_text(p.get("driver_instance_pool_id"))
@@ -378,7 +398,7 @@ def cluster_shape(props: Mapping[str, Any], *, compute_kind: ComputeKind = ALL_P
 
 
 def job_cluster_shapes(job: Mapping[str, Any], source: Source = "pulumi", *, cloud: str | None = None,
-                       node_cloud: NodeCloud | None = None) -> list[ClusterShape]:
+                       node_cloud: NodeCloud | None = None, gpu_node: NodeGpu | None = None) -> list[ClusterShape]:
     """Shapes for a normalised Job: ``job_clusters[].new_cluster``, ``tasks[].new_cluster`` and the legacy job-level
     ``new_cluster``. Each carries the tasks that run on that cluster."""
     api = source == "api"
@@ -387,7 +407,8 @@ def job_cluster_shapes(job: Mapping[str, Any], source: Source = "pulumi", *, clo
 
     def add(label: str, spec: Mapping[str, Any], on_it: list[Mapping[str, Any]]) -> None:
         out.append(cluster_shape(spec, compute_kind=JOBS_COMPUTE, source=source, label=label, resource_type=JOB,
-                                 job=job, tasks=on_it, cloud=cloud, node_cloud=node_cloud, normalized=True))
+                                 job=job, tasks=on_it, cloud=cloud, node_cloud=node_cloud, gpu_node=gpu_node,
+                                 normalized=True))
 
     for i, jc in enumerate(as_list(job.get("job_clusters"))):
         jc = as_mapping(jc)
@@ -410,16 +431,18 @@ def job_cluster_shapes(job: Mapping[str, Any], source: Source = "pulumi", *, clo
 
 
 def shapes_of_resource(resource_type: str, props: Mapping[str, Any] | None, source: Source = "pulumi", *,
-                       cloud: str | None = None, node_cloud: NodeCloud | None = None) -> list[ClusterShape]:
+                       cloud: str | None = None, node_cloud: NodeCloud | None = None,
+                       gpu_node: NodeGpu | None = None) -> list[ClusterShape]:
     """The cluster definitions inside a resource: one all-purpose shape for a ``Cluster`` (a job cluster when API
     JSON says ``cluster_source: JOB``), one shape per job cluster and task cluster of a ``Job``, none otherwise."""
     if resource_type == CLUSTER:
         p = normalize_props(props)
         kind: ComputeKind = JOBS_COMPUTE if str(p.get("cluster_source", "")).upper() == "JOB" else ALL_PURPOSE
         return [cluster_shape(p, compute_kind=kind, source=source, cloud=cloud, node_cloud=node_cloud,
-                              normalized=True)]
+                              gpu_node=gpu_node, normalized=True)]
     if resource_type == JOB:
-        return job_cluster_shapes(normalize_props(props), source, cloud=cloud, node_cloud=node_cloud)
+        return job_cluster_shapes(normalize_props(props), source, cloud=cloud, node_cloud=node_cloud,
+                                  gpu_node=gpu_node)
     return []
 
 

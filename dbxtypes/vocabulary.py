@@ -140,6 +140,9 @@ GPU_ML_RUNTIME_REGEX: Final = r"\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]"
 GPU_ML_RUNTIME_PATTERN: Final = rf"^{GPU_ML_RUNTIME_REGEX}$"
 #: The marker of a GPU ML runtime in a ``spark_version``.
 GPU_ML_MARKER: Final = "-gpu-ml-"
+#: The marker of any GPU runtime (ML or not, e.g. ``13.3.x-gpu-ml-scala2.12``) in a ``spark_version``: Databricks names
+#: every GPU runtime with it (Databricks Runtime release notes, runtime version strings; read 2026-12).
+GPU_RUNTIME_MARKER: Final = "-gpu-"
 
 SINGLE_NODE_PROFILE_KEY: Final = "spark.databricks.cluster.profile"
 SINGLE_NODE_PROFILE: Final = "singleNode"

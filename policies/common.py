@@ -27,6 +27,11 @@ def node_cloud(node_type_id: str) -> str | None:
     return catalog().cloud_of(node_type_id)
 
 
+def gpu_node(node_type_id: str) -> bool | None:
+    """Whether a node type is a GPU node (the catalog), for telling AI compute from the rest."""
+    return catalog().is_gpu_node(node_type_id)
+
+
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

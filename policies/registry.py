@@ -20,7 +20,7 @@ from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
 from dbxtypes.shape import Source, as_number, normalize_props, pool_shape, shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
-from policies.common import node_cloud
+from policies.common import gpu_node, node_cloud
 from policies.rule import ResourceView, Rule, View
 from policies.rules import (
     avoid_retiring_node_types,
@@ -215,10 +215,12 @@ def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source
     """What the rules see of one resource: a `ClusterShape` per cluster definition of a Cluster or Job, a
     `PoolShape` for an instance pool, else one `ResourceView`. ``cloud`` is the plan's cloud, when known."""
     if resource_type == CLUSTER:
-        return list(shapes_of_resource(resource_type, props, source, cloud=cloud, node_cloud=node_cloud))
+        return list(shapes_of_resource(resource_type, props, source, cloud=cloud, node_cloud=node_cloud,
+                                       gpu_node=gpu_node))
     if resource_type == JOB:  # its cluster definitions, and the job as a whole (for rules about the job itself)
         job = normalize_props(props)
-        shapes: list[View] = list(shapes_of_resource(JOB, job, source, cloud=cloud, node_cloud=node_cloud))
+        shapes: list[View] = list(shapes_of_resource(JOB, job, source, cloud=cloud, node_cloud=node_cloud,
+                                                     gpu_node=gpu_node))
         return [*shapes, ResourceView(resource_type=JOB, props=job, source=source)]
     if resource_type == INSTANCE_POOL:
         return [pool_shape(props, source)]
@@ -288,49 +290,34 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
 
 
 #: Keys of which a cluster object has at least one.
-_CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_type_id", "driver_node_type_id",
-                           "num_workers", "autoscale", "instance_pool_id", "is_single_node", "kind",
-                           "sparkVersion", "nodeTypeId", "numWorkers", "instancePoolId", "clusterName"})
-
-
 def cluster_objects(obj: Any, source: str = "cluster JSON") -> list[Mapping[str, Any]]:
-    """The cluster objects in Clusters API JSON (one object, a list, or ``{"clusters": [...]}``); raises
-    `InputError` naming the first item that is not a cluster."""
-    fix = "pass a cluster object, a list of clusters or the clusters/list response {\"clusters\": [...]}."
-    if isinstance(obj, Mapping) and "clusters" in obj:
-        clusters = obj["clusters"]
-        if not isinstance(clusters, list):
-            raise InputError.single(source, "clusters", f"must be a list of cluster objects, got "
-                                    f"{type(clusters).__name__}.", fix)
-        items, where = clusters, "clusters"
-    elif isinstance(obj, list):
-        items, where = obj, ""
-    elif isinstance(obj, Mapping):
-        items, where = [obj], None
-    else:
-        raise InputError.single(source, "", f"expected a cluster object, a list of clusters or "
-                                f"{{\"clusters\": [...]}}, got {type(obj).__name__}.", fix)
-    for i, item in enumerate(items):
-        label = "" if where is None else f"{where}[{i}]" if where else f"[{i}]"
-        if not isinstance(item, Mapping):
-            raise InputError.single(source, label, f"is a {type(item).__name__}, not a cluster object.", fix)
-        if not _CLUSTER_KEYS & set(item):
-            keys = ", ".join(sorted(map(str, item))[:8]) or "no keys"
-            raise InputError.single(source, label, f"does not look like a Databricks cluster (has {keys}; "
-                                    f"expected keys such as cluster_name, spark_version, node_type_id, num_workers "
-                                    f"or autoscale).", fix)
-    return list(items)
+    """The cluster objects of an export (see `policies.exports`); raises `InputError` naming the first item that is
+    no Databricks object."""
+    from policies.exports import clusters_of, export_items
+
+    return clusters_of(export_items(obj, source))
+
+
+def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]:
+    """Violations of a workspace export's items (`policies.exports.ExportItem`): clusters, jobs (their job and task
+    clusters) and instance pools, read as API JSON. Role rules judge only AI compute (`dbxtypes.shape.is_gpu_compute`
+    or a ``workload_type`` tag); other clusters meet the generic rules."""
+    from policies.exports import CLUSTER_POLICY_EXPORT
+
+    enabled = _enabled(load_policy_config(config))
+    out: list[Violation] = []
+    for item in items:
+        if item.resource_type == CLUSTER_POLICY_EXPORT:
+            continue
+        out.extend(evaluate_resource(item.resource_type, item.props, urn=item.urn, name=item.name, source="api",
+                                     enabled=enabled))
+    return out
 
 
 def evaluate_cluster_json(obj: Any, config: Any = None, source: str = "cluster JSON") -> list[Violation]:
-    """Violations of Clusters API JSON: one cluster object, a list of them, or ``{"clusters": [...]}`` (the
-    clusters/list response). Each violation names the cluster by ``cluster_name`` (else ``cluster_id``) and gets the
-    urn ``cluster:<cluster_id or cluster_name or index>``. Raises `InputError` for anything else."""
-    enabled = _enabled(load_policy_config(config))
-    out: list[Violation] = []
-    for i, cluster in enumerate(cluster_objects(obj, source)):
-        cluster_id, cluster_name = cluster.get("cluster_id"), cluster.get("cluster_name")
-        name = str(cluster_name or cluster_id or f"cluster[{i}]")
-        urn = f"cluster:{cluster_id or cluster_name or i}"
-        out.extend(evaluate_resource(CLUSTER, cluster, urn=urn, name=name, source="api", enabled=enabled))
-    return out
+    """Violations of an export given as JSON data (a cluster, a list, ``{"clusters": [...]}``, jobs, pools; see
+    `policies.exports`). Each violation names the object (``cluster_name``, the job's name, ...) and gets the urn
+    ``cluster:<id or name or index>`` (``job:...``, ``instance-pool:...``). Raises `InputError` for anything else."""
+    from policies.exports import export_items
+
+    return evaluate_export(export_items(obj, source), config)

@@ -245,25 +245,31 @@ def _findings_text(fmt: str, runs: list[StackRun], config: Any, *, suite: str,
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from policies.registry import cluster_objects, evaluate_cluster_json
-
     config = _policy_config(args)
     fmt = "json" if args.json else args.format
     if args.cluster_json:
-        clusters = cluster_objects(read_json(args.cluster_json, "cluster JSON"), args.cluster_json)
-        violations = evaluate_cluster_json(clusters, config, source=args.cluster_json)
-        result: dict[str, Any] = {"source": args.cluster_json, "violations": [v.to_json() for v in violations]}
+        from policies.exports import clusters_of, summary, summary_text
+        from policies.registry import evaluate_export
+
+        items = read_export(args.cluster_json)
+        clusters = clusters_of(items)
+        violations = evaluate_export(items, config)
+        counts = summary(items)
+        result: dict[str, Any] = {"source": args.cluster_json, "checked": counts,
+                                  "violations": [v.to_json() for v in violations]}
         if args.cluster_policy:
             result["cluster_policy"] = _cluster_policy_results(clusters, args.cluster_policy)
         if fmt == "json":
             _emit(json.dumps(result, indent=2, allow_nan=False), args.out)
         elif fmt in FINDING_FORMATS:
+            files = {i.urn: i.source for i in items}
             _emit(_findings_text(fmt, [], config, suite="stackplan check", source=args.cluster_json,
-                                 located=[Located(v, args.cluster_json) for v in violations]), args.out)
+                                 located=[Located(v, files.get(v.urn, args.cluster_json)) for v in violations]),
+                  args.out)
         else:
             from .render import violations_table
 
-            text = f"Checked {args.cluster_json}: {_count(len(clusters), 'cluster')}.\n" + violations_table(violations)
+            text = f"Checked {args.cluster_json}: {summary_text(counts)}.\n" + violations_table(violations)
             if "cluster_policy" in result:
                 text += _cluster_policy_text(result["cluster_policy"])
             _emit(text, args.out)
@@ -290,6 +296,25 @@ def cmd_check(args: argparse.Namespace) -> int:
         _emit("\n".join(parts), args.out)
     code = worst(runs)
     return EXIT_OK if args.soft_fail and code == EXIT_VIOLATIONS else code
+
+
+def read_export(path: str) -> list[Any]:
+    """A workspace export: one file (one or several JSON documents), or a directory of ``*.json`` files read as
+    one input; its items as `policies.exports.ExportItem`."""
+    from dbxtypes.documents import parse_json_stream, read_text
+    from policies.exports import export_items
+
+    where = Path(path)
+    files = sorted(where.glob("*.json")) if where.is_dir() else [where]
+    if where.is_dir() and not files:
+        raise InputError.single(path, "--cluster-json", "is a directory with no *.json file.",
+                                "export clusters, jobs or pools into it (databricks clusters list -o json > "
+                                "clusters.json).")
+    items: list[Any] = []
+    for file in files:
+        docs = parse_json_stream(read_text(file, "cluster JSON"), str(file))
+        items += export_items(docs[0] if len(docs) == 1 else docs, str(file))
+    return items
 
 
 def _cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) -> list[dict[str, Any]]:
@@ -490,7 +515,8 @@ def parser() -> argparse.ArgumentParser:
     group = p.add_mutually_exclusive_group(required=True)
     stacks_arg(group)
     group.add_argument("--cluster-json", metavar="FILE",
-                       help="Databricks Clusters API JSON: a cluster, a list, or {\"clusters\": [...]}")
+                       help="a workspace export: Databricks API or CLI JSON of clusters, jobs, instance pools "
+                            "(one object, lists, a mix, pages one after another), or a directory of such files")
     p.add_argument("--cluster-policy", metavar="POLICY.json",
                    help="with --cluster-json: also evaluate a cluster policy definition")
     common(p)

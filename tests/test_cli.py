@@ -80,7 +80,7 @@ def test_cluster_json_shapes(shape, tmp_path, capsys):
 
 @pytest.mark.parametrize("text, message", [
     ("{not json", "not valid JSON at line 1, column 2"),
-    ('"a string"', "expected a cluster object"),
+    ('"a string"', "expected a Databricks object or a list of them, got str"),
     ('[{"foo": 1}]', "does not look like a Databricks cluster"),
     ('{"clusters": 3}', "clusters: must be a list"),
 ])
@@ -252,7 +252,7 @@ def test_check_names_what_it_checked(capsys, tmp_path):
     clusters = tmp_path / "clusters.json"
     clusters.write_text(json.dumps([{"cluster_name": "a"}, {"cluster_name": "b"}]))
     main(["check", "--cluster-json", str(clusters)])
-    assert capsys.readouterr().out.startswith(f"Checked {clusters}: 2 clusters.")
+    assert capsys.readouterr().out.startswith(f"Checked {clusters}: 2 clusters (0 GPU).")
 
 
 def test_table_cells_are_shown_as_written_not_as_markup():

@@ -106,7 +106,16 @@ def test_camel_to_snake(key: str, expected: str) -> None:
 def test_classify(cluster: dict, cluster_type: str, role: str) -> None:
     kind = JOBS_COMPUTE if cluster_type == "job" else ALL_PURPOSE
     assert classify(cluster, kind, cluster.get("custom_tags", {})) == role
-    assert cluster_shape(cluster, compute_kind=kind).role == role
+    on_gpu = {**cluster, "spark_version": "15.4.x-gpu-ml-scala2.12"}
+    assert cluster_shape(on_gpu, compute_kind=kind).role == role
+    assert cluster_shape({**cluster, "node_type_id": "g5.xlarge"}, compute_kind=kind,
+                         gpu_node=lambda n: n.startswith("g5")).role == role
+    # the same shape on CPU compute has no role, unless a tag names it
+    cpu = cluster_shape({**cluster, "spark_version": "15.4.x-scala2.12", "node_type_id": "m5.xlarge"},
+                        compute_kind=kind, gpu_node=lambda n: False)
+    from dbxtypes.shape import tag_role
+
+    assert cpu.role == (role if tag_role(cluster.get("custom_tags", {})) else "unknown") and not cpu.gpu
 
 
 def test_is_single_node_shape() -> None:
@@ -118,15 +127,19 @@ def test_is_single_node_shape() -> None:
 
 
 def test_shapes_of_a_cluster() -> None:
-    (view,) = shapes_of_resource(CLUSTER, PULUMI_CLUSTER)
-    assert view.label == "" and view.compute_kind == ALL_PURPOSE and view.role == "inference"
+    def gpu_node(node_type_id: str) -> bool:
+        return node_type_id.startswith("g5")
+
+    (view,) = shapes_of_resource(CLUSTER, PULUMI_CLUSTER, gpu_node=gpu_node)
+    assert view.label == "" and view.compute_kind == ALL_PURPOSE and view.role == "inference" and view.gpu
     assert view.props == API_CLUSTER and view.source == "pulumi" and view.job is None
-    assert view == shapes_of_resource(CLUSTER, API_CLUSTER)[0]  # camelCase and snake_case read the same
+    assert view == shapes_of_resource(CLUSTER, API_CLUSTER, gpu_node=gpu_node)[0]  # camelCase, snake_case: same
     assert view.autoscale == (2, 8) and view.min_workers == 2 and view.max_workers == 8
     assert view.cloud == "aws" and view.availability == "SPOT_WITH_FALLBACK" and view.first_on_demand == 3
     assert view.node_type_ids == ["g5.2xlarge"] and not view.pool_backed and view.spot
     assert view.libraries == ("vllm==0.6.3",) and view.autotermination_minutes == 60
-    (api_view,) = shapes_of_resource(CLUSTER, {"cluster_source": "JOB", "num_workers": 2}, source="api")
+    (api_view,) = shapes_of_resource(CLUSTER, {"cluster_source": "JOB", "num_workers": 2,
+                                               "spark_version": "15.4.x-gpu-ml-scala2.12"}, source="api")
     assert api_view.compute_kind == JOBS_COMPUTE and api_view.role == "training" and api_view.source == "api"
 
 

@@ -138,8 +138,9 @@ def test_evaluate_cluster_json_shapes() -> None:
 def test_cluster_objects() -> None:
     assert cluster_objects(GOOD_API) == [GOOD_API]
     assert cluster_objects([GOOD_API, BAD_API]) == cluster_objects({"clusters": [GOOD_API, BAD_API]}) == [GOOD_API, BAD_API]
+    assert cluster_objects({"jobs": []}) == []  # a job list is an export too (jobs hold job clusters)
     with pytest.raises(InputError):
-        cluster_objects({"jobs": []})
+        cluster_objects({"foo": []})
 
 
 def test_evaluate_cluster_json_config() -> None:
@@ -147,7 +148,7 @@ def test_evaluate_cluster_json_config() -> None:
 
 
 @pytest.mark.parametrize("obj,fragment", [
-    ({"jobs": [{"job_id": 1}]}, "does not look like a Databricks cluster"),
+    ({"foo": [{"job_id": 1}]}, "does not look like a Databricks cluster"),
     ({"clusters": {"a": 1}}, "clusters: must be a list"),
     ({"clusters": [GOOD_API, "x"]}, r"clusters\[1\]: is a str"),
     ([GOOD_API, {"job_id": 3}], r"\[1\]: does not look like"),

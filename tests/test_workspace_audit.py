@@ -1,0 +1,163 @@
+"""Auditing a workspace export (issue 15): Databricks' own export shapes, AI compute told apart from the rest.
+
+The fixtures are written from the REST API reference (Clusters API clusters/get and clusters/list, Jobs API 2.1/2.2
+jobs/get and jobs/list, Instance Pools API, Cluster Policies API), not copied from a workspace.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dbxtypes.errors import InputError
+from policies.exports import export_items, summary
+from policies.registry import evaluate_cluster_json
+from stackplan.cli import main
+
+ALL_SPOT = "databricks-cluster-disallow-all-spot-inference"
+TRAINING = "databricks-cluster-disallow-autoscaled-or-spot-training"
+TAGS = {"workload": "etl", "cost_center": "data"}
+
+#: A CPU ETL cluster as clusters/get returns it: autoscaled, spot workers, a CPU runtime.
+ETL = {
+    "cluster_id": "0101-etl", "cluster_name": "nightly-etl", "spark_version": "15.4.x-scala2.12",
+    "node_type_id": "m5.xlarge", "driver_node_type_id": "m5.xlarge", "autoscale": {"min_workers": 2, "max_workers": 8},
+    "autotermination_minutes": 60, "aws_attributes": {"availability": "SPOT", "first_on_demand": 0},
+    "custom_tags": TAGS, "state": "TERMINATED", "cluster_source": "UI", "data_security_mode": "USER_ISOLATION",
+}
+#: A job as jobs/get returns it: a shared job cluster and a task cluster.
+JOB = {
+    "job_id": 11, "creator_user_name": "a@example.com", "created_time": 1700000000000,
+    "settings": {
+        "name": "fine-tune", "max_concurrent_runs": 1, "tags": TAGS,
+        "job_clusters": [{"job_cluster_key": "train", "new_cluster": {
+            "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.12xlarge", "num_workers": 2,
+            "aws_attributes": {"availability": "SPOT", "first_on_demand": 0}, "custom_tags": TAGS}}],
+        "tasks": [
+            {"task_key": "train", "job_cluster_key": "train", "spark_python_task": {"python_file": "/W/t.py"}},
+            {"task_key": "report", "new_cluster": {"spark_version": "15.4.x-scala2.12", "node_type_id": "m5.large",
+                                                   "num_workers": 1, "custom_tags": TAGS},
+             "notebook_task": {"notebook_path": "/W/r"}},
+        ],
+    },
+}
+POOL = {"instance_pool_id": "0101-pool", "instance_pool_name": "gpu-pool", "node_type_id": "g5.xlarge",
+        "min_idle_instances": 0, "idle_instance_autotermination_minutes": 20,
+        "custom_tags": {**TAGS, "workload_type": "inference"},
+        "aws_attributes": {"availability": "SPOT"}}
+POLICY = {"policy_id": "ABC", "name": "gpu", "definition": json.dumps({"autotermination_minutes": {
+    "type": "range", "maxValue": 120}})}
+
+
+def _gpu(cluster: dict, **extra) -> dict:
+    return {**cluster, "node_type_id": "g5.xlarge", "driver_node_type_id": "g5.xlarge", **extra}
+
+
+# --- AI compute told apart ------------------------------------------------------------------------------------------
+
+def test_a_cpu_etl_cluster_with_spot_workers_passes_the_role_rules_and_the_same_shape_on_gpu_fails_them():
+    assert {v.policy for v in evaluate_cluster_json(ETL)} & {ALL_SPOT, TRAINING} == set()
+    on_gpu = {v.policy for v in evaluate_cluster_json(_gpu(ETL))}
+    assert ALL_SPOT in on_gpu  # autoscaled GPU compute is inference: all-spot is refused
+    gpu_runtime = {v.policy for v in evaluate_cluster_json({**ETL, "spark_version": "15.4.x-gpu-ml-scala2.12"})}
+    assert ALL_SPOT in gpu_runtime  # a GPU runtime tells AI compute too
+
+
+def test_a_cpu_cluster_tagged_as_inference_is_judged_as_inference():
+    tagged = {**ETL, "custom_tags": {**TAGS, "workload_type": "inference"}}
+    assert ALL_SPOT in {v.policy for v in evaluate_cluster_json(tagged)}
+
+
+def test_generic_rules_still_judge_cpu_clusters():
+    untagged = {**ETL, "custom_tags": {}}
+    assert "databricks-resource-require-tags" in {v.policy for v in evaluate_cluster_json(untagged)}
+
+
+# --- export shapes --------------------------------------------------------------------------------------------------
+
+def test_a_job_is_read_with_its_job_and_task_clusters_and_only_the_gpu_one_meets_the_training_rule():
+    violations = evaluate_cluster_json(JOB)
+    spot_training = [v for v in violations if v.policy == TRAINING]
+    assert spot_training and all(v.urn == "job:11" and v.resource_name == "fine-tune" for v in spot_training)
+    assert all("job_clusters[train]" in v.message for v in spot_training)  # not the CPU report task's cluster
+    assert summary(export_items(JOB, "j.json")) == {
+        "clusters": 0, "gpu_clusters": 0, "jobs": 1, "job_clusters": 2, "gpu_job_clusters": 1, "instance_pools": 0,
+        "cluster_policies": 0}
+
+
+@pytest.mark.parametrize("doc", [
+    {"clusters": [ETL, _gpu(ETL, cluster_id="0101-gpu")]},
+    [ETL, _gpu(ETL, cluster_id="0101-gpu")],
+    [{"clusters": [ETL], "has_more": True, "next_page_token": "t"}, {"clusters": [_gpu(ETL, cluster_id="0101-gpu")]}],
+], ids=["clusters/list", "CLI array", "pages"])
+def test_cluster_lists_in_every_shape(doc):
+    items = export_items(doc, "c.json")
+    assert [i.urn for i in items] == ["cluster:0101-etl", "cluster:0101-gpu"]
+    assert summary(items)["gpu_clusters"] == 1
+
+
+def test_a_mixed_export_with_jobs_pools_and_policies():
+    doc = {"clusters": [ETL], "jobs": [JOB], "instance_pools": [POOL], "policies": [POLICY]}
+    items = export_items(doc, "x.json")
+    assert [i.resource_type for i in items] == ["databricks:index/cluster:Cluster", "databricks:index/job:Job",
+                                                "databricks:index/instancePool:InstancePool", "cluster_policy"]
+    violations = evaluate_cluster_json(doc)
+    pool = [v for v in violations if v.urn == "instance-pool:0101-pool"]
+    assert pool and all(v.resource_name == "gpu-pool" for v in pool)  # a spot pool for inference: refused
+
+
+@pytest.mark.parametrize(("doc", "fragment"), [
+    ({"jobs": {"job_id": 1}}, "jobs: must be a list"),
+    ([ETL, {"id": 1}], "[1]: does not look like a Databricks cluster, job, instance pool or cluster policy"),
+    ({"clusters": [ETL, 3]}, "clusters[1]: is a int"),
+])
+def test_what_is_no_databricks_object_is_refused_with_its_place(doc, fragment):
+    with pytest.raises(InputError) as caught:
+        export_items(doc, "x.json")
+    assert fragment in str(caught.value)
+
+
+def test_check_reads_concatenated_pages_and_a_directory_of_exports(capsys, tmp_path):
+    pages = tmp_path / "clusters.json"
+    pages.write_text(json.dumps({"clusters": [ETL], "next_page_token": "t"}) + "\n"
+                     + json.dumps({"clusters": [_gpu(ETL, cluster_id="0101-gpu", cluster_name="gpu-serve")]}) + "\n")
+    assert main(["check", "--cluster-json", str(pages), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["checked"]["clusters"] == 2 and doc["checked"]["gpu_clusters"] == 1
+    assert {v["resource_name"] for v in doc["violations"] if v["policy"] == ALL_SPOT} == {"gpu-serve"}
+
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "clusters.json").write_text(pages.read_text())
+    (export / "jobs.json").write_text(json.dumps({"jobs": [JOB]}))
+    (export / "pools.json").write_text(json.dumps({"instance_pools": [POOL]}))
+    assert main(["check", "--cluster-json", str(export)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"Checked {export}: 2 clusters (1 GPU), 1 job with 2 job clusters (1 GPU), "
+                          "1 instance pool.")
+    assert main(["check", "--cluster-json", str(export), "--format", "github"]) == 1
+    commands = capsys.readouterr().out
+    assert f"file={export / 'jobs.json'}" in commands and f"file={export / 'clusters.json'}" in commands
+
+
+def test_an_empty_directory_and_a_broken_page_are_invalid_input(capsys, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["check", "--cluster-json", str(empty)]) == 2
+    assert "no *.json file" in capsys.readouterr().err
+    broken = tmp_path / "c.json"
+    broken.write_text(json.dumps({"clusters": [ETL]}) + "\n{\"clusters\": [\n")
+    assert main(["check", "--cluster-json", str(broken)]) == 2
+    assert "(document 2)" in capsys.readouterr().err
+
+
+def test_the_shipped_example_exports_are_read(capsys):
+    """`examples/workspace-export/` (the README's audit example) is a mixed export a user can run as written."""
+    export = Path(__file__).resolve().parent.parent / "examples" / "workspace-export"
+    assert main(["check", "--cluster-json", str(export), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["checked"]["jobs"] >= 1 and doc["checked"]["gpu_clusters"] >= 1
+    flagged = {v["resource_name"] for v in doc["violations"] if v["enforcement"] == "mandatory"}
+    assert "nightly-etl" not in flagged  # the CPU ETL cluster meets only the generic rules, and passes them
