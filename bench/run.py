@@ -62,12 +62,14 @@ class Settings:
     growth_rounds: int
     peer_sizes: tuple[int, ...]
     peer_rounds: int
+    #: (clusters, jobs) of the workspace-audit section (issue 15: up to 10,000 clusters and 5,000 jobs)
+    audit_sizes: tuple[tuple[int, int], ...] = ((1000, 500), (2500, 1250), (5000, 2500), (10_000, 5000))
 
 
 FULL = Settings(quick=False, floor_rounds=4, growth_sizes=(10, 100, 1000, 5000), growth_rounds=7,
                 peer_sizes=(200, 2000), peer_rounds=3)
 QUICK = Settings(quick=True, floor_rounds=2, growth_sizes=(10, 100, 500, 1000), growth_rounds=2,
-                 peer_sizes=(10, 100), peer_rounds=1)
+                 peer_sizes=(10, 100), peer_rounds=1, audit_sizes=((500, 250), (1000, 500), (2000, 1000)))
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -452,6 +454,47 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# 2b. Workspace audit: clusters and jobs
+# --------------------------------------------------------------------------------------------------------------------
+
+def section_audit(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
+    """`check --cluster-json` over a mixed export of clusters and jobs, growing to 10,000 clusters and 5,000 jobs."""
+    from policies.exports import export_items
+    from policies.registry import evaluate_export
+
+    rows, results = [], {}
+    warm = workload.write_workspace_export(50, 25, tmp / "export-warm.json")
+    evaluate_export(export_items(json.loads(warm.read_text()), str(warm)))  # catalog load, regex compile
+    for n_clusters, n_jobs in s.audit_sizes:
+        path = workload.write_workspace_export(n_clusters, n_jobs, tmp / f"export-{n_clusters}.json")
+        cmd = [PY, "-m", "stackplan", "check", "--cluster-json", str(path), "--json"]
+        log(f"audit: {n_clusters} clusters + {n_jobs} jobs")
+        out = tmp / f"audit-{n_clusters}.json"
+        proc = measure(cmd, max(1, s.growth_rounds // 2), stdout=out, ok=(0, 1))
+        checked = json.loads(out.read_text())["checked"]
+        doc = json.loads(path.read_text())
+        inproc, _, _, found = best_time(lambda doc=doc, path=path: evaluate_export(export_items(doc, str(path))), 3,
+                                        budget=0.1)
+        objects = n_clusters + n_jobs
+        results[objects] = {"wall": proc.best, "inproc": inproc, "rss": proc.rss_mib}
+        rows.append([f"{n_clusters:,} + {n_jobs:,}", f"{checked['gpu_clusters']:,} + {checked['gpu_job_clusters']:,}",
+                     f"{len(found):,}", secs(proc.best), mib(proc.rss_mib), ms(inproc), us(inproc / objects)])
+    sizes = sorted(results)
+    big, prev = sizes[-1], sizes[-2]
+    ratio = (results[big]["inproc"] / big) / (results[prev]["inproc"] / prev)
+    verdict = "linear" if 1 / LINEAR_WITHIN <= ratio <= LINEAR_WITHIN else "NOT linear"
+    rep.add("## 2b. Workspace audit: clusters and jobs\n\n"
+            "`python -m stackplan check --cluster-json EXPORT --json` over one file holding `{\"clusters\": [...], "
+            "\"jobs\": [...]}` (each job runs one generated cluster definition as its job cluster), and "
+            "`evaluate_export(export_items(...))` in-process (the fastest of at least 3 runs, after a warm-up).\n\n"
+            + table(["clusters + jobs", "GPU clusters + GPU job clusters", "findings", "process wall", "peak RSS",
+                     "in-process", "per object"], rows, align="lrrrrrr")
+            + f"\n\nLinearity, in-process time per object at {big:,} / at {prev:,} objects: {ratio:.2f} -> {verdict} "
+              f"(within {LINEAR_WITHIN}x).")
+    return {"results": results, "linear": ratio, "big": big}
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # 3. Peer: checkov
 # --------------------------------------------------------------------------------------------------------------------
 
@@ -614,7 +657,7 @@ that child alone (`os.wait4`), so runs do not contaminate each other. checkov li
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
-    ap.add_argument("--only", choices=("floor", "growth", "peer"), help="run one section")
+    ap.add_argument("--only", choices=("floor", "growth", "audit", "peer"), help="run one section")
     ap.add_argument("--out", type=Path, help="where to write the Markdown results (default bench/RESULTS.latest.md "
                                              "for a full run, else bench/RESULTS.partial.md)")
     ap.add_argument("--record", action="store_true",
@@ -626,7 +669,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--record takes a full run: drop --quick and --only")
     default = "RESULTS.partial.md" if partial else ("RESULTS.md" if args.record else "RESULTS.latest.md")
     out_path = args.out or (BENCH / default)
-    sections = [args.only] if args.only else ["floor", "growth", "peer"]
+    sections = [args.only] if args.only else ["floor", "growth", "audit", "peer"]
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -648,6 +691,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary["floor"] = section_floor(s, rep)
         if "growth" in sections:
             summary["growth"] = section_growth(s, rep, tmp)
+        if "audit" in sections:
+            summary["audit"] = section_audit(s, rep, tmp)
         if "peer" in sections:
             summary["peer"] = section_peer(s, rep, tmp)
     elapsed = time.perf_counter() - t0
@@ -687,6 +732,13 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
                      f"stays below the floor up to {max(n for n, r in g['results'].items() if r['wall'] < floor):,} "
                      "clusters." if any(r["wall"] < floor for r in g["results"].values()) else
                      "- `check --cluster-json` is above the floor at every size.")
+    if "audit" in summary:
+        a = summary["audit"]
+        r = a["results"][a["big"]]
+        linear = "linear" if 1 / LINEAR_WITHIN <= a["linear"] <= LINEAR_WITHIN else "NOT linear"
+        lines.append(f"- Workspace audit: {a['big']:,} clusters and jobs in {secs(r['wall'])} as a process "
+                     f"(peak {mib(r['rss'])}), {ms(r['inproc'])} in-process; per-object ratio at the two largest "
+                     f"sizes {a['linear']:.2f} ({linear}).")
     if summary.get("peer"):
         parts = []
         for n, p in summary["peer"]["sizes"].items():

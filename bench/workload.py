@@ -346,3 +346,20 @@ def node_type_table(clusters: Iterable[dict[str, Any]]) -> dict[str, Any]:
         elif gpu is False:
             table["cpu"].append(node)
     return table
+
+
+def write_workspace_export(n_clusters: int, n_jobs: int, path: Path) -> Path:
+    """A mixed workspace export: ``n_clusters`` clusters (clusters/list) and ``n_jobs`` jobs (jobs/list), each job
+    running one generated cluster definition as its job cluster and a task on it."""
+    clusters = [public(c) for c in make_clusters(n_clusters)]
+    job_specs = [public(c) for c in make_clusters(n_jobs, seed=20261203)]
+    jobs = []
+    for i, spec in enumerate(job_specs):
+        spec = {k: v for k, v in spec.items() if k not in ("cluster_id", "cluster_name", "autotermination_minutes")}
+        jobs.append({"job_id": 100_000 + i, "settings": {
+            "name": f"bench-job-{i:05d}", "tags": {"workload": "bench", "cost_center": "bench"},
+            "job_clusters": [{"job_cluster_key": "main", "new_cluster": spec}],
+            "tasks": [{"task_key": "run", "job_cluster_key": "main",
+                       "spark_python_task": {"python_file": "/Workspace/run.py"}}]}})
+    path.write_text(json.dumps({"clusters": clusters, "jobs": jobs}), encoding="utf-8")
+    return path

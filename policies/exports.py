@@ -6,7 +6,7 @@ Recognised (each from the REST API reference, and what ``databricks <group> <lis
 - a job (``jobs/get``: ``{"job_id", "settings": {...}}``), a list of jobs, or ``{"jobs": [...]}`` (``jobs/list``
   with ``expand_tasks``); its job clusters and task clusters are checked;
 - an instance pool (``instance-pools/get``) or ``{"instance_pools": [...]}``;
-- a cluster policy (``policies/get``) or ``{"policies": [...]}`` (counted; ``--cluster-policy`` evaluates one);
+- a cluster policy (``policies/get``) or ``{"policies": [...]}`` (a cluster naming one is checked against it);
 - any list or mix of these, and several JSON documents one after another (paged exports concatenated).
 
 Anything else is invalid input naming the item and its keys.
@@ -153,5 +153,18 @@ def summary_text(counts: Mapping[str, int]) -> str:
         parts.append(n(counts["instance_pools"], "instance pool"))
     if counts["cluster_policies"]:
         parts.append(n(counts["cluster_policies"], "cluster policy").replace("policys", "policies")
-                     + " (not judged: pass one with --cluster-policy)")
+                     + " (each cluster is checked against the one it names)")
     return ", ".join(parts)
+
+
+def job_runs_on(items: Sequence[ExportItem]) -> dict[str, str]:
+    """Clusters of the export that jobs run tasks on (``tasks[].existing_cluster_id``): cluster id -> ``job NAME
+    task KEY`` (the first such task)."""
+    out: dict[str, str] = {}
+    for item in items:
+        if item.resource_type != JOB:
+            continue
+        for task in item.props.get("tasks") or []:
+            if isinstance(task, Mapping) and task.get("existing_cluster_id"):
+                out.setdefault(str(task["existing_cluster_id"]), f"job {item.name} task {task.get('task_key')}")
+    return out

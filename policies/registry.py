@@ -19,7 +19,7 @@ from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
 from dbxtypes.shape import Source, as_number, normalize_props, pool_shape, shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
 from policies.common import gpu_node, node_cloud
 from policies.rule import ResourceView, Rule, View
 from policies.rules import (
@@ -302,16 +302,34 @@ def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]
     """Violations of a workspace export's items (`policies.exports.ExportItem`): clusters, jobs (their job and task
     clusters) and instance pools, read as API JSON. Role rules judge only AI compute (`dbxtypes.shape.is_gpu_compute`
     or a ``workload_type`` tag); other clusters meet the generic rules."""
-    from policies.exports import CLUSTER_POLICY_EXPORT
+    from policies.exports import CLUSTER_POLICY_EXPORT, job_runs_on
 
+    items = list(items)
+    used_by = job_runs_on(items)
     enabled = _enabled(load_policy_config(config))
     out: list[Violation] = []
     for item in items:
         if item.resource_type == CLUSTER_POLICY_EXPORT:
             continue
-        out.extend(evaluate_resource(item.resource_type, item.props, urn=item.urn, name=item.name, source="api",
+        props, name = item.props, item.name
+        if item.resource_type == CLUSTER and item.props.get("cluster_id") in used_by:
+            # a GPU all-purpose cluster that jobs run on is judged as the batch workload they make it (training),
+            # unless its own tags name a role; a CPU one stays generic
+            props, name = _as_job_cluster(item.props), f"{name} (runs {used_by[item.props['cluster_id']]})"
+        out.extend(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
                                      enabled=enabled))
     return out
+
+
+def _as_job_cluster(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    from dbxtypes.shape import is_gpu_compute, tag_role
+
+    raw = props.get("custom_tags")
+    tags: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    nodes = (props.get("node_type_id"), props.get("driver_node_type_id"))
+    if tag_role(tags) or not is_gpu_compute(props, nodes, gpu_node):
+        return props
+    return {**props, "custom_tags": {**tags, ROLE_TAG: "training"}}
 
 
 def evaluate_cluster_json(obj: Any, config: Any = None, source: str = "cluster JSON") -> list[Violation]:

@@ -186,7 +186,9 @@ def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, st
     if not plan.stack_file or not Path(plan.stack_file).is_file():
         return {}
     lines = section_lines(Path(plan.stack_file))
-    fields = {r.name: r.stack_fields for r in ALL_RULES}
+    from .drift import DRIFT_STACK_FIELDS
+
+    fields = {**{r.name: r.stack_fields for r in ALL_RULES}, **DRIFT_STACK_FIELDS}
     found = {}
     for v in violations:
         section = section_of_urn(v.urn) or ""
@@ -226,8 +228,16 @@ def _findings_text(fmt: str, runs: list[StackRun], config: Any, *, suite: str,
     found = _located(runs) if located is None else located
     errors = [(r.source, r.error or "") for r in runs if r.error is not None]
     if fmt == "sarif":
+        from .drift import DRIFT_RULES
+
         rules = [RuleInfo(r.name, r.description, r.remediation, levels.level(r) if levels.level(r) != "disabled"
                           else r.enforcement, enabled=levels.level(r) != "disabled") for r in ALL_RULES]
+        rules += [RuleInfo(name, text, fix, "advisory") for name, text, fix in DRIFT_RULES
+                  if any(f.violation.policy == name for f in found)]
+        if any(f.violation.policy == OWN_POLICY for f in found):
+            rules.append(RuleInfo(OWN_POLICY, "A cluster breaks the cluster policy it names (the policy is in the "
+                                  "export).", "Edit the cluster to fit its policy, or change the policy.",
+                                  "advisory"))
         log = sarif_log(found, rules, version=_version())
         log["runs"][0]["invocations"] = [{
             "executionSuccessful": not errors,
@@ -247,13 +257,19 @@ def _findings_text(fmt: str, runs: list[StackRun], config: Any, *, suite: str,
 def cmd_check(args: argparse.Namespace) -> int:
     config = _policy_config(args)
     fmt = "json" if args.json else args.format
-    if args.cluster_json:
+    if args.stack and (args.cluster_json or args.workspace):
+        return _check_drift(args, config, fmt)
+    if args.cluster_json or args.workspace:
         from policies.exports import clusters_of, summary, summary_text
         from policies.registry import evaluate_export
 
-        items = read_export(args.cluster_json)
+        if args.workspace:
+            items = _read_live(args)
+            args.cluster_json = items[0].source if items else "the workspace (empty)"
+        else:
+            items = read_export(args.cluster_json)
         clusters = clusters_of(items)
-        violations = evaluate_export(items, config)
+        violations = evaluate_export(items, config) + own_policy_findings(items)
         counts = summary(items)
         result: dict[str, Any] = {"source": args.cluster_json, "checked": counts,
                                   "violations": [v.to_json() for v in violations]}
@@ -296,6 +312,89 @@ def cmd_check(args: argparse.Namespace) -> int:
         _emit("\n".join(parts), args.out)
     code = worst(runs)
     return EXIT_OK if args.soft_fail and code == EXIT_VIOLATIONS else code
+
+
+def _check_drift(args: argparse.Namespace, config: Any, fmt: str) -> int:
+    """`check --stack STACK --workspace|--cluster-json`: where the workspace differs from the stack."""
+    from .drift import drift
+
+    items = _read_live(args) if args.workspace else read_export(args.cluster_json)
+    against = items[0].source if args.workspace and items else (args.cluster_json or "the workspace")
+    plan = build_plan(args.stack[0], policy_config=config, with_policies=False)
+    found = drift(plan, items)
+    plan.violations = found
+    counts = {k: sum(1 for v in found if v.policy == k) for k in ("drift-changed", "drift-missing",
+                                                                   "drift-unowned-gpu")}
+    if fmt == "json":
+        doc = {"stack": plan.stack, "stack_file": plan.stack_file, "against": against, "counts": counts,
+               "drift": [v.to_json() for v in found]}
+        _emit(json.dumps(doc, indent=2, allow_nan=False), args.out)
+    elif fmt in FINDING_FORMATS:
+        files = {i.urn: i.source for i in items}
+        stack_urns = {r.urn for r in plan.resources}
+        lines = finding_lines(plan, [v for v in found if v.urn in stack_urns])
+        located = [Located(v, plan.stack_file or args.stack[0], lines.get((v.policy, v.urn))) if v.urn in stack_urns
+                   else Located(v, files.get(v.urn, against)) for v in found]
+        _emit(_findings_text(fmt, [], config, suite=f"stackplan drift {plan.stack}", source=plan.stack_file,
+                             located=located), args.out)
+    else:
+        from .render import violations_table
+
+        head = (f"Drift of stack {plan.stack} ({plan.stack_file}) against {against}: "
+                f"{_count(counts['drift-changed'], 'changed field')}, "
+                f"{_count(counts['drift-missing'], 'missing resource')}, "
+                f"{counts['drift-unowned-gpu']} GPU compute owned by no stack.\n")
+        _emit(head + (violations_table(found, "Drift") if found else "No drift.\n"), args.out)
+    return EXIT_OK
+
+
+OWN_POLICY = "cluster-policy-violated"
+
+
+def own_policy_findings(items: list[Any]) -> list[Violation]:
+    """Clusters of an export that break the cluster policy they name (``policy_id``), when that policy is in the
+    export too (``policies/list``; its ``definition`` a JSON string or an object). Databricks checks a policy when a
+    cluster is created or edited, so such a cluster predates a change of its policy: advisory."""
+    from dbxtypes.shape import shapes_of_resource
+    from dbxtypes.vocabulary import CLUSTER
+    from guardrails import DefinitionError, evaluate_shape, parse_definition
+    from policies.exports import CLUSTER_POLICY_EXPORT
+
+    policies = {}
+    for item in items:
+        if item.resource_type == CLUSTER_POLICY_EXPORT and item.props.get("policy_id"):
+            try:
+                policies[str(item.props["policy_id"])] = (item.name, parse_definition(item.props.get("definition")
+                                                                                     or {}))
+            except DefinitionError as exc:
+                print(f"note: {item.source}: cluster policy {item.name} is not readable, so its clusters are not "
+                      f"checked against it: {exc}", file=sys.stderr)
+    out = []
+    for item in items:
+        policy = policies.get(str(item.props.get("policy_id"))) if item.resource_type == CLUSTER else None
+        if policy is None:
+            continue
+        outcome = evaluate_shape(policy[1], shapes_of_resource(CLUSTER, item.props, source="api")[0])
+        if not outcome.allowed:
+            broken = "; ".join(v.message for v in outcome.violations)
+            out.append(Violation(policy=OWN_POLICY, enforcement="advisory", urn=item.urn, resource_name=item.name,
+                                 message=f"breaks its cluster policy {policy[0]}: {broken}. Fix: edit the cluster "
+                                         f"to fit the policy (the workspace will ask at its next edit), or change "
+                                         f"the policy."))
+    return out
+
+
+def _read_live(args: argparse.Namespace) -> list[Any]:
+    """`check --workspace`: the workspace read through databricks-sdk (and saved with ``--save-export``)."""
+    from policies.exports import export_items
+
+    from .workspace import read_workspace, save_export
+
+    host, doc = read_workspace(args.profile, progress=sys.stderr.isatty())
+    if args.save_export:
+        for path in save_export(doc, args.save_export):
+            print(f"wrote {path}", file=sys.stderr)
+    return export_items(doc, f"workspace {host}")
 
 
 def read_export(path: str) -> list[Any]:
@@ -512,9 +611,15 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", formatter_class=raw, epilog=EXAMPLES_CHECK + _EXIT_CODES,
                        help="evaluate the policies on stacks or on exported cluster JSON")
-    group = p.add_mutually_exclusive_group(required=True)
+    group = p.add_mutually_exclusive_group()
     stacks_arg(group)
-    group.add_argument("--cluster-json", metavar="FILE",
+    p.add_argument("--workspace", action="store_true",
+                   help="read the workspace live through databricks-sdk (its standard auth: the environment or "
+                        "--profile; never a token on the command line)")
+    p.add_argument("--profile", metavar="NAME", help="with --workspace: a ~/.databrickscfg profile")
+    p.add_argument("--save-export", metavar="DIR",
+                   help="with --workspace: also write what was read to DIR, for a later --cluster-json DIR")
+    p.add_argument("--cluster-json", metavar="FILE",
                        help="a workspace export: Databricks API or CLI JSON of clusters, jobs, instance pools "
                             "(one object, lists, a mix, pages one after another), or a directory of such files")
     p.add_argument("--cluster-policy", metavar="POLICY.json",
@@ -548,10 +653,33 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """Combinations of check's inputs that argparse cannot state: one of them, not two sources of clusters."""
+    if args.func is not cmd_check:
+        return None
+    stacks = bool(args.stack or args.all)
+    if args.cluster_json and args.workspace:
+        return "--cluster-json and --workspace are two sources of clusters. Fix: pass one of them."
+    if stacks and (args.cluster_json or args.workspace) and (args.all or len(set(args.stack)) > 1):
+        return ("drift compares one stack with a workspace. Fix: pass one --stack with --workspace or "
+                "--cluster-json.")
+    if not stacks and not args.cluster_json and not args.workspace:
+        return "nothing to check. Fix: pass --stack NAME, --all, --cluster-json FILE or --workspace."
+    if (args.profile or args.save_export) and not args.workspace:
+        return "--profile and --save-export go with --workspace. Fix: add --workspace."
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if getattr(args, "cluster_policy", None) and not getattr(args, "cluster_json", None):
-        print("error: --cluster-policy goes with --cluster-json. Fix: add --cluster-json FILE.", file=sys.stderr)
+    problem = _usage_problem(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    if getattr(args, "cluster_policy", None) and not (getattr(args, "cluster_json", None) or
+                                                      getattr(args, "workspace", False)):
+        print("error: --cluster-policy goes with --cluster-json or --workspace. Fix: add --cluster-json FILE.",
+              file=sys.stderr)
         return EXIT_INVALID
     if getattr(args, "cluster_policy", None) and getattr(args, "format", None) in FINDING_FORMATS:
         print(f"error: --format {args.format} does not carry --cluster-policy results yet. Fix: use --format table "
@@ -559,6 +687,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INVALID
     from .engine import ProgramError  # imports the provider SDK; an interrupt here is caught in __main__
     from .output import check_out, cleanup_partial_outputs
+    from .workspace import WorkspaceUnavailable
 
     global _ARGS
     _ARGS = args
@@ -584,6 +713,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INVALID
     except ProgramError as exc:
         print(f"error: the Pulumi program failed: {exc}", file=sys.stderr)
+        return EXIT_VIOLATIONS
+    except WorkspaceUnavailable as exc:
+        print(f"error: {exc} (not the input's fault: try again later)", file=sys.stderr)
         return EXIT_VIOLATIONS
     except Exception as exc:  # noqa: BLE001 - the CLI prints a sentence, not a traceback
         if os.environ.get("STACKPLAN_DEBUG"):

@@ -69,13 +69,13 @@ def plan_table(plan: Plan) -> str:
     return buffer.getvalue()
 
 
-def violations_table(violations: list[Violation]) -> str:
+def violations_table(violations: list[Violation], title: str = "Policy violations") -> str:
     buffer = io.StringIO()
     console = _console(buffer)
     if not violations:
         console.print("Policies: no violations.")
         return buffer.getvalue()
-    table = Table(title=f"Policy violations: {violations_summary(violations)}", title_justify="left")
+    table = Table(title=f"{title}: {violations_summary(violations)}", title_justify="left")
     table.add_column("level")
     table.add_column("policy", overflow="fold")
     table.add_column("resource", overflow="fold")

@@ -161,3 +161,36 @@ def test_the_shipped_example_exports_are_read(capsys):
     assert doc["checked"]["jobs"] >= 1 and doc["checked"]["gpu_clusters"] >= 1
     flagged = {v["resource_name"] for v in doc["violations"] if v["enforcement"] == "mandatory"}
     assert "nightly-etl" not in flagged  # the CPU ETL cluster meets only the generic rules, and passes them
+
+
+def test_a_task_on_an_existing_gpu_cluster_judges_that_cluster_as_the_job_workload():
+    serving = _gpu(ETL, cluster_id="0303-gpu", cluster_name="shared-gpu", spark_version="15.4.x-gpu-ml-scala2.12",
+                   autoscale=None, num_workers=2)
+    serving.pop("autoscale")
+    job = {"job_id": 5, "settings": {"name": "nightly-train", "tasks": [
+        {"task_key": "fit", "existing_cluster_id": "0303-gpu", "spark_python_task": {"python_file": "/W/f.py"}},
+        {"task_key": "etl", "existing_cluster_id": "0101-etl", "notebook_task": {"notebook_path": "/W/e"}}]}}
+    alone = {v.policy for v in evaluate_cluster_json([serving])}
+    assert TRAINING not in alone  # a fixed-size all-purpose GPU cluster has no role of its own
+    with_job = [v for v in evaluate_cluster_json([serving, ETL, job]) if v.policy == TRAINING]
+    assert with_job and all(v.resource_name == "shared-gpu (runs job nightly-train task fit)" for v in with_job)
+    # the CPU cluster the etl task runs on stays generic
+    assert not [v for v in evaluate_cluster_json([ETL, job]) if v.policy in (TRAINING, ALL_SPOT)]
+
+
+@pytest.mark.parametrize("as_text", [True, False], ids=["definition as JSON text", "definition as an object"])
+def test_a_cluster_that_breaks_the_policy_it_names_is_reported(capsys, tmp_path, as_text):
+    definition = {"autotermination_minutes": {"type": "range", "maxValue": 30}}
+    policy = {"policy_id": "P1", "name": "short-idle",
+              "definition": json.dumps(definition) if as_text else definition}
+    under = {**ETL, "policy_id": "P1"}                      # 60 idle minutes: over the policy's 30
+    other = {**ETL, "cluster_id": "0101-b", "cluster_name": "no-policy"}
+    export = tmp_path / "x.json"
+    export.write_text(json.dumps({"clusters": [under, other], "policies": [policy]}))
+    assert main(["check", "--cluster-json", str(export), "--json"]) == 0  # advisory
+    found = [v for v in json.loads(capsys.readouterr().out)["violations"] if v["policy"] == "cluster-policy-violated"]
+    assert [v["resource_name"] for v in found] == ["nightly-etl"]
+    assert "breaks its cluster policy short-idle" in found[0]["message"]
+    assert main(["check", "--cluster-json", str(export), "--format", "sarif"]) == 0
+    log = json.loads(capsys.readouterr().out)
+    assert "cluster-policy-violated" in {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]}
