@@ -15,6 +15,8 @@ from components import (
     GrantArgs,
     InferenceCluster,
     InferenceClusterArgs,
+    ServingEndpoint,
+    ServingEndpointArgs,
     TrainingCluster,
     TrainingClusterArgs,
     TrainingJobArgs,
@@ -102,3 +104,16 @@ if spec.dev is not None:
     dev = DevCluster(f"{prefix}-dev", DevClusterArgs(**base_args("dev"), shuffle_partitions=spec.dev.shuffle_partitions,
                                                      model_cache_dir=model_cache_dir))
     pulumi.export("dev_cluster_id", dev.cluster_id)
+
+if spec.serving is not None:
+    for endpoint_name, e in spec.serving.endpoints.items():
+        sized = stack.endpoints[endpoint_name]
+        endpoint = ServingEndpoint(f"{prefix}-serving-{endpoint_name}", ServingEndpointArgs(
+            endpoint_name=endpoint_name, entity=e.entity, entity_version=e.entity_version,
+            workload_type=sized.serving_type.workload_type, min_concurrency=e.concurrency.min,
+            max_concurrency=e.concurrency.max, scale_to_zero=e.scale_to_zero, cloud=spec.cloud, stack=prefix,
+            tags=spec.tags, gpu_memory_need_gb=sized.need_gb,
+            inference_table=(uc_spec.catalog, spec.serving.inference_table_schema) if e.inference_table else None,
+            rate_limit_per_user_per_minute=e.rate_limit_per_user_per_minute, can_query=tuple(e.can_query),
+            can_manage=tuple(e.can_manage)))
+        pulumi.export(f"serving_endpoint_{endpoint_name}", endpoint.endpoint_name)

@@ -60,6 +60,8 @@ Role = Literal["training", "inference", "interactive"]
 #: Workload roles, the values of the ``workload_type`` tag the components set.
 ROLES: Final[tuple[Role, ...]] = ("training", "inference", "interactive")
 UNKNOWN_ROLE: Final = "unknown"
+#: The workload word of a Model Serving endpoint in costs and reports (an endpoint is not a cluster role).
+SERVING_WORKLOAD: Final = "serving"
 #: Stack spec sections, each a workload.
 Section = Literal["training", "inference", "dev"]
 SECTIONS: Final[tuple[Section, ...]] = ("training", "inference", "dev")
@@ -88,6 +90,7 @@ GRANT: Final = "databricks:index/grant:Grant"
 LIBRARY: Final = "databricks:index/library:Library"
 CLUSTER_POLICY: Final = "databricks:index/clusterPolicy:ClusterPolicy"
 PERMISSIONS: Final = "databricks:index/permissions:Permissions"
+MODEL_SERVING_ENDPOINT: Final = "databricks:index/modelServing:ModelServing"
 #: Resource types that carry cluster definitions (a Cluster, or a Job's job clusters and task clusters).
 CLUSTER_BEARING_TYPES: Final = (CLUSTER, JOB)
 STACK_TYPE: Final = "pulumi:pulumi:Stack"
@@ -99,11 +102,12 @@ DEV_CLUSTER_TYPE: Final = f"{PROJECT}:compute:DevCluster"
 INSTANCE_POOL_TYPE: Final = f"{PROJECT}:compute:GpuInstancePool"
 UNITY_CATALOG_TYPE: Final = f"{PROJECT}:storage:UnityCatalogStorage"
 CLUSTER_POLICIES_TYPE: Final = f"{PROJECT}:governance:ClusterPolicies"
+SERVING_ENDPOINT_TYPE: Final = f"{PROJECT}:serving:ServingEndpoint"
 #: The stack section (``dbx-ai-infra:<section>``) each component is built from: where a finding points.
 SECTION_OF_COMPONENT: Final = MappingProxyType({
     TRAINING_CLUSTER_TYPE: "training", INFERENCE_CLUSTER_TYPE: "inference", DEV_CLUSTER_TYPE: "dev",
     INSTANCE_POOL_TYPE: "instance_pools", UNITY_CATALOG_TYPE: "unity_catalog",
-    CLUSTER_POLICIES_TYPE: "cluster_policies",
+    CLUSTER_POLICIES_TYPE: "cluster_policies", SERVING_ENDPOINT_TYPE: "serving",
 })
 
 
@@ -124,9 +128,13 @@ REQUIRED_TAGS: Final = ("workload", "cost_center")
 ROLE_TAG: Final = "workload_type"
 #: Tag carrying the model's estimated GPU memory need in GB.
 GPU_MEMORY_NEED_TAG: Final = "gpu_memory_need_gb"
+#: Tags a serving endpoint carries so the policies, pure functions of its properties, know its cloud and stack
+#: (the workload type offered, production or not).
+CLOUD_TAG: Final = "dbx_cloud"
+STACK_TAG: Final = "dbx_stack"
 #: Tags the components or Databricks set; a stack may not set them.
 RESERVED_TAGS: Final = (ROLE_TAG, "ResourceClass", GPU_MEMORY_NEED_TAG, "Vendor", "Creator", "ClusterName",
-                        "ClusterId", "Name")
+                        "ClusterId", "Name", CLOUD_TAG, STACK_TAG)
 
 # --------------------------------------------------------------------------------------------------------------------
 # Runtimes, single node, environment variables
@@ -197,4 +205,7 @@ USAGE_DEFAULTS: Final = MappingProxyType({
     "dev_hours_per_working_day": UsageAssumption(6, "Dev cluster up", "h/working day"),
     "working_days_per_month": UsageAssumption(21, "Working days", "days/month"),
     "pool_idle_hours_per_month": UsageAssumption(730, "Instance pool keeps its idle instances", "h/month"),
+    "serving_active_hours_per_month": UsageAssumption(200, "Scale-to-zero endpoint active", "h/month"),
+    "serving_launches_per_month": UsageAssumption(60, "Scale-to-zero endpoint launches (cold starts)",
+                                                  "launches/month"),
 })

@@ -67,7 +67,8 @@ def _config_schema(rule: Rule, defaults: Mapping[str, Any]) -> PolicyConfigSchem
     if not rule.thresholds:
         return None
     properties = {
-        key: {**rule.threshold_schema.get(key, {"type": "number"}), "default": defaults[key]}
+        key: {**rule.threshold_schema.get(key, {"type": "number"}),
+              "default": list(defaults[key]) if isinstance(defaults[key], tuple) else defaults[key]}
         for key in rule.thresholds
     }
     return PolicyConfigSchema(properties=properties)

@@ -6,6 +6,7 @@ evaluated offline and the same resources analysed by the pack over gRPC give the
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from policies.rules import (
     disallow_autoscaled_or_spot_training,
     disallow_node_type_with_pool,
     disallow_plaintext_secrets,
+    disallow_scale_to_zero_in_production,
     prefer_interconnect_for_multi_node_training,
     require_api_conformance,
     require_autotermination,
@@ -39,6 +41,9 @@ from policies.rules import (
     require_matching_cloud_attributes,
     require_matching_runtime,
     require_pinned_pip_libraries,
+    require_serving_inference_table,
+    require_serving_rate_limit,
+    require_serving_workload_type_fit,
     require_tags,
     require_training_checkpoints,
     require_volumes_for_caches,
@@ -59,18 +64,22 @@ ALL_RULES: tuple[Rule, ...] = (
     require_pinned_pip_libraries.RULE,
     disallow_plaintext_secrets.RULE,
     disallow_all_privileges_account_users.RULE,
+    require_serving_workload_type_fit.RULE,
+    disallow_scale_to_zero_in_production.RULE,
     require_volumes_for_caches.RULE,
     configure_single_node_shuffle_partitions.RULE,
     require_training_checkpoints.RULE,
     require_gpu_memory_fit.RULE,
     avoid_retiring_node_types.RULE,
     prefer_interconnect_for_multi_node_training.RULE,
+    require_serving_inference_table.RULE,
+    require_serving_rate_limit.RULE,
 )
 RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in ALL_RULES})
 assert len(RULES_BY_NAME) == len(ALL_RULES), "duplicate rule names"
 
 #: Default thresholds (each belongs to one rule, see ``Rule.thresholds``).
-DEFAULT_CONFIG: Mapping[str, int] = MappingProxyType({k: v for r in ALL_RULES for k, v in r.thresholds.items()})
+DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType({k: v for r in ALL_RULES for k, v in r.thresholds.items()})
 
 ENFORCEMENT_LEVELS = ("advisory", "mandatory", "disabled")
 
@@ -116,6 +125,11 @@ def validate_threshold(rule: Rule, key: str, value: Any, where: str = "policy co
         raise InputError.single(where, f"{rule.name}.{key}", "is not a setting of this policy.",
                                 f"use one of: {known}.")
     schema = rule.threshold_schema.get(key, {})
+    if schema.get("type") == "array":  # a list of names (production_stacks)
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise InputError.single(where, f"{rule.name}.{key}", f"must be a list of names, got {clip(value)}.",
+                                    f"write e.g. {json.dumps(list(rule.thresholds[key]) or ['prod'])}.")
+        return tuple(value)  # type: ignore[return-value]
     integer = schema.get("type") == "integer"
     number = as_number(value) if not isinstance(value, str) else None
     if number is None or (integer and not float(number).is_integer()):

@@ -44,7 +44,7 @@ class Rule:
     check: Check
     remediation: str
     severity: Literal["low", "medium", "high", "critical"] = "high"
-    thresholds: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    thresholds: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: JSON-schema snippets for the thresholds (``type``, ``minimum``, ``description``); the default comes from
     #: ``thresholds``.
     threshold_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))

@@ -11,7 +11,7 @@ Public API::
 Price data: ``pricing/rates.yaml`` ($/DBU, spot factors) and ``gpucatalog/node_types.yaml`` (VM $/h, DBU/h).
 """
 
-from .advice import CHEAPER_SINGLE_GPU, cheaper_gpu_advice
+from .advice import CHEAPER_SINGLE_GPU, CLUSTER_VS_ENDPOINT, ENDPOINT_VS_CLUSTER, cheaper_gpu_advice, serving_comparison
 from .book import (
     TIERS,
     NodePrice,
@@ -25,7 +25,10 @@ from .diff import diff_costs
 from .model import DEFAULT_ASSUMPTIONS, MODEL_NOTES, price_plan
 
 __all__ = [
-    "CHEAPER_SINGLE_GPU",    "DEFAULT_ASSUMPTIONS",
+    "CHEAPER_SINGLE_GPU",
+    "CLUSTER_VS_ENDPOINT",
+    "DEFAULT_ASSUMPTIONS",
+    "ENDPOINT_VS_CLUSTER",
     "MODEL_NOTES",
     "TIERS",
     "NodePrice",
@@ -33,6 +36,7 @@ __all__ = [
     "PriceBook",
     "PriceOverrides",
     "cheaper_gpu_advice",
+    "serving_comparison",
     "diff_costs",
     "load_overrides_file",
     "load_prices",

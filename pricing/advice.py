@@ -15,14 +15,17 @@ from typing import Any
 
 from dbxtypes.plan import Advice, Plan, Resource
 from dbxtypes.shape import as_number, shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG
+from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, MODEL_SERVING_ENDPOINT
 
 from .book import PriceBook
 from .model import price_plan
 
-__all__ = ["CHEAPER_SINGLE_GPU", "cheaper_gpu_advice"]
+__all__ = ["CHEAPER_SINGLE_GPU", "CLUSTER_VS_ENDPOINT", "ENDPOINT_VS_CLUSTER", "cheaper_gpu_advice",
+           "serving_comparison"]
 
 CHEAPER_SINGLE_GPU = "cheaper-single-gpu"
+CLUSTER_VS_ENDPOINT = "cluster-vs-endpoint"
+ENDPOINT_VS_CLUSTER = "endpoint-vs-cluster"
 
 
 def _with_node(resource: Resource, node_type_id: str) -> Resource:
@@ -76,4 +79,86 @@ def cheaper_gpu_advice(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
                      f"{candidate.gpu_memory_gb:g} GB, family {candidate.family}) holds it on one GPU: "
                      f"${current:,.2f} -> ${monthly:,.2f} a month at the same size and hours. Fix: set the workload's "
                      f"gpu_family to {candidate.family}.")))
+    return out
+
+
+def _cheaper(current: float, other: float, this: str, that: str) -> str:
+    if other < current:
+        return f"the {that} is cheaper by ${current - other:,.2f} a month"
+    return f"the {this} is cheaper by ${other - current:,.2f} a month"
+
+
+def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> list[Advice]:
+    """For each inference cluster, what a Model Serving endpoint sized for the same model would cost at the same
+    hours; for each endpoint, what an inference cluster would; the cheaper option named (`Advice`, the delta is the
+    other option's monthly cost minus this one's).
+
+    Like for like: a replica per GPU worker of the cluster's base (4 provisioned concurrency each), warm for the
+    cluster's hours; a cluster of the node the sizer picks for the endpoint's model (the cheapest family of the
+    cloud that holds it), a driver and a worker per base replica, on demand, for the endpoint's hours."""
+    from gpucatalog import SizingError, choose_node, load_catalog
+    from gpucatalog.serving import ServingSizingError, choose_serving_type, load_serving_catalog
+
+    from .model import endpoint_monthly, on_demand_node_hourly
+
+    catalog = catalog or load_catalog()
+    serving = load_serving_catalog()
+    cost = plan.cost if plan.cost is not None else price_plan(plan, prices)
+    out: list[Advice] = []
+    for resource in plan.resources:
+        entry = cost.resources.get(resource.urn)
+        if entry is None or entry.monthly.expected is None or entry.hours_per_month is None:
+            continue
+        if resource.type == CLUSTER and entry.workload_type == "inference":
+            (shape,) = shapes_of_resource(CLUSTER, resource.inputs, cloud=plan.cloud)
+            need = as_number(shape.tags.get(GPU_MEMORY_NEED_TAG))
+            if need is None:
+                continue
+            try:
+                wtype = choose_serving_type(serving, plan.cloud, need).workload_type
+            except ServingSizingError:
+                continue
+            replicas = max(1, int(shape.min_workers))
+            other = endpoint_monthly(plan.cloud, wtype, 4 * replicas, float(entry.hours_per_month), prices)
+            if other is None:
+                continue
+            current = float(entry.monthly.expected)
+            out.append(Advice(
+                id=CLUSTER_VS_ENDPOINT, urn=resource.urn, resource_name=resource.name,
+                monthly_cost_delta=other - current,
+                message=(f"a Model Serving endpoint for the same model ({need:g} GB -> {wtype}, {replicas} "
+                         f"replica{'s' if replicas != 1 else ''} for the {replicas} base worker"
+                         f"{'s' if replicas != 1 else ''}, {entry.hours_per_month:g} h) would cost ${other:,.2f} a "
+                         f"month against this cluster's ${current:,.2f}: "
+                         f"{_cheaper(current, other, 'cluster', 'endpoint')}. Fix: "
+                         + ("serve it from dbx-ai-infra:serving if the model runs there (MLflow pyfunc, no Spark)."
+                            if other < current else "none needed."))))
+        elif resource.type == MODEL_SERVING_ENDPOINT:
+            need = next((as_number(t.get("value")) for t in resource.inputs.get("tags") or []
+                         if isinstance(t, dict) and t.get("key") == GPU_MEMORY_NEED_TAG), None)
+            if need is None or entry.nodes is None:
+                continue
+            best: tuple[float, str] | None = None
+            for family in catalog.families(plan.cloud):
+                try:
+                    node = choose_node(catalog, plan.cloud, family, need, workload="inference").node
+                except SizingError:
+                    continue
+                hourly = on_demand_node_hourly(prices, plan.cloud, node.node_type_id)
+                if hourly is not None and (best is None or hourly < best[0]):
+                    best = (hourly, node.node_type_id)
+            if best is None:
+                continue
+            replicas = max(1, int(entry.nodes.min))
+            other = (1 + replicas) * best[0] * float(entry.hours_per_month)
+            current = float(entry.monthly.expected)
+            out.append(Advice(
+                id=ENDPOINT_VS_CLUSTER, urn=resource.urn, resource_name=resource.name,
+                monthly_cost_delta=other - current,
+                message=(f"an inference cluster for the same model ({need:g} GB -> {best[1]}, a driver and "
+                         f"{replicas} worker{'s' if replicas != 1 else ''}, on demand, {entry.hours_per_month:g} h) "
+                         f"would cost ${other:,.2f} a month against this endpoint's ${current:,.2f}: "
+                         f"{_cheaper(current, other, 'endpoint', 'cluster')}. Fix: "
+                         + ("an inference cluster (dbx-ai-infra:inference) if the traffic is steady."
+                            if other < current else "none needed."))))
     return out

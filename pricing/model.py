@@ -112,18 +112,31 @@ from typing import Any
 
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Cost, Plan, Resource, coerce_plan
-from dbxtypes.shape import ClusterShape, PoolShape, pool_shape, shapes_of_resource
+from dbxtypes.shape import (
+    ClusterShape,
+    PoolShape,
+    as_list,
+    as_mapping,
+    as_number,
+    normalize_props,
+    pool_shape,
+    shapes_of_resource,
+)
 from dbxtypes.vocabulary import (
     ALL_PURPOSE,
     ATTRIBUTES_BLOCK,
+    CLOUD_TAG,
     CLOUDS,
     CLUSTER,
     HOURS_PER_MONTH,
     INSTANCE_POOL,
     JOB,
     JOBS_COMPUTE,
+    MODEL_SERVING,
+    MODEL_SERVING_ENDPOINT,
     ON_DEMAND_AVAILABILITIES,
     ROLES,
+    SERVING_WORKLOAD,
     SPOT_AVAILABILITIES,
     USAGE_DEFAULTS,
 )
@@ -148,6 +161,9 @@ MODEL_NOTES: tuple[str, ...] = (
     "max = all max nodes x inference hours.",
     "List prices for the reference regions (us-east-1, eastus, us-central1); no committed-use or DBCU discounts.",
     "Photon is not available with GPU ML runtimes: no Photon DBU multiplier.",
+    "Model Serving endpoints are serverless: DBUs only (serving DBU/h of the workload type x replicas x the "
+    "model-serving $/DBU), a replica per 4 provisioned concurrency; always warm: the month; scale to zero: its "
+    "active hours plus $0.07 a launch (cold start).",
 )
 
 
@@ -176,6 +192,12 @@ def _assumptions(plan: Plan) -> dict[str, float | None]:
             raise InputError.single("plan", f"assumptions.{key}", f"got {value!r}.", "give a number >= 0"
                                     + (" or null." if key == "inference_burst_avg_extra_workers" else "."))
         out[key] = number
+    for key, value in raw.items():  # a scale-to-zero endpoint's own active hours
+        if key.startswith("serving_active_hours_per_month."):
+            number = _num(value)
+            if number is None or number < 0:
+                raise InputError.single("plan", f"assumptions.{key}", f"got {value!r}.", "give a number >= 0.")
+            out[key] = number
     return out
 
 
@@ -209,15 +231,20 @@ class _Sources:
     def __init__(self, prices: PriceBook) -> None:
         self.prices = prices
         self.used: list[str] = []
+        self.external: dict[str, dict[str, Any]] = {}
 
-    def use(self, figure: str) -> None:
+    def use(self, figure: str, entry: Mapping[str, Any] | None = None) -> None:
+        """Record a figure of the price book, or (``entry``) one from another data file, such as the serving
+        catalog's DBU rates."""
         if figure not in self.used:
             self.used.append(figure)
+        if entry is not None:
+            self.external[figure] = {"figure": figure, **entry}
 
     def entries(self) -> list[dict[str, Any]]:
         out = []
         for figure in self.used:
-            entry = self.prices.source_of(figure)
+            entry = self.external.get(figure) or self.prices.source_of(figure)
             if entry is not None:
                 out.append(dict(entry))
         return out
@@ -477,6 +504,96 @@ def _price_pool(resource: Resource, pool: PoolShape, ctx: dict[str, Any], role: 
     return entry
 
 
+def serving_cost(cloud: str, workload_type: str, min_concurrency: int, max_concurrency: int, scale_to_zero: bool,
+                 hours: float, launches: float, prices: PriceBook, used: _Sources | None = None
+                 ) -> dict[str, Any]:
+    """The money of a serving endpoint (or of a hypothetical one, for the cluster-vs-endpoint comparison):
+    ``hourly`` (the base replicas), ``hourly_max``, ``monthly`` min/expected/max. Raises `_Unpriced`."""
+    from gpucatalog.serving import load_serving_catalog
+
+    catalog = load_serving_catalog()
+    serving_type = catalog.get(cloud, workload_type)
+    if serving_type is None:
+        raise _Unpriced(f"{workload_type} is not a Model Serving workload type on {cloud}")
+    if serving_type.dbu_per_hour is None:
+        raise _Unpriced(f"no public serving DBU rate for {workload_type} on {cloud}")
+    usd_per_dbu = prices.usd_per_dbu(cloud, MODEL_SERVING)
+    if usd_per_dbu is None:
+        raise _Unpriced(f"no model-serving $/DBU for {cloud} ({prices.tier})")
+    if used is not None:
+        used.use(f"serving.{cloud}.{workload_type}.dbu_per_hour", {
+            "value": serving_type.dbu_per_hour, "source": serving_type.source, "date": serving_type.date,
+            "estimate": serving_type.doubt is not None})
+        used.use(prices.rate_figure(cloud, MODEL_SERVING))
+    replica = serving_type.dbu_per_hour * usd_per_dbu
+    base = catalog.replicas(min_concurrency) if min_concurrency > 0 else (0 if scale_to_zero else 1)
+    busy = max(base, 1)  # a scale-to-zero endpoint serves on at least one replica while it is up
+    top = catalog.replicas(max_concurrency)
+    launch = catalog.launch_usd.value * launches if scale_to_zero else 0.0
+    if scale_to_zero and used is not None:
+        used.use("serving.launch_usd", {"value": catalog.launch_usd.value, "source": catalog.launch_usd.source,
+                                        "date": catalog.launch_usd.date, "estimate": False})
+    return {"hourly": busy * replica, "hourly_max": top * replica, "replicas": (base, top),
+            "monthly": {"min": busy * replica * hours + launch, "expected": busy * replica * hours + launch,
+                        "max": top * replica * hours + launch}}
+
+
+def on_demand_node_hourly(prices: PriceBook, cloud: str, node_type_id: str) -> float | None:
+    """One node's on-demand $/h on an all-purpose cluster (VM + DBU/h x $/DBU), or None when unpriced."""
+    try:
+        vm, dbu = _node_price(prices, node_type_id, _Sources(prices))
+    except _Unpriced:
+        return None
+    usd_per_dbu = prices.usd_per_dbu(cloud, ALL_PURPOSE)
+    return None if usd_per_dbu is None else vm + dbu * usd_per_dbu
+
+
+def endpoint_monthly(cloud: str, workload_type: str, concurrency: int, hours: float, prices: PriceBook
+                     ) -> float | None:
+    """The monthly expected cost of a hypothetical endpoint warm for ``hours`` (no scale to zero), or None."""
+    try:
+        money = serving_cost(cloud, workload_type, concurrency, concurrency, False, hours, 0.0, prices)
+    except _Unpriced:
+        return None
+    return float(money["monthly"]["expected"])
+
+
+def _price_endpoint(resource: Resource, ctx: dict[str, Any]) -> dict[str, Any]:
+    props = normalize_props(resource.inputs)
+    entities = [as_mapping(e) for e in as_list(as_mapping(props.get("config")).get("served_entities"))]
+    entity = entities[0] if entities else {}
+    tags = {str(t.get("key")): t.get("value") for t in map(as_mapping, as_list(props.get("tags")))}
+    cloud = str(tags.get(CLOUD_TAG) or ctx["cloud"])
+    scale_to_zero = entity.get("scale_to_zero_enabled") is True
+    low = int(as_number(entity.get("min_provisioned_concurrency")) or 0)
+    high = int(as_number(entity.get("max_provisioned_concurrency")) or max(low, 4))
+    name = str(props.get("name") or resource.name)
+    a = ctx["a"]
+    if scale_to_zero:
+        own = a.get(f"serving_active_hours_per_month.{name}")
+        hours = float(own if own is not None else a.get("serving_active_hours_per_month") or 0.0)
+        basis = (f"usage assumption serving_active_hours_per_month.{name}" if own is not None
+                 else "usage assumption serving_active_hours_per_month")
+    else:
+        hours, basis = float(HOURS_PER_MONTH), "always on: no scale to zero (the month)"
+    entry = _entry_head(resource)
+    workload_type = str(entity.get("workload_type") or "")
+    entry.update({"workload_type": SERVING_WORKLOAD, "node_type_id": workload_type, "compute_kind": MODEL_SERVING,
+                  "availability": "SERVERLESS", "hours_per_month": hours, "hours_basis": basis})
+    try:
+        money = serving_cost(cloud, workload_type, low, high, scale_to_zero, hours,
+                             float(a.get("serving_launches_per_month") or 0.0) if scale_to_zero else 0.0,
+                             ctx["prices"], ctx["used"])
+    except _Unpriced as why:
+        entry["nodes"] = {"min": 0, "max": 0}
+        return _unpriced_entry(entry, str(why))
+    base, top = money.pop("replicas")
+    entry.update(money)
+    entry.update({"nodes": {"min": base, "max": top}, "all_on_demand_monthly_expected": money["monthly"]["expected"],
+                  "saving_monthly_expected": 0.0, "unpriced": None})
+    return entry
+
+
 def _pool_role(pool: PoolShape, users: list[str]) -> str:
     if pool.role:
         return pool.role
@@ -528,6 +645,8 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
         if r.type == INSTANCE_POOL:
             pool = pools[r.id][1] if r.id in pools else pool_shape(r.inputs)
             entries[r.urn] = _price_pool(r, pool, ctx, _pool_role(pool, pool_users.get(str(r.id), [])))
+        elif r.type == MODEL_SERVING_ENDPOINT:
+            entries[r.urn] = _price_endpoint(r, ctx)
 
     # plan order
     order = {r.urn: i for i, r in enumerate(typed.resources)}

@@ -47,7 +47,12 @@ def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = T
     loaded = load_stack(stack, limits=load_policy_config(policy_config).limits())
     plan = run_program(loaded)
     plan.assumptions = loaded.spec.usage.model_dump()
+    if loaded.spec.serving is not None:  # an endpoint's own active hours, where the stack gives them
+        plan.assumptions.update({f"serving_active_hours_per_month.{name}": e.active_hours_per_month
+                                 for name, e in loaded.spec.serving.endpoints.items()
+                                 if e.scale_to_zero and e.active_hours_per_month is not None})
     plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]
+    plan.sizing += [SizingLine.model_validate(e.sizing()) for e in loaded.resolved.endpoints.values()]
     if with_policies:
         from policies.registry import ALL_RULES, evaluate_plan
 
@@ -60,14 +65,14 @@ def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = T
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
     if with_cost:
-        from pricing import cheaper_gpu_advice
+        from pricing import cheaper_gpu_advice, serving_comparison
         from pricing import price_plan as cost_of
 
         from .costing import price_book
 
         book = price_book(loaded, prices)
         plan.cost = cost_of(plan, book)
-        plan.advice = cheaper_gpu_advice(plan, book)
+        plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book)
     return plan
 
 
@@ -192,6 +197,9 @@ def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, st
     found = {}
     for v in violations:
         section = section_of_urn(v.urn) or ""
+        if section == "serving":  # an endpoint's fields live under serving.endpoints.<name>
+            endpoint = v.resource_name.removeprefix(f"{plan.stack}-serving-").removesuffix("-permissions")
+            section = f"serving.endpoints.{endpoint}"
         candidates = [k for f in fields.get(v.policy, ()) for k in (f"{section}.{f}", f)]
         found[(v.policy, v.urn)] = next((lines[k] for k in candidates if k in lines), lines.get(section, lines[""]))
     return found

@@ -17,7 +17,7 @@ from pulumi.runtime import mocks
 
 import pulumi_private
 from dbxtypes.plan import Plan, Resource
-from dbxtypes.vocabulary import CATALOG, PROJECT, SCHEMA, STACK_TYPE, VOLUME
+from dbxtypes.vocabulary import CATALOG, MODEL_SERVING_ENDPOINT, PROJECT, SCHEMA, STACK_TYPE, VOLUME
 from stackspec import LoadedStack
 from stackspec.load import PROGRAM_LIMITS, REPO_ROOT, display_path
 
@@ -56,8 +56,11 @@ def mock_id(type_: str, name: str, inputs: dict[str, Any]) -> str:
 
 class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
-        # The state echoes the inputs, as a create would.
-        return mock_id(args.typ, args.name, dict(args.inputs)), dict(args.inputs)
+        # The state echoes the inputs, as a create would; an endpoint also gets the id its permissions name.
+        state = dict(args.inputs)
+        if args.typ == MODEL_SERVING_ENDPOINT:
+            state["servingEndpointId"] = f"{args.name}-endpoint-id"
+        return mock_id(args.typ, args.name, dict(args.inputs)), state
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict, None]:
         return {}, None

@@ -30,7 +30,7 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 MARKDOWN_TEMPLATE = "report.md.j2"
 HTML_TEMPLATE = "report.html.j2"
 
-WORKLOAD_COLOURS = {"training": "#3b6fb6", "inference": "#d9822b", "interactive": "#3a9d5d"}
+WORKLOAD_COLOURS = {"training": "#3b6fb6", "inference": "#d9822b", "interactive": "#3a9d5d", "serving": "#8e5bb5"}
 OTHER_COLOUR = "#8a8a8a"
 STATUS_WORDS = {"added": "added", "removed": "removed", "changed": "changed", "unchanged": "unchanged"}
 

@@ -87,6 +87,18 @@ def facts(resource: Resource) -> str:
         return str(inputs.get("name", ""))
     if kind == "ClusterPolicy":
         return f"{len(json.loads(inputs.get('definition') or '{}'))} limited attributes"
+    if kind == "ModelServing":
+        entity = as_mapping((as_mapping(inputs.get("config")).get("servedEntities") or [{}])[0])
+        gateway = as_mapping(inputs.get("aiGateway"))
+        table = as_mapping(gateway.get("inferenceTableConfig"))
+        limits = [as_mapping(r) for r in gateway.get("rateLimits") or []]
+        parts = [f"{entity.get('entityName')} v{entity.get('entityVersion')} on {entity.get('workloadType')}",
+                 f"concurrency {entity.get('minProvisionedConcurrency')}-{entity.get('maxProvisionedConcurrency')}",
+                 "scales to zero" if entity.get("scaleToZeroEnabled") else "always warm"]
+        if table.get("enabled"):
+            parts.append(f"inference table {table.get('catalogName')}.{table.get('schemaName')}")
+        parts += [f"{r.get('calls')} calls/{r.get('key')}/{r.get('renewalPeriod')}" for r in limits]
+        return ", ".join(parts)
     if kind == "Permissions":
         return "; ".join(f"{a.get('groupName') or a.get('userName') or a.get('servicePrincipalName')}: "
                          f"{a.get('permissionLevel')}" for a in inputs.get("accessControls") or [])

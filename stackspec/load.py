@@ -120,15 +120,19 @@ def read_stack_file(path: Path) -> dict[str, Any]:
 
 def section_lines(path: Path) -> dict[str, int]:
     """The line of each ``dbx-ai-infra:<setting>`` in a stack file, by its bare name (``training``, ``tags``, ...), and
-    of each field of a section by ``section.field`` (``inference.min_workers``); ``config`` itself under ``""``.
-    Findings point there."""
+    of each field below it by its dotted path (``inference.min_workers``, ``serving.endpoints.chat.scale_to_zero``,
+    three levels down); ``config`` itself under ``""``. Findings point there."""
     text = read_text(path, "stack file")
     lines = {"": mapping_key_lines(text).get("config", 1)}
-    for key, line in mapping_key_lines(text, ("config",)).items():
-        name = key.removeprefix(f"{PROJECT}:")
-        lines[name] = line
-        for field_name, field_line in mapping_key_lines(text, ("config", key)).items():
-            lines[f"{name}.{field_name}"] = field_line
+
+    def walk(path: tuple[str, ...], dotted: str, depth: int) -> None:
+        for key, line in mapping_key_lines(text, path).items():
+            name = f"{dotted}.{key}" if dotted else key.removeprefix(f"{PROJECT}:")
+            lines[name] = line
+            if depth < 3:  # serving.endpoints.<name>.<field>
+                walk((*path, key), name, depth + 1)
+
+    walk(("config",), "", 0)
     return lines
 
 

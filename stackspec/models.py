@@ -360,6 +360,8 @@ class UsageSpec(_Spec):
     inference_burst_avg_extra_workers: float | None = _usage("inference_burst_avg_extra_workers", le=None)
     dev_hours_per_working_day: float = _usage("dev_hours_per_working_day", le=24)
     working_days_per_month: float = _usage("working_days_per_month", le=31)
+    serving_active_hours_per_month: float = _usage("serving_active_hours_per_month")
+    serving_launches_per_month: float = _usage("serving_launches_per_month", le=None)
 
 
 class ClusterPoliciesSpec(_Spec):
@@ -369,6 +371,47 @@ class ClusterPoliciesSpec(_Spec):
     can_use: dict[Section, list[str]] = Field(
         default_factory=dict, description="Groups granted CAN_USE per workload's policy.")
     max_clusters_per_user: int | None = Field(None, ge=1, description="Per-user cluster limit per policy.")
+
+
+class ConcurrencySpec(_Spec):
+    """Provisioned concurrency of an endpoint: each replica serves 4 concurrent requests (workload size Small)."""
+
+    min: int = Field(4, ge=0, description="Provisioned concurrency kept ready. Default 4 (one replica).")
+    max: int = Field(4, ge=1, description="Most provisioned concurrency. Default 4.")
+
+    @model_validator(mode="after")
+    def _order(self) -> ConcurrencySpec:
+        if self.max < self.min:
+            raise ValueError(f"max {self.max} is below min {self.min}; raise max to at least {self.min}")
+        return self
+
+
+class EndpointSpec(_Spec):
+    """A GPU Model Serving endpoint for a Unity Catalog model (``dbx-ai-infra:serving.endpoints.<name>``)."""
+
+    entity: str = Field(pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$",
+                        description="The Unity Catalog registered model, catalog.schema.model.")
+    entity_version: ConfigString = Field(min_length=1, description="The model version to serve.")
+    model: ModelSpec = Field(description="Sizes the GPU workload type (inference need).")
+    workload_type: str | None = Field(None, description="Pin a GPU workload type; checked against the cloud and "
+                                                        "the model.")
+    concurrency: ConcurrencySpec = Field(default_factory=ConcurrencySpec)
+    scale_to_zero: bool = Field(True, description="Scale to zero when idle. Default true (refused in production).")
+    inference_table: bool = Field(True, description="Log payloads to an inference table in the stack's catalog.")
+    rate_limit_per_user_per_minute: int | None = Field(None, ge=1, description="AI Gateway calls per user a minute.")
+    active_hours_per_month: float | None = Field(None, ge=0, le=744, description=(
+        "Hours a scale-to-zero endpoint is up (default: usage.serving_active_hours_per_month)."))
+    can_query: list[str] = Field(default_factory=list, description="Groups given CAN_QUERY.")
+    can_manage: list[str] = Field(default_factory=list, description="Groups given CAN_MANAGE.")
+
+
+class ServingSpec(_Spec):
+    """GPU Model Serving endpoints (``dbx-ai-infra:serving``)."""
+
+    endpoints: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")], EndpointSpec] = Field(
+        min_length=1, description="Endpoints by name (unique in the workspace).")
+    inference_table_schema: Identifier = Field("serving", description="Schema of the inference tables. Default "
+                                                                      "serving.")
 
 
 class ExceptionSpec(_Spec):
@@ -399,6 +442,7 @@ class StackSpec(_Spec):
     cluster_policies: ClusterPoliciesSpec = Field(default_factory=ClusterPoliciesSpec)
     pricing: PriceOverrides | None = Field(None, description="Price overrides (negotiated rates, another region).")
     exceptions: list[ExceptionSpec] = Field(default_factory=list, description="Accepted policy findings.")
+    serving: ServingSpec | None = Field(None, description="GPU Model Serving endpoints.")
 
     @field_validator("tags")
     @classmethod
@@ -412,10 +456,25 @@ class StackSpec(_Spec):
             raise ValueError(f"tag(s) {', '.join(reserved)} are set by the components or by Databricks")
         return tags
 
+    def _serving_layout(self) -> None:
+        """Endpoints with an inference table log into a schema of the stack's catalog: add it (and SELECT for the
+        groups that manage the endpoints) when the layout does not have it."""
+        if self.serving is None:
+            return
+        logging = [e for e in self.serving.endpoints.values() if e.inference_table]
+        schema = self.serving.inference_table_schema
+        if not logging or schema in self.unity_catalog.schemas:
+            return
+        self.unity_catalog.schemas[schema] = SchemaSpec()
+        for group in dict.fromkeys(g for e in logging for g in e.can_manage):
+            self.unity_catalog.grants.append(GrantSpec(principal=group, privileges=["USE_SCHEMA", "SELECT"],
+                                                       securable=schema))
+
     @model_validator(mode="after")
     def _cross_section(self) -> StackSpec:
-        if not (self.training or self.inference or self.dev):
-            raise ValueError("the stack defines no workload; add at least one of training, inference, dev")
+        if not (self.training or self.inference or self.dev or self.serving):
+            raise ValueError("the stack defines no workload; add at least one of training, inference, dev, serving")
+        self._serving_layout()
         for problem in tag_problems(self.cloud, self.tags):
             raise ValueError(f"tags: {problem}")
         for role in SECTIONS:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from dbxtypes.errors import InputError, Problem
 from dbxtypes.vocabulary import PROJECT, SECTIONS
 from gpucatalog import Catalog, Estimate, NodeChoice, NodeType, SizingError, choose_node, estimate, load_catalog
+from gpucatalog.serving import ServingSizingError, ServingType, choose_serving_type, load_serving_catalog
 
 from .models import StackSpec
 
@@ -46,10 +47,34 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class Endpoint:
+    """A serving endpoint's resolved GPU workload type and the need that chose it."""
+
+    name: str
+    serving_type: ServingType
+    need_gb: float
+    estimate: Estimate
+    pinned: bool
+    next_smaller: ServingType | None
+
+    def sizing(self) -> dict[str, object]:
+        """The sizing line of the plan, the workload type in place of a node type."""
+        t, smaller = self.serving_type, self.next_smaller
+        return {
+            "workload": f"serving {self.name}", "rule": self.estimate.rule, "formula": self.estimate.formula,
+            "need_gb": self.need_gb, "node_type_id": t.workload_type, "gpu": t.gpu, "gpu_count": t.gpu_count,
+            "gpu_memory_gb": t.gpu_memory_gb, "sharded": None, "pinned": self.pinned, "driver_node_type_id": None,
+            "next_smaller": None if smaller is None else {"node_type_id": smaller.workload_type,
+                                                          "gpu_memory_gb": smaller.gpu_memory_gb},
+        }
+
+
+@dataclass(frozen=True)
 class ResolvedStack:
     spec: StackSpec
     source: str
     workloads: dict[str, Workload] = field(default_factory=dict)
+    endpoints: dict[str, Endpoint] = field(default_factory=dict)
 
 
 def _estimate(spec: StackSpec, role: str) -> Estimate | None:
@@ -103,6 +128,27 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None) -> Res
             continue
         workloads[role] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
                                    driver=driver)
+    endpoints = _endpoints(spec, problems)
     if problems:
         raise InputError(source, problems)
-    return ResolvedStack(spec, source, workloads)
+    return ResolvedStack(spec, source, workloads, endpoints)
+
+
+def _endpoints(spec: StackSpec, problems: list[Problem]) -> dict[str, Endpoint]:
+    """Each endpoint's GPU workload type: the smallest of the cloud that holds the model, or its checked pin."""
+    if spec.serving is None:
+        return {}
+    serving = load_serving_catalog()
+    out = {}
+    for name, e in spec.serving.endpoints.items():
+        est = estimate(e.model.params_billions, e.model.precision, "inference")
+        where = f"{PROJECT}:serving.endpoints.{name}." + ("workload_type" if e.workload_type else "model")
+        try:
+            chosen = choose_serving_type(serving, spec.cloud, est.need_gb, e.workload_type)
+        except ServingSizingError as exc:
+            problems.append(Problem(where, str(exc)))
+            continue
+        smaller = [t for t in serving.of_cloud(spec.cloud) if t.gpu_memory_gb < chosen.gpu_memory_gb]
+        out[name] = Endpoint(name, chosen, est.need_gb, est, e.workload_type is not None,
+                             smaller[-1] if smaller else None)
+    return out

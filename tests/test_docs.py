@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -21,12 +22,14 @@ def test_every_policy_is_in_the_readme_table_with_its_level(rule):
     assert row is not None, f"{rule.name} missing from the README's policy table"
     assert f"| {rule.enforcement} |" in row
     for key, value in rule.thresholds.items():
-        assert f"`{key}` = {value}" in row
+        shown = json.dumps(list(value)) if isinstance(value, tuple) else value
+        assert f"`{key}` = {shown}" in row
 
 
 SECTIONS = [models.StackSpec, models.TrainingSpec, models.TrainingJobSpec, models.InferenceSpec, models.DevSpec,
             models.ModelSpec, models.UnityCatalogSpec, models.VolumeSpec, models.GrantSpec, models.PoolSpec,
-            models.UsageSpec, models.ClusterPoliciesSpec]
+            models.UsageSpec, models.ClusterPoliciesSpec, models.ServingSpec, models.EndpointSpec,
+            models.ConcurrencySpec, models.ExceptionSpec]
 
 
 @pytest.mark.parametrize("model", SECTIONS, ids=[m.__name__ for m in SECTIONS])

@@ -42,7 +42,8 @@ def test_policies_are_one_per_workload_with_can_use_permissions(plan_of):
     plan = plan_of("prod")
     policies = {r["inputs"]["name"] for r in resources(plan, "clusterPolicy:ClusterPolicy")}
     assert policies == {"prod-policy-training", "prod-policy-inference"}
-    perms = {r["inputs"]["clusterPolicyId"]: r["inputs"]["accessControls"] for r in resources(plan, "permissions:Permissions")}
+    perms = {r["inputs"]["clusterPolicyId"]: r["inputs"]["accessControls"] for r in resources(plan, "permissions:Permissions")
+             if "clusterPolicyId" in r["inputs"]}
     assert perms["prod-policy-inference-id"] == [{"groupName": "ml-engineers", "permissionLevel": "CAN_USE"},
                                                  {"groupName": "ml-serving", "permissionLevel": "CAN_USE"}]
 

@@ -52,7 +52,8 @@ def test_one_policy_per_rule_with_metadata() -> None:
         assert policy.remediation_steps == rule.remediation
         if rule.thresholds:
             props = policy.config_schema.properties
-            assert {k: v["default"] for k, v in props.items()} == dict(rule.thresholds)
+            assert {k: v["default"] for k, v in props.items()} == {
+                k: list(v) if isinstance(v, tuple) else v for k, v in rule.thresholds.items()}
         else:
             assert policy.config_schema is None
 

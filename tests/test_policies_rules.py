@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB
+from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT
 from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_cluster_json, evaluate_resource, rule_messages
 
 MAP_KEYS = {"custom_tags", "spark_conf", "spark_env_vars", "tags", "named_parameters", "base_parameters"}
@@ -78,6 +78,43 @@ GRANT_PROPS = {"catalog": "ml", "grants": [{"principal": "account users", "privi
                                            {"principal": "ml-admins", "privileges": ["ALL_PRIVILEGES"]}]}
 
 
+#: A GPU serving endpoint as the ServingEndpoint component registers it (API shape).
+ENDPOINT = {
+    "name": "chat",
+    "config": {"served_entities": [{
+        "entity_name": "ai.models.chat", "entity_version": "3", "workload_type": "GPU_MEDIUM",
+        "min_provisioned_concurrency": 4, "max_provisioned_concurrency": 8, "scale_to_zero_enabled": False}]},
+    "ai_gateway": {"inference_table_config": {"catalog_name": "ai", "schema_name": "serving", "enabled": True},
+                   "rate_limits": [{"calls": 60, "key": "user", "renewal_period": "minute"}],
+                   "usage_tracking_config": {"enabled": True}},
+    "tags": [{"key": "workload", "value": "genai"}, {"key": "cost_center", "value": "ai"},
+             {"key": "dbx_cloud", "value": "aws"}, {"key": "dbx_stack", "value": "prod"},
+             {"key": "gpu_memory_need_gb", "value": "16.8"}],
+}
+
+
+def entity_with(**changes: Any) -> dict:
+    """ENDPOINT with its served entity changed (None deletes a key)."""
+    out = copy.deepcopy(ENDPOINT)
+    entity = out["config"]["served_entities"][0]
+    for key, value in changes.items():
+        if value is None:
+            entity.pop(key, None)
+        else:
+            entity[key] = value
+    return out
+
+
+def gateway_with(**changes: Any) -> dict:
+    out = copy.deepcopy(ENDPOINT)
+    for key, value in changes.items():
+        if value is None:
+            out["ai_gateway"].pop(key, None)
+        else:
+            out["ai_gateway"][key] = value
+    return out
+
+
 def with_(base: dict, **changes: Any) -> dict:
     """A deep copy of ``base`` with dotted-path changes (``aws_attributes__first_on_demand=1``); None deletes."""
     out = copy.deepcopy(base)
@@ -117,6 +154,25 @@ class Case:
 
 
 CASES: dict[str, Case] = {
+    "databricks-serving-require-fitting-workload-type": Case(
+        MODEL_SERVING_ENDPOINT, ENDPOINT, entity_with(workload_type="GPU_SMALL"),
+        "Fix: use one that fits: GPU_MEDIUM, MULTIGPU_MEDIUM, GPU_MEDIUM_8, GPU_LARGE_8, GPU_XLARGE_8.",
+        {k: v for k, v in ENDPOINT.items() if k != "config"}, False),
+    "databricks-serving-disallow-scale-to-zero-in-production": Case(
+        MODEL_SERVING_ENDPOINT, ENDPOINT, entity_with(scale_to_zero_enabled=True),
+        "Fix: set scale_to_zero: false (keep concurrency.min replicas warm), or list the stack elsewhere than "
+        "production_stacks.",
+        entity_with(scale_to_zero_enabled=None), False),
+    "databricks-serving-require-inference-table": Case(
+        MODEL_SERVING_ENDPOINT, ENDPOINT, gateway_with(inference_table_config={"catalog_name": "ai",
+                                                                               "schema_name": "serving",
+                                                                               "enabled": False}),
+        "Fix: enable ai_gateway.inference_table_config with a catalog and schema (stack: inference_table: true).",
+        {k: v for k, v in ENDPOINT.items() if k != "ai_gateway"}, True),
+    "databricks-serving-require-rate-limit": Case(
+        MODEL_SERVING_ENDPOINT, ENDPOINT, gateway_with(rate_limits=[]),
+        "Fix: set an AI Gateway rate limit per user (stack: rate_limit_per_user_per_minute).",
+        {k: v for k, v in ENDPOINT.items() if k != "ai_gateway"}, True),
     "databricks-cluster-disallow-all-spot-inference": Case(
         CLUSTER, INFERENCE, with_(INFERENCE, aws_attributes__first_on_demand=1),
         "Fix: set aws_attributes.first_on_demand to at least 3.",
@@ -221,7 +277,7 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 19
+    assert len(RULE_NAMES) == 23
 
 
 def test_rule_names_are_unique_kebab_case() -> None:
@@ -251,6 +307,8 @@ def test_enforcement_levels() -> None:
         "databricks-cluster-require-gpu-memory-fit",
         "databricks-cluster-avoid-retiring-node-types",
         "databricks-cluster-prefer-interconnect-for-multi-node-training",
+        "databricks-serving-require-inference-table",
+        "databricks-serving-require-rate-limit",
     }
     # mandatory rules come first
     levels = [r.enforcement for r in ALL_RULES]

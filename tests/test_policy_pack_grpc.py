@@ -92,6 +92,16 @@ PLAN = {
         _resource("job", "databricks:index/job:Job", "dev-train", JOB),
         _resource("grants", "databricks:index/grants:Grants", "dev-grants", GRANTS),
         _resource("pool", "databricks:index/instancePool:InstancePool", "dev-pool", POOL),
+        # a production endpoint on a type too small for its model, scaling to zero, with no inference table,
+        # no rate limit and no cost_center tag (camelCase, as the engine hands it over)
+        _resource("endpoint", "databricks:index/modelServing:ModelServing", "dev-chat", {
+            "name": "chat",
+            "config": {"servedEntities": [{"entityName": "ai.models.chat", "entityVersion": "3",
+                                           "workloadType": "GPU_SMALL", "minProvisionedConcurrency": 0,
+                                           "maxProvisionedConcurrency": 4, "scaleToZeroEnabled": True}]},
+            "aiGateway": {"usageTrackingConfig": {"enabled": True}},
+            "tags": [{"key": "workload", "value": "genai"}, {"key": "dbx_cloud", "value": "aws"},
+                     {"key": "dbx_stack", "value": "prod"}, {"key": "gpu_memory_need_gb", "value": "16.8"}]}),
         _resource("notebook", "databricks:index/notebook:Notebook", "dev-nb", {"path": "/Shared/x", "source": "x.py"}),
     ],
 }
@@ -160,7 +170,8 @@ def test_analyzer_info_lists_all_rules(stub) -> None:
         assert _level(policy.enforcementLevel) == rule.enforcement
         assert policy.remediation_steps == rule.remediation
         schema = MessageToDict(policy.configSchema.properties)
-        assert {k: v["default"] for k, v in schema.items()} == dict(rule.thresholds)
+        assert {k: v["default"] for k, v in schema.items()} == {
+            k: list(v) if isinstance(v, tuple) else v for k, v in rule.thresholds.items()}
 
 
 def test_analyze_matches_evaluate_plan(stub) -> None:
@@ -169,7 +180,7 @@ def test_analyze_matches_evaluate_plan(stub) -> None:
     assert got == expected
     policies = {p for p, *_ in got}
     assert policies == set(RULES_BY_NAME)  # the plan exercises every rule
-    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][1:6]}
+    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][1:7]}
     assert all("hf_plaintext_value" not in m for *_, m in got)
 
 

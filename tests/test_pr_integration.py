@@ -311,7 +311,7 @@ def test_html_cost_diff_has_a_before_after_chart_by_workload(tmp_path):
     root = ET.fromstring('<svg xmlns="http://www.w3.org/2000/svg"' + svg + "</svg>")
     rects = {(r.get("data-workload"), r.get("data-side")): float(r.get("width"))
              for r in root.iter("{http://www.w3.org/2000/svg}rect")}
-    assert set(rects) == {("training", "base"), ("training", "head"), ("inference", "base"), ("inference", "head")}
+    assert set(rects) == {(w, side) for w in ("training", "inference", "serving") for side in ("base", "head")}
     assert rects[("training", "base")] == rects[("training", "head")]  # training did not change
     assert rects[("inference", "head")] > rects[("inference", "base")]  # one more on-demand worker
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]

@@ -37,6 +37,7 @@ def price_plan(plan: Any, book: PriceBook) -> dict[str, Any]:
 CLUSTER = "databricks:index/cluster:Cluster"
 JOB = "databricks:index/job:Job"
 POOL = "databricks:index/instancePool:InstancePool"
+MODEL_SERVING_ENDPOINT = "databricks:index/modelServing:ModelServing"
 
 # pricing.md section 4 (lakemeter_dbu_prices, 2026-04-10) and the spot defaults of section 5 (ESTIMATE).
 AWS_PREMIUM_ALL_PURPOSE = 0.55
@@ -632,14 +633,14 @@ def test_shipped_stacks_are_fully_priced_and_consistent(stack):
     plan = build_plan(stack, with_policies=False).to_json()
     cost = price_plan(plan, load_prices())
     assert cost["unpriced"] == []
-    clusters = [r for r in plan["resources"] if r["type"] in (CLUSTER, JOB, POOL)]
+    clusters = [r for r in plan["resources"] if r["type"] in (CLUSTER, JOB, POOL, MODEL_SERVING_ENDPOINT)]
     assert set(cost["resources"]) == {r["urn"] for r in clusters}
     for e in cost["resources"].values():
         m = e["monthly"]
         assert 0 <= m["min"] <= m["expected"] <= m["max"]
         assert e["hourly"] <= e["hourly_max"]
         assert e["saving_monthly_expected"] >= -1e-9
-        assert e["workload_type"] in ("training", "inference", "interactive")
+        assert e["workload_type"] in ("training", "inference", "interactive", "serving")
     total = cost["total"]
     assert total["monthly"]["expected"] == pytest.approx(sum(cost["by_workload"].values()))
     assert total["monthly"]["expected"] == pytest.approx(

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.shape import ClusterShape, PoolShape, is_set
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, REQUIRED_TAGS
-from policies.rule import Rule, View
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, REQUIRED_TAGS
+from policies.rule import ResourceView, Rule, View
+from policies.serving_view import endpoint_tags
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
@@ -16,6 +17,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
         tags, what = view.tags, "cluster"
     elif isinstance(view, PoolShape):
         tags, what = view.custom_tags, "instance pool"
+    elif isinstance(view, ResourceView) and view.resource_type == MODEL_SERVING_ENDPOINT:
+        tags, what = endpoint_tags(view.props), "serving endpoint"
     else:
         return []
     missing = [t for t in REQUIRED_TAGS if not (is_set(tags.get(t)) and str(tags.get(t)).strip())]
@@ -27,9 +30,10 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-resource-require-tags",
-    description="Clusters, job clusters and instance pools must carry the custom tags workload and cost_center.",
+    description="Clusters, job clusters, instance pools and serving endpoints must carry the tags workload and "
+                "cost_center.",
     enforcement="mandatory",
-    resource_types=(CLUSTER, JOB, INSTANCE_POOL),
+    resource_types=(CLUSTER, JOB, INSTANCE_POOL, MODEL_SERVING_ENDPOINT),
     check=check,
     stack_fields=('tags',),
     remediation="Add custom_tags workload and cost_center (job-level tags count for job clusters).",

@@ -1,0 +1,79 @@
+"""ServingEndpoint: a GPU Model Serving endpoint for a Unity Catalog model, with AI Gateway and permissions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_databricks as databricks
+
+from dbxtypes.vocabulary import CLOUD_TAG, GPU_MEMORY_NEED_TAG, ROLE_TAG, SERVING_ENDPOINT_TYPE, STACK_TAG
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingEndpointArgs:
+    #: The endpoint's name in the workspace (changing it replaces the endpoint).
+    endpoint_name: str
+    #: Unity Catalog registered model ``catalog.schema.model`` and the version served.
+    entity: str
+    entity_version: str
+    #: The GPU workload type (sized from the model by the spec, or the stack's checked pin).
+    workload_type: str
+    min_concurrency: int = 4
+    max_concurrency: int = 4
+    scale_to_zero: bool = True
+    cloud: str
+    stack: str
+    tags: Mapping[str, str] = field(default_factory=dict)
+    gpu_memory_need_gb: float | None = None
+    #: The inference table's catalog and schema (AI Gateway payload logging); None: no inference table.
+    inference_table: tuple[str, str] | None = None
+    rate_limit_per_user_per_minute: int | None = None
+    can_query: Sequence[str] = ()
+    can_manage: Sequence[str] = ()
+
+
+class ServingEndpoint(pulumi.ComponentResource):
+    """A ``databricks.ModelServing`` serving one entity on a GPU workload type, with the stack's tags (and the
+    role, cloud, stack and GPU memory need the policies read), AI Gateway usage tracking, the inference table and
+    rate limit the stack asks for, and ``CAN_QUERY`` / ``CAN_MANAGE`` for the groups it names."""
+
+    endpoint_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: ServingEndpointArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(SERVING_ENDPOINT_TYPE, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = {**args.tags, ROLE_TAG: "inference", CLOUD_TAG: args.cloud, STACK_TAG: args.stack}
+        if args.gpu_memory_need_gb is not None:
+            tags[GPU_MEMORY_NEED_TAG] = f"{args.gpu_memory_need_gb:g}"
+        gateway = databricks.ModelServingAiGatewayArgs(
+            usage_tracking_config=databricks.ModelServingAiGatewayUsageTrackingConfigArgs(enabled=True),
+            inference_table_config=None if args.inference_table is None else
+            databricks.ModelServingAiGatewayInferenceTableConfigArgs(
+                catalog_name=args.inference_table[0], schema_name=args.inference_table[1],
+                table_name_prefix=args.endpoint_name.replace("-", "_"), enabled=True),
+            rate_limits=None if args.rate_limit_per_user_per_minute is None else [
+                databricks.ModelServingAiGatewayRateLimitArgs(calls=args.rate_limit_per_user_per_minute, key="user",
+                                                              renewal_period="minute")],
+        )
+        endpoint = databricks.ModelServing(
+            name, name=args.endpoint_name,
+            config=databricks.ModelServingConfigArgs(served_entities=[
+                databricks.ModelServingConfigServedEntityArgs(
+                    entity_name=args.entity, entity_version=args.entity_version, workload_type=args.workload_type,
+                    min_provisioned_concurrency=args.min_concurrency,
+                    max_provisioned_concurrency=args.max_concurrency,
+                    scale_to_zero_enabled=args.scale_to_zero)]),
+            ai_gateway=gateway,
+            tags=[databricks.ModelServingTagArgs(key=k, value=str(v)) for k, v in sorted(tags.items())],
+            opts=child)
+        controls = [databricks.PermissionsAccessControlArgs(group_name=g, permission_level="CAN_QUERY")
+                    for g in args.can_query]
+        controls += [databricks.PermissionsAccessControlArgs(group_name=g, permission_level="CAN_MANAGE")
+                     for g in args.can_manage]
+        if controls:
+            databricks.Permissions(f"{name}-permissions", serving_endpoint_id=endpoint.serving_endpoint_id,
+                                   access_controls=controls, opts=child)
+        self.endpoint_name = endpoint.name
+        self.register_outputs({"endpoint_name": self.endpoint_name})

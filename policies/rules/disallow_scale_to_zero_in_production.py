@@ -1,0 +1,46 @@
+"""A GPU serving endpoint of a production stack must not scale to zero: a GPU cold start takes minutes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT, STACK_TAG
+from policies.rule import ResourceView, Rule, View
+from policies.serving_view import endpoint_tags, served_entities
+
+#: The shipped production stacks; a policy config names a project's own (``production_stacks``).
+DEFAULT_PRODUCTION_STACKS = ("prod", "azure-prod")
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ResourceView) or view.resource_type != MODEL_SERVING_ENDPOINT:
+        return []
+    stack = endpoint_tags(view.props).get(STACK_TAG)
+    if stack not in tuple(config.get("production_stacks", DEFAULT_PRODUCTION_STACKS)):
+        return []
+    out = []
+    for i, entity in enumerate(served_entities(view.props)):
+        gpu = str(entity.get("workload_type", "")).startswith(("GPU", "MULTIGPU"))
+        if gpu and entity.get("scale_to_zero_enabled") is True:
+            out.append(f"served_entities[{i}]: scales to zero in production stack {stack}; the first request after "
+                       f"an idle spell waits minutes for a GPU replica. Fix: set scale_to_zero: false (keep "
+                       f"concurrency.min replicas warm), or list the stack elsewhere than production_stacks.")
+    return out
+
+
+RULE = Rule(
+    name="databricks-serving-disallow-scale-to-zero-in-production",
+    description="GPU serving endpoints of production stacks (production_stacks in the policy config) must not "
+                "scale to zero.",
+    enforcement="mandatory",
+    resource_types=(MODEL_SERVING_ENDPOINT,),
+    check=check,
+    stack_fields=("scale_to_zero",),
+    remediation="Set scale_to_zero_enabled false on GPU endpoints of production stacks.",
+    thresholds=MappingProxyType({"production_stacks": DEFAULT_PRODUCTION_STACKS}),
+    threshold_schema=MappingProxyType({"production_stacks": {
+        "type": "array", "items": {"type": "string"},
+        "description": "Stacks whose endpoints are production (the endpoint's dbx_stack tag)."}}),
+)

@@ -1,0 +1,33 @@
+"""A serving endpoint should log its payloads to an inference table (AI Gateway)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbxtypes.shape import as_mapping
+from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
+from policies.rule import ResourceView, Rule, View
+from policies.serving_view import gateway
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ResourceView) or view.resource_type != MODEL_SERVING_ENDPOINT:
+        return []
+    table = as_mapping(gateway(view.props).get("inference_table_config"))
+    if table.get("enabled") is True and table.get("catalog_name") and table.get("schema_name"):
+        return []
+    return ["the endpoint logs no payloads, so its requests cannot be audited, evaluated or used to monitor drift. "
+            "Fix: enable ai_gateway.inference_table_config with a catalog and schema (stack: inference_table: true)."]
+
+
+RULE = Rule(
+    name="databricks-serving-require-inference-table",
+    description="Serving endpoints should log requests and responses to an inference table in Unity Catalog.",
+    enforcement="advisory",
+    resource_types=(MODEL_SERVING_ENDPOINT,),
+    check=check,
+    stack_fields=("inference_table",),
+    remediation="Enable the AI Gateway inference table (catalog, schema, enabled: true).",
+    severity="medium",
+)

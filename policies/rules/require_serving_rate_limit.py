@@ -1,0 +1,32 @@
+"""A serving endpoint should limit how often one user may call it (AI Gateway rate limit)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbxtypes.shape import as_list
+from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
+from policies.rule import ResourceView, Rule, View
+from policies.serving_view import gateway
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ResourceView) or view.resource_type != MODEL_SERVING_ENDPOINT:
+        return []
+    if as_list(gateway(view.props).get("rate_limits")) or as_list(view.props.get("rate_limits")):
+        return []
+    return ["the endpoint has no rate limit: one caller in a loop can hold every GPU replica. Fix: set an AI Gateway "
+            "rate limit per user (stack: rate_limit_per_user_per_minute)."]
+
+
+RULE = Rule(
+    name="databricks-serving-require-rate-limit",
+    description="Serving endpoints should set an AI Gateway rate limit.",
+    enforcement="advisory",
+    resource_types=(MODEL_SERVING_ENDPOINT,),
+    check=check,
+    stack_fields=("rate_limit_per_user_per_minute",),
+    remediation="Add ai_gateway.rate_limits with key user and renewal_period minute.",
+    severity="medium",
+)
