@@ -6,6 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.shape import as_list, as_mapping
+from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
+from policies.rule import ResourceView, View
+
+
+def endpoint_props(view: View) -> Mapping[str, Any] | None:
+    """The props of a serving endpoint's view; None for anything else (the serving rules then say nothing)."""
+    if isinstance(view, ResourceView) and view.resource_type == MODEL_SERVING_ENDPOINT:
+        return view.props
+    return None
 
 
 def endpoint_tags(props: Mapping[str, Any]) -> dict[str, str]:

@@ -82,10 +82,20 @@ def cheaper_gpu_advice(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
     return out
 
 
-def _cheaper(current: float, other: float, this: str, that: str) -> str:
-    if other < current:
-        return f"the {that} is cheaper by ${current - other:,.2f} a month"
-    return f"the {this} is cheaper by ${other - current:,.2f} a month"
+def _comparison(advice_id: str, resource: Resource, current: float, other: float, kinds: tuple[str, str],
+                alternative: str, switch: str) -> Advice:
+    """One side of the cluster-vs-endpoint comparison: ``kinds`` is (this, that), ``alternative`` describes that
+    option, ``switch`` is the fix when that option is cheaper."""
+    this, that = kinds
+    cheaper = (f"the {that} is cheaper by ${current - other:,.2f} a month" if other < current
+               else f"the {this} is cheaper by ${other - current:,.2f} a month")
+    return Advice(id=advice_id, urn=resource.urn, resource_name=resource.name, monthly_cost_delta=other - current,
+                  message=(f"{alternative} would cost ${other:,.2f} a month against this {this}'s ${current:,.2f}: "
+                           f"{cheaper}. Fix: {switch if other < current else 'none needed.'}"))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> list[Advice]:
@@ -122,17 +132,11 @@ def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
             other = endpoint_monthly(plan.cloud, wtype, 4 * replicas, float(entry.hours_per_month), prices)
             if other is None:
                 continue
-            current = float(entry.monthly.expected)
-            out.append(Advice(
-                id=CLUSTER_VS_ENDPOINT, urn=resource.urn, resource_name=resource.name,
-                monthly_cost_delta=other - current,
-                message=(f"a Model Serving endpoint for the same model ({need:g} GB -> {wtype}, {replicas} "
-                         f"replica{'s' if replicas != 1 else ''} for the {replicas} base worker"
-                         f"{'s' if replicas != 1 else ''}, {entry.hours_per_month:g} h) would cost ${other:,.2f} a "
-                         f"month against this cluster's ${current:,.2f}: "
-                         f"{_cheaper(current, other, 'cluster', 'endpoint')}. Fix: "
-                         + ("serve it from dbx-ai-infra:serving if the model runs there (MLflow pyfunc, no Spark)."
-                            if other < current else "none needed."))))
+            out.append(_comparison(
+                CLUSTER_VS_ENDPOINT, resource, float(entry.monthly.expected), other, ("cluster", "endpoint"),
+                f"a Model Serving endpoint for the same model ({need:g} GB -> {wtype}, {_plural(replicas, 'replica')} "
+                f"for the {_plural(replicas, 'base worker')}, {entry.hours_per_month:g} h)",
+                "serve it from dbx-ai-infra:serving if the model runs there (MLflow pyfunc, no Spark)."))
         elif resource.type == MODEL_SERVING_ENDPOINT:
             need = next((as_number(t.get("value")) for t in resource.inputs.get("tags") or []
                          if isinstance(t, dict) and t.get("key") == GPU_MEMORY_NEED_TAG), None)
@@ -151,14 +155,9 @@ def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
                 continue
             replicas = max(1, int(entry.nodes.min))
             other = (1 + replicas) * best[0] * float(entry.hours_per_month)
-            current = float(entry.monthly.expected)
-            out.append(Advice(
-                id=ENDPOINT_VS_CLUSTER, urn=resource.urn, resource_name=resource.name,
-                monthly_cost_delta=other - current,
-                message=(f"an inference cluster for the same model ({need:g} GB -> {best[1]}, a driver and "
-                         f"{replicas} worker{'s' if replicas != 1 else ''}, on demand, {entry.hours_per_month:g} h) "
-                         f"would cost ${other:,.2f} a month against this endpoint's ${current:,.2f}: "
-                         f"{_cheaper(current, other, 'endpoint', 'cluster')}. Fix: "
-                         + ("an inference cluster (dbx-ai-infra:inference) if the traffic is steady."
-                            if other < current else "none needed."))))
+            out.append(_comparison(
+                ENDPOINT_VS_CLUSTER, resource, float(entry.monthly.expected), other, ("endpoint", "cluster"),
+                f"an inference cluster for the same model ({need:g} GB -> {best[1]}, a driver and "
+                f"{_plural(replicas, 'worker')}, on demand, {entry.hours_per_month:g} h)",
+                "an inference cluster (dbx-ai-infra:inference) if the traffic is steady."))
     return out

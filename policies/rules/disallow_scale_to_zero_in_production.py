@@ -7,21 +7,22 @@ from types import MappingProxyType
 from typing import Any
 
 from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT, STACK_TAG
-from policies.rule import ResourceView, Rule, View
-from policies.serving_view import endpoint_tags, served_entities
+from policies.rule import Rule, View
+from policies.serving_view import endpoint_props, endpoint_tags, served_entities
 
 #: The shipped production stacks; a policy config names a project's own (``production_stacks``).
 DEFAULT_PRODUCTION_STACKS = ("prod", "azure-prod")
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type != MODEL_SERVING_ENDPOINT:
+    props = endpoint_props(view)
+    if props is None:
         return []
-    stack = endpoint_tags(view.props).get(STACK_TAG)
+    stack = endpoint_tags(props).get(STACK_TAG)
     if stack not in tuple(config.get("production_stacks", DEFAULT_PRODUCTION_STACKS)):
         return []
     out = []
-    for i, entity in enumerate(served_entities(view.props)):
+    for i, entity in enumerate(served_entities(props)):
         gpu = str(entity.get("workload_type", "")).startswith(("GPU", "MULTIGPU"))
         if gpu and entity.get("scale_to_zero_enabled") is True:
             out.append(f"served_entities[{i}]: scales to zero in production stack {stack}; the first request after "

@@ -7,14 +7,15 @@ from typing import Any
 
 from dbxtypes.shape import as_mapping
 from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
-from policies.rule import ResourceView, Rule, View
-from policies.serving_view import gateway
+from policies.rule import Rule, View
+from policies.serving_view import endpoint_props, gateway
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type != MODEL_SERVING_ENDPOINT:
+    props = endpoint_props(view)
+    if props is None:
         return []
-    table = as_mapping(gateway(view.props).get("inference_table_config"))
+    table = as_mapping(gateway(props).get("inference_table_config"))
     if table.get("enabled") is True and table.get("catalog_name") and table.get("schema_name"):
         return []
     return ["the endpoint logs no payloads, so its requests cannot be audited, evaluated or used to monitor drift. "

@@ -7,14 +7,15 @@ from typing import Any
 
 from dbxtypes.shape import as_list
 from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
-from policies.rule import ResourceView, Rule, View
-from policies.serving_view import gateway
+from policies.rule import Rule, View
+from policies.serving_view import endpoint_props, gateway
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type != MODEL_SERVING_ENDPOINT:
+    props = endpoint_props(view)
+    if props is None:
         return []
-    if as_list(gateway(view.props).get("rate_limits")) or as_list(view.props.get("rate_limits")):
+    if as_list(gateway(props).get("rate_limits")) or as_list(props.get("rate_limits")):
         return []
     return ["the endpoint has no rate limit: one caller in a loop can hold every GPU replica. Fix: set an AI Gateway "
             "rate limit per user (stack: rate_limit_per_user_per_minute)."]

@@ -8,18 +8,19 @@ from typing import Any
 from dbxtypes.shape import as_number
 from dbxtypes.vocabulary import CLOUD_TAG, GPU_MEMORY_NEED_TAG, MODEL_SERVING_ENDPOINT
 from gpucatalog.serving import load_serving_catalog
-from policies.rule import ResourceView, Rule, View
-from policies.serving_view import endpoint_tags, served_entities
+from policies.rule import Rule, View
+from policies.serving_view import endpoint_props, endpoint_tags, served_entities
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type != MODEL_SERVING_ENDPOINT:
+    props = endpoint_props(view)
+    if props is None:
         return []
     catalog = load_serving_catalog()
-    tags = endpoint_tags(view.props)
+    tags = endpoint_tags(props)
     cloud, need = tags.get(CLOUD_TAG), as_number(tags.get(GPU_MEMORY_NEED_TAG))
     out = []
-    for i, entity in enumerate(served_entities(view.props)):
+    for i, entity in enumerate(served_entities(props)):
         wtype = entity.get("workload_type")
         if not isinstance(wtype, str) or not wtype.startswith(("GPU", "MULTIGPU")):
             continue
