@@ -287,8 +287,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             _emit(json.dumps(result, indent=2, allow_nan=False), args.out)
         elif fmt in FINDING_FORMATS:
             files = {i.urn: i.source for i in items}
+            labels = {i.urn: i.label for i in items if i.label}
             _emit(_findings_text(fmt, [], config, suite="stackplan check", source=args.cluster_json,
-                                 located=[Located(v, files.get(v.urn, args.cluster_json)) for v in violations]),
+                                 located=[Located(v, files.get(v.urn, args.cluster_json), element=labels.get(v.urn))
+                                          for v in violations]),
                   args.out)
         else:
             from .render import violations_table

@@ -42,6 +42,8 @@ class Located:
     violation: Violation
     source: str
     line: int | None = None
+    #: Where in a JSON input the object is (``clusters[3]``, ``jobs[0]``): an export has no lines to point at.
+    element: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,11 @@ def _uri(source: str) -> str:
         except ValueError:
             return path.as_posix()
     return path.as_posix().replace(os.sep, "/")
+
+
+def _where(f: Located) -> str:
+    """The finding's object, with its place in a JSON export: ``clusters[3] nightly-etl``."""
+    return f"{f.element} {f.violation.resource_name}" if f.element else f.violation.resource_name
 
 
 def _level(v: Violation) -> str:
@@ -99,10 +106,11 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
         result: dict[str, Any] = {
             "ruleId": v.policy,
             "level": _level(v),
-            "message": {"text": f"{v.resource_name}: {v.message}"},
+            "message": {"text": f"{_where(f)}: {v.message}"},
             "locations": [{
                 "physicalLocation": physical,
-                "logicalLocations": [{"name": v.resource_name, "fullyQualifiedName": v.urn, "kind": "resource"}],
+                "logicalLocations": [{"name": v.resource_name, "fullyQualifiedName": v.urn, "kind": "resource"}]
+                + ([{"name": f.element, "kind": "element"}] if f.element else []),
             }],
             # stable across runs and line moves: the same rule on the same resource of the same file
             "partialFingerprints": {"stackplanFinding/v1": hashlib.sha256(
@@ -145,7 +153,7 @@ def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: st
             ET.SubElement(testsuite, "testcase", name=f"{policy}: no finding", classname=policy, file=source)
         for f in mine:
             v = f.violation
-            case = ET.SubElement(testsuite, "testcase", name=v.resource_name, classname=policy, file=f.source)
+            case = ET.SubElement(testsuite, "testcase", name=_where(f), classname=policy, file=f.source)
             if f.line:
                 case.set("line", str(f.line))
             if v.mandatory:
@@ -179,5 +187,5 @@ def github_commands(findings: Sequence[Located], errors: Sequence[tuple[str, str
         v = f.violation
         at = f",line={f.line}" if f.line else ""
         commands.append(f"::{_COMMAND[_level(v)]} file={_property(f.source)}{at},title={_property(v.policy)}::"
-                        f"{command_data(v.resource_name + ': ' + v.shown_message)}")
+                        f"{command_data(_where(f) + ': ' + v.shown_message)}")
     return "".join(command + "\n" for command in commands)

@@ -25,6 +25,11 @@ def clusters(tmp_path):
     return path
 
 
+def _placed(name: str) -> str:
+    """A cluster of CLUSTERS as CI formats name it: its place in the JSON list, then its name."""
+    return f"[{[c['cluster_name'] for c in CLUSTERS].index(name)}] {name}"
+
+
 def _findings(capsys, path) -> list[dict]:
     assert main(["check", "--cluster-json", str(path), "--json"]) == 1
     return json.loads(capsys.readouterr().out)["violations"]
@@ -39,7 +44,7 @@ def test_junit_lists_every_rule_and_fails_exactly_the_mandatory_findings(capsys,
     assert set(suites) == {r.name for r in ALL_RULES}  # every rule that ran is a test suite
     failed = sorted((case.classname, case.name) for suite in xml for case in suite
                     if any(isinstance(r, Failure) for r in case.result))
-    expected = sorted((f["policy"], f["resource_name"]) for f in findings if f["enforcement"] == "mandatory")
+    expected = sorted((f["policy"], _placed(f["resource_name"])) for f in findings if f["enforcement"] == "mandatory")
     assert failed == expected and expected
     assert sum(suite.failures for suite in xml) == len(expected)
 
@@ -62,7 +67,7 @@ def test_github_annotates_the_input_file_with_escaped_messages(capsys, clusters)
         props, message = line[2:].split("::", 1)
         assert props.startswith(f"{level} file=") and f"title={finding['policy']}" in props
         assert "%3A" not in message and "\n" not in message
-        assert message.startswith(f"{finding['resource_name']}: ")
+        assert message.startswith(f"{_placed(finding['resource_name'])}: ")  # "[1] no-tags": its place in the list
     # the file path is a property: its ':' and ',' are escaped so the command parses
     odd = clusters.with_name("a,b:c.json")
     odd.write_text(clusters.read_text())

@@ -194,3 +194,15 @@ def test_a_cluster_that_breaks_the_policy_it_names_is_reported(capsys, tmp_path,
     assert main(["check", "--cluster-json", str(export), "--format", "sarif"]) == 0
     log = json.loads(capsys.readouterr().out)
     assert "cluster-policy-violated" in {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]}
+
+
+def test_ci_formats_name_the_object_and_its_place_in_the_export(capsys, tmp_path):
+    export = tmp_path / "c.json"
+    export.write_text(json.dumps({"clusters": [ETL, _gpu(ETL, cluster_id="0101-gpu", cluster_name="gpu-serve")]}))
+    assert main(["check", "--cluster-json", str(export), "--format", "github"]) == 1
+    commands = [c for c in capsys.readouterr().out.splitlines() if ALL_SPOT in c]
+    assert commands and all("::clusters[1] gpu-serve: " in c and ",line=" not in c for c in commands)
+    assert main(["check", "--cluster-json", str(export), "--format", "sarif"]) == 1
+    result = next(r for r in json.loads(capsys.readouterr().out)["runs"][0]["results"] if r["ruleId"] == ALL_SPOT)
+    assert result["locations"][0]["logicalLocations"][1] == {"name": "clusters[1]", "kind": "element"}
+    assert result["message"]["text"].startswith("clusters[1] gpu-serve: ")
