@@ -1,0 +1,72 @@
+"""The GPU collector init script (issue 14), run for real on recorded nvidia-smi output (a stand-in nvidia-smi on
+PATH prints it), one sample, into a temporary directory."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "collector" / "gpu_collector.sh"
+RECORDED = ROOT / "tests" / "data" / "nvidia-smi" / "a100x8.csv"
+COLUMNS = ["cluster_id", "instance_id", "driver", "gpu_index", "start_time", "end_time", "gpu_util_percent",
+           "gpu_mem_used_mb", "gpu_mem_total_mb"]
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("awk") is None,
+                                reason="the collector is a bash script")
+
+
+def _collect(tmp_path: Path, *, driver: str = "FALSE", output: Path = RECORDED) -> list[Path]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "nvidia-smi"
+    fake.write_text(f"#!/bin/bash\ncat '{output}'\n")
+    fake.chmod(0o755)
+    out = tmp_path / "volume" / "gpu_timeline"
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GPU_TIMELINE_DIR": str(out),
+           "DB_CLUSTER_ID": "0101-abc", "DB_IS_DRIVER": driver, "COLLECTOR_INSTANCE_ID": "i-0123",
+           "COLLECTOR_ONCE": "1"}
+    subprocess.run(["bash", str(SCRIPT)], env=env, check=True, timeout=30)
+    return sorted(out.rglob("*"))
+
+
+def test_one_sample_is_one_whole_csv_file_per_node_with_a_row_per_gpu(tmp_path):
+    files = [p for p in _collect(tmp_path) if p.is_file()]
+    assert len(files) == 1 and files[0].parent.parts[-2:] == ("0101-abc", "i-0123")
+    assert files[0].suffix == ".csv" and ":" not in files[0].name  # a name every file system takes
+    with files[0].open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == COLUMNS
+    assert [r["gpu_index"] for r in rows] == [str(i) for i in range(8)]
+    assert {(r["cluster_id"], r["instance_id"], r["driver"]) for r in rows} == {("0101-abc", "i-0123", "false")}
+    assert rows[0]["gpu_util_percent"] == "97" and rows[0]["gpu_mem_used_mb"] == "38211"
+    assert rows[0]["gpu_mem_total_mb"] == "40960"
+    assert rows[5]["gpu_util_percent"] == ""  # [N/A] is unknown, never 0
+    assert rows[0]["start_time"] < rows[0]["end_time"] and rows[0]["start_time"].endswith("Z")
+
+
+def test_the_driver_is_marked_and_no_partial_file_is_left(tmp_path):
+    paths = _collect(tmp_path, driver="TRUE")
+    assert not [p for p in paths if p.name.endswith(".tmp")]
+    (data,) = [p for p in paths if p.is_file()]
+    assert {r["driver"] for r in csv.DictReader(data.open())} == {"true"}
+
+
+def test_garbage_lines_are_skipped(tmp_path):
+    odd = tmp_path / "odd.csv"
+    odd.write_text("No devices were found\n0, 50, 100, 24576\n")
+    (data,) = [p for p in _collect(tmp_path, output=odd) if p.is_file()]
+    rows = list(csv.DictReader(data.open()))
+    assert [(r["gpu_index"], r["gpu_util_percent"]) for r in rows] == [("0", "50")]
+
+
+def test_without_a_volume_directory_it_refuses_to_start(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GPU_TIMELINE_DIR"}
+    done = subprocess.run(["bash", str(SCRIPT)], env={**env, "COLLECTOR_ONCE": "1"}, capture_output=True, text=True,
+                          timeout=30, check=False)
+    assert done.returncode != 0 and "set GPU_TIMELINE_DIR" in done.stderr
