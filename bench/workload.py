@@ -181,7 +181,8 @@ def _break(kind: str, c: dict[str, Any], rng: random.Random, i: int, cloud: str,
         c = dict(c)
         c["custom_tags"] = {k: v for k, v in c["custom_tags"].items() if k != "cost_center"}
     elif kind == "no_autotermination":
-        c = dict(c)
+        # an inference cluster may stay up (issue 17: its base serves around the clock), so plant it on training
+        c = _training(rng, i, cloud, gpus) if "autoscale" in c else dict(c)
         c["autotermination_minutes"] = 0
     else:  # pragma: no cover - a typo in VIOLATIONS
         raise ValueError(kind)
