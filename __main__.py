@@ -5,11 +5,14 @@ Runs unchanged under ``pulumi up`` and under the offline engine (``python -m sta
 
 import pulumi
 
+from collector import script_text
 from components import (
     ClusterPolicies,
     ClusterPoliciesArgs,
     DevCluster,
     DevClusterArgs,
+    GpuCollector,
+    GpuCollectorArgs,
     GpuInstancePool,
     GpuInstancePoolArgs,
     GrantArgs,
@@ -25,7 +28,7 @@ from components import (
     VolumeArgs,
 )
 from dbxtypes.errors import InputError
-from dbxtypes.vocabulary import HF_HOME_ENV, ROLE_OF_SECTION, SECTIONS
+from dbxtypes.vocabulary import COLLECTOR_INTERVAL_ENV, GPU_TIMELINE_ENV, HF_HOME_ENV, ROLE_OF_SECTION, SECTIONS
 from guardrails.stack import definitions_for_stack
 from stackspec import load_from_pulumi
 from stackspec.access import effective_grants
@@ -47,6 +50,18 @@ storage = UnityCatalogStorage(f"{prefix}-uc", UnityCatalogStorageArgs(
 ))
 model_cache_dir = storage.volume_paths[uc_spec.model_cache_volume]
 pulumi.export("volume_paths", storage.volume_paths)
+
+# The GPU collector: uploaded to its Volume, run by every cluster as an init script (issue 14).
+init_scripts: tuple[str, ...] = ()
+collector_env: dict[str, str] = {}
+if spec.monitoring.enabled:
+    collector = GpuCollector(f"{prefix}-gpu-collector", GpuCollectorArgs(
+        volume_dir=storage.volume_paths[spec.monitoring.volume], script=script_text()),
+        opts=pulumi.ResourceOptions(depends_on=[storage]))
+    init_scripts = (collector.script_path,)
+    collector_env = {GPU_TIMELINE_ENV: collector.timeline_dir,
+                     COLLECTOR_INTERVAL_ENV: str(spec.monitoring.interval_seconds)}
+    pulumi.export("gpu_timeline_dir", collector.timeline_dir)
 
 policy_ids: dict[str, pulumi.Output[str]] = {}
 if spec.cluster_policies.enabled:
@@ -74,7 +89,9 @@ def base_args(section_name: str) -> dict:
     section, workload = getattr(spec, section_name), stack.workloads[section_name]
     # HF_HOME on the models Volume: the DevCluster sets it itself, next to the stack's own dev env vars
     env = dict(section.spark_env_vars) if section_name == "dev" else {HF_HOME_ENV: model_cache_dir}
-    return dict(cloud=spec.cloud, spark_version=spec.runtime, node_type_id=workload.node.node_type_id,
+    env.update(collector_env)
+    return dict(cloud=spec.cloud, init_scripts=init_scripts, spark_version=spec.runtime,
+                node_type_id=workload.node.node_type_id,
                 single_user_name=spec.single_user_name, tags=spec.tags,
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
                 spark_env_vars=env, instance_pool_id=pool_ids.get(section_name), gpu_memory_need_gb=workload.need_gb,

@@ -2,13 +2,15 @@
 
 from .cluster_policies import ClusterPolicies, ClusterPoliciesArgs
 from .dev_cluster import DevCluster, DevClusterArgs
+from .gpu_collector import GpuCollector, GpuCollectorArgs
 from .inference_cluster import InferenceCluster, InferenceClusterArgs
 from .instance_pool import GpuInstancePool, GpuInstancePoolArgs
 from .serving_endpoint import ServingEndpoint, ServingEndpointArgs
 from .training_cluster import TrainingCluster, TrainingClusterArgs, TrainingJobArgs
 from .unity_catalog import GrantArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs, volume_path
 
-__all__ = ["ClusterPolicies", "ClusterPoliciesArgs", "DevCluster", "DevClusterArgs", "GpuInstancePool",
-           "GpuInstancePoolArgs", "GrantArgs", "InferenceCluster", "InferenceClusterArgs", "ServingEndpoint",
-           "ServingEndpointArgs", "TrainingCluster", "TrainingClusterArgs", "TrainingJobArgs", "UnityCatalogStorage",
-           "UnityCatalogStorageArgs", "VolumeArgs", "volume_path"]
+__all__ = ["ClusterPolicies", "ClusterPoliciesArgs", "DevCluster", "DevClusterArgs", "GpuCollector",
+           "GpuCollectorArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs", "InferenceCluster",
+           "InferenceClusterArgs", "ServingEndpoint", "ServingEndpointArgs", "TrainingCluster",
+           "TrainingClusterArgs", "TrainingJobArgs", "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs",
+           "volume_path"]

@@ -44,6 +44,8 @@ class ClusterBaseArgs:
     policy_id: pulumi.Input[str] | None = None
     #: A CPU driver node type (None: the driver is a node of ``node_type_id``, or of the pool).
     driver_node_type_id: str | None = None
+    #: Init scripts on Unity Catalog Volumes (``/Volumes/...``), run on every node at start, in order.
+    init_scripts: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         if self.cloud not in AVAILABILITY:
@@ -89,6 +91,8 @@ def cluster_settings(args: ClusterBaseArgs, role: str, *, availability: Availabi
     }
     if args.libraries:
         settings["libraries"] = [{"pypi": {"package": lib}} for lib in args.libraries]
+    if args.init_scripts:
+        settings["init_scripts"] = [{"volumes": {"destination": path}} for path in args.init_scripts]
     if args.policy_id is not None:
         settings["policy_id"] = args.policy_id
     if args.instance_pool_id is not None:

@@ -103,11 +103,15 @@ INSTANCE_POOL_TYPE: Final = f"{PROJECT}:compute:GpuInstancePool"
 UNITY_CATALOG_TYPE: Final = f"{PROJECT}:storage:UnityCatalogStorage"
 CLUSTER_POLICIES_TYPE: Final = f"{PROJECT}:governance:ClusterPolicies"
 SERVING_ENDPOINT_TYPE: Final = f"{PROJECT}:serving:ServingEndpoint"
+GPU_COLLECTOR_TYPE: Final = f"{PROJECT}:monitoring:GpuCollector"
+#: Environment of the GPU collector init script (collector/gpu_collector.sh).
+GPU_TIMELINE_ENV: Final = "GPU_TIMELINE_DIR"
+COLLECTOR_INTERVAL_ENV: Final = "COLLECTOR_INTERVAL_SECONDS"
 #: The stack section (``dbx-ai-infra:<section>``) each component is built from: where a finding points.
 SECTION_OF_COMPONENT: Final = MappingProxyType({
     TRAINING_CLUSTER_TYPE: "training", INFERENCE_CLUSTER_TYPE: "inference", DEV_CLUSTER_TYPE: "dev",
     INSTANCE_POOL_TYPE: "instance_pools", UNITY_CATALOG_TYPE: "unity_catalog",
-    CLUSTER_POLICIES_TYPE: "cluster_policies", SERVING_ENDPOINT_TYPE: "serving",
+    CLUSTER_POLICIES_TYPE: "cluster_policies", SERVING_ENDPOINT_TYPE: "serving", GPU_COLLECTOR_TYPE: "monitoring",
 })
 
 

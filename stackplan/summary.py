@@ -76,6 +76,8 @@ def facts(resource: Resource) -> str:
         availability = (pool.declared_availability_in(cloud) if cloud else None) or "?"
         capacity = "unlimited" if pool.max_capacity is None else pool.max_capacity
         return f"{pool.node_type_id}, {pool.min_idle_instances} idle, max {capacity}, {availability}"
+    if kind == "File":
+        return str(inputs.get("path", ""))
     if kind == "Volume":
         return f"/Volumes/{inputs.get('catalogName')}/{inputs.get('schemaName')}/{inputs.get('name')}"
     if kind == "Grants":

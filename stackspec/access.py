@@ -37,6 +37,8 @@ def effective_grants(spec: StackSpec) -> list[GrantSpec]:
 
     user = spec.single_user_name
     written = {uc.model_cache_volume} | ({spec.training.checkpoint_volume} if spec.training else set())
+    if spec.monitoring.enabled:  # the GPU collector writes its samples there
+        written.add(spec.monitoring.volume)
     _add(grants, user, "catalog", "USE_CATALOG")
     for schema, schema_spec in uc.schemas.items():
         _add(grants, user, schema, "USE_SCHEMA")

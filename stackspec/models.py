@@ -425,6 +425,16 @@ class ExceptionSpec(_Spec):
         None, description="The last day the exception holds (YYYY-MM-DD); none: no end.")
 
 
+class MonitoringSpec(_Spec):
+    """The GPU collector (``dbx-ai-infra:monitoring``): an init script on every GPU cluster that samples nvidia-smi
+    and writes the samples to a Volume, for ``python -m stackplan advise``."""
+
+    enabled: bool = Field(True, description="Attach the GPU collector to the stack's clusters. Default true.")
+    volume: str = Field("ops.telemetry", pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$",
+                        description="<schema>.<volume> for the script and the samples; added to the layout.")
+    interval_seconds: int = Field(60, ge=10, le=3600, description="Seconds between samples. Default 60.")
+
+
 class StackSpec(_Spec):
     """One environment: cloud, GPU family, runtime, tags and a section per workload."""
 
@@ -443,6 +453,7 @@ class StackSpec(_Spec):
     pricing: PriceOverrides | None = Field(None, description="Price overrides (negotiated rates, another region).")
     exceptions: list[ExceptionSpec] = Field(default_factory=list, description="Accepted policy findings.")
     serving: ServingSpec | None = Field(None, description="GPU Model Serving endpoints.")
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
 
     @field_validator("tags")
     @classmethod
@@ -455,6 +466,13 @@ class StackSpec(_Spec):
         if reserved:
             raise ValueError(f"tag(s) {', '.join(reserved)} are set by the components or by Databricks")
         return tags
+
+    def _monitoring_layout(self) -> None:
+        """The collector's Volume: added to the layout (its schema too) when the layout does not have it."""
+        if not self.monitoring.enabled or self.monitoring.volume in self.unity_catalog.volume_refs():
+            return
+        schema, volume = self.monitoring.volume.split(".")
+        self.unity_catalog.schemas.setdefault(schema, SchemaSpec()).volumes.append(VolumeSpec(name=volume))
 
     def _serving_layout(self) -> None:
         """Endpoints with an inference table log into a schema of the stack's catalog: add it (and SELECT for the
@@ -475,6 +493,7 @@ class StackSpec(_Spec):
         if not (self.training or self.inference or self.dev or self.serving):
             raise ValueError("the stack defines no workload; add at least one of training, inference, dev, serving")
         self._serving_layout()
+        self._monitoring_layout()
         for problem in tag_problems(self.cloud, self.tags):
             raise ValueError(f"tags: {problem}")
         for role in SECTIONS:

@@ -126,10 +126,11 @@ def test_unity_catalog_layout_volumes_and_paths(plan_of):
     (catalog,) = resources(plan, "catalog:Catalog")
     assert catalog["inputs"]["name"] == "ai"
     schemas = {r["inputs"]["name"] for r in resources(plan, "schema:Schema")}
-    assert schemas == {"raw", "processed", "models", "vector_index", "serving"}  # serving: the inference tables
+    # serving: the inference tables; ops: the GPU collector's Volume
+    assert schemas == {"raw", "processed", "models", "vector_index", "serving", "ops"}
     volumes = {(r["inputs"]["schemaName"], r["inputs"]["name"]) for r in resources(plan, "volume:Volume")}
     assert {("raw", "corpus"), ("models", "hf_cache"), ("models", "checkpoints"),
-            ("vector_index", "indexes"), ("processed", "datasets")} == volumes
+            ("vector_index", "indexes"), ("processed", "datasets"), ("ops", "telemetry")} == volumes
     assert all(r["inputs"]["volumeType"] == "MANAGED" for r in resources(plan, "volume:Volume"))
     assert plan["outputs"]["volume_paths"]["models.checkpoints"] == "/Volumes/ai/models/checkpoints"
     assert plan["outputs"]["checkpoint_dir"] == "/Volumes/ai/models/checkpoints/prod-training"
@@ -139,7 +140,7 @@ def test_grants_are_one_resource_per_securable(plan_of):
     plan = plan_of("prod")
     grants = resources(plan, "grants:Grants")
     targets = sorted(next(k for k in g["inputs"] if k != "grants") for g in grants)
-    assert targets == ["catalog"] + ["schema"] * 5 + ["volume"] * 5  # every securable of the layout, once
+    assert targets == ["catalog"] + ["schema"] * 6 + ["volume"] * 6  # every securable of the layout, once
     catalog_grant = next(g for g in grants if "catalog" in g["inputs"])
     sp = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
     assert catalog_grant["inputs"]["grants"] == [

@@ -70,3 +70,40 @@ def test_without_a_volume_directory_it_refuses_to_start(tmp_path):
     done = subprocess.run(["bash", str(SCRIPT)], env={**env, "COLLECTOR_ONCE": "1"}, capture_output=True, text=True,
                           timeout=30, check=False)
     assert done.returncode != 0 and "set GPU_TIMELINE_DIR" in done.stderr
+
+
+# --- attached to the stack's clusters ---------------------------------------------------------------------------------
+
+def test_the_program_uploads_the_collector_and_every_cluster_runs_it(plan_of):
+    import base64
+
+    from conftest import resources
+
+    plan = plan_of("prod")
+    (script,) = resources(plan, "file:File")
+    assert script["inputs"]["path"] == "/Volumes/ai/ops/telemetry/init/gpu_collector.sh"
+    assert base64.b64decode(script["inputs"]["contentBase64"]).decode() == SCRIPT.read_text()
+    clusters = [r["inputs"] for r in resources(plan, "cluster:Cluster")]
+    clusters += [jc["newCluster"] for r in resources(plan, "job:Job") for jc in r["inputs"]["jobClusters"]]
+    assert len(clusters) == 3
+    for c in clusters:
+        assert c["initScripts"] == [{"volumes": {"destination": script["inputs"]["path"]}}]
+        assert c["sparkEnvVars"]["GPU_TIMELINE_DIR"] == "/Volumes/ai/ops/telemetry/gpu_timeline"
+        assert c["sparkEnvVars"]["COLLECTOR_INTERVAL_SECONDS"] == "60"
+    # the clusters' identity may write the samples
+    sp = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
+    grant = next(r for r in resources(plan, "grants:Grants") if r["inputs"].get("volume") == "ai.ops.telemetry")
+    assert {"principal": sp, "privileges": ["READ_VOLUME", "WRITE_VOLUME"]} in grant["inputs"]["grants"]
+
+
+def test_monitoring_can_be_switched_off(write_stack):
+    from conftest import BASE_CONFIG, resources
+
+    from stackplan.engine import run_program
+    from stackspec import load_stack
+
+    plan = run_program(load_stack(str(write_stack({**BASE_CONFIG, "dbx-ai-infra:monitoring": {"enabled": False}},
+                                                  name="quiet")))).to_json()
+    assert resources(plan, "file:File") == []
+    assert all("initScripts" not in r["inputs"] for r in resources(plan, "cluster:Cluster"))
+    assert not [r for r in resources(plan, "schema:Schema") if r["inputs"]["name"] == "ops"]
