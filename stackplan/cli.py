@@ -271,15 +271,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         from policies.exports import clusters_of, summary, summary_text
         from policies.registry import evaluate_export
 
-        if args.workspace:
-            items = _read_live(args)
-            args.cluster_json = items[0].source if items else "the workspace (empty)"
-        else:
-            items = read_export(args.cluster_json)
+        source, items = _read_live(args) if args.workspace else (args.cluster_json, read_export(args.cluster_json))
         clusters = clusters_of(items)
         violations = evaluate_export(items, config) + own_policy_findings(items)
         counts = summary(items)
-        result: dict[str, Any] = {"source": args.cluster_json, "checked": counts,
+        result: dict[str, Any] = {"source": source, "checked": counts,
                                   "violations": [v.to_json() for v in violations]}
         if args.cluster_policy:
             result["cluster_policy"] = _cluster_policy_results(clusters, args.cluster_policy)
@@ -288,14 +284,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif fmt in FINDING_FORMATS:
             files = {i.urn: i.source for i in items}
             labels = {i.urn: i.label for i in items if i.label}
-            _emit(_findings_text(fmt, [], config, suite="stackplan check", source=args.cluster_json,
-                                 located=[Located(v, files.get(v.urn, args.cluster_json), element=labels.get(v.urn))
+            _emit(_findings_text(fmt, [], config, suite="stackplan check", source=source,
+                                 located=[Located(v, files.get(v.urn, source), element=labels.get(v.urn))
                                           for v in violations]),
                   args.out)
         else:
             from .render import violations_table
 
-            text = f"Checked {args.cluster_json}: {summary_text(counts)}.\n" + violations_table(violations)
+            text = f"Checked {source}: {summary_text(counts)}.\n" + violations_table(violations)
             if "cluster_policy" in result:
                 text += _cluster_policy_text(result["cluster_policy"])
             _emit(text, args.out)
@@ -328,8 +324,7 @@ def _check_drift(args: argparse.Namespace, config: Any, fmt: str) -> int:
     """`check --stack STACK --workspace|--cluster-json`: where the workspace differs from the stack."""
     from .drift import drift
 
-    items = _read_live(args) if args.workspace else read_export(args.cluster_json)
-    against = items[0].source if args.workspace and items else (args.cluster_json or "the workspace")
+    against, items = _read_live(args) if args.workspace else (args.cluster_json, read_export(args.cluster_json))
     plan = build_plan(args.stack[0], policy_config=config, with_policies=False)
     found = drift(plan, items)
     plan.violations = found
@@ -394,8 +389,9 @@ def own_policy_findings(items: list[Any]) -> list[Violation]:
     return out
 
 
-def _read_live(args: argparse.Namespace) -> list[Any]:
-    """`check --workspace`: the workspace read through databricks-sdk (and saved with ``--save-export``)."""
+def _read_live(args: argparse.Namespace) -> tuple[str, list[Any]]:
+    """`check --workspace`: ``workspace <host>`` and what was read through databricks-sdk (saved with
+    ``--save-export``)."""
     from policies.exports import export_items
 
     from .workspace import read_workspace, save_export
@@ -404,7 +400,7 @@ def _read_live(args: argparse.Namespace) -> list[Any]:
     if args.save_export:
         for path in save_export(doc, args.save_export):
             print(f"wrote {path}", file=sys.stderr)
-    return export_items(doc, f"workspace {host}")
+    return f"workspace {host}", export_items(doc, f"workspace {host}")
 
 
 def read_export(path: str) -> list[Any]:
