@@ -90,7 +90,7 @@ def base_args(section_name: str) -> dict:
     # HF_HOME on the models Volume: the DevCluster sets it itself, next to the stack's own dev env vars
     env = dict(section.spark_env_vars) if section_name == "dev" else {HF_HOME_ENV: model_cache_dir}
     env.update(collector_env)
-    return dict(cloud=spec.cloud, init_scripts=init_scripts, spark_version=spec.runtime,
+    return dict(cloud=spec.cloud, init_scripts=init_scripts, stack=prefix, spark_version=spec.runtime,
                 node_type_id=workload.node.node_type_id,
                 single_user_name=spec.single_user_name, tags=spec.tags,
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),

@@ -13,7 +13,14 @@ from typing import Any, Literal
 
 import pulumi
 
-from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, GPU_MEMORY_NEED_TAG, ON_DEMAND, ROLE_TAG, SPOT_WITH_FALLBACK
+from dbxtypes.vocabulary import (
+    ATTRIBUTES_BLOCK,
+    GPU_MEMORY_NEED_TAG,
+    ON_DEMAND,
+    ROLE_TAG,
+    SPOT_WITH_FALLBACK,
+    STACK_TAG,
+)
 
 Availability = Literal["spot_with_fallback", "on_demand"]
 
@@ -46,6 +53,9 @@ class ClusterBaseArgs:
     driver_node_type_id: str | None = None
     #: Init scripts on Unity Catalog Volumes (``/Volumes/...``), run on every node at start, in order.
     init_scripts: Sequence[str] = ()
+    #: The stack, carried as tag ``dbx_stack``: with ``workload_type`` it names the stack workload a cluster (or a job
+    #: run's cluster, whose name Databricks makes up) belongs to, for matching telemetry to the stack.
+    stack: str | None = None
 
     def __post_init__(self) -> None:
         if self.cloud not in AVAILABILITY:
@@ -85,7 +95,8 @@ def cluster_settings(args: ClusterBaseArgs, role: str, *, availability: Availabi
         "spark_version": args.spark_version,
         "data_security_mode": "SINGLE_USER",  # dedicated access mode: ML GPU runtimes read UC Volumes
         "single_user_name": args.single_user_name,
-        "custom_tags": role_tags(args.tags, role, args.gpu_memory_need_gb, extra_tags),
+        "custom_tags": role_tags(args.tags, role, args.gpu_memory_need_gb,
+                                 {**({STACK_TAG: args.stack} if args.stack else {}), **(extra_tags or {})}),
         "spark_conf": dict(spark_conf or {}),
         "spark_env_vars": dict(args.spark_env_vars),
     }

@@ -107,3 +107,19 @@ def test_monitoring_can_be_switched_off(write_stack):
     assert resources(plan, "file:File") == []
     assert all("initScripts" not in r["inputs"] for r in resources(plan, "cluster:Cluster"))
     assert not [r for r in resources(plan, "schema:Schema") if r["inputs"]["name"] == "ops"]
+
+
+def test_every_cluster_and_job_cluster_names_its_stack_and_workload_in_tags(plan_of):
+    """Telemetry rows carry a cluster's tags (system.compute.clusters.tags); a job run's cluster has a name Databricks
+    makes up, so the tags make the match to the stack's workload certain: dbx_stack + workload_type."""
+    from conftest import resources
+
+    for stack in ("prod", "dev", "azure-prod", "gcp-dev"):
+        plan = plan_of(stack)
+        tags = [(r["name"], r["inputs"]["customTags"]) for r in resources(plan, "cluster:Cluster")]
+        tags += [(r["name"], jc["newCluster"]["customTags"]) for r in resources(plan, "job:Job")
+                 for jc in r["inputs"].get("jobClusters") or []]
+        assert tags
+        for name, t in tags:
+            assert t["dbx_stack"] == stack, name
+            assert t["workload_type"] in ("training", "inference", "interactive"), name
