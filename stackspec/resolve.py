@@ -29,21 +29,26 @@ class Workload:
     def sizing(self) -> dict[str, object]:
         """The sizing line of the plan (``Plan.sizing``): the formula, the node and the next smaller one."""
         node, smaller = self.node, self.choice.next_smaller if self.choice else None
-        return {
-            "workload": self.role,
-            "rule": self.estimate.rule if self.estimate else "no model given: the family's smallest node",
-            "formula": self.estimate.formula if self.estimate else None,
-            "need_gb": self.need_gb,
-            "node_type_id": node.node_type_id,
-            "gpu": node.gpu,
-            "gpu_count": node.gpu_count,
-            "gpu_memory_gb": node.total_gpu_memory_gb,
-            "sharded": self.choice.sharded if self.choice else None,
-            "pinned": self.pinned,
-            "driver_node_type_id": self.driver.node_type_id if self.driver else None,
-            "next_smaller": None if smaller is None else {"node_type_id": smaller.node_type_id,
-                                                          "gpu_memory_gb": smaller.total_gpu_memory_gb},
-        }
+        return _sizing_line(
+            self.role, self.estimate, self.need_gb, node.node_type_id, node.gpu, node.gpu_count,
+            node.total_gpu_memory_gb, pinned=self.pinned,
+            sharded=self.choice.sharded if self.choice else None,
+            driver=self.driver.node_type_id if self.driver else None,
+            smaller=None if smaller is None else (smaller.node_type_id, smaller.total_gpu_memory_gb))
+
+
+def _sizing_line(workload: str, est: Estimate | None, need_gb: float | None, node_type_id: str, gpu: str,
+                 gpu_count: int, gpu_memory_gb: float, *, pinned: bool, sharded: str | None, driver: str | None,
+                 smaller: tuple[str, float] | None) -> dict[str, object]:
+    """A sizing line (``SizingLine``) of a cluster workload or an endpoint (its workload type in the node's place)."""
+    return {
+        "workload": workload,
+        "rule": est.rule if est else "no model given: the family's smallest node",
+        "formula": est.formula if est else None,
+        "need_gb": need_gb, "node_type_id": node_type_id, "gpu": gpu, "gpu_count": gpu_count,
+        "gpu_memory_gb": gpu_memory_gb, "sharded": sharded, "pinned": pinned, "driver_node_type_id": driver,
+        "next_smaller": None if smaller is None else {"node_type_id": smaller[0], "gpu_memory_gb": smaller[1]},
+    }
 
 
 @dataclass(frozen=True)
@@ -60,13 +65,9 @@ class Endpoint:
     def sizing(self) -> dict[str, object]:
         """The sizing line of the plan, the workload type in place of a node type."""
         t, smaller = self.serving_type, self.next_smaller
-        return {
-            "workload": f"serving {self.name}", "rule": self.estimate.rule, "formula": self.estimate.formula,
-            "need_gb": self.need_gb, "node_type_id": t.workload_type, "gpu": t.gpu, "gpu_count": t.gpu_count,
-            "gpu_memory_gb": t.gpu_memory_gb, "sharded": None, "pinned": self.pinned, "driver_node_type_id": None,
-            "next_smaller": None if smaller is None else {"node_type_id": smaller.workload_type,
-                                                          "gpu_memory_gb": smaller.gpu_memory_gb},
-        }
+        return _sizing_line(f"serving {self.name}", self.estimate, self.need_gb, t.workload_type, t.gpu,
+                            t.gpu_count, t.gpu_memory_gb, pinned=self.pinned, sharded=None, driver=None,
+                            smaller=None if smaller is None else (smaller.workload_type, smaller.gpu_memory_gb))
 
 
 @dataclass(frozen=True)
