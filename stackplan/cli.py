@@ -175,8 +175,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     else:
         from .render import plan_table
 
-        _emit("\n".join(plan_table(r.plan) if r.plan else f"Stack {r.stack} ({r.source}): error: {r.error}\n"
-                        for r in runs), args.out)
+        _emit("\n".join(plan_table(r.plan) if r.plan else r.error_line for r in runs), args.out)
     return worst(runs)
 
 
@@ -311,7 +310,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         parts = []
         for r in runs:
             if r.plan is None:
-                parts.append(f"Stack {r.stack} ({r.source}): error: {r.error}\n")
+                parts.append(r.error_line)
                 continue
             parts.append(f"Checked stack {r.plan.stack} ({r.plan.stack_file}): "
                          f"{_count(len(r.plan.resources), 'resource')}.\n" + violations_table(r.plan.violations or []))
@@ -535,7 +534,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         from .render import diff_table, plan_table
 
         _emit("\n".join((plan_table(r.plan) + (diff_table(r.diff) if r.diff else "")) if r.plan else
-                        f"Stack {r.stack} ({r.source}): error: {r.error}\n" for r in ordered(runs)), args.out)
+                        r.error_line for r in ordered(runs)), args.out)
     return worst(runs)
 
 

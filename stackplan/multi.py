@@ -33,6 +33,11 @@ class StackRun:
     exit: int = EXIT_OK
 
     @property
+    def error_line(self) -> str:
+        """The line a table report shows in place of a stack that could not be run."""
+        return f"Stack {self.stack} ({self.source}): error: {self.error}\n"
+
+    @property
     def changed(self) -> bool:
         """Worth showing unfolded: an error, no base to compare with, or a cost diff that moved something."""
         if self.error is not None or self.diff is None:
