@@ -139,6 +139,10 @@ class CostEntry(_Model):
     monthly: Monthly = Field(default_factory=lambda: Monthly(min=None, expected=None, max=None))
     all_on_demand_monthly_expected: Number | None = None
     saving_monthly_expected: Number | None = None
+    #: The DBU part of ``hourly`` (at the minimum size) and of ``monthly.expected``: what the Databricks bill holds
+    #: (the cloud bills the VMs). Clusters and jobs only.
+    dbu_hourly: Number | None = None
+    dbu_monthly_expected: Number | None = None
     unpriced: str | None = None
     clusters: list[CostEntry] | None = None
 

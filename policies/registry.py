@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
+from dbxtypes.advise import ADVISE_THRESHOLDS
 from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
@@ -94,6 +95,12 @@ class PolicyConfig:
 
     enforcement: Mapping[str, str] = field(default_factory=dict)
     thresholds: Mapping[str, Mapping[str, int | float]] = field(default_factory=dict)
+    #: The ``advise`` section's overrides (`dbxtypes.advise.ADVISE_THRESHOLDS` names).
+    advise: Mapping[str, float | None] = field(default_factory=dict)
+
+    def advise_thresholds(self) -> dict[str, float | None]:
+        """Every threshold of ``stackplan advise``: defaults overlaid by this config."""
+        return {**{k: t.default for k, t in ADVISE_THRESHOLDS.items()}, **self.advise}
 
     def level(self, rule: Rule) -> str:
         """The effective enforcement level of a rule: ``mandatory``, ``advisory`` or ``disabled``."""
@@ -157,7 +164,8 @@ class _Settings(BaseModel):
 
 def _config_model() -> type[BaseModel]:
     """A pydantic model of the policy config: one optional field per policy (a level or its settings), and ``all``."""
-    fields: dict[str, Any] = {"all": (_Settings | None, Field(None))}
+    fields: dict[str, Any] = {"all": (_Settings | None, Field(None)),
+                              "advise": (dict[str, Any] | None, Field(None))}
     for rule in ALL_RULES:
         fields[rule.name.replace("-", "_")] = (_Settings | None, Field(None, alias=rule.name))
     return create_model("PolicyConfigFile", __config__=ConfigDict(extra="forbid", populate_by_name=False), **fields)
@@ -217,7 +225,31 @@ def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConf
         for key, setting in (value.model_extra or {}).items():
             thresholds.setdefault(rule.name, {})[key] = validate_threshold(rule, key, setting, where)
     return PolicyConfig(enforcement=MappingProxyType(enforcement),
-                        thresholds=MappingProxyType({k: MappingProxyType(v) for k, v in thresholds.items()}))
+                        thresholds=MappingProxyType({k: MappingProxyType(v) for k, v in thresholds.items()}),
+                        advise=MappingProxyType(_advise_settings(parsed.advise, where)))  # type: ignore[attr-defined]
+
+
+def _advise_settings(raw: Mapping[str, Any] | None, where: str) -> dict[str, float | None]:
+    """The ``advise`` section: each key one of `ADVISE_THRESHOLDS`, a number no smaller than its minimum (``null``
+    only for the SLA, which has no default)."""
+    out: dict[str, float | None] = {}
+    for key, value in (raw or {}).items():
+        spec = ADVISE_THRESHOLDS.get(key)
+        if spec is None:
+            raise InputError.single(where, f"advise.{key}", "is not a setting of stackplan advise.",
+                                    f"use one of: {', '.join(ADVISE_THRESHOLDS)}.")
+        if value is None and spec.default is None:
+            out[key] = None
+            continue
+        number = as_number(value) if not isinstance(value, (str, bool)) else None
+        if number is None or not math.isfinite(number) or (spec.integer and not float(number).is_integer()):
+            raise InputError.single(where, f"advise.{key}", f"must be {'an integer' if spec.integer else 'a number'},"
+                                    f" got {clip(value)}.", f"write a number ({spec.description})")
+        if number < spec.minimum:
+            raise InputError.single(where, f"advise.{key}", f"must be at least {spec.minimum:g}, got {clip(value)}.",
+                                    "raise the value.")
+        out[key] = float(number)
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -376,6 +376,9 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
         used.use(prices.spot_figure(cloud))
         used.use("dbu_discount_on_spot")
 
+    # the DBU part alone (what the Databricks bill holds; the cloud bills the VMs): the same nodes, VM price 0
+    dbus = _ClusterPricer(driver_od=d_dbu * rate, driver_spot=d_dbu * rate, worker_od=w_dbu * rate,
+                          worker_spot=w_dbu * rate, spot=spot, first_on_demand=fod)
     hourly, hourly_max = pricer.size(lo), pricer.size(hi)
     od_hourly = pricer.size(lo, True)
     hours, hours_basis = found_hours
@@ -384,6 +387,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     if hi == lo:
         expected, od_expected = monthly_min, od_min
         burst_hours, extra = 0.0, 0.0
+        dbu_expected = dbus.size(lo) * hours
     else:
         headroom = hi - lo
         if role == "inference":
@@ -394,6 +398,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
             extra, burst_hours = headroom / 2, hours
         expected = monthly_min + pricer.workers(lo + 1, extra) * burst_hours
         od_expected = od_min + pricer.workers(lo + 1, extra, True) * burst_hours
+        dbu_expected = dbus.size(lo) * hours + dbus.workers(lo + 1, extra) * burst_hours
 
     return {
         "node_type_id": worker_type,
@@ -414,6 +419,8 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
         "monthly": {"min": monthly_min, "expected": expected, "max": monthly_max},
         "all_on_demand_monthly_expected": od_expected,
         "saving_monthly_expected": od_expected - expected,
+        "dbu_hourly": dbus.size(lo),
+        "dbu_monthly_expected": dbu_expected,
         "unpriced": None,
     }
 
@@ -473,7 +480,7 @@ def _price_job_resource(resource: Resource, shapes: list[ClusterShape], ctx: dic
                 entry[key] = parts[0][key]
     if reasons:
         return _unpriced_entry(entry, "; ".join(reasons))
-    entry.update({k: sum(p[k] for p in parts) for k in _MONEY_KEYS})
+    entry.update({k: sum(p[k] for p in parts) for k in (*_MONEY_KEYS, "dbu_hourly", "dbu_monthly_expected")})
     entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
     entry["unpriced"] = None
     return entry

@@ -88,7 +88,7 @@ def base_plan(base: str, *, policy_config: Any, prices: str | None) -> Plan:
     return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True)
 
 
-_INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "cluster_policy", "policy_config")
+_INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "cluster_policy", "policy_config", "usage")
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -567,6 +567,12 @@ EXAMPLES_COST = """examples:
   python -m stackplan cost --all --against base-plans/ --format markdown --out report.md
 
 """
+EXAMPLES_ADVISE = """examples:
+  python -m stackplan advise --stack prod --usage exports/ --sla-p99-ms 800
+  python -m stackplan advise --stack prod --usage exports/ --format html --out advice.html
+  python -m stackplan advise --stack prod --emit-sql advise-sql/
+
+"""
 EXAMPLES_EXPORT = """examples:
   python -m stackplan export-policies --stack prod --out policies-out/
 
@@ -649,6 +655,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as Pulumi takes it")
     p.set_defaults(func=cmd_cost)
 
+    p = sub.add_parser("advise", formatter_class=raw, epilog=EXAMPLES_ADVISE + _EXIT_CODES,
+                       help="read how the stack's compute ran (exports of system tables, GPU collector, events, "
+                            "bill) and propose priced edits of the stack")
+    p.add_argument("--stack", required=True, metavar="NAME|FILE",
+                   help="a stack name (prod) or the path of a stack YAML file")
+    p.add_argument("--usage", metavar="DIR",
+                   help="the exports: clusters, node_timeline, gpu_timeline, cluster_events.jsonl, usage, "
+                        "list_prices, requests (CSV or Parquet; each optional but clusters)")
+    p.add_argument("--sla-p99-ms", type=float, metavar="N",
+                   help="request P99 latency SLA in ms (default: advise.sla_p99_ms of the policy config; none: "
+                        "latency is not judged)")
+    p.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table",
+                   help="table (default), json (same as --json), markdown, or html (a page with charts)")
+    p.add_argument("--json", action="store_true", help="write JSON instead of a table")
+    p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    p.add_argument("--emit-sql", metavar="DIR",
+                   help="write the same analysis as Databricks SQL over system tables to DIR (run it on a SQL "
+                        "warehouse); with --usage, also advise locally")
+    p.add_argument("--days", type=int, default=30, metavar="N", help="with --emit-sql: the window, days (default 30)")
+    p.add_argument("--policy-config", metavar="FILE",
+                   help="policy config JSON; its advise section holds the thresholds")
+    p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
+    p.set_defaults(func=cmd_advise)
+
     p = sub.add_parser("export-policies", formatter_class=raw, epilog=EXAMPLES_EXPORT + _EXIT_CODES,
                        help="write the stack's cluster-policy definitions as JSON files")
     p.add_argument("--stack", required=True, metavar="NAME|FILE",
@@ -658,8 +688,20 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def cmd_advise(args: argparse.Namespace) -> int:
+    from .advise.command import cmd_advise as advise
+
+    return advise(args, emit=lambda text: _emit(text, args.out), policy_config=_policy_config(args))
+
+
 def _usage_problem(args: argparse.Namespace) -> str | None:
-    """Combinations of check's inputs that argparse cannot state: one of them, not two sources of clusters."""
+    """Combinations of inputs that argparse cannot state: check's one source of clusters; advise's --usage."""
+    if args.func is cmd_advise:
+        if not args.usage and not args.emit_sql:
+            return "nothing to read. Fix: pass --usage DIR (the exports), or --emit-sql DIR for the SQL."
+        if args.days < 1:
+            return "--days must be at least 1. Fix: pass e.g. --days 30."
+        return None
     if args.func is not cmd_check:
         return None
     stacks = bool(args.stack or args.all)

@@ -25,6 +25,11 @@ def fit_terminal(columns: int, colour: bool) -> None:
     _width, _colour = max(80, columns), colour
 
 
+def current_width() -> int:
+    """The width tables are rendered at: the terminal's (see `fit_terminal`) or `FILE_WIDTH`."""
+    return _width
+
+
 def _console(buffer: io.StringIO) -> Console:
     return Console(file=buffer, width=_width, no_color=not _colour, force_terminal=_colour, highlight=False,
                    soft_wrap=False)

@@ -1,0 +1,305 @@
+"""Telemetry exports with planted problems, for the tests and the benchmark of ``stackplan advise``.
+
+``write_exports(out, plan, plant={...})`` writes, for the priced plan of a stack, the input files of
+``python -m stackplan advise --usage DIR`` (names and columns as the README's advise section states them): clusters,
+node_timeline, gpu_timeline, cluster_events.jsonl, usage, list_prices and requests, in CSV or Parquet. The data is made
+by DuckDB from a few lines per cluster run (no Python loop per row), so the benchmark's month of 60 eight-GPU nodes
+(about 20 million gpu_timeline rows) takes seconds.
+
+Without a plant the data is healthy: GPUs busy at about 70%, request P99 about 600 ms, no reclaims, no resizes, short
+idle tails, and a bill that matches the cost model's expected DBUs for the window. Each planted problem is one of
+`PLANTS` (the finding ids of ``advise``), planted on the first target of the role it concerns.
+
+    python bench/telemetry.py --stack prod --out /tmp/usage --days 7 --plant gpu-underutilized
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dbxtypes.plan import Plan  # noqa: E402
+from dbxtypes.vocabulary import HOURS_PER_MONTH  # noqa: E402
+from stackplan.advise.targets import Target, targets_of  # noqa: E402
+
+PLANTS = ("gpu-underutilized", "latency-over-sla-scale-out", "latency-over-sla-not-gpu-bound",
+          "spot-reclaim-hits-base", "training-resized", "autoscaling-churn", "idle-cluster", "cost-drift",
+          "poor-scaling-interconnect")
+#: The role each plant goes to.
+PLANT_ROLE = {"gpu-underutilized": "training", "latency-over-sla-scale-out": "inference",
+              "latency-over-sla-not-gpu-bound": "inference", "spot-reclaim-hits-base": "inference",
+              "training-resized": "training", "autoscaling-churn": "inference", "idle-cluster": "interactive",
+              "cost-drift": "inference", "poor-scaling-interconnect": "training"}
+START = datetime(2026, 11, 1, tzinfo=UTC)
+SKU = {"all_purpose": "PREMIUM_ALL_PURPOSE_COMPUTE", "jobs_compute": "PREMIUM_JOBS_COMPUTE"}
+HEALTHY_LATENCY_MS = 200.0
+
+
+@dataclass(frozen=True)
+class Run:
+    """One cluster run: ``minutes`` long from ``start`` (minutes after the window's start)."""
+
+    cluster_id: str
+    cluster_name: str
+    tags: dict[str, str]
+    node_type: str
+    gpus: int
+    workers: int  #: workers most of the time
+    peak_workers: int  #: workers during the "at max" minutes
+    peak_share: float  #: share of minutes at peak_workers
+    start: int
+    minutes: int
+    util: float  #: mean GPU utilisation of busy minutes, %
+    idle_tail: int  #: idle minutes before the run ends
+    cpu: float  #: CPU user %
+    net_mbps: float  #: network per node, sent + received, Mbit/s
+    requests_per_minute: int
+    latency_ms: float  #: median request latency
+    tail_factor: float  #: the slowest 3% of requests take this many times the median
+    dbu_per_hour: float  #: billed DBUs per hour of the run
+    sku: str
+    usd_per_dbu: float
+
+
+def _runs_for(target: Target, stack: str, days: float, plant: set[str], full_window: bool) -> list[Run]:
+    window_minutes = int(days * 24 * 60)
+    share_of_month = window_minutes / 60 / HOURS_PER_MONTH
+    hours = target.hours_per_month * share_of_month  # what the cost model expects in this window
+    if target.role == "inference" and target.autotermination_minutes == 0:
+        hours = window_minutes / 60
+    hours = window_minutes / 60 if full_window else min(hours, window_minutes / 60)
+    mine = {p for p in plant if PLANT_ROLE[p] == target.role}
+    tags = {"dbx_stack": stack, "workload_type": target.role}
+    base = Run(cluster_id="", cluster_name=target.cluster_name or "", tags=tags, node_type=target.node_type_id,
+               gpus=max(target.gpus_per_node, 1), workers=target.min_workers, peak_workers=target.min_workers,
+               peak_share=0.0, start=0, minutes=0, util=70.0, idle_tail=0, cpu=35.0, net_mbps=100.0,
+               requests_per_minute=20 if target.role == "inference" else 0, latency_ms=HEALTHY_LATENCY_MS,
+               tail_factor=3.0, dbu_per_hour=0.0, sku=SKU.get(target.kind, SKU["all_purpose"]),
+               usd_per_dbu=target.usd_per_dbu)
+    if "gpu-underutilized" in mine:
+        base = replace(base, util=15.0)
+    if "poor-scaling-interconnect" in mine:
+        base = replace(base, util=20.0, net_mbps=8000.0)
+    if "latency-over-sla-scale-out" in mine:
+        base = replace(base, util=85.0, tail_factor=12.0, peak_workers=target.max_workers, peak_share=0.5)
+    if "latency-over-sla-not-gpu-bound" in mine:
+        base = replace(base, util=15.0, cpu=92.0, tail_factor=12.0)
+    # one run per day (training and dev), or one run over the window (always-on inference)
+    per_day = target.role != "inference" and not full_window and days >= 1
+    count = max(1, int(days)) if per_day else 1
+    run_minutes = max(30, int(hours * 60 / count))
+    # healthy: the run is stopped soon after its work (10 idle minutes); planted: 150 idle minutes before it stops
+    idle = 150 if "idle-cluster" in mine else 10
+    runs = []
+    for i in range(count):
+        start = i * 24 * 60 if per_day else 0
+        minutes = min(run_minutes + (idle if target.role == "interactive" else 0), window_minutes - start)
+        seed = zlib.crc32(target.workload.encode())
+        run = replace(base, cluster_id=f"1101-{seed % 10**6:06d}-run{i:03d}",
+                      cluster_name=target.cluster_name or f"job-{seed % 10**4}-run-{seed % 10**5 + i}",
+                      start=start, minutes=minutes, idle_tail=idle if target.role != "inference" else 0)
+        billed_hours = hours / count
+        dbu_per_hour = target.dbu_hourly / max(target.usd_per_dbu, 1e-9)
+        if target.dbu_monthly_expected and hours:
+            # spread the cost model's expected DBUs for this window over the run (burst included)
+            dbu_per_hour = target.dbu_monthly_expected * share_of_month / max(target.usd_per_dbu, 1e-9) / hours
+        if "cost-drift" in mine:
+            dbu_per_hour *= 2.0
+        runs.append(replace(run, dbu_per_hour=dbu_per_hour * billed_hours * 60 / max(minutes, 1)))
+    return runs
+
+
+def _events(runs: list[Run], targets: dict[str, Target], plant: set[str]) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+
+    def at(run: Run, minute: int) -> int:
+        return int((START + timedelta(minutes=run.start + minute)).timestamp() * 1000)
+
+    for run in runs:
+        target = targets[run.cluster_id]
+        events.append({"cluster_id": run.cluster_id, "timestamp": at(run, 0), "type": "RUNNING",
+                       "details": {"current_num_workers": run.workers, "target_num_workers": run.workers}})
+        mine = {p for p in plant if PLANT_ROLE[p] == target.role}
+        if "spot-reclaim-hits-base" in mine:
+            for k in range(3):
+                minute = (k + 1) * run.minutes // 4
+                events.append({"cluster_id": run.cluster_id, "timestamp": at(run, minute), "type": "NODES_LOST",
+                               "details": {"reason": {"code": "SPOT_INSTANCE_TERMINATION", "type": "CLOUD_FAILURE"},
+                                           "current_num_workers": max(target.min_workers - 1, 0),
+                                           "target_num_workers": target.min_workers}})
+        if "training-resized" in mine:
+            events.append({"cluster_id": run.cluster_id, "timestamp": at(run, run.minutes // 2), "type": "RESIZING",
+                           "details": {"current_num_workers": run.workers,
+                                       "target_num_workers": run.workers + 2, "user": "someone@example.com"}})
+        if "autoscaling-churn" in mine:
+            for minute in range(0, run.minutes, 5):
+                up = (minute // 5) % 2 == 0
+                events.append({"cluster_id": run.cluster_id, "timestamp": at(run, minute), "type": "RESIZING",
+                               "details": {"current_num_workers": run.workers + (0 if up else 1),
+                                           "target_num_workers": run.workers + (1 if up else 0),
+                                           "cause": "AUTOSCALE"}})
+    return sorted(events, key=lambda e: e["timestamp"])
+
+
+def _runs_sql(runs: list[Run]) -> str:
+    def lit(v: Any) -> str:
+        return "'" + str(v).replace("'", "''") + "'" if isinstance(v, str) else repr(float(v))
+
+    rows = ", ".join("(" + ", ".join(lit(v) for v in (
+        r.cluster_id, r.cluster_name, json.dumps(r.tags), r.node_type, r.gpus, r.workers, r.peak_workers,
+        r.peak_share, r.start, r.minutes, r.util, r.idle_tail, r.cpu, r.net_mbps, r.requests_per_minute,
+        r.latency_ms, r.tail_factor, r.dbu_per_hour, r.sku, r.usd_per_dbu)) + ")" for r in runs)
+    return (f"SELECT * FROM (VALUES {rows}) AS t(cluster_id, cluster_name, tags, node_type, gpus, workers, "
+            "peak_workers, peak_share, start_minute, minutes, util, idle_tail, cpu, net_mbps, rpm, latency_ms, "
+            "tail_factor, dbu_per_hour, sku, usd_per_dbu)")
+
+
+_NODES = """
+CREATE TABLE nodes AS
+SELECT r.*, m.m AS minute, n.i AS node,
+       TIMESTAMPTZ '{start}' + to_minutes(CAST(r.start_minute + m.m AS BIGINT)) AS start_time,
+       m.m >= r.minutes - r.idle_tail AS idle
+FROM runs r
+CROSS JOIN LATERAL range(CAST(r.minutes AS BIGINT)) AS m(m)
+CROSS JOIN LATERAL range(CAST(1 + r.peak_workers AS BIGINT)) AS n(i)
+WHERE n.i <= CASE WHEN (m.m % 100) < r.peak_share * 100 THEN r.peak_workers ELSE r.workers END
+"""
+
+_GPU = """
+SELECT n.cluster_id, n.cluster_id || '-n' || n.node AS instance_id, n.node = 0 AS driver, g.k AS gpu_index,
+       n.start_time, n.start_time + INTERVAL 1 MINUTE AS end_time,
+       CASE WHEN n.idle THEN CAST(hash(n.cluster_id, n.node, g.k, n.minute) % 3 AS DOUBLE)
+            WHEN n.node = 0 AND n.workers > 0 THEN 8.0
+            ELSE greatest(0.0, least(100.0, n.util + CAST(hash(n.cluster_id, n.node, g.k, n.minute) % 21 AS DOUBLE)
+                                              - 10.0)) END AS gpu_util_percent,
+       CASE WHEN n.idle THEN 500.0 ELSE 18000.0 END AS gpu_mem_used_mb,
+       24576.0 AS gpu_mem_total_mb
+FROM nodes n CROSS JOIN LATERAL range(CAST(n.gpus AS BIGINT)) AS g(k)
+"""
+
+_NODE_TIMELINE = """
+SELECT cluster_id, cluster_id || '-n' || node AS instance_id, start_time, start_time + INTERVAL 1 MINUTE AS end_time,
+       node = 0 AS driver,
+       CASE WHEN idle THEN 2.0 ELSE cpu + CAST(hash(cluster_id, node, minute) % 7 AS DOUBLE) - 3.0 END
+           AS cpu_user_percent,
+       4.0 AS cpu_system_percent, 1.5 AS cpu_wait_percent, 52.0 AS mem_used_percent,
+       CAST(CASE WHEN idle THEN 1e5 ELSE net_mbps * 1e6 / 8 * 60 / 2 END AS BIGINT) AS network_sent_bytes,
+       CAST(CASE WHEN idle THEN 1e5 ELSE net_mbps * 1e6 / 8 * 60 / 2 END AS BIGINT) AS network_received_bytes,
+       node_type
+FROM nodes
+"""
+
+_REQUESTS = """
+SELECT n.start_time + to_milliseconds(CAST(q.j * 60000 / n.rpm AS BIGINT)) AS request_time, n.cluster_id,
+       CASE WHEN hash(n.cluster_id, n.minute, q.j) % 100 < 3 THEN n.latency_ms * n.tail_factor
+            ELSE n.latency_ms * (0.7 + CAST(hash(n.cluster_id, n.minute, q.j) % 60 AS DOUBLE) / 100) END
+           * CASE WHEN reclaimed.cluster_id IS NOT NULL THEN 8 ELSE 1 END AS latency_ms,
+       CASE WHEN hash(n.cluster_id, n.minute, q.j) % 500 = 0 THEN 503 ELSE 200 END AS status_code
+FROM nodes n CROSS JOIN LATERAL range(CAST(n.rpm AS BIGINT)) AS q(j)
+LEFT JOIN reclaim_minutes reclaimed ON reclaimed.cluster_id = n.cluster_id AND reclaimed.minute = n.minute
+WHERE n.node = 0 AND n.rpm > 0
+"""
+
+_USAGE = """
+SELECT date_trunc('hour', start_time) AS usage_start_time,
+       date_trunc('hour', start_time) + INTERVAL 1 HOUR AS usage_end_time,
+       sku AS sku_name, 'DBU' AS usage_unit, sum(dbu_per_hour) / 60 AS usage_quantity, cluster_id
+FROM nodes WHERE node = 0 GROUP BY ALL
+"""
+
+
+def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), days: float = 7, fmt: str = "csv",
+                  full_window: bool = False, only: Iterable[str] | None = None) -> dict[str, Any]:
+    """Write the exports of ``plan``'s clusters to ``out`` (created); returns what was planted where."""
+    import duckdb
+
+    planted = set(plant)
+    unknown = planted - set(PLANTS)
+    if unknown:
+        raise ValueError(f"unknown plants {sorted(unknown)}; use {', '.join(PLANTS)}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    targets = targets_of(plan, low_bandwidth_gbps=200)
+    if only is not None:
+        targets = [t for t in targets if t.workload in set(only)]
+    runs: list[Run] = []
+    by_cluster: dict[str, Target] = {}
+    where: dict[str, str] = {}
+    for target in targets:
+        # a plant goes to the first target of its role
+        mine = {p for p in planted if PLANT_ROLE[p] == target.role and p not in where}
+        where.update(dict.fromkeys(mine, target.workload))
+        for run in _runs_for(target, plan.stack, days, mine, full_window):
+            runs.append(run)
+            by_cluster[run.cluster_id] = target
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"CREATE TABLE runs AS {_runs_sql(runs)}")
+    con.execute(_NODES.format(start=START.strftime("%Y-%m-%d %H:%M:%S+00")))
+    events = _events(runs, by_cluster, planted & {p for p, w in where.items()})
+    reclaims = [(e["cluster_id"], (e["timestamp"] // 60000) - int(START.timestamp() // 60)) for e in events
+                if e["type"] == "NODES_LOST"]
+    con.execute("CREATE TABLE reclaim_minutes (cluster_id VARCHAR, minute BIGINT)")
+    starts = {r.cluster_id: r.start for r in runs}
+    for cluster_id, minute in reclaims:  # 3 slow minutes after a reclaim (the breach the finding looks for)
+        con.executemany("INSERT INTO reclaim_minutes VALUES (?, ?)",
+                        [(cluster_id, minute - starts[cluster_id] + k) for k in range(3)])
+    ext = "parquet" if fmt == "parquet" else "csv"
+    how = "(FORMAT parquet)" if ext == "parquet" else "(FORMAT csv, HEADER true)"
+
+    def copy(name: str, sql: str) -> None:
+        con.execute(f"COPY ({sql}) TO '{out / f'{name}.{ext}'}' {how}")
+
+    copy("gpu_timeline", _GPU)
+    copy("node_timeline", _NODE_TIMELINE)
+    copy("requests", _REQUESTS)
+    if ext == "parquet":
+        copy("clusters", "SELECT DISTINCT cluster_id, cluster_name, CAST(json_transform(tags, "
+                         "'\"MAP(VARCHAR, VARCHAR)\"') AS MAP(VARCHAR, VARCHAR)) AS tags FROM runs")
+        copy("usage", f"SELECT usage_start_time, usage_end_time, sku_name, usage_unit, usage_quantity, "
+                      f"struct_pack(cluster_id := cluster_id) AS usage_metadata FROM ({_USAGE})")
+        copy("list_prices", "SELECT DISTINCT sku AS sku_name, 'USD' AS currency_code, 'DBU' AS usage_unit, "
+                            "TIMESTAMPTZ '2026-01-01 00:00:00+00' AS price_start_time, "
+                            "CAST(NULL AS TIMESTAMPTZ) AS price_end_time, "
+                            "struct_pack(\"default\" := usd_per_dbu) AS pricing FROM runs")
+    else:
+        copy("clusters", "SELECT DISTINCT cluster_id, cluster_name, tags FROM runs")
+        copy("usage", _USAGE)
+        copy("list_prices", "SELECT DISTINCT sku AS sku_name, 'USD' AS currency_code, 'DBU' AS usage_unit, "
+                            "'2026-01-01T00:00:00Z' AS price_start_time, NULL AS price_end_time, "
+                            "usd_per_dbu AS pricing_default FROM runs")
+    with open(out / "cluster_events.jsonl", "w", encoding="utf-8") as handle:
+        for event in events:
+            handle.write(json.dumps(event) + "\n")
+    rows = con.execute("SELECT count(*) FROM nodes").fetchone()
+    con.close()
+    return {"planted": where, "runs": len(runs), "node_minutes": rows[0] if rows else 0, "days": days}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stack", required=True, help="a stack name or file")
+    parser.add_argument("--out", required=True, help="directory for the exports")
+    parser.add_argument("--days", type=float, default=7, help="the window, days (default 7)")
+    parser.add_argument("--plant", action="append", choices=PLANTS, default=[], help="a problem to plant (repeat)")
+    parser.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    args = parser.parse_args(argv)
+    from stackplan.cli import build_plan
+
+    plan = build_plan(args.stack, with_policies=False, with_cost=True)
+    info = write_exports(args.out, plan, plant=args.plant, days=args.days, fmt=args.format)
+    print(json.dumps(info, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""``python -m stackplan advise``: read how the stack's compute ran, and propose priced edits of the stack."""

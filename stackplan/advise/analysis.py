@@ -1,0 +1,158 @@
+"""The SQL of ``advise``, rendered from one source (``sql/*.sql.j2``) for DuckDB (the local run) or Databricks SQL
+(``--emit-sql``), and its local run over the exports of ``--usage DIR``."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbxtypes.errors import InputError, clip
+from dbxtypes.vocabulary import HOURS_PER_MONTH
+
+from .sources import Input, clusters_rows, column_types, find_inputs, view_sql
+
+SQL_DIR = Path(__file__).parent / "sql"
+FINDING_IDS = ("gpu-underutilized", "gpu-balanced", "latency-over-sla-scale-out", "latency-over-sla-not-gpu-bound",
+               "spot-reclaim-hits-base", "training-resized", "autoscaling-churn", "idle-cluster", "cost-drift",
+               "poor-scaling-interconnect")
+
+
+def sql_literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return "NULL"
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _env() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(SQL_DIR), undefined=jinja2.StrictUndefined,
+                             autoescape=False, keep_trailing_newline=True)  # noqa: S701 - SQL, not HTML
+    env.filters["sql"] = sql_literal
+    return env
+
+
+def render(template: str, *, dialect: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+           sla: float | None) -> str:
+    return str(_env().get_template(template).render(dialect=dialect, targets=targets, t=thresholds,
+                                                    sla=sql_literal(sla), hours_per_month=HOURS_PER_MONTH))
+
+
+def statements(sql: str) -> list[str]:
+    """The statements of a rendered file (separated by a line holding only ';')."""
+    return [s.strip() for s in re.split(r"^\s*;\s*$", sql, flags=re.M) if s.strip() and not _only_comments(s)]
+
+
+def _only_comments(text: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("--") for line in text.splitlines())
+
+
+def finding_queries(sql: str) -> dict[str, str]:
+    """``-- finding: <id>`` blocks of the rendered findings file -> their SELECT."""
+    out = {}
+    for block in statements(sql):
+        found = re.search(r"^-- finding: (\S+)", block, flags=re.M)
+        if found:
+            out[found.group(1)] = block
+    return out
+
+
+@dataclass
+class Analysis:
+    """What the local run found: per-workload figures, candidate rows per finding id, chart series."""
+
+    inputs: dict[str, str]
+    summary: list[dict[str, Any]]
+    rows: dict[str, list[dict[str, Any]]]
+    gpu_hourly: list[dict[str, Any]] = field(default_factory=list)
+    p99_hourly: list[dict[str, Any]] = field(default_factory=list)
+    unmatched_clusters: int = 0
+    gpu_rows: int = 0
+
+
+def _fetch(con: Any, sql: str) -> list[dict[str, Any]]:
+    cursor = con.execute(sql)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+              sla: float | None, memory_limit: str | None = None) -> Analysis:
+    """Read the exports in place with DuckDB and run the analysis; `InputError` for unreadable inputs."""
+    import duckdb
+
+    found = find_inputs(usage_dir)
+    if "clusters" not in found:
+        raise InputError.single(usage_dir, "clusters", "is missing: without it no cluster can be matched to the "
+                                "stack's workloads.", "export system.compute.clusters (cluster_id, cluster_name, "
+                                "tags) as clusters.csv, or the Clusters API list as clusters.json.")
+    con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        if memory_limit:
+            con.execute(f"SET memory_limit = {sql_literal(memory_limit)}")
+        for name in ("clusters", "node_timeline", "gpu_timeline", "cluster_events", "usage", "list_prices",
+                     "requests"):
+            inp: Input | None = found.get(name)
+            types: dict[str, str] = {}
+            if inp is not None and not inp.reader:  # clusters.json
+                con.execute("CREATE TEMP TABLE clusters_json (cluster_id VARCHAR, cluster_name VARCHAR, tags VARCHAR)")
+                api_rows = clusters_rows(inp.path)
+                if api_rows:
+                    con.executemany("INSERT INTO clusters_json VALUES (?, ?, ?)", api_rows)
+                types = {"tags": "VARCHAR"}
+            elif inp is not None:
+                types = column_types(con, inp)
+            con.execute(view_sql(name, inp, types))
+        stats = render("stats.sql.j2", dialect="duckdb", targets=targets, thresholds=thresholds, sla=sla)
+        for statement in statements(stats):
+            _run(con, statement, found)
+        queries = finding_queries(render("findings.sql.j2", dialect="duckdb", targets=targets,
+                                         thresholds=thresholds, sla=sla))
+        rows = {fid: _fetch(con, queries[fid]) for fid in FINDING_IDS}
+        unmatched = con.execute("SELECT count(DISTINCT cluster_id) FROM clusters WHERE cluster_id NOT IN "
+                                "(SELECT cluster_id FROM cluster_workload)").fetchone()
+        return Analysis(
+            inputs={k: str(v.path) for k, v in found.items()},
+            summary=_fetch(con, "SELECT * FROM workload_summary ORDER BY workload"),
+            rows=rows,
+            gpu_hourly=_fetch(con, "SELECT * FROM gpu_hourly ORDER BY workload, hour"),
+            p99_hourly=_fetch(con, "SELECT * FROM p99_hourly ORDER BY workload, hour"),
+            unmatched_clusters=int(unmatched[0]) if unmatched else 0,
+        )
+    finally:
+        con.close()
+
+
+def _run(con: Any, statement: str, found: Mapping[str, Input]) -> None:
+    import duckdb
+
+    try:
+        con.execute(statement)
+    except duckdb.ConversionException as exc:  # a value of an input that is not what its column says
+        names = [n for n in found if re.search(rf"\b{n}\b", statement)]
+        where = ", ".join(str(found[n].path) for n in names) or "the exports"
+        raise InputError.single(where, "", f"holds a value that cannot be read: {clip(str(exc).splitlines()[0])}",
+                                "fix or drop the row; timestamps are ISO 8601, numbers plain.") from None
+
+
+def emitted_sql(*, stack: str, telemetry: str, days: int, targets: list[dict[str, Any]],
+                thresholds: Mapping[str, Any], sla: float | None) -> dict[str, str]:
+    """``--emit-sql``: file name -> Databricks SQL; the same templates as the local run, in the Databricks dialect."""
+    from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG
+
+    sources = _env().get_template("sources.databricks.sql.j2").render(
+        stack=stack, telemetry=telemetry, days=days, stack_tag=STACK_TAG, role_tag=ROLE_TAG)
+    stats = render("stats.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla)
+    findings = render("findings.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla)
+    return {"01_sources.sql": str(sources), "02_stats.sql": stats, "03_findings.sql": findings}

@@ -1,0 +1,221 @@
+"""The inputs of ``advise``: which files of ``--usage DIR`` are read, with which columns (a contract), and the
+DuckDB views that read them in place and give the analysis (``sql/stats.sql.j2``) one shape per relation.
+
+Each input is optional and may be ``NAME.parquet``, ``NAME.csv`` (``clusters`` also ``.json``: a Clusters API list
+response; ``cluster_events`` is ``.jsonl``), or a directory ``NAME/`` of such files (the GPU collector writes one CSV
+per node and minute under ``gpu_timeline/``). A missing input is an empty relation; its findings are not judged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbxtypes.errors import InputError, clip
+from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG
+
+#: Input name -> the columns it must have (system-table names; a contract).
+COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "clusters": ("cluster_id", "cluster_name", "tags"),
+    "node_timeline": ("cluster_id", "instance_id", "start_time", "end_time", "driver", "cpu_user_percent",
+                      "cpu_system_percent", "cpu_wait_percent", "mem_used_percent", "network_sent_bytes",
+                      "network_received_bytes", "node_type"),
+    "gpu_timeline": ("cluster_id", "instance_id", "driver", "gpu_index", "start_time", "end_time",
+                     "gpu_util_percent", "gpu_mem_used_mb", "gpu_mem_total_mb"),
+    "cluster_events": ("cluster_id", "timestamp", "type", "details"),
+    "usage": ("usage_start_time", "usage_end_time", "sku_name", "usage_unit", "usage_quantity"),
+    "list_prices": ("sku_name", "currency_code", "usage_unit", "price_start_time", "price_end_time"),
+    "requests": ("request_time", "cluster_id", "latency_ms", "status_code"),
+}
+
+#: The normalized relation each input becomes (what the analysis reads), and its empty form.
+_EMPTY: Mapping[str, str] = {
+    "clusters": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS cluster_name, "
+                "CAST(NULL AS VARCHAR) AS tag_stack, CAST(NULL AS VARCHAR) AS tag_role",
+    "node_timeline": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS instance_id, "
+                     "CAST(NULL AS TIMESTAMP) AS start_time, CAST(NULL AS TIMESTAMP) AS end_time, "
+                     "CAST(NULL AS BOOLEAN) AS driver, CAST(NULL AS DOUBLE) AS cpu_user_percent, "
+                     "CAST(NULL AS DOUBLE) AS cpu_system_percent, CAST(NULL AS DOUBLE) AS cpu_wait_percent, "
+                     "CAST(NULL AS DOUBLE) AS mem_used_percent, CAST(NULL AS DOUBLE) AS network_sent_bytes, "
+                     "CAST(NULL AS DOUBLE) AS network_received_bytes, CAST(NULL AS VARCHAR) AS node_type",
+    "gpu_timeline": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS instance_id, "
+                    "CAST(NULL AS BOOLEAN) AS driver, CAST(NULL AS INTEGER) AS gpu_index, "
+                    "CAST(NULL AS TIMESTAMP) AS start_time, CAST(NULL AS TIMESTAMP) AS end_time, "
+                    "CAST(NULL AS DOUBLE) AS gpu_util_percent, CAST(NULL AS DOUBLE) AS gpu_mem_used_mb, "
+                    "CAST(NULL AS DOUBLE) AS gpu_mem_total_mb",
+    "cluster_events": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS TIMESTAMP) AS at, "
+                      "CAST(NULL AS VARCHAR) AS type, CAST(NULL AS VARCHAR) AS reason_code, "
+                      "CAST(NULL AS INTEGER) AS current_workers, CAST(NULL AS INTEGER) AS target_workers",
+    "usage": "CAST(NULL AS TIMESTAMP) AS usage_start_time, CAST(NULL AS TIMESTAMP) AS usage_end_time, "
+             "CAST(NULL AS VARCHAR) AS sku_name, CAST(NULL AS VARCHAR) AS usage_unit, "
+             "CAST(NULL AS DOUBLE) AS usage_quantity, CAST(NULL AS VARCHAR) AS cluster_id",
+    "list_prices": "CAST(NULL AS VARCHAR) AS sku_name, CAST(NULL AS VARCHAR) AS usage_unit, "
+                   "CAST(NULL AS TIMESTAMP) AS price_start_time, CAST(NULL AS TIMESTAMP) AS price_end_time, "
+                   "CAST(NULL AS DOUBLE) AS price",
+    "requests": "CAST(NULL AS TIMESTAMP) AS request_time, CAST(NULL AS VARCHAR) AS cluster_id, "
+                "CAST(NULL AS DOUBLE) AS latency_ms, CAST(NULL AS INTEGER) AS status_code",
+}
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    path: Path  #: the file, or the directory of files
+    reader: str  #: a DuckDB table expression reading it
+    fmt: str  #: parquet | csv | json | jsonl
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def find_inputs(usage_dir: str) -> dict[str, Input]:
+    """The inputs present in ``usage_dir`` (raises `InputError` when it is not a directory or holds none)."""
+    root = Path(usage_dir)
+    if not root.is_dir():
+        raise InputError.single(usage_dir, "--usage", "is not a directory.",
+                                "pass the directory of the exports (clusters.csv, gpu_timeline/, ...).")
+    found: dict[str, Input] = {}
+    for name in COLUMNS:
+        exts = ("parquet", "csv", "json") if name == "clusters" else \
+            ("jsonl", "json") if name == "cluster_events" else ("parquet", "csv")
+        for ext in exts:
+            file = root / f"{name}.{ext}"
+            if file.is_file():
+                found[name] = _input(name, file, ext)
+                break
+        else:
+            folder = root / name
+            if folder.is_dir():
+                for ext in ("parquet", "csv", "jsonl"):
+                    if next(folder.rglob(f"*.{ext}"), None) is not None:
+                        found[name] = _input(name, folder, ext, glob=f"{folder}/**/*.{ext}")
+                        break
+    if not found:
+        raise InputError.single(usage_dir, "--usage", "holds none of the inputs.",
+                                f"export {', '.join(f'{n}.csv' for n in COLUMNS)} (or .parquet) into it; the README's "
+                                f"advise section names their columns.")
+    return found
+
+
+def _input(name: str, path: Path, fmt: str, glob: str | None = None) -> Input:
+    where = _quote(glob or str(path))
+    if fmt == "parquet":
+        reader = f"read_parquet({where}, union_by_name = true)"
+    elif fmt == "csv":
+        reader = f"read_csv({where}, header = true, union_by_name = true, auto_detect = true)"
+    elif fmt in ("jsonl", "json") and name == "cluster_events":
+        reader = (f"read_json({where}, format = 'newline_delimited', columns = {{cluster_id: 'VARCHAR', "
+                  f"timestamp: 'BIGINT', type: 'VARCHAR', details: 'JSON'}})")
+    else:
+        reader = ""  # clusters.json: read in Python (a small API response), see `clusters_rows`
+    return Input(name, path, reader, fmt)
+
+
+def _ts(column: str) -> str:
+    return f"CAST(CAST({column} AS TIMESTAMPTZ) AS TIMESTAMP)"
+
+
+def column_types(con: Any, inp: Input) -> dict[str, str]:
+    """The columns of an input and their DuckDB types; `InputError` when it cannot be read or lacks a column."""
+    import duckdb
+
+    try:
+        described = con.execute(f"DESCRIBE SELECT * FROM {inp.reader}").fetchall()
+    except duckdb.Error as exc:
+        raise InputError.single(str(inp.path), inp.name, f"cannot be read: {clip(str(exc).splitlines()[0])}",
+                                "export it again as CSV with a header row, or as Parquet.") from None
+    types = {str(row[0]): str(row[1]) for row in described}
+    missing = [c for c in COLUMNS[inp.name] if c not in types]
+    if inp.name == "usage" and "cluster_id" not in types and "usage_metadata" not in types:
+        missing.append("usage_metadata.cluster_id (or a flattened cluster_id)")
+    if inp.name == "list_prices" and "pricing" not in types and "pricing_default" not in types:
+        missing.append("pricing.default (or a flattened pricing_default)")
+    if missing:
+        raise InputError.single(str(inp.path), inp.name, f"lacks the column(s) {', '.join(missing)}.",
+                                f"export {inp.name} with its system-table columns: {', '.join(COLUMNS[inp.name])}.")
+    return types
+
+
+def _field(types: Mapping[str, str], column: str, key: str) -> str:
+    """``column.key`` whatever the export made of the column: a struct, a map, or a JSON string."""
+    kind = types.get(column, "")
+    if kind.startswith("STRUCT"):
+        return f"CAST({column}.\"{key}\" AS VARCHAR)"
+    if kind.startswith("MAP"):
+        return f"CAST(map_extract_value({column}, '{key}') AS VARCHAR)"
+    return f"json_extract_string(CAST({column} AS VARCHAR), '$.{key}')"
+
+
+def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
+    """``CREATE VIEW <name>`` normalizing one input (or an empty relation when it is absent)."""
+    head = f"CREATE OR REPLACE TEMP VIEW {name} AS "
+    if inp is None:
+        return head + f"SELECT {_EMPTY[name]} WHERE false"
+    src = inp.reader if inp.reader else "clusters_json"
+    if name == "clusters":
+        return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(cluster_name AS VARCHAR) AS "
+                       f"cluster_name, {_field(types, 'tags', STACK_TAG)} AS tag_stack, "
+                       f"{_field(types, 'tags', ROLE_TAG)} AS tag_role FROM {src}")
+    if name == "node_timeline":
+        return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(instance_id AS VARCHAR) AS "
+                       f"instance_id, {_ts('start_time')} AS start_time, {_ts('end_time')} AS end_time, "
+                       f"CAST(driver AS BOOLEAN) AS driver, CAST(cpu_user_percent AS DOUBLE) AS cpu_user_percent, "
+                       f"CAST(cpu_system_percent AS DOUBLE) AS cpu_system_percent, CAST(cpu_wait_percent AS DOUBLE) "
+                       f"AS cpu_wait_percent, CAST(mem_used_percent AS DOUBLE) AS mem_used_percent, "
+                       f"CAST(network_sent_bytes AS DOUBLE) AS network_sent_bytes, CAST(network_received_bytes AS "
+                       f"DOUBLE) AS network_received_bytes, CAST(node_type AS VARCHAR) AS node_type FROM {src}")
+    if name == "gpu_timeline":
+        return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(instance_id AS VARCHAR) AS "
+                       f"instance_id, CAST(driver AS BOOLEAN) AS driver, CAST(gpu_index AS INTEGER) AS gpu_index, "
+                       f"{_ts('start_time')} AS start_time, {_ts('end_time')} AS end_time, "
+                       f"CAST(gpu_util_percent AS DOUBLE) AS gpu_util_percent, CAST(gpu_mem_used_mb AS DOUBLE) AS "
+                       f"gpu_mem_used_mb, CAST(gpu_mem_total_mb AS DOUBLE) AS gpu_mem_total_mb FROM {src}")
+    if name == "cluster_events":
+        return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, "
+                       f"CAST(to_timestamp(CAST(timestamp AS DOUBLE) / 1000) AS TIMESTAMP) AS at, "
+                       f"CAST(type AS VARCHAR) AS type, json_extract_string(details, '$.reason.code') AS reason_code, "
+                       f"TRY_CAST(json_extract_string(details, '$.current_num_workers') AS INTEGER) AS "
+                       f"current_workers, TRY_CAST(json_extract_string(details, '$.target_num_workers') AS INTEGER) "
+                       f"AS target_workers FROM {src}")
+    if name == "usage":
+        cluster = "CAST(cluster_id AS VARCHAR)" if "cluster_id" in types else _field(types, "usage_metadata",
+                                                                                       "cluster_id")
+        return head + (f"SELECT {_ts('usage_start_time')} AS usage_start_time, {_ts('usage_end_time')} AS "
+                       f"usage_end_time, CAST(sku_name AS VARCHAR) AS sku_name, CAST(usage_unit AS VARCHAR) AS "
+                       f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, {cluster} AS cluster_id "
+                       f"FROM {src}")
+    if name == "list_prices":
+        price = "pricing_default" if "pricing_default" in types else _field(types, "pricing", "default")
+        return head + (f"SELECT CAST(sku_name AS VARCHAR) AS sku_name, CAST(usage_unit AS VARCHAR) AS usage_unit, "
+                       f"{_ts('price_start_time')} AS price_start_time, {_ts('price_end_time')} AS price_end_time, "
+                       f"CAST({price} AS DOUBLE) AS price FROM {src} WHERE coalesce(currency_code, 'USD') = 'USD'")
+    return head + (f"SELECT {_ts('request_time')} AS request_time, CAST(cluster_id AS VARCHAR) AS cluster_id, "
+                   f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
+
+
+def clusters_rows(path: Path) -> list[tuple[str, str, str]]:
+    """``clusters.json``: a Clusters API list response (``{"clusters": [...]}``), a list of clusters, or JSON lines
+    of system-table rows -> (cluster_id, cluster_name, tags as JSON)."""
+    from dbxtypes.documents import parse_json_stream, read_text
+
+    docs = parse_json_stream(read_text(path, "clusters"), str(path))
+    items: list[Any] = []
+    for doc in docs:
+        if isinstance(doc, dict) and isinstance(doc.get("clusters"), list):
+            items += doc["clusters"]
+        elif isinstance(doc, list):
+            items += doc
+        else:
+            items.append(doc)
+    rows = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not item.get("cluster_id"):
+            raise InputError.single(str(path), f"clusters[{i}].cluster_id", "is missing.",
+                                    "export the Clusters API list response (databricks clusters list -o json).")
+        tags = {**(item.get("default_tags") or {}), **(item.get("custom_tags") or {}), **(item.get("tags") or {})}
+        rows.append((str(item["cluster_id"]), str(item.get("cluster_name") or ""), json.dumps(tags)))
+    return rows

@@ -1,0 +1,98 @@
+"""The stack's workloads as ``advise`` matches telemetry to them: one `Target` per cluster of the plan.
+
+An all-purpose cluster is matched by its ``cluster_name`` (the component's name, e.g. ``prod-inference``); a job
+cluster, whose name Databricks makes up per run, by its tags ``dbx_stack`` (the stack) and ``workload_type`` (its
+role), which every cluster of the stack carries (`dbxtypes.vocabulary.STACK_TAG`, `ROLE_TAG`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbxtypes.plan import Plan
+from dbxtypes.shape import shapes_of_resource
+from dbxtypes.vocabulary import ALL_PURPOSE, CLUSTER, JOB, section_of_urn
+
+
+@dataclass(frozen=True)
+class Target:
+    """One cluster definition of the stack, with what the analysis needs to judge it."""
+
+    workload: str  #: the name reports show: the cluster's name, or the job's name for a job cluster
+    role: str  #: training | inference | interactive
+    section: str  #: the stack section it is built from: training | inference | dev
+    resource: str  #: the plan resource's name
+    urn: str
+    kind: str  #: ALL_PURPOSE or JOBS_COMPUTE
+    cluster_name: str | None  #: matched by name (all-purpose); None: matched by tags (job cluster)
+    node_type_id: str
+    gpus_per_node: int
+    min_workers: int
+    max_workers: int
+    autotermination_minutes: int
+    usd_per_dbu: float
+    dbu_hourly: float  #: the DBU part of the hourly cost at the minimum size (cost model)
+    dbu_monthly_expected: float  #: the DBU part of the expected monthly cost (cost model)
+    monthly_expected: float
+    hours_per_month: float
+    extra_workers_expected: float  #: the cost model's average workers above the base while bursting
+    low_bandwidth: bool  #: no GPU interconnect and below `low_bandwidth_gbps` (multi-node training scales poorly)
+    bandwidth_gbps: float | None
+
+
+def targets_of(plan: Plan, low_bandwidth_gbps: float) -> list[Target]:
+    """The plan's clusters and job clusters that the cost model priced (a priced plan: ``plan.cost`` set)."""
+    from gpucatalog import load_catalog
+
+    assert plan.cost is not None, "advise needs a priced plan"
+    catalog = load_catalog()
+    out = []
+    for resource in plan.resources:
+        entry = plan.cost.resources.get(resource.urn)
+        if resource.type not in (CLUSTER, JOB) or entry is None or entry.unpriced is not None:
+            continue
+        shapes = shapes_of_resource(resource.type, resource.inputs, cloud=plan.cloud)
+        parts = entry.clusters or [entry]
+        for shape, part in zip(shapes, parts, strict=False):
+            node = catalog.get(str(part.node_type_id)) if part.node_type_id else None
+            figures = [f for f in ((node.network_gbps, node.interconnect_gbps) if node else ()) if f is not None]
+            bandwidth = max(figures) if figures else None
+            name = str(shape.props.get("cluster_name") or "") if resource.type == CLUSTER else ""
+            job_name = str(resource.inputs.get("name") or resource.name)
+            hours = float(part.hours_per_month or 0)
+            out.append(Target(
+                workload=name or job_name, role=shape.role, section=section_of_urn(resource.urn) or shape.role,
+                resource=resource.name, urn=resource.urn, kind=shape.compute_kind,
+                cluster_name=name if shape.compute_kind == ALL_PURPOSE and name else None,
+                node_type_id=str(part.node_type_id or ""), gpus_per_node=node.gpu_count if node else 0,
+                min_workers=int(shape.min_workers), max_workers=int(shape.max_workers),
+                autotermination_minutes=int(shape.autotermination_minutes or 0),
+                usd_per_dbu=_usd_per_dbu(plan, shape.compute_kind),
+                dbu_hourly=float(part.dbu_hourly or 0), dbu_monthly_expected=float(part.dbu_monthly_expected or 0),
+                monthly_expected=float(part.monthly.expected or 0), hours_per_month=hours,
+                extra_workers_expected=float(part.extra_workers_expected or 0),
+                low_bandwidth=node is not None and node.interconnect_gbps is None
+                and (bandwidth is None or bandwidth < low_bandwidth_gbps),
+                bandwidth_gbps=bandwidth))
+    return out
+
+
+def _usd_per_dbu(plan: Plan, kind: str) -> float:
+    assert plan.cost is not None
+    figure = next((s.value for s in plan.cost.sources if s.figure.startswith("usd_per_dbu.")
+                   and s.figure.endswith(f".{kind}")), None)
+    try:
+        return float(figure) if figure is not None else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def target_rows(targets: list[Target], stack: str) -> list[dict[str, Any]]:
+    """The targets as the SQL's ``targets`` relation sees them."""
+    return [{"workload": t.workload, "role": t.role, "kind": t.kind, "cluster_name": t.cluster_name,
+             "tag_stack": stack, "min_workers": t.min_workers, "max_workers": t.max_workers,
+             "autotermination_minutes": t.autotermination_minutes, "gpus_per_node": t.gpus_per_node,
+             "usd_per_dbu": t.usd_per_dbu, "dbu_hourly": t.dbu_hourly,
+             "dbu_monthly_expected": t.dbu_monthly_expected, "low_bandwidth": t.low_bandwidth}
+            for t in targets]
