@@ -115,7 +115,7 @@ def _underutilized(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, 
                 f"{c.thresholds['gpu_low_percent']:g}%) on {t.node_type_id} x {t.min_workers} worker(s)"
                 + (f" (up to {t.max_workers})" if t.max_workers > t.min_workers else "") + ".")
     workers = t.min_workers
-    fewer = max(1, math.ceil(workers * util / high)) if workers > 1 else workers
+    fewer = max(1, math.ceil(round(workers * util / high, 1))) if workers > 1 else workers
     section = getattr(c.spec, t.section, None)
     if fewer < workers and t.section in ("training", "inference"):
         key = _workers_key(t)
@@ -149,7 +149,7 @@ def _scale_out(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Prop
     evidence = (f"request P99 was {p99:,.0f} ms over {int(_num(row, 'requests')):,} requests (SLA {c.sla:g} ms) while "
                 f"the GPUs were busy (median {_num(row, 'median_busy_util'):.0f}%): too few workers"
                 + (f"; the cluster sat at its maximum of {hi} workers {share:.0f}% of the time." if at_max else "."))
-    new_lo = max(lo + 1, math.ceil(lo * p99 / c.sla))
+    new_lo = max(lo + 1, math.ceil(round(lo * p99 / c.sla, 1)))
     new_hi = hi + (new_lo - lo) if at_max else max(hi, new_lo)
     new_lo = min(new_lo, new_hi)
     edit: dict[str, Any] = {"inference.min_workers": new_lo}
@@ -333,12 +333,15 @@ def _interconnect(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, P
               if n.gpu_count > node.gpu_count and not n.deprecated and not n.retired]
     if not larger:
         return evidence, None, "no larger node in this family: a family with a GPU interconnect is what is left."
-    big = max(larger, key=lambda n: n.gpu_count)
-    workers = max(1, math.ceil(t.min_workers * node.gpu_count / big.gpu_count))
+    total = t.min_workers * node.gpu_count  # the GPUs the run has now: keep them, on fewer nodes
+    holding = [n for n in larger if n.gpu_count >= total]
+    big = min(holding, key=lambda n: (n.gpu_count, n.usd_per_hour_on_demand or math.inf)) if holding \
+        else max(larger, key=lambda n: n.gpu_count)
+    workers = max(1, math.ceil(total / big.gpu_count))
     edit = {f"{t.section}.node_type_id": big.node_type_id, f"{t.section}.num_workers": workers}
     spec = getattr(c.spec, t.section, None)
-    current = {f"{t.section}.node_type_id": getattr(spec, "node_type_id", None), f"{t.section}.num_workers":
-               t.min_workers}
+    current = {f"{t.section}.node_type_id": getattr(spec, "node_type_id", None) or f"(sized: {t.node_type_id})",
+               f"{t.section}.num_workers": t.min_workers}
     return evidence, Proposal(f"fewer, larger nodes: {t.min_workers} x {t.node_type_id} ({node.gpu_count} GPU) -> "
                               f"{workers} x {big.node_type_id} ({big.gpu_count} GPUs): more of the gradient exchange "
                               "stays inside a node", edit, current), None

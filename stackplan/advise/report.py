@@ -85,33 +85,60 @@ PALETTE = ("#3b6fb6", "#d9822b", "#3a9d5d", "#8e5bb5", "#c23b3b", "#5b8e8e")
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 720, 260, 56, 150, 16, 34
 
 
+def _hour(value: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(value).timestamp() / 3600
+
+
 def _line_chart(title: str, rows: Sequence[Mapping[str, Any]], value: str, unit: str,
-                lines: Sequence[tuple[float, str]], y_max: float | None = None) -> dict[str, Any]:
-    series: dict[str, list[tuple[str, float]]] = {}
+                lines: Sequence[tuple[float, str]], y_max: float | None = None,
+                span: tuple[float, float] | None = None, colours: Mapping[str, str] | None = None
+                ) -> dict[str, Any]:
+    """A line per workload over time (x proportional to time over ``span``, hours since the epoch); a gap of more
+    than an hour without data breaks the line (the cluster was down)."""
+    series: dict[str, list[tuple[float, float]]] = {}
     for r in rows:
         if r.get(value) is not None:
-            series.setdefault(str(r["workload"]), []).append((str(r["hour"]), float(r[value])))
+            series.setdefault(str(r["workload"]), []).append((_hour(str(r["hour"])), float(r[value])))
     hours = sorted({h for points in series.values() for h, _ in points})
+    first, last = span if span else ((hours[0], hours[-1]) if hours else (0.0, 1.0))
     top = y_max or max([v for p in series.values() for _, v in p] + [v for v, _ in lines] + [1.0]) * 1.1
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    index = {h: i for i, h in enumerate(hours)}
 
-    def x(h: str) -> float:
-        return LEFT + (index[h] / max(len(hours) - 1, 1)) * plot_w
+    def x(h: float) -> float:
+        return LEFT + (h - first) / max(last - first, 1.0) * plot_w
 
     def y(v: float) -> float:
         return TOP + plot_h - min(v, top) / top * plot_h
 
+    def segments(points: list[tuple[float, float]]) -> list[str]:
+        out: list[list[tuple[float, float]]] = []
+        for h, v in sorted(points):
+            if not out or h - out[-1][-1][0] > 1.01:
+                out.append([])
+            out[-1].append((h, v))
+        return [" ".join(f"{x(h):.1f},{y(v):.1f}" for h, v in seg) for seg in out]
+
+    def label(h: float) -> str:
+        from datetime import UTC, datetime
+
+        return datetime.fromtimestamp(h * 3600, UTC).strftime("%Y-%m-%d %H:%M")
+
+    right, bottom = WIDTH - RIGHT, TOP + plot_h
     return {
         "title": title, "width": WIDTH, "height": HEIGHT, "unit": unit, "empty": not series,
-        "left": LEFT, "right": WIDTH - RIGHT, "top": TOP, "bottom": TOP + plot_h,
-        "series": [{"name": name, "colour": PALETTE[i % len(PALETTE)],
-                    "points": " ".join(f"{x(h):.1f},{y(v):.1f}" for h, v in pts),
-                    "legend_y": TOP + 14 + 16 * i} for i, (name, pts) in enumerate(sorted(series.items()))],
-        "lines": [{"y": round(y(v), 1), "label": label} for v, label in lines],
-        "ticks": [{"y": round(y(top * k / 4), 1), "label": f"{top * k / 4:,.0f}"} for k in range(5)],
-        "first": hours[0][:16].replace("T", " ") if hours else "", "last": hours[-1][:16].replace("T", " ") if hours
-        else "",
+        "left": LEFT, "right": right, "top": TOP, "bottom": bottom, "empty_y": TOP + 20,
+        "axis_x": LEFT - 6, "legend_box_x": right + 12, "legend_text_x": right + 26, "label_x": right - 4,
+        "date_y": bottom + 16,
+        "series": [{"name": name, "colour": (colours or {}).get(name, PALETTE[i % len(PALETTE)]),
+                    "segments": segments(pts),
+                    "legend_y": TOP + 14 + 16 * i, "box_y": TOP + 5 + 16 * i}
+                   for i, (name, pts) in enumerate(sorted(series.items()))],
+        "lines": [{"y": round(y(v), 1), "text_y": round(y(v) - 4, 1), "label": label_} for v, label_ in lines],
+        "ticks": [{"y": round(y(top * k / 4), 1), "text_y": round(y(top * k / 4) + 4, 1),
+                   "label": f"{top * k / 4:,.0f}"} for k in range(5)],
+        "first": label(first) if hours else "", "last": label(last) if hours else "",
     }
 
 
@@ -123,27 +150,88 @@ def _bars(doc: Mapping[str, Any]) -> dict[str, Any]:
     out = []
     for i, w in enumerate(rows):
         billed, expected = float(w.get("billed_monthly_usd") or 0), float(w.get("dbu_monthly_expected") or 0)
-        out.append({"name": w["workload"], "y": 10 + 44 * i, "billed_w": round(billed / top * bar_w, 1),
-                    "expected_w": round(expected / top * bar_w, 1), "billed": money(billed).lstrip("+"),
-                    "expected": money(expected).lstrip("+")})
-    return {"rows": out, "height": 20 + 44 * len(rows), "x": 170, "width": 720}
+        y, x = 10 + 44 * i, 170
+        billed_w, expected_w = round(billed / top * bar_w, 1), round(expected / top * bar_w, 1)
+        out.append({"name": w["workload"], "y": y, "name_x": x - 8, "name_y": y + 14, "x": x,
+                    "billed_w": billed_w, "billed_text_x": x + billed_w + 6, "billed_text_y": y + 13,
+                    "expected_y": y + 18, "expected_w": expected_w, "expected_text_x": x + expected_w + 6,
+                    "expected_text_y": y + 31, "billed": _usd(billed), "expected": _usd(expected)})
+    return {"rows": out, "height": 20 + 44 * len(rows), "width": 720}
 
 
 def charts(doc: Mapping[str, Any]) -> dict[str, Any]:
     t = doc["thresholds"]
     sla = doc["sla_p99_ms"]
-    return {
+    every = [_hour(str(r["hour"])) for r in (*doc["series"]["gpu_hourly"], *doc["series"]["p99_hourly"])]
+    span = (min(every), max(every)) if every else None
+    colours = {str(w["workload"]): PALETTE[i % len(PALETTE)] for i, w in enumerate(doc["workloads"])}
+    gpu_heading, p99_heading = "GPU use over time", "Request P99 against the SLA"
+    out: dict[str, Any] = {
         "gpu": _line_chart("GPU use per workload (mean of each hour, %)", doc["series"]["gpu_hourly"], "util", "%",
                            [(float(t["gpu_low_percent"]), f"{t['gpu_low_percent']:g}% low"),
-                            (float(t["gpu_high_percent"]), f"{t['gpu_high_percent']:g}% high")], y_max=100.0),
+                            (float(t["gpu_high_percent"]), f"{t['gpu_high_percent']:g}% high")], y_max=100.0,
+                           span=span, colours=colours),
         "p99": _line_chart("Request P99 per hour (ms)", doc["series"]["p99_hourly"], "p99_ms", "ms",
-                           [(float(sla), f"SLA {sla:g} ms")] if sla else []),
+                           [(float(sla), f"SLA {sla:g} ms")] if sla else [], span=span,
+                           colours=colours),
         "bill": _bars(doc),
+    }
+    out["gpu"]["heading"], out["p99"]["heading"] = gpu_heading, p99_heading
+    out["lines"] = [out["gpu"], out["p99"]]
+    return out
+
+
+def _usd(value: Any) -> str:
+    return "n/a" if value is None else f"${float(value):,.2f}"
+
+
+def _whole(value: Any) -> str:
+    return "n/a" if value is None else f"{float(value):,.0f}"
+
+
+def _proposal_text(f: Mapping[str, Any]) -> str:
+    if not f["proposal"]:
+        return str(f["note"] or "no change")
+    text = str(f["proposal"]["summary"])
+    if f["proposal"]["blocked_by"]:
+        text += f" (refused: {'; '.join(f['proposal']['blocked_by'])})"
+    if f.get("note"):
+        text += f". {f['note']}"
+    return text
+
+
+def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
+    """Everything the advise templates show, formatted: the templates only substitute."""
+    from stackplan.reports import _md_cell
+
+    cell = _md_cell if markdown else str
+    findings = []
+    for f in doc["findings"]:
+        proposal = f["proposal"]
+        findings.append({
+            "severity": f["severity"], "id": f["id"], "workload": cell(f["workload"]),
+            "evidence": cell(f["evidence"]), "proposal": cell(_proposal_text(f)),
+            "delta": money(f["monthly_cost_delta"]),
+            "edit_lines": [f"{k}: {'(remove)' if v is None else v}  # was {proposal['current'].get(k)}"
+                           for k, v in proposal["edit"].items()] if proposal else [],
+            "before": _usd(proposal["monthly_before"]) if proposal else "",
+            "after": _usd(proposal["monthly_after"]) if proposal else "",
+        })
+    workloads = [{"workload": cell(w["workload"]), "role": w["role"], "runs": w["runs"] or 0,
+                  "busy": w["busy_minutes"] or 0, "util": _whole(w["median_busy_util"]), "p99": _whole(w["p99_ms"]),
+                  "reclaims": w["reclaims"], "resizes": w["resizes"], "billed": _usd(w["billed_monthly_usd"]),
+                  "expected": _usd(w["dbu_monthly_expected"])} for w in doc["workloads"]]
+    priced = sum(1 for f in doc["findings"] if f["monthly_cost_delta"] is not None)
+    return {
+        "stack": doc["stack"], "stack_file": doc["stack_file"], "usage": doc["usage"],
+        "sla_text": f"SLA P99 {doc['sla_p99_ms']:g} ms" if doc["sla_p99_ms"] else "no SLA given",
+        "count_text": f"{len(findings)} finding(s)" + (f", {priced} with a priced proposal" if priced else ""),
+        "findings": findings, "proposed": [f for f in findings if f["edit_lines"]],
+        "workloads": workloads, "notes": [cell(n) for n in doc["notes"]], "charts": charts(doc),
     }
 
 
 def render_report(doc: Mapping[str, Any], *, html: bool) -> str:
     from stackplan.reports import render_template
 
-    return render_template("advise.html.j2" if html else "advise.md.j2",
-                           {"doc": doc, "charts": charts(doc), "money": money})
+    return render_template("advise.html.j2" if html else "advise.md.j2", view(doc, markdown=not html))

@@ -1,0 +1,447 @@
+"""`python -m stackplan advise`: each finding on generated telemetry that plants it and on data that does not; the
+proposals' cost deltas against the cost model by hand; inputs in every accepted shape; bad input; reports; SQL."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.telemetry import PLANT_ROLE, PLANTS, write_exports
+from pricing import load_prices
+from stackplan.cli import build_plan, main
+
+REPO = Path(__file__).resolve().parents[1]
+SLA = 1000.0
+DAYS = 2
+
+# One stack with all three kinds of cluster: multi-node training on a low-bandwidth family (g5: 10 Gbps, no GPU
+# interconnect), autoscaled inference that stops when idle, and a single-node dev cluster.
+STACK = """\
+config:
+  dbx-ai-infra:cloud: aws
+  dbx-ai-infra:gpu_family: a10g
+  dbx-ai-infra:single_user_name: ml@example.com
+  dbx-ai-infra:tags: {workload: genai, cost_center: ai-team}
+  dbx-ai-infra:training:
+    num_workers: 4
+    model: {params_billions: 7, precision: bf16, method: lora}
+  dbx-ai-infra:inference:
+    min_workers: 2
+    max_workers: 6
+    autotermination_minutes: 60
+    model: {params_billions: 7, precision: fp16}
+  dbx-ai-infra:dev:
+    model: {params_billions: 7, precision: fp16}
+    autotermination_minutes: 60
+  dbx-ai-infra:usage:
+    inference_hours_per_month: 300
+"""
+WORKLOAD = {"training": "obs-training", "inference": "obs-inference", "interactive": "obs-dev"}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("advise")
+
+
+@pytest.fixture(scope="module")
+def stack_file(workdir: Path) -> Path:
+    path = workdir / "Pulumi.obs.yaml"
+    path.write_text(STACK, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def plan(stack_file: Path) -> Any:
+    return build_plan(str(stack_file), with_policies=False, with_cost=True)
+
+
+@pytest.fixture(scope="module")
+def advise(workdir: Path, stack_file: Path, plan: Any) -> Any:
+    """plant (or "none", or "none-parquet") -> (the advise JSON document, the exports directory)."""
+
+    @functools.cache
+    def run(plant: str, fmt: str = "csv") -> tuple[dict[str, Any], Path]:
+        out = workdir / f"{plant}-{fmt}"
+        write_exports(out, plan, plant=[] if plant == "none" else [plant], days=DAYS, fmt=fmt)
+        doc = advise_json(stack_file, out, workdir / f"{plant}-{fmt}.json")
+        return doc, out
+
+    return run
+
+
+def advise_json(stack_file: Path, usage: Path, out: Path, *extra: str) -> dict[str, Any]:
+    code = main(["advise", "--stack", str(stack_file), "--usage", str(usage), "--sla-p99-ms", str(SLA),
+                 "--json", "--out", str(out), *extra])
+    assert code == 0
+    return dict(json.loads(out.read_text(encoding="utf-8")))
+
+
+def ids_for(doc: dict[str, Any], workload: str) -> set[str]:
+    return {f["id"] for f in doc["findings"] if f["workload"] == workload}
+
+
+def finding(doc: dict[str, Any], fid: str) -> dict[str, Any]:
+    found = [f for f in doc["findings"] if f["id"] == fid]
+    assert len(found) == 1, [f["id"] for f in doc["findings"]]
+    return found[0]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Each finding: planted -> found on its workload; not planted -> not found
+# --------------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("plant", PLANTS)
+def test_a_planted_problem_is_found_on_its_workload(advise: Any, plant: str) -> None:
+    doc, _ = advise(plant)
+    assert plant in ids_for(doc, WORKLOAD[PLANT_ROLE[plant]])
+    # and nothing else is out of order: the other findings are the healthy ones
+    others = {f["id"] for f in doc["findings"]} - {plant, "gpu-balanced"}
+    assert others == set()
+
+
+@pytest.mark.parametrize("plant", PLANTS)
+def test_healthy_data_has_none_of_the_problems(advise: Any, plant: str) -> None:
+    doc, _ = advise("none")
+    assert plant not in {f["id"] for f in doc["findings"]}
+
+
+def test_healthy_data_is_balanced_on_every_workload_and_a_low_gpu_is_not(advise: Any) -> None:
+    healthy, _ = advise("none")
+    assert {f["workload"] for f in healthy["findings"] if f["id"] == "gpu-balanced"} == set(WORKLOAD.values())
+    low, _ = advise("gpu-underutilized")
+    assert "gpu-balanced" not in ids_for(low, "obs-training")
+    slow, _ = advise("latency-over-sla-scale-out")  # GPUs busy but over the SLA: not balanced
+    assert "gpu-balanced" not in ids_for(slow, "obs-inference")
+
+
+def test_findings_carry_the_contract_fields(advise: Any) -> None:
+    doc, _ = advise("spot-reclaim-hits-base")
+    for f in doc["findings"]:
+        assert {"id", "severity", "workload", "cluster_id", "evidence", "proposal", "monthly_cost_delta"} <= set(f)
+        assert f["severity"] in ("critical", "warning", "info")
+    reclaim = finding(doc, "spot-reclaim-hits-base")
+    assert reclaim["severity"] == "critical"
+    assert "3 spot reclaim(s)" in reclaim["evidence"] and "below its minimum of 2" in reclaim["evidence"]
+    assert reclaim["proposal"]["edit"] == {"dbx-ai-infra:inference.min_workers": 3}
+
+
+def test_the_not_gpu_bound_finding_names_cpu_and_network_and_proposes_no_gpu_change(advise: Any) -> None:
+    doc, _ = advise("latency-over-sla-not-gpu-bound")
+    f = finding(doc, "latency-over-sla-not-gpu-bound")
+    assert f["proposal"] is None and f["monthly_cost_delta"] is None
+    assert "CPU" in f["evidence"] and "network" in f["evidence"] and "Mbit/s" in f["evidence"]
+    assert "data pipeline" in f["note"] and "batch size" in f["note"]
+    assert f["figures"]["cpu_percent"] > 80
+
+
+def test_scale_out_raises_the_minimum_and_the_maximum_when_it_sat_there(advise: Any) -> None:
+    doc, _ = advise("latency-over-sla-scale-out")
+    f = finding(doc, "latency-over-sla-scale-out")
+    edit = f["proposal"]["edit"]
+    assert edit["dbx-ai-infra:inference.min_workers"] > 2
+    assert edit["dbx-ai-infra:inference.max_workers"] > 6  # it sat at 6 half of the time
+    assert f["monthly_cost_delta"] > 0
+
+
+def test_training_resize_and_churn_and_interconnect_propose_edits(advise: Any) -> None:
+    resized = finding(advise("training-resized")[0], "training-resized")
+    assert resized["proposal"]["edit"] == {"dbx-ai-infra:training.num_workers": 6}
+    churn = finding(advise("autoscaling-churn")[0], "autoscaling-churn")
+    assert churn["figures"]["resizes_per_hour"] > 4
+    assert churn["proposal"]["edit"]["dbx-ai-infra:inference.min_workers"] == 3
+    wire = finding(advise("poor-scaling-interconnect")[0], "poor-scaling-interconnect")
+    assert wire["proposal"]["edit"] == {"dbx-ai-infra:training.node_type_id": "g5.12xlarge",  # 4 GPUs on 1 node
+                                        "dbx-ai-infra:training.num_workers": 1}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Cost deltas, by hand from the price book (the figures the cost model reads)
+# --------------------------------------------------------------------------------------------------------------------
+
+def test_fewer_training_workers_saves_their_spot_hours(advise: Any, plan: Any) -> None:
+    f = finding(advise("gpu-underutilized")[0], "gpu-underutilized")
+    assert f["proposal"]["edit"] == {"dbx-ai-infra:training.num_workers": 1}  # ceil(4 x 15% / 60%)
+    book = load_prices()
+    node = book.node("g5.xlarge")
+    assert node is not None and node.usd_per_hour_on_demand and node.dbu_per_hour
+    # workers beyond the first node are spot (first_on_demand 1): VM at the spot factor, DBUs in full
+    worker = node.usd_per_hour_on_demand * book.spot_factor("aws") + node.dbu_per_hour * book.usd_per_dbu(
+        "aws", "all_purpose")
+    hours = plan.assumptions["training_hours_per_month"]
+    assert f["monthly_cost_delta"] == pytest.approx(-3 * worker * hours, abs=0.01)
+
+
+def test_a_shorter_auto_termination_saves_the_idle_hours(advise: Any, plan: Any) -> None:
+    f = finding(advise("idle-cluster")[0], "idle-cluster")
+    edit, current = f["proposal"]["edit"], f["proposal"]["current"]
+    assert edit["dbx-ai-infra:dev.autotermination_minutes"] == 15
+    # each day's run ended with 150 idle minutes; 15 stay: 135 minutes a run, 2 runs in 2 days, scaled to the month
+    saved_month = 2 * 135 / 60 * 730 / (DAYS * 24)
+    days = plan.assumptions["working_days_per_month"]
+    new_hours = round(current["dbx-ai-infra:usage.dev_hours_per_working_day"] - saved_month / days, 1)
+    assert edit["dbx-ai-infra:usage.dev_hours_per_working_day"] == new_hours
+    book = load_prices()
+    node = book.node("g5.xlarge")
+    assert node is not None and node.usd_per_hour_on_demand and node.dbu_per_hour
+    hourly = node.usd_per_hour_on_demand + node.dbu_per_hour * book.usd_per_dbu("aws", "all_purpose")
+    delta = (new_hours - current["dbx-ai-infra:usage.dev_hours_per_working_day"]) * days * hourly
+    assert f["monthly_cost_delta"] == pytest.approx(delta, abs=0.01)
+
+
+def test_cost_drift_compares_dbus_with_the_dbu_part_and_explains_the_bill(advise: Any, plan: Any) -> None:
+    f = finding(advise("cost-drift")[0], "cost-drift")
+    figures = f["figures"]
+    entry = next(e for e in plan.cost.resources.values() if e.name == "obs-inference-cluster")
+    assert figures["dbu_monthly_expected"] == pytest.approx(float(entry.dbu_monthly_expected))
+    assert float(entry.dbu_monthly_expected) < float(entry.monthly.expected)  # DBUs only, not the VMs
+    assert figures["billed_monthly_usd"] == pytest.approx(2 * figures["dbu_monthly_expected"], rel=0.02)
+    # the hours that explain twice the bill: twice the assumption
+    assert f["proposal"]["edit"] == {"dbx-ai-infra:usage.inference_hours_per_month": 600.0}
+    healthy, _ = advise("none")
+    assert not [x for x in healthy["findings"] if x["id"] == "cost-drift"]
+
+
+def test_a_proposal_the_spec_refuses_is_marked_and_not_priced(advise: Any, stack_file: Path, workdir: Path) -> None:
+    _, usage = advise("cost-drift")
+    config = workdir / "low-cap.json"  # the workers cap of the spec lowered to the current minimum
+    config.write_text(json.dumps({"databricks-cluster-configure-worker-bounds": {"max_workers_cap": 6}}))
+    doc = advise_json(stack_file, usage, workdir / "capped.json", "--policy-config", str(config))
+    assert doc["findings"]  # the run itself works
+    _, scale = advise("latency-over-sla-scale-out")
+    capped = advise_json(stack_file, scale, workdir / "capped2.json", "--policy-config", str(config))
+    f = finding(capped, "latency-over-sla-scale-out")
+    assert f["proposal"]["blocked_by"] and f["proposal"]["blocked_by"][0].startswith("invalid stack")
+    assert f["monthly_cost_delta"] is None
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Thresholds: stated once, in the policy config's advise section
+# --------------------------------------------------------------------------------------------------------------------
+
+def test_thresholds_come_from_the_policy_config(advise: Any, stack_file: Path, workdir: Path) -> None:
+    _, usage = advise("gpu-underutilized")
+    config = workdir / "lower.json"
+    config.write_text(json.dumps({"advise": {"gpu_low_percent": 10}}))
+    doc = advise_json(stack_file, usage, workdir / "lower-out.json", "--policy-config", str(config))
+    assert "gpu-underutilized" not in {f["id"] for f in doc["findings"]}
+    assert doc["thresholds"]["gpu_low_percent"] == 10
+
+
+def test_without_an_sla_latency_is_not_judged(advise: Any, stack_file: Path, workdir: Path) -> None:
+    _, usage = advise("latency-over-sla-scale-out")
+    out = workdir / "no-sla.json"
+    assert main(["advise", "--stack", str(stack_file), "--usage", str(usage), "--json", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert not {f["id"] for f in doc["findings"]} & {"latency-over-sla-scale-out", "latency-over-sla-not-gpu-bound"}
+    assert any("latency was not judged" in n for n in doc["notes"])
+
+
+def test_the_sla_may_come_from_the_policy_config(advise: Any, stack_file: Path, workdir: Path) -> None:
+    _, usage = advise("latency-over-sla-scale-out")
+    config = workdir / "sla.json"
+    config.write_text(json.dumps({"advise": {"sla_p99_ms": SLA}}))
+    out = workdir / "sla-out.json"
+    assert main(["advise", "--stack", str(stack_file), "--usage", str(usage), "--policy-config", str(config),
+                 "--json", "--out", str(out)]) == 0
+    assert "latency-over-sla-scale-out" in {f["id"] for f in json.loads(out.read_text())["findings"]}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Inputs: Parquet as CSV; the Clusters API JSON; the collector's directory of files; job clusters by tags
+# --------------------------------------------------------------------------------------------------------------------
+
+def _ids(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    return sorted((f["id"], f["workload"]) for f in doc["findings"])
+
+
+def test_parquet_exports_give_the_same_advice_as_csv(advise: Any) -> None:
+    csv_doc, _ = advise("spot-reclaim-hits-base")
+    parquet_doc, usage = advise("spot-reclaim-hits-base", "parquet")
+    assert (usage / "gpu_timeline.parquet").is_file() and not (usage / "gpu_timeline.csv").exists()
+    assert _ids(parquet_doc) == _ids(csv_doc)
+    assert [f["monthly_cost_delta"] for f in parquet_doc["findings"]] == \
+        [f["monthly_cost_delta"] for f in csv_doc["findings"]]
+
+
+def test_clusters_as_an_api_list_and_gpu_timeline_as_the_collector_writes_it(advise: Any, stack_file: Path,
+                                                                            workdir: Path) -> None:
+    import duckdb
+
+    baseline, usage = advise("gpu-underutilized")
+    copy = workdir / "api-shape"
+    shutil.copytree(usage, copy)
+    con = duckdb.connect()
+    rows = con.execute(f"SELECT cluster_id, cluster_name, tags FROM read_csv('{copy / 'clusters.csv'}')").fetchall()
+    (copy / "clusters.csv").unlink()
+    (copy / "clusters.json").write_text(json.dumps({"clusters": [
+        {"cluster_id": c, "cluster_name": n, "custom_tags": json.loads(t), "state": "TERMINATED"}
+        for c, n, t in rows]}))
+    # the collector: one CSV per node and minute under gpu_timeline/<cluster_id>/<instance_id>/
+    timeline = copy / "gpu_timeline"
+    timeline.mkdir()
+    con.execute(f"COPY (SELECT * FROM read_csv('{copy / 'gpu_timeline.csv'}')) TO '{timeline}' "
+                "(FORMAT csv, HEADER true, PARTITION_BY (cluster_id, instance_id))")
+    (copy / "gpu_timeline.csv").unlink()
+    con.close()
+    assert len(list(timeline.rglob("*.csv"))) > 5
+    doc = advise_json(stack_file, copy, workdir / "api-shape.json")
+    assert _ids(doc) == _ids(baseline)
+
+
+def test_job_clusters_are_matched_by_their_tags(tmp_path: Path) -> None:
+    plan = build_plan("prod", with_policies=False, with_cost=True)
+    out = tmp_path / "usage"
+    info = write_exports(out, plan, plant=["training-resized"], days=DAYS)
+    doc = advise_json(Path("prod"), out, tmp_path / "prod.json")
+    job = next(w for w in doc["workloads"] if w["workload"] == "prod-training-run")
+    assert job["runs"] == DAYS and job["busy_minutes"] > 0  # job-<n>-run-<m> clusters, matched by dbx_stack
+    names = (out / "clusters.csv").read_text()
+    assert "job-" in names
+    assert info["planted"] == {"training-resized": "prod-training"}
+
+
+def test_clusters_of_another_stack_are_left_out_and_counted(advise: Any, stack_file: Path, workdir: Path) -> None:
+    _, usage = advise("none")
+    copy = workdir / "foreign"
+    shutil.copytree(usage, copy)
+    with open(copy / "clusters.csv", "a", encoding="utf-8") as handle:
+        handle.write('other-1,someone-elses,"{""dbx_stack"": ""other"", ""workload_type"": ""training""}"\n')
+    doc = advise_json(stack_file, copy, workdir / "foreign.json")
+    assert any("1 cluster(s) of the export belong to no workload" in n for n in doc["notes"])
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Bad input: exit 2, a sentence naming the file, the field and the fix; nothing written
+# --------------------------------------------------------------------------------------------------------------------
+
+def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "stackplan", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_bad_inputs_exit_2_with_the_file_the_field_and_the_fix(advise: Any, stack_file: Path,
+                                                               tmp_path: Path) -> None:
+    _, usage = advise("none")
+    out = tmp_path / "out.json"
+    # not a directory
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(tmp_path / "nope"), "--out", str(out))
+    assert result.returncode == 2 and "--usage" in result.stderr and "Fix:" in result.stderr
+    # a column missing
+    broken = tmp_path / "broken"
+    shutil.copytree(usage, broken)
+    lines = (broken / "requests.csv").read_text().splitlines()
+    (broken / "requests.csv").write_text("\n".join(",".join(line.split(",")[:3]) for line in lines) + "\n")
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(broken), "--out", str(out))
+    assert result.returncode == 2
+    assert "requests.csv" in result.stderr and "status_code" in result.stderr and "Fix:" in result.stderr
+    assert "Traceback" not in result.stderr
+    # a value that is not what its column says
+    bad = tmp_path / "bad-value"
+    shutil.copytree(usage, bad)
+    text = (bad / "gpu_timeline.csv").read_text().splitlines()
+    text[1] = ",".join(["x", "y", "false", "0", "not-a-time", "2026-11-01 00:01:00+00", "50", "1", "2"])
+    (bad / "gpu_timeline.csv").write_text("\n".join(text) + "\n")
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(bad), "--out", str(out))
+    assert result.returncode == 2 and "gpu_timeline" in result.stderr and "Traceback" not in result.stderr
+    # no clusters: nothing can be matched
+    bare = tmp_path / "bare"
+    shutil.copytree(usage, bare)
+    (bare / "clusters.csv").unlink()
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(bare), "--out", str(out))
+    assert result.returncode == 2 and "clusters" in result.stderr and "Fix:" in result.stderr
+    # an unknown threshold
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"advise": {"gpu_lo_percent": 10}}))
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(usage), "--policy-config", str(config),
+                      "--out", str(out))
+    assert result.returncode == 2 and "advise.gpu_lo_percent" in result.stderr and "gpu_low_percent" in result.stderr
+    # nothing to read
+    result = _run_cli("advise", "--stack", str(stack_file))
+    assert result.returncode == 2 and "--usage" in result.stderr
+    assert not out.exists()
+
+
+def test_the_advise_section_does_not_disturb_the_policy_checks(stack_file: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    rule = "databricks-cluster-prefer-interconnect-for-multi-node-training"  # the test stack breaks it
+    for level, seen in (("advisory", True), ("disabled", False)):
+        config.write_text(json.dumps({"advise": {"cost_drift_percent": 40}, rule: level}))
+        assert main(["check", "--stack", str(stack_file), "--policy-config", str(config), "--json", "--out",
+                     str(tmp_path / "check.json")]) == 0
+        found = {v["policy"] for v in json.loads((tmp_path / "check.json").read_text())["violations"]}
+        assert (rule in found) is seen
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Reports and SQL
+# --------------------------------------------------------------------------------------------------------------------
+
+def test_html_report_has_the_three_charts(advise: Any, stack_file: Path, tmp_path: Path) -> None:
+    _, usage = advise("latency-over-sla-scale-out")
+    out = tmp_path / "advice.html"
+    assert main(["advise", "--stack", str(stack_file), "--usage", str(usage), "--sla-p99-ms", str(SLA),
+                 "--format", "html", "--out", str(out)]) == 0
+    html = out.read_text()
+    assert html.count("<svg") == 3
+    assert 'data-workload="obs-inference"' in html and 'class="threshold"' in html
+    assert "30% low" in html and "60% high" in html and f"SLA {SLA:g} ms" in html
+    assert 'class="billed"' in html and 'class="expected"' in html
+    assert "latency-over-sla-scale-out" in html
+
+
+def test_markdown_and_table(advise: Any, stack_file: Path, tmp_path: Path) -> None:
+    _, usage = advise("idle-cluster")
+    md = tmp_path / "advice.md"
+    assert main(["advise", "--stack", str(stack_file), "--usage", str(usage), "--format", "markdown", "--out",
+                 str(md)]) == 0
+    text = md.read_text()
+    assert "| warning | `idle-cluster` | obs-dev |" in text
+    assert "dbx-ai-infra:dev.autotermination_minutes: 15  # was 60" in text
+    table = tmp_path / "advice.txt"
+    assert main(["advise", "--stack", str(stack_file), "--usage", str(usage), "--out", str(table)]) == 0
+    assert "idle-cluster" in table.read_text() and "obs-dev" in table.read_text()
+
+
+def test_emit_sql_is_the_same_analysis_for_databricks(stack_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sql"
+    assert main(["advise", "--stack", str(stack_file), "--emit-sql", str(out), "--sla-p99-ms", "800"]) == 0
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["01_sources.sql", "02_stats.sql", "03_findings.sql"]
+    sources = (out / "01_sources.sql").read_text()
+    for table in ("system.compute.clusters", "system.compute.node_timeline", "system.billing.usage",
+                  "system.billing.list_prices", "/Volumes/ai/ops/telemetry/gpu_timeline"):
+        assert table in sources
+    stats, findings = (out / "02_stats.sql").read_text(), (out / "03_findings.sql").read_text()
+    assert "TEMPORARY VIEW" in stats and "TEMP TABLE" not in stats
+    assert "unix_timestamp(" in stats and "epoch(" not in stats
+    assert "'obs-inference'" in stats  # the stack's workloads
+    for fid in ("gpu-underutilized", "gpu-balanced", "latency-over-sla-scale-out", "latency-over-sla-not-gpu-bound",
+                "spot-reclaim-hits-base", "training-resized", "autoscaling-churn", "idle-cluster", "cost-drift",
+                "poor-scaling-interconnect"):
+        assert f"-- finding: {fid}" in findings
+    assert "p99_ms > 800.0" in findings
+
+
+def test_the_local_and_the_emitted_sql_differ_only_in_dialect(stack_file: Path, plan: Any) -> None:
+    from policies.registry import load_policy_config
+    from stackplan.advise.analysis import render
+    from stackplan.advise.targets import target_rows, targets_of
+
+    t = load_policy_config(None).advise_thresholds()
+    rows = target_rows(targets_of(plan, 200), plan.stack)
+    local = render("findings.sql.j2", dialect="duckdb", targets=rows, thresholds=t, sla=SLA)
+    remote = render("findings.sql.j2", dialect="databricks", targets=rows, thresholds=t, sla=SLA)
+    assert local == remote  # the findings hold no dialect-specific SQL
+    stats_local = render("stats.sql.j2", dialect="duckdb", targets=rows, thresholds=t, sla=SLA)
+    stats_remote = render("stats.sql.j2", dialect="databricks", targets=rows, thresholds=t, sla=SLA)
+    assert stats_local.count("\n;\n") == stats_remote.count("\n;\n")
+    assert math.isclose(len(stats_local), len(stats_remote), rel_tol=0.05)
