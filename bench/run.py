@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run.py                 # everything (what `make bench` runs), writes bench/RESULTS.latest.md
     .venv/bin/python bench/run.py --quick         # smaller sizes and fewer repeats
-    .venv/bin/python bench/run.py --only growth   # one section: floor | growth | peer
+    .venv/bin/python bench/run.py --only growth   # one section: floor | growth | audit | advise | peer
 
 A full run writes bench/RESULTS.latest.md, a --quick or --only run bench/RESULTS.partial.md (both git-ignored),
 unless --out says otherwise; only a full run with --record (`make bench-record`) replaces the committed
@@ -499,6 +499,98 @@ def section_audit(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# 2c. Advise: a month of per-minute GPU telemetry
+# --------------------------------------------------------------------------------------------------------------------
+
+ADVISE_NODES = 60  #: GPU nodes of the month (the training cluster: 1 driver + 59 workers of p4d.24xlarge, 8 GPUs)
+
+_SCAN_CHILD = """
+import duckdb, json, sys, time, resource
+con = duckdb.connect()
+start = time.perf_counter()
+row = con.execute("SELECT count(*), min(cluster_id), min(instance_id), bool_or(driver), sum(gpu_index), "
+                  "min(start_time), max(end_time), sum(gpu_util_percent), sum(gpu_mem_used_mb), "
+                  "sum(gpu_mem_total_mb) FROM read_parquet(?)", [sys.argv[1]]).fetchone()
+wall = time.perf_counter() - start
+print(json.dumps({"rows": row[0], "wall": wall, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+_ANALYSIS_CHILD = """
+import json, sys, time, resource
+from policies.registry import load_policy_config
+from stackplan.cli import build_plan
+from stackplan.advise.analysis import run_local
+from stackplan.advise.targets import target_rows, targets_of
+plan = build_plan(sys.argv[1], with_policies=False, with_cost=True)
+t = load_policy_config(None).advise_thresholds()
+rows = target_rows(targets_of(plan, 200), plan.stack)
+start = time.perf_counter()
+a = run_local(sys.argv[2], rows, t, 1000.0)
+wall = time.perf_counter() - start
+print(json.dumps({"wall": wall, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "findings": {k: len(v) for k, v in a.rows.items() if v}}))
+"""
+
+
+def _child_json(code: str, *args: str) -> dict[str, Any]:
+    out = subprocess.run([PY, "-c", code, *args], cwd=REPO, capture_output=True, text=True, check=True)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def section_advise(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
+    """`advise` over Parquet exports: a month of 60 eight-GPU nodes (about 20 million gpu_timeline rows), against
+    one DuckDB scan of the same files in the same run; and how the time grows with rows."""
+    stack = tmp / "Pulumi.benchgpu.yaml"
+    text = (REPO / "stacks" / "Pulumi.prod.yaml").read_text()
+    stack.write_text(text.replace("    num_workers: 2\n", f"    num_workers: {ADVISE_NODES - 1}\n", 1))
+    days_list = (2.0, 4.0, 8.0) if s.quick else (7.5, 15.0, 30.0)
+    rows_out, results = [], {}
+    for days in days_list:
+        usage = tmp / f"advise-{days:g}"
+        log(f"advise: generating {days:g} days of telemetry for {ADVISE_NODES} nodes")
+        # in a child: this process stays small, so the children measured after it do not inherit its peak RSS
+        # (Linux keeps the larger of the forked and the exec'd high-water marks in ru_maxrss)
+        generated = run_child([PY, str(BENCH / "telemetry.py"), "--stack", str(stack), "--out", str(usage),
+                               "--days", f"{days:g}", "--format", "parquet", "--full-window",
+                               "--only", "benchgpu-training", "--only", "benchgpu-inference",
+                               "--plant", "gpu-underutilized", "--plant", "latency-over-sla-scale-out"]).wall
+        gpu_file = str(usage / "gpu_timeline.parquet")
+        scan = min((_child_json(_SCAN_CHILD, gpu_file) for _ in range(2)), key=lambda r: r["wall"])
+        analysis = min((_child_json(_ANALYSIS_CHILD, str(stack), str(usage)) for _ in range(2)),
+                       key=lambda r: r["wall"])
+        proc = measure([PY, "-m", "stackplan", "advise", "--stack", str(stack), "--usage", str(usage),
+                        "--sla-p99-ms", "1000", "--json"], 1, stdout=tmp / "advise-out.json")
+        found = sorted(f["id"] for f in json.loads((tmp / "advise-out.json").read_text())["findings"])
+        n = int(scan["rows"])
+        results[n] = {"scan": scan["wall"], "analysis": analysis["wall"], "analysis_rss": analysis["rss"],
+                      "process": proc.best, "process_rss": proc.rss_mib, "days": days, "found": found}
+        rows_out.append([f"{days:g}", f"{n:,}", secs(generated), secs(scan["wall"]), secs(analysis["wall"]),
+                         f"{analysis['wall'] / scan['wall']:.2f}x", mib(analysis["rss"]), secs(proc.best),
+                         f"{proc.best / scan['wall']:.2f}x", mib(proc.rss_mib)])
+    sizes = sorted(results)
+    big, small = sizes[-1], sizes[0]
+    growth = (results[big]["analysis"] / big) / (results[small]["analysis"] / small)
+    marginal = (results[big]["analysis"] - results[small]["analysis"]) / (big - small)
+    r = results[big]
+    rep.add("## 2c. Advise over a month of GPU telemetry\n\n"
+            f"`bench/telemetry.py` writes Parquet exports for {ADVISE_NODES} nodes of p4d.24xlarge (8 GPUs each, one "
+            "row per GPU and minute) plus an inference cluster, with two planted problems. **scan**: one DuckDB query "
+            "reading every column of `gpu_timeline.parquet` once, in a fresh process (the best of 2). **analysis**: "
+            "`run_local` (every SQL statement of the advise, views over the files, no copy), the best of 2, with "
+            "that process's peak RSS. **process**: the whole `python -m stackplan advise --json` (the Pulumi "
+            "program under mocks, the analysis, and the cost model on each edited stack).\n\n"
+            + table(["days", "gpu_timeline rows", "generate", "scan", "analysis", "analysis / scan",
+                     "analysis peak RSS", "process", "process / scan", "process peak RSS"], rows_out,
+                    align="rrrrrrrrrr")
+            + f"\n\nFindings at {big:,} rows: {', '.join(r['found'])}. Growth: the analysis takes "
+              f"{marginal * 1e9:.0f} ns per added row between {small:,} and {big:,} rows, on top of a fixed part "
+              f"(reading the small inputs, the other statements); time per row at {big:,} / at {small:,} rows: "
+              f"{growth:.2f} (1.00 = proportional). The process adds a fixed cost that does not grow with rows: the "
+              "Pulumi program under mocks and the cost model on each edited stack (one per priced proposal).")
+    return {"results": results, "big": big, "growth": growth, "marginal": marginal}
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # 3. Peer: checkov
 # --------------------------------------------------------------------------------------------------------------------
 
@@ -671,7 +763,7 @@ that child alone (`os.wait4`), so runs do not contaminate each other. checkov li
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
-    ap.add_argument("--only", choices=("floor", "growth", "audit", "peer"), help="run one section")
+    ap.add_argument("--only", choices=("floor", "growth", "audit", "advise", "peer"), help="run one section")
     ap.add_argument("--out", type=Path, help="where to write the Markdown results (default bench/RESULTS.latest.md "
                                              "for a full run, else bench/RESULTS.partial.md)")
     ap.add_argument("--record", action="store_true",
@@ -683,7 +775,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--record takes a full run: drop --quick and --only")
     default = "RESULTS.partial.md" if partial else ("RESULTS.md" if args.record else "RESULTS.latest.md")
     out_path = args.out or (BENCH / default)
-    sections = [args.only] if args.only else ["floor", "growth", "audit", "peer"]
+    sections = [args.only] if args.only else ["floor", "growth", "audit", "advise", "peer"]
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -707,6 +799,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary["growth"] = section_growth(s, rep, tmp)
         if "audit" in sections:
             summary["audit"] = section_audit(s, rep, tmp)
+        if "advise" in sections:
+            summary["advise"] = section_advise(s, rep, tmp)
         if "peer" in sections:
             summary["peer"] = section_peer(s, rep, tmp)
     elapsed = time.perf_counter() - t0
@@ -753,6 +847,16 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
         lines.append(f"- Workspace audit: {a['big']:,} clusters and jobs in {secs(r['wall'])} as a process "
                      f"(peak {mib(r['rss'])}), {ms(r['inproc'])} in-process; per-object ratio at the two largest "
                      f"sizes {a['linear']:.2f} ({linear}).")
+    if "advise" in summary:
+        a = summary["advise"]
+        r = a["results"][a["big"]]
+        within = "within" if r["analysis"] <= 3 * r["scan"] else "OVER"
+        memory = "under" if max(r["analysis_rss"], r["process_rss"]) < 1536 else "OVER"
+        lines.append(f"- Advise: {a['big']:,} gpu_timeline rows (Parquet) analysed in {secs(r['analysis'])}, "
+                     f"{r['analysis'] / r['scan']:.2f}x one DuckDB scan of the files ({secs(r['scan'])}; {within} the "
+                     f"3x goal); the whole `advise` process {secs(r['process'])} ({r['process'] / r['scan']:.2f}x), "
+                     f"peak {mib(max(r['analysis_rss'], r['process_rss']))} ({memory} the 1.5 GiB goal); "
+                     f"{a['marginal'] * 1e9:.0f} ns per added row.")
     if summary.get("peer"):
         parts = []
         for n, p in summary["peer"]["sizes"].items():

@@ -292,11 +292,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=float, default=7, help="the window, days (default 7)")
     parser.add_argument("--plant", action="append", choices=PLANTS, default=[], help="a problem to plant (repeat)")
     parser.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    parser.add_argument("--full-window", action="store_true", help="every cluster up for the whole window (bench)")
+    parser.add_argument("--only", action="append", metavar="WORKLOAD", help="only these workloads (repeat)")
     args = parser.parse_args(argv)
     from stackplan.cli import build_plan
 
     plan = build_plan(args.stack, with_policies=False, with_cost=True)
-    info = write_exports(args.out, plan, plant=args.plant, days=args.days, fmt=args.format)
+    info = write_exports(args.out, plan, plant=args.plant, days=args.days, fmt=args.format,
+                         full_window=args.full_window, only=args.only)
     print(json.dumps(info, indent=2))
     return 0
 

@@ -115,8 +115,15 @@ def _input(name: str, path: Path, fmt: str, glob: str | None = None) -> Input:
     return Input(name, path, reader, fmt)
 
 
-def _ts(column: str) -> str:
-    return f"CAST(CAST({column} AS TIMESTAMPTZ) AS TIMESTAMP)"
+def _ts(types: Mapping[str, str], column: str) -> str:
+    """A time column as a UTC TIMESTAMP. An instant (Parquet's TIMESTAMPTZ, CSV's ``...+00``) is taken by its epoch
+    microseconds: a cast through the time-zone library costs more than the whole scan (bench 2c)."""
+    kind = types.get(column, "")
+    if kind == "TIMESTAMP WITH TIME ZONE":
+        return f"make_timestamp(epoch_us({column}))"
+    if kind.startswith("TIMESTAMP"):
+        return f"CAST({column} AS TIMESTAMP)"
+    return f"make_timestamp(epoch_us(CAST({column} AS TIMESTAMPTZ)))"
 
 
 def column_types(con: Any, inp: Input) -> dict[str, str]:
@@ -153,6 +160,10 @@ def _field(types: Mapping[str, str], column: str, key: str) -> str:
 def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
     """``CREATE VIEW <name>`` normalizing one input (or an empty relation when it is absent)."""
     head = f"CREATE OR REPLACE TEMP VIEW {name} AS "
+
+    def ts(column: str) -> str:
+        return f"{_ts(types, column)} AS {column}"
+
     if inp is None:
         return head + f"SELECT {_EMPTY[name]} WHERE false"
     src = inp.reader if inp.reader else "clusters_json"
@@ -162,7 +173,7 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
                        f"{_field(types, 'tags', ROLE_TAG)} AS tag_role FROM {src}")
     if name == "node_timeline":
         return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(instance_id AS VARCHAR) AS "
-                       f"instance_id, {_ts('start_time')} AS start_time, {_ts('end_time')} AS end_time, "
+                       f"instance_id, {ts('start_time')}, {ts('end_time')}, "
                        f"CAST(driver AS BOOLEAN) AS driver, CAST(cpu_user_percent AS DOUBLE) AS cpu_user_percent, "
                        f"CAST(cpu_system_percent AS DOUBLE) AS cpu_system_percent, CAST(cpu_wait_percent AS DOUBLE) "
                        f"AS cpu_wait_percent, CAST(mem_used_percent AS DOUBLE) AS mem_used_percent, "
@@ -171,7 +182,7 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
     if name == "gpu_timeline":
         return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(instance_id AS VARCHAR) AS "
                        f"instance_id, CAST(driver AS BOOLEAN) AS driver, CAST(gpu_index AS INTEGER) AS gpu_index, "
-                       f"{_ts('start_time')} AS start_time, {_ts('end_time')} AS end_time, "
+                       f"{ts('start_time')}, {ts('end_time')}, "
                        f"CAST(gpu_util_percent AS DOUBLE) AS gpu_util_percent, CAST(gpu_mem_used_mb AS DOUBLE) AS "
                        f"gpu_mem_used_mb, CAST(gpu_mem_total_mb AS DOUBLE) AS gpu_mem_total_mb FROM {src}")
     if name == "cluster_events":
@@ -184,16 +195,16 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
     if name == "usage":
         cluster = "CAST(cluster_id AS VARCHAR)" if "cluster_id" in types else _field(types, "usage_metadata",
                                                                                        "cluster_id")
-        return head + (f"SELECT {_ts('usage_start_time')} AS usage_start_time, {_ts('usage_end_time')} AS "
+        return head + (f"SELECT {ts('usage_start_time')}, {_ts(types, 'usage_end_time')} AS "
                        f"usage_end_time, CAST(sku_name AS VARCHAR) AS sku_name, CAST(usage_unit AS VARCHAR) AS "
                        f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, {cluster} AS cluster_id "
                        f"FROM {src}")
     if name == "list_prices":
         price = "pricing_default" if "pricing_default" in types else _field(types, "pricing", "default")
         return head + (f"SELECT CAST(sku_name AS VARCHAR) AS sku_name, CAST(usage_unit AS VARCHAR) AS usage_unit, "
-                       f"{_ts('price_start_time')} AS price_start_time, {_ts('price_end_time')} AS price_end_time, "
+                       f"{ts('price_start_time')}, {ts('price_end_time')}, "
                        f"CAST({price} AS DOUBLE) AS price FROM {src} WHERE coalesce(currency_code, 'USD') = 'USD'")
-    return head + (f"SELECT {_ts('request_time')} AS request_time, CAST(cluster_id AS VARCHAR) AS cluster_id, "
+    return head + (f"SELECT {ts('request_time')}, CAST(cluster_id AS VARCHAR) AS cluster_id, "
                    f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
 
 
