@@ -297,6 +297,20 @@ def test_clusters_as_an_api_list_and_gpu_timeline_as_the_collector_writes_it(adv
     assert _ids(doc) == _ids(baseline)
 
 
+def test_cluster_events_as_the_api_response(advise: Any, stack_file: Path, workdir: Path) -> None:
+    baseline, usage = advise("spot-reclaim-hits-base")
+    copy = workdir / "events-json"
+    shutil.copytree(usage, copy)
+    events = [json.loads(line) for line in (copy / "cluster_events.jsonl").read_text().splitlines()]
+    (copy / "cluster_events.jsonl").unlink()
+    half = len(events) // 2  # two pages, one after another, as a paging export writes them
+    (copy / "cluster_events.json").write_text(json.dumps({"events": events[:half], "next_page": {"offset": 1}})
+                                              + "\n" + json.dumps({"events": events[half:]}))
+    doc = advise_json(stack_file, copy, workdir / "events-json.json")
+    assert _ids(doc) == _ids(baseline)
+    assert finding(doc, "spot-reclaim-hits-base")["figures"]["reclaims"] == 3
+
+
 def test_job_clusters_are_matched_by_their_tags(tmp_path: Path) -> None:
     plan = build_plan("prod", with_policies=False, with_cost=True)
     out = tmp_path / "usage"
@@ -445,3 +459,20 @@ def test_the_local_and_the_emitted_sql_differ_only_in_dialect(stack_file: Path, 
     stats_remote = render("stats.sql.j2", dialect="databricks", targets=rows, thresholds=t, sla=SLA)
     assert stats_local.count("\n;\n") == stats_remote.count("\n;\n")
     assert math.isclose(len(stats_local), len(stats_remote), rel_tol=0.05)
+
+
+def test_the_readme_documents_every_finding_and_threshold() -> None:
+    from dbxtypes.advise import ADVISE_THRESHOLDS
+    from stackplan.advise.analysis import FINDING_IDS
+    from stackplan.advise.sources import COLUMNS
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Observe and advise"):readme.index("## Code layout")]
+    for fid in FINDING_IDS:
+        assert f"| `{fid}` |" in section, fid
+    for name, spec in ADVISE_THRESHOLDS.items():
+        default = "none" if spec.default is None else f"{spec.default:g}"
+        assert f"| `{name}` | {default} |" in section, name
+    for name, columns in COLUMNS.items():
+        assert all(f"`{c}`" in section for c in columns), name
+    assert set(PLANTS) == set(FINDING_IDS) - {"gpu-balanced"}

@@ -13,7 +13,7 @@ from typing import Any
 from dbxtypes.errors import InputError, clip
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
-from .sources import Input, clusters_rows, column_types, find_inputs, view_sql
+from .sources import API_TABLES, Input, api_rows, column_types, find_inputs, view_sql
 
 SQL_DIR = Path(__file__).parent / "sql"
 FINDING_IDS = ("gpu-underutilized", "gpu-balanced", "latency-over-sla-scale-out", "latency-over-sla-not-gpu-bound",
@@ -105,12 +105,13 @@ def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping
                      "requests"):
             inp: Input | None = found.get(name)
             types: dict[str, str] = {}
-            if inp is not None and not inp.reader:  # clusters.json
-                con.execute("CREATE TEMP TABLE clusters_json (cluster_id VARCHAR, cluster_name VARCHAR, tags VARCHAR)")
-                api_rows = clusters_rows(inp.path)
-                if api_rows:
-                    con.executemany("INSERT INTO clusters_json VALUES (?, ?, ?)", api_rows)
-                types = {"tags": "VARCHAR"}
+            if inp is not None and not inp.reader:  # an API response: clusters.json, cluster_events.json
+                columns = API_TABLES[name]
+                con.execute(f"CREATE TEMP TABLE {name}_json ({', '.join(f'{c} VARCHAR' for c in columns)})")
+                loaded = api_rows(name, inp.path)
+                if loaded:
+                    con.executemany(f"INSERT INTO {name}_json VALUES ({', '.join('?' for _ in columns)})", loaded)
+                types = dict.fromkeys(columns, "VARCHAR")
             elif inp is not None:
                 types = column_types(con, inp)
             con.execute(view_sql(name, inp, types))

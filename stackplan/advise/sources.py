@@ -107,11 +107,11 @@ def _input(name: str, path: Path, fmt: str, glob: str | None = None) -> Input:
         reader = f"read_parquet({where}, union_by_name = true)"
     elif fmt == "csv":
         reader = f"read_csv({where}, header = true, union_by_name = true, auto_detect = true)"
-    elif fmt in ("jsonl", "json") and name == "cluster_events":
+    elif fmt == "jsonl" and name == "cluster_events":
         reader = (f"read_json({where}, format = 'newline_delimited', columns = {{cluster_id: 'VARCHAR', "
                   f"timestamp: 'BIGINT', type: 'VARCHAR', details: 'JSON'}})")
     else:
-        reader = ""  # clusters.json: read in Python (a small API response), see `clusters_rows`
+        reader = ""  # clusters.json, cluster_events.json: API responses, read in Python (small), see `api_rows`
     return Input(name, path, reader, fmt)
 
 
@@ -166,7 +166,7 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
 
     if inp is None:
         return head + f"SELECT {_EMPTY[name]} WHERE false"
-    src = inp.reader if inp.reader else "clusters_json"
+    src = inp.reader if inp.reader else f"{name}_json"
     if name == "clusters":
         return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(cluster_name AS VARCHAR) AS "
                        f"cluster_name, {_field(types, 'tags', STACK_TAG)} AS tag_stack, "
@@ -208,21 +208,49 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
                    f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
 
 
-def clusters_rows(path: Path) -> list[tuple[str, str, str]]:
-    """``clusters.json``: a Clusters API list response (``{"clusters": [...]}``), a list of clusters, or JSON lines
-    of system-table rows -> (cluster_id, cluster_name, tags as JSON)."""
+#: The table an API response is loaded into, and its columns (all text; the view casts them).
+API_TABLES: Mapping[str, tuple[str, ...]] = {"clusters": ("cluster_id", "cluster_name", "tags"),
+                                             "cluster_events": ("cluster_id", "timestamp", "type", "details")}
+
+
+def _items(path: Path, key: str) -> list[Any]:
+    """The objects of an API response file: ``{key: [...]}`` (pages one after another too), a list, or JSON lines."""
     from dbxtypes.documents import parse_json_stream, read_text
 
-    docs = parse_json_stream(read_text(path, "clusters"), str(path))
     items: list[Any] = []
-    for doc in docs:
-        if isinstance(doc, dict) and isinstance(doc.get("clusters"), list):
-            items += doc["clusters"]
+    for doc in parse_json_stream(read_text(path, key), str(path)):
+        if isinstance(doc, dict) and isinstance(doc.get(key), list):
+            items += doc[key]
         elif isinstance(doc, list):
             items += doc
         else:
             items.append(doc)
-    rows = []
+    return items
+
+
+def api_rows(name: str, path: Path) -> list[tuple[str, ...]]:
+    """The rows of an API response (`API_TABLES`)."""
+    return clusters_rows(path) if name == "clusters" else events_rows(path)
+
+
+def events_rows(path: Path) -> list[tuple[str, ...]]:
+    """``cluster_events.json``: the Clusters events API response (``{"events": [...]}``) or a list of events ->
+    (cluster_id, timestamp, type, details as JSON)."""
+    rows: list[tuple[str, ...]] = []
+    for i, item in enumerate(_items(path, "events")):
+        if not isinstance(item, dict) or not item.get("cluster_id") or item.get("timestamp") is None:
+            raise InputError.single(str(path), f"events[{i}]", "lacks cluster_id or timestamp.",
+                                    "export the Clusters events API response, or one event per line.")
+        rows.append((str(item["cluster_id"]), str(item["timestamp"]), str(item.get("type") or ""),
+                     json.dumps(item.get("details") or {})))
+    return rows
+
+
+def clusters_rows(path: Path) -> list[tuple[str, ...]]:
+    """``clusters.json``: a Clusters API list response (``{"clusters": [...]}``), a list of clusters, or JSON lines
+    of system-table rows -> (cluster_id, cluster_name, tags as JSON)."""
+    items = _items(path, "clusters")
+    rows: list[tuple[str, ...]] = []
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not item.get("cluster_id"):
             raise InputError.single(str(path), f"clusters[{i}].cluster_id", "is missing.",
