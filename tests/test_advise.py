@@ -476,3 +476,23 @@ def test_the_readme_documents_every_finding_and_threshold() -> None:
     for name, columns in COLUMNS.items():
         assert all(f"`{c}`" in section for c in columns), name
     assert set(PLANTS) == set(FINDING_IDS) - {"gpu-balanced"}
+
+
+def test_the_event_vocabulary_is_databricks_own() -> None:
+    """The event types, reason code and detail fields the analysis reads exist in databricks-sdk's compute types
+    (the Clusters events API), so a real export carries them under these names."""
+    import dataclasses
+
+    from databricks.sdk.service import compute
+
+    from stackplan.advise.analysis import SQL_DIR
+
+    stats = (SQL_DIR / "stats.sql.j2").read_text()
+    sources = (REPO / "stackplan" / "advise" / "sources.py").read_text()
+    for event in ("NODES_LOST", "RESIZING", "UPSIZE_COMPLETED", "AUTOSCALING_STATS_REPORT"):
+        assert hasattr(compute.EventType, event) and f"'{event}'" in stats
+    assert compute.TerminationReasonCode.SPOT_INSTANCE_TERMINATION.value in stats
+    details = {f.name for f in dataclasses.fields(compute.EventDetails)}
+    for field_name in ("current_num_workers", "target_num_workers", "reason"):
+        assert field_name in details and f"$.{field_name}" in sources.replace("$.reason.code", "$.reason")
+    assert {f.name for f in dataclasses.fields(compute.ClusterEvent)} >= {"cluster_id", "timestamp", "type", "details"}
