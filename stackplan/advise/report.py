@@ -59,7 +59,10 @@ def advise_table(doc: Mapping[str, Any], width: int) -> str:
     console = Console(file=buffer, width=width, no_color=True, highlight=False, soft_wrap=False)
     table = Table(title=f"Advice for stack {doc['stack']} from {doc['usage']}", title_justify="left")
     columns: tuple[tuple[str, dict[str, Any]], ...] = (
-        ("severity", {}), ("finding", {}), ("workload", {}), ("evidence", {"overflow": "fold", "ratio": 3}),
+        ("severity", {"no_wrap": True}),
+        ("finding", {"no_wrap": True, "min_width": max(len(f["id"]) for f in doc["findings"]) if doc["findings"]
+                     else 7}),  # an id is a contract: never cut
+        ("workload", {"overflow": "fold"}), ("evidence", {"overflow": "fold", "ratio": 3}),
         ("proposal", {"overflow": "fold", "ratio": 2}), ("$/month", {"justify": "right"}))
     for name, kw in columns:
         table.add_column(name, **kw)
