@@ -661,21 +661,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stack", required=True, metavar="NAME|FILE",
                    help="a stack name (prod) or the path of a stack YAML file")
     p.add_argument("--usage", metavar="DIR",
-                   help="the exports: clusters, node_timeline, gpu_timeline, cluster_events.jsonl, usage, "
-                        "list_prices, requests (CSV or Parquet; each optional but clusters)")
+                   help="the exports: clusters, node_timeline, gpu_timeline, cluster_events, usage, list_prices, "
+                        "requests (CSV or Parquet, events as JSON; each optional but clusters)")
     p.add_argument("--sla-p99-ms", type=float, metavar="N",
                    help="request P99 latency SLA in ms (default: advise.sla_p99_ms of the policy config; none: "
                         "latency is not judged)")
     p.add_argument("--format", choices=["table", "json", "markdown", "html"], default="table",
                    help="table (default), json (same as --json), markdown, or html (a page with charts)")
-    p.add_argument("--json", action="store_true", help="write JSON instead of a table")
-    p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    common(p)  # --json, --out, --policy-config (its advise section holds the thresholds)
     p.add_argument("--emit-sql", metavar="DIR",
                    help="write the same analysis as Databricks SQL over system tables to DIR (run it on a SQL "
                         "warehouse); with --usage, also advise locally")
     p.add_argument("--days", type=int, default=30, metavar="N", help="with --emit-sql: the window, days (default 30)")
-    p.add_argument("--policy-config", metavar="FILE",
-                   help="policy config JSON; its advise section holds the thresholds")
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
     p.set_defaults(func=cmd_advise)
 

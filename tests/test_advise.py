@@ -297,6 +297,20 @@ def test_clusters_as_an_api_list_and_gpu_timeline_as_the_collector_writes_it(adv
     assert _ids(doc) == _ids(baseline)
 
 
+def test_without_a_bill_idle_hours_scale_by_the_telemetry_window(advise: Any, stack_file: Path,
+                                                                 workdir: Path) -> None:
+    with_bill, usage = advise("idle-cluster")
+    copy = workdir / "no-bill"
+    shutil.copytree(usage, copy)
+    (copy / "usage.csv").unlink()
+    (copy / "list_prices.csv").unlink()
+    doc = advise_json(stack_file, copy, workdir / "no-bill.json")
+    f, g = finding(doc, "idle-cluster"), finding(with_bill, "idle-cluster")
+    assert f["proposal"]["edit"] == g["proposal"]["edit"]  # both windows are the same two whole days
+    assert "cost-drift" not in {x["id"] for x in doc["findings"]}
+    assert any("usage, list_prices" in n for n in doc["notes"])
+
+
 def test_cluster_events_as_the_api_response(advise: Any, stack_file: Path, workdir: Path) -> None:
     baseline, usage = advise("spot-reclaim-hits-base")
     copy = workdir / "events-json"

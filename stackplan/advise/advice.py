@@ -264,11 +264,12 @@ def _idle(row: Mapping[str, Any], t: Target, c: Context, a: Analysis) -> tuple[s
 
 
 def _window_hours(a: Analysis) -> float:
-    hours = [float(s["usage_hours"]) for s in a.summary if s.get("usage_hours")]
-    if hours:
-        return hours[0]
-    minutes = [float(s["up_minutes"] or 0) for s in a.summary]
-    return max(minutes) / 60 if minutes else 0.0
+    """The export's window in hours: the bill's span in whole days, else the GPU telemetry's."""
+    for key in ("usage_hours", "gpu_window_hours"):
+        hours = [float(s[key]) for s in a.summary if s.get(key)]
+        if hours:
+            return hours[0]
+    return 0.0
 
 
 def _drift(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Proposal | None, str | None]:
