@@ -7,7 +7,6 @@ import math
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan
 from dbxtypes.vocabulary import HOURS_PER_MONTH, PROJECT
 
-from .analysis import FINDING_IDS, Analysis
+from .analysis import FINDING_IDS, Analysis, plain
 from .targets import Target
 
 SEVERITY = {"gpu-underutilized": "warning", "gpu-balanced": "info", "latency-over-sla-scale-out": "critical",
@@ -67,21 +66,11 @@ class Finding:
                 "cluster_id": self.cluster_id, "evidence": self.evidence,
                 "proposal": self.proposal.to_json() if self.proposal else None,
                 "monthly_cost_delta": _round(self.monthly_cost_delta), "note": self.note,
-                "figures": {k: _plain(v) for k, v in self.figures.items()}}
+                "figures": {k: plain(v) for k, v in self.figures.items()}}
 
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(float(value), 2)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, float):
-        return round(value, 3) if math.isfinite(value) else None
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return value
 
 
 def _f(value: Any, digits: int = 0) -> str:

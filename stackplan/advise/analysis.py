@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,17 @@ SQL_DIR = Path(__file__).parent / "sql"
 FINDING_IDS = ("gpu-underutilized", "gpu-balanced", "latency-over-sla-scale-out", "latency-over-sla-not-gpu-bound",
                "spot-reclaim-hits-base", "training-resized", "autoscaling-churn", "idle-cluster", "cost-drift",
                "poor-scaling-interconnect")
+
+
+def plain(value: Any) -> Any:
+    """A value DuckDB returned, as JSON takes it: Decimal -> float, a time -> ISO text, a float rounded."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, float):
+        return round(value, 3) if math.isfinite(value) else None
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
 
 
 def sql_literal(value: Any) -> str:

@@ -69,7 +69,7 @@ def cmd_advise(args: argparse.Namespace, *, emit: Any, policy_config: Any) -> in
             finding.proposal.blocked_by = same.blocked_by
     from .report import advise_doc, advise_table, render_report
 
-    doc = advise_doc(plan, findings, analysis, thresholds, sla, args.usage)
+    doc = advise_doc(plan, [f.to_json() for f in findings], analysis, thresholds, sla, args.usage)
     fmt = "json" if args.json else args.format
     if fmt == "json":
         emit(json.dumps(doc, indent=2, allow_nan=False) + "\n")

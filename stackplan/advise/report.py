@@ -10,15 +10,14 @@ from typing import Any
 
 from dbxtypes.plan import Plan
 
-from .advice import Finding, _plain
-from .analysis import Analysis
+from .analysis import Analysis, plain
 
 SUMMARY_FIELDS = ("workload", "role", "min_workers", "max_workers", "runs", "minutes", "busy_minutes",
                   "median_busy_util", "p99_ms", "requests", "reclaims", "resizes", "idle_minutes", "billed_monthly_usd",
                   "dbu_monthly_expected")
 
 
-def advise_doc(plan: Plan, findings: list[Finding], analysis: Analysis, thresholds: Mapping[str, Any],
+def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, thresholds: Mapping[str, Any],
                sla: float | None, usage_dir: str) -> dict[str, Any]:
     notes = []
     if sla is None:
@@ -34,12 +33,12 @@ def advise_doc(plan: Plan, findings: list[Finding], analysis: Analysis, threshol
         "stack": plan.stack, "stack_file": plan.stack_file, "usage": usage_dir,
         "inputs": analysis.inputs, "sla_p99_ms": sla,
         "thresholds": {k: v for k, v in thresholds.items()},
-        "workloads": [{k: _plain(row.get(k)) for k in SUMMARY_FIELDS} for row in analysis.summary],
-        "findings": [f.to_json() for f in findings],
+        "workloads": [{k: plain(row.get(k)) for k in SUMMARY_FIELDS} for row in analysis.summary],
+        "findings": findings,
         "notes": notes,
         "series": {
-            "gpu_hourly": [{k: _plain(v) for k, v in r.items()} for r in analysis.gpu_hourly],
-            "p99_hourly": [{k: _plain(v) for k, v in r.items()} for r in analysis.p99_hourly],
+            "gpu_hourly": [{k: plain(v) for k, v in r.items()} for r in analysis.gpu_hourly],
+            "p99_hourly": [{k: plain(v) for k, v in r.items()} for r in analysis.p99_hourly],
         },
     }
 
