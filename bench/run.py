@@ -507,12 +507,22 @@ ADVISE_NODES = 60  #: GPU nodes of the month (the training cluster: 1 driver + 5
 _SCAN_CHILD = """
 import duckdb, json, sys, time, resource
 con = duckdb.connect()
-start = time.perf_counter()
-row = con.execute("SELECT count(*), min(cluster_id), min(instance_id), bool_or(driver), sum(gpu_index), "
-                  "min(start_time), max(end_time), sum(gpu_util_percent), sum(gpu_mem_used_mb), "
-                  "sum(gpu_mem_total_mb) FROM read_parquet(?)", [sys.argv[1]]).fetchone()
-wall = time.perf_counter() - start
-print(json.dumps({"rows": row[0], "wall": wall, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+out = {}
+# every column of every export file, each file once, one light aggregate per column that must read its values
+# (count alone is answered from the Parquet metadata): the least any analysis of the files must do
+def light(name, kind):
+    if kind == "BOOLEAN":
+        return f"bool_or({name})"
+    if kind.startswith(("DECIMAL", "DOUBLE", "FLOAT", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT")):
+        return f"sum({name})"
+    return f"max({name})"
+for path in sys.argv[1:]:
+    described = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path]).fetchall()
+    aggregates = ", ".join(light(r[0], str(r[1])) for r in described)
+    start = time.perf_counter()
+    row = con.execute(f"SELECT count(*), {aggregates} FROM read_parquet(?)", [path]).fetchone()
+    out[path] = {"rows": row[0], "wall": time.perf_counter() - start}
+print(json.dumps({"files": out, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 _ANALYSIS_CHILD = """
@@ -555,18 +565,24 @@ def section_advise(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
                                "--only", "benchgpu-training", "--only", "benchgpu-inference",
                                "--plant", "gpu-underutilized", "--plant", "latency-over-sla-scale-out"]).wall
         gpu_file = str(usage / "gpu_timeline.parquet")
-        scan = min((_child_json(_SCAN_CHILD, gpu_file) for _ in range(2)), key=lambda r: r["wall"])
+        files = [gpu_file] + sorted(str(p) for p in usage.glob("*.parquet") if p.name != "gpu_timeline.parquet")
+        scans = [_child_json(_SCAN_CHILD, *files) for _ in range(2)]
+        scan_gpu = min(r["files"][gpu_file]["wall"] for r in scans)
+        scan_all = min(sum(f["wall"] for f in r["files"].values()) for r in scans)
+        scan = {"rows": scans[0]["files"][gpu_file]["rows"], "wall": scan_gpu}
         analysis = min((_child_json(_ANALYSIS_CHILD, str(stack), str(usage)) for _ in range(2)),
                        key=lambda r: r["wall"])
         proc = measure([PY, "-m", "stackplan", "advise", "--stack", str(stack), "--usage", str(usage),
                         "--sla-p99-ms", "1000", "--json"], 1, stdout=tmp / "advise-out.json")
         found = sorted(f["id"] for f in json.loads((tmp / "advise-out.json").read_text())["findings"])
         n = int(scan["rows"])
-        results[n] = {"scan": scan["wall"], "analysis": analysis["wall"], "analysis_rss": analysis["rss"],
-                      "process": proc.best, "process_rss": proc.rss_mib, "days": days, "found": found}
-        rows_out.append([f"{days:g}", f"{n:,}", secs(generated), secs(scan["wall"]), secs(analysis["wall"]),
+        results[n] = {"scan": scan["wall"], "scan_all": scan_all, "analysis": analysis["wall"],
+                      "analysis_rss": analysis["rss"], "process": proc.best, "process_rss": proc.rss_mib,
+                      "days": days, "found": found}
+        rows_out.append([f"{days:g}", f"{n:,}", secs(generated), secs(scan["wall"]), secs(scan_all),
+                         secs(analysis["wall"]), f"{analysis['wall'] / scan_all:.2f}x",
                          f"{analysis['wall'] / scan['wall']:.2f}x", mib(analysis["rss"]), secs(proc.best),
-                         f"{proc.best / scan['wall']:.2f}x", mib(proc.rss_mib)])
+                         mib(proc.rss_mib)])
     sizes = sorted(results)
     big, small = sizes[-1], sizes[0]
     growth = (results[big]["analysis"] / big) / (results[small]["analysis"] / small)
@@ -575,13 +591,15 @@ def section_advise(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     rep.add("## 2c. Advise over a month of GPU telemetry\n\n"
             f"`bench/telemetry.py` writes Parquet exports for {ADVISE_NODES} nodes of p4d.24xlarge (8 GPUs each, one "
             "row per GPU and minute) plus an inference cluster, with two planted problems. **scan**: one DuckDB query "
-            "reading every column of `gpu_timeline.parquet` once, in a fresh process (the best of 2). **analysis**: "
+            "per export file reading every column once, in a fresh process (the best of 2): of `gpu_timeline.parquet` "
+            "alone, and of all the files the analysis reads (gpu_timeline, node_timeline, requests, usage, ...). "
+            "**analysis**: "
             "`run_local` (every SQL statement of the advise, views over the files, no copy), the best of 2, with "
             "that process's peak RSS. **process**: the whole `python -m stackplan advise --json` (the Pulumi "
             "program under mocks, the analysis, and the cost model on each edited stack).\n\n"
-            + table(["days", "gpu_timeline rows", "generate", "scan", "analysis", "analysis / scan",
-                     "analysis peak RSS", "process", "process / scan", "process peak RSS"], rows_out,
-                    align="rrrrrrrrrr")
+            + table(["days", "gpu_timeline rows", "generate", "scan gpu_timeline", "scan all files", "analysis",
+                     "analysis / scan all", "analysis / scan gpu_timeline", "analysis peak RSS", "process",
+                     "process peak RSS"], rows_out, align="rrrrrrrrrrr")
             + f"\n\nFindings at {big:,} rows: {', '.join(r['found'])}. Growth: the analysis takes "
               f"{marginal * 1e9:.0f} ns per added row between {small:,} and {big:,} rows, on top of a fixed part "
               f"(reading the small inputs, the other statements); time per row at {big:,} / at {small:,} rows: "
@@ -850,11 +868,12 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
     if "advise" in summary:
         a = summary["advise"]
         r = a["results"][a["big"]]
-        within = "within" if r["analysis"] <= 3 * r["scan"] else "OVER"
+        within = "within" if r["analysis"] <= 3 * r["scan_all"] else "OVER"
         memory = "under" if max(r["analysis_rss"], r["process_rss"]) < 1536 else "OVER"
         lines.append(f"- Advise: {a['big']:,} gpu_timeline rows (Parquet) analysed in {secs(r['analysis'])}, "
-                     f"{r['analysis'] / r['scan']:.2f}x one DuckDB scan of the files ({secs(r['scan'])}; {within} the "
-                     f"3x goal); the whole `advise` process {secs(r['process'])} ({r['process'] / r['scan']:.2f}x), "
+                     f"{r['analysis'] / r['scan_all']:.2f}x one DuckDB scan of the export files "
+                     f"({secs(r['scan_all'])}; {within} the 3x goal), {r['analysis'] / r['scan']:.2f}x the scan of "
+                     f"gpu_timeline alone ({secs(r['scan'])}); the whole `advise` process {secs(r['process'])}, "
                      f"peak {mib(max(r['analysis_rss'], r['process_rss']))} ({memory} the 1.5 GiB goal); "
                      f"{a['marginal'] * 1e9:.0f} ns per added row.")
     if summary.get("peer"):

@@ -522,3 +522,24 @@ def test_the_event_vocabulary_is_databricks_own() -> None:
     for field_name in ("current_num_workers", "target_num_workers", "reason"):
         assert field_name in details and f"$.{field_name}" in sources.replace("$.reason.code", "$.reason")
     assert {f.name for f in dataclasses.fields(compute.ClusterEvent)} >= {"cluster_id", "timestamp", "type", "details"}
+
+
+def test_an_edit_is_refused_only_for_mandatory_findings_it_brings(stack_file: Path, tmp_path: Path) -> None:
+    from stackplan.advise.advice import Proposal, price_edit
+
+    rule = "databricks-cluster-prefer-interconnect-for-multi-node-training"
+    config = {rule: "mandatory"}
+    # the stack already breaks the rule (4 workers of g5.xlarge): an edit that keeps breaking it is not refused
+    plan = build_plan(str(stack_file), policy_config=config, with_cost=True)
+    assert any(v.policy == rule and v.mandatory for v in plan.violations or [])
+    kept = Proposal("more workers", {"training.num_workers": 6})
+    price_edit(plan, kept, policy_config=config, prices=None)
+    assert kept.blocked_by == [] and kept.monthly_after is not None and kept.monthly_after > kept.monthly_before
+    # a stack that does not break it: the edit that makes it break it is refused, and still priced
+    single = tmp_path / "Pulumi.obs.yaml"
+    single.write_text(STACK.replace("num_workers: 4", "num_workers: 1"), encoding="utf-8")
+    plan = build_plan(str(single), policy_config=config, with_cost=True)
+    assert not any(v.policy == rule for v in plan.violations or [])
+    brings = Proposal("more workers", {"training.num_workers": 4})
+    price_edit(plan, brings, policy_config=config, prices=None)
+    assert brings.blocked_by == [rule] and brings.monthly_after is not None

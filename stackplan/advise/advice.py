@@ -401,7 +401,8 @@ def edited_stack_text(stack_file: Path, edit: Mapping[str, Any]) -> str:
 
 def price_edit(plan: Plan, proposal: Proposal, *, policy_config: Any, prices: str | None) -> None:
     """Price the stack with the proposal's edit (the cost model on the edited stack, its policies too): fills
-    ``monthly_before``/``monthly_after`` and ``blocked_by`` (mandatory policies the edited stack breaks)."""
+    ``monthly_before``/``monthly_after`` and ``blocked_by`` (mandatory policies the edit breaks: those the edited
+    stack breaks and ``plan``, the stack as it is, does not)."""
     from stackplan.cli import build_plan
 
     assert plan.cost is not None and plan.stack_file
@@ -417,4 +418,6 @@ def price_edit(plan: Plan, proposal: Proposal, *, policy_config: Any, prices: st
     assert after.cost is not None
     proposal.monthly_before = float(plan.cost.total.monthly.expected or 0)
     proposal.monthly_after = float(after.cost.total.monthly.expected or 0)
-    proposal.blocked_by = sorted({v.policy for v in after.violations or [] if v.mandatory})
+    already = {(v.policy, v.resource_name) for v in plan.violations or [] if v.mandatory}
+    proposal.blocked_by = sorted({v.policy for v in after.violations or []
+                                  if v.mandatory and (v.policy, v.resource_name) not in already})

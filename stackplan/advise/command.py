@@ -25,8 +25,7 @@ def cmd_advise(args: argparse.Namespace, *, emit: Any, policy_config: Any) -> in
     if sla is not None and not sla > 0:
         raise InputError.single("--sla-p99-ms", "--sla-p99-ms", f"must be a positive number of ms, got {sla:g}.",
                                 "pass e.g. --sla-p99-ms 800.")
-    plan = build_plan(args.stack, policy_config=policy_config, with_policies=False, prices=args.prices,
-                      with_cost=True)
+    plan = build_plan(args.stack, policy_config=policy_config, prices=args.prices, with_cost=True)
     targets = targets_of(plan, float(thresholds["low_bandwidth_gbps"] or 0))
     if not targets:
         raise InputError.single(plan.stack_file or args.stack, "dbx-ai-infra:training|inference|dev",
