@@ -118,7 +118,8 @@ def _runs_for(target: Target, stack: str, days: float, plant: set[str], full_win
     return runs
 
 
-def _events(runs: list[Run], targets: dict[str, Target], plant: set[str]) -> list[dict[str, Any]]:
+def _events(runs: list[Run], targets: dict[str, Target], where: dict[str, str]) -> list[dict[str, Any]]:
+    """The runs' events; a planted problem's events only on the workload it was planted on (``where``)."""
     events: list[dict[str, Any]] = []
 
     def at(run: Run, minute: int) -> int:
@@ -128,7 +129,7 @@ def _events(runs: list[Run], targets: dict[str, Target], plant: set[str]) -> lis
         target = targets[run.cluster_id]
         events.append({"cluster_id": run.cluster_id, "timestamp": at(run, 0), "type": "RUNNING",
                        "details": {"current_num_workers": run.workers, "target_num_workers": run.workers}})
-        mine = {p for p in plant if PLANT_ROLE[p] == target.role}
+        mine = {p for p, workload in where.items() if workload == target.workload}
         if "spot-reclaim-hits-base" in mine:
             for k in range(3):
                 minute = (k + 1) * run.minutes // 4
@@ -245,7 +246,7 @@ def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), day
     con.execute("SET TimeZone = 'UTC'")
     con.execute(f"CREATE TABLE runs AS {_runs_sql(runs)}")
     con.execute(_NODES.format(start=START.strftime("%Y-%m-%d %H:%M:%S+00")))
-    events = _events(runs, by_cluster, planted & {p for p, w in where.items()})
+    events = _events(runs, by_cluster, where)
     reclaims = [(e["cluster_id"], (e["timestamp"] // 60000) - int(START.timestamp() // 60)) for e in events
                 if e["type"] == "NODES_LOST"]
     con.execute("CREATE TABLE reclaim_minutes (cluster_id VARCHAR, minute BIGINT)")

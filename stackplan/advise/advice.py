@@ -94,8 +94,31 @@ class Context:
     spec: Any  #: the stack's StackSpec
 
 
-def _workers_key(t: Target) -> str:
-    return f"{t.section}.min_workers" if t.section == "inference" else f"{t.section}.num_workers"
+def _resize(t: Target, c: Context, *, lo: int | None = None, hi: int | None = None) -> tuple[dict[str, Any],
+                                                                                     dict[str, Any]]:
+    """The edit (and the current values) that sizes a workload: ``lo``/``hi`` for inference (``hi`` kept above
+    ``lo``: the autoscale API needs max > min), ``lo`` as ``num_workers`` otherwise; and the section's instance pool
+    raised when it could not hold the largest size (the spec refuses a pool smaller than the driver and its
+    workers)."""
+    edit: dict[str, Any] = {}
+    current: dict[str, Any] = {}
+    if t.section == "inference":
+        new_lo = t.min_workers if lo is None else lo
+        new_hi = max(t.max_workers if hi is None else hi, new_lo + 1)
+        if new_lo != t.min_workers:
+            edit["inference.min_workers"], current["inference.min_workers"] = new_lo, t.min_workers
+        if new_hi != t.max_workers:
+            edit["inference.max_workers"], current["inference.max_workers"] = new_hi, t.max_workers
+        largest = new_hi
+    else:
+        largest = t.min_workers if lo is None else lo
+        if largest != t.min_workers:
+            edit[f"{t.section}.num_workers"], current[f"{t.section}.num_workers"] = largest, t.min_workers
+    pool = getattr(c.spec.instance_pools, t.section, None) if c.spec is not None else None
+    if pool is not None and pool.max_capacity is not None and pool.max_capacity < 1 + largest:
+        key = f"instance_pools.{t.section}.max_capacity"
+        edit[key], current[key] = 1 + largest, pool.max_capacity
+    return edit, current
 
 
 def _underutilized(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Proposal | None, str | None]:
@@ -107,11 +130,7 @@ def _underutilized(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, 
     fewer = max(1, math.ceil(round(workers * util / high, 1))) if workers > 1 else workers
     section = getattr(c.spec, t.section, None)
     if fewer < workers and t.section in ("training", "inference"):
-        key = _workers_key(t)
-        edit: dict[str, Any] = {key: fewer}
-        current: dict[str, Any] = {key: workers}
-        if t.section == "inference" and t.max_workers < fewer:
-            edit["inference.max_workers"] = fewer
+        edit, current = _resize(t, c, lo=fewer)
         return evidence, Proposal(f"fewer workers: {workers} -> {fewer} (the same work at about {high:g}% GPU use)",
                                   edit, current), None
     if section is not None and getattr(section, "node_type_id", None):
@@ -139,14 +158,15 @@ def _scale_out(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Prop
                 f"the GPUs were busy (median {_num(row, 'median_busy_util'):.0f}%): too few workers"
                 + (f"; the cluster sat at its maximum of {hi} workers {share:.0f}% of the time." if at_max else "."))
     new_lo = max(lo + 1, math.ceil(round(lo * p99 / c.sla, 1)))
-    new_hi = hi + (new_lo - lo) if at_max else max(hi, new_lo)
-    new_lo = min(new_lo, new_hi)
-    edit: dict[str, Any] = {"inference.min_workers": new_lo}
-    current: dict[str, Any] = {"inference.min_workers": lo}
-    if new_hi != hi:
-        edit["inference.max_workers"], current["inference.max_workers"] = new_hi, hi
-    text = f"raise min_workers {lo} -> {new_lo}" + (f" and max_workers {hi} -> {new_hi}" if new_hi != hi else "")
-    return evidence, Proposal(text, edit, current), None
+    edit, current = _resize(t, c, lo=new_lo, hi=hi + (new_lo - lo) if at_max else hi)
+    return evidence, Proposal(_resize_text(edit, current), edit, current), None
+
+
+def _resize_text(edit: Mapping[str, Any], current: Mapping[str, Any]) -> str:
+    names = {"inference.min_workers": "min_workers", "inference.max_workers": "max_workers"}
+    parts = [f"{names.get(k, k.split('.')[-1] if 'pools' not in k else 'the pool max_capacity')} {current[k]} -> "
+             f"{v}" for k, v in edit.items()]
+    return "raise " + ", ".join(parts)
 
 
 def _not_gpu_bound(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Proposal | None, str | None]:
@@ -176,10 +196,9 @@ def _reclaims(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Propo
     evidence = (f"{n} spot reclaim(s) on the inference cluster: {below} took it below its minimum of {lo} workers "
                 f"(down to {least}), {breach} were followed by an SLA breach within "
                 f"{c.thresholds['breach_window_minutes']:g} minutes.")
-    new_lo = lo + max(1, lo - least)
-    return evidence, Proposal(f"a larger on-demand base: min_workers {lo} -> {new_lo} (the base is on-demand; "
-                              "spot stays above it)", {"inference.min_workers": new_lo},
-                              {"inference.min_workers": lo}), None
+    edit, current = _resize(t, c, lo=lo + max(1, lo - least))
+    return evidence, Proposal(f"a larger on-demand base (the base is on-demand; spot stays above it): "
+                              f"{_resize_text(edit, current).removeprefix('raise ')}", edit, current), None
 
 
 def _resized(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Proposal | None, str | None]:
@@ -188,11 +207,11 @@ def _resized(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Propos
                 f"other than its {t.min_workers} workers (to {int(_num(row, 'smallest_target'))}.."
                 f"{largest}) in {int(_num(row, 'runs_resized'))} run(s). A resize mid-run changes the data-parallel "
                 "world size and restarts the workers.")
-    key = _workers_key(t)
     if largest > t.min_workers:
+        edit, current = _resize(t, c, lo=largest)
         return evidence, Proposal(f"fix the size the run wanted: num_workers {t.min_workers} -> {largest} (or keep "
                                   f"{t.min_workers} and stop resizing by hand: the stack's cluster policy fixes "
-                                  "num_workers)", {key: largest}, {key: t.min_workers}), None
+                                  "num_workers)", edit, current), None
     return evidence, None, (f"keep num_workers {t.min_workers} and stop resizing it by hand (the cluster policy "
                             "fixes it).")
 
@@ -205,10 +224,11 @@ def _churn(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Proposal
                 f"between {t.min_workers} and {t.max_workers}.")
     if t.section != "inference":
         return evidence, None, "autoscaling churns: a higher minimum steadies it."
-    new_lo = min(t.max_workers, max(t.min_workers + 1, math.ceil(median)))
-    return evidence, Proposal(f"a higher minimum: min_workers {t.min_workers} -> {new_lo} (scale_down_minutes is "
-                              "already at most 10, Databricks' longest window)", {"inference.min_workers": new_lo},
-                              {"inference.min_workers": t.min_workers}), None
+    # the median size, kept below the maximum so that autoscaling still has room
+    new_lo = max(t.min_workers + 1, min(math.ceil(median), t.max_workers - 1))
+    edit, current = _resize(t, c, lo=new_lo)
+    return evidence, Proposal(f"a higher minimum (scale_down_minutes is already at most 10, Databricks' longest "
+                              f"window): {_resize_text(edit, current).removeprefix('raise ')}", edit, current), None
 
 
 def _usage_key(t: Target) -> str | None:
@@ -328,10 +348,10 @@ def _interconnect(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, P
     big = min(holding, key=lambda n: (n.gpu_count, n.usd_per_hour_on_demand or math.inf)) if holding \
         else max(larger, key=lambda n: n.gpu_count)
     workers = max(1, math.ceil(total / big.gpu_count))
-    edit = {f"{t.section}.node_type_id": big.node_type_id, f"{t.section}.num_workers": workers}
+    edit, current = _resize(t, c, lo=workers)
     spec = getattr(c.spec, t.section, None)
-    current = {f"{t.section}.node_type_id": getattr(spec, "node_type_id", None) or f"(sized: {t.node_type_id})",
-               f"{t.section}.num_workers": t.min_workers}
+    edit[f"{t.section}.node_type_id"] = big.node_type_id
+    current[f"{t.section}.node_type_id"] = getattr(spec, "node_type_id", None) or f"(sized: {t.node_type_id})"
     return evidence, Proposal(f"fewer, larger nodes: {t.min_workers} x {t.node_type_id} ({node.gpu_count} GPU) -> "
                               f"{workers} x {big.node_type_id} ({big.gpu_count} GPUs): more of the gradient exchange "
                               "stays inside a node", edit, current), None
