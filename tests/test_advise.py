@@ -543,3 +543,22 @@ def test_an_edit_is_refused_only_for_mandatory_findings_it_brings(stack_file: Pa
     brings = Proposal("more workers", {"training.num_workers": 4})
     price_edit(plan, brings, policy_config=config, prices=None)
     assert brings.blocked_by == [rule] and brings.monthly_after is not None
+
+
+@pytest.mark.parametrize(("stack", "plant", "expected"), [
+    # dev: min 1, max 2; a larger base of 2 needs a maximum of 3 (the autoscale API needs max > min)
+    ("dev", "spot-reclaim-hits-base", {"dbx-ai-infra:inference.min_workers": 2,
+                                       "dbx-ai-infra:inference.max_workers": 3}),
+    # prod: its inference pool holds 12 nodes; 13 workers and the driver need 14
+    ("prod", "latency-over-sla-scale-out", {"dbx-ai-infra:inference.min_workers": 5,
+                                            "dbx-ai-infra:inference.max_workers": 13,
+                                            "dbx-ai-infra:instance_pools.inference.max_capacity": 14}),
+])
+def test_a_proposal_is_a_stack_the_spec_accepts(tmp_path: Path, stack: str, plant: str,
+                                                expected: dict[str, int]) -> None:
+    plan = build_plan(stack, with_policies=False, with_cost=True)
+    write_exports(tmp_path / "usage", plan, plant=[plant], days=DAYS)
+    doc = advise_json(Path(stack), tmp_path / "usage", tmp_path / "out.json")
+    f = finding(doc, plant)
+    assert f["proposal"]["edit"] == expected
+    assert f["proposal"]["blocked_by"] == [] and f["monthly_cost_delta"] is not None and f["monthly_cost_delta"] > 0
