@@ -31,11 +31,12 @@ def cmd_advise(args: argparse.Namespace, *, emit: Any, policy_config: Any) -> in
         raise InputError.single(plan.stack_file or args.stack, "dbx-ai-infra:training|inference|dev",
                                 "the stack has no cluster to advise on.", "add a training, inference or dev section.")
     rows = target_rows(targets, plan.stack)
+    from stackspec import load_stack
+
+    spec = load_stack(args.stack, limits=config.limits()).spec  # validated by build_plan above, with these limits
     if args.emit_sql:
         from stackplan.output import write_text
-        from stackspec import load_stack
 
-        spec = load_stack(args.stack).spec
         schema, volume = spec.monitoring.volume.split(".", 1)
         telemetry = f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}"
         out = Path(args.emit_sql)
@@ -50,9 +51,6 @@ def cmd_advise(args: argparse.Namespace, *, emit: Any, policy_config: Any) -> in
         if not args.usage:
             return EXIT_OK
     analysis = run_local(args.usage, rows, thresholds, sla)
-    from stackspec import load_stack
-
-    spec = load_stack(args.stack).spec
     findings = findings_of(analysis, targets, Context(plan, thresholds, sla, spec))
     priced: dict[str, Any] = {}
     for finding in findings:

@@ -22,8 +22,6 @@ class Target:
     workload: str  #: the name reports show: the cluster's name, or the job's name for a job cluster
     role: str  #: training | inference | interactive
     section: str  #: the stack section it is built from: training | inference | dev
-    resource: str  #: the plan resource's name
-    urn: str
     kind: str  #: ALL_PURPOSE or JOBS_COMPUTE
     cluster_name: str | None  #: matched by name (all-purpose); None: matched by tags (job cluster)
     node_type_id: str
@@ -34,7 +32,6 @@ class Target:
     usd_per_dbu: float
     dbu_hourly: float  #: the DBU part of the hourly cost at the minimum size (cost model)
     dbu_monthly_expected: float  #: the DBU part of the expected monthly cost (cost model)
-    monthly_expected: float
     hours_per_month: float
     extra_workers_expected: float  #: the cost model's average workers above the base while bursting
     low_bandwidth: bool  #: no GPU interconnect and below `low_bandwidth_gbps` (multi-node training scales poorly)
@@ -63,14 +60,14 @@ def targets_of(plan: Plan, low_bandwidth_gbps: float) -> list[Target]:
             hours = float(part.hours_per_month or 0)
             out.append(Target(
                 workload=name or job_name, role=shape.role, section=section_of_urn(resource.urn) or shape.role,
-                resource=resource.name, urn=resource.urn, kind=shape.compute_kind,
+                kind=shape.compute_kind,
                 cluster_name=name if shape.compute_kind == ALL_PURPOSE and name else None,
                 node_type_id=str(part.node_type_id or ""), gpus_per_node=node.gpu_count if node else 0,
                 min_workers=int(shape.min_workers), max_workers=int(shape.max_workers),
                 autotermination_minutes=int(shape.autotermination_minutes or 0),
                 usd_per_dbu=_usd_per_dbu(plan, shape.compute_kind),
                 dbu_hourly=float(part.dbu_hourly or 0), dbu_monthly_expected=float(part.dbu_monthly_expected or 0),
-                monthly_expected=float(part.monthly.expected or 0), hours_per_month=hours,
+                hours_per_month=hours,
                 extra_workers_expected=float(part.extra_workers_expected or 0),
                 low_bandwidth=node is not None and node.interconnect_gbps is None
                 and (bandwidth is None or bandwidth < low_bandwidth_gbps),
