@@ -767,6 +767,9 @@ What the tables measure:
 2. **Growth.** 10 to 5,000 generated Clusters API clusters through `check --cluster-json` (wall time and peak RSS of
    the process) and through `evaluate_plan` in-process (the same clusters as Pulumi `Cluster` resources), with the
    time per cluster and a linearity check.
+   **2b** audits a mixed workspace export of up to 10,000 clusters and 5,000 jobs; **2c** runs `advise` over a
+   month of GPU telemetry in Parquet (60 eight-GPU nodes, about 21 million `gpu_timeline` rows) against one DuckDB
+   scan of the same files, and prints how the time grows with rows.
 3. **Peer.** The same clusters as Terraform, scanned by checkov with 8 equivalent custom checks, against our
    `check --cluster-json`; the findings of both are compared with what the generator planted, so the comparison
    only counts when both find the same violations.
