@@ -191,6 +191,10 @@ def _whole(value: Any) -> str:
     return "n/a" if value is None else f"{float(value):,.0f}"
 
 
+def _was(value: Any) -> str:
+    return "not set (the default)" if value is None else str(value)
+
+
 def _proposal_text(f: Mapping[str, Any]) -> str:
     if not f["proposal"]:
         return str(f["note"] or "no change")
@@ -214,7 +218,7 @@ def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
             "severity": f["severity"], "id": f["id"], "workload": cell(f["workload"]),
             "evidence": cell(f["evidence"]), "proposal": cell(_proposal_text(f)),
             "delta": money(f["monthly_cost_delta"]),
-            "edit_lines": [f"{k}: {'(remove)' if v is None else v}  # was {proposal['current'].get(k)}"
+            "edit_lines": [f"{k}: {'(remove)' if v is None else v}  # was {_was(proposal['current'].get(k))}"
                            for k, v in proposal["edit"].items()] if proposal else [],
             "before": _usd(proposal["monthly_before"]) if proposal else "",
             "after": _usd(proposal["monthly_after"]) if proposal else "",
