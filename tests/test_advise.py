@@ -285,11 +285,20 @@ def test_clusters_as_an_api_list_and_gpu_timeline_as_the_collector_writes_it(adv
     (copy / "clusters.json").write_text(json.dumps({"clusters": [
         {"cluster_id": c, "cluster_name": n, "custom_tags": json.loads(t), "state": "TERMINATED"}
         for c, n, t in rows]}))
-    # the collector: one CSV per node and minute under gpu_timeline/<cluster_id>/<instance_id>/
+    # the collector's layout: whole CSV files under gpu_timeline/<cluster_id>/<instance_id>/ (here one per node and
+    # hour rather than minute, to keep the test small), each with the header; a file being written has a hidden
+    # temporary name and is not read
     timeline = copy / "gpu_timeline"
-    timeline.mkdir()
-    con.execute(f"COPY (SELECT * FROM read_csv('{copy / 'gpu_timeline.csv'}')) TO '{timeline}' "
-                "(FORMAT csv, HEADER true, PARTITION_BY (cluster_id, instance_id))")
+    header = (copy / "gpu_timeline.csv").read_text().splitlines()[0]
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for line in (copy / "gpu_timeline.csv").read_text().splitlines()[1:]:
+        cells = line.split(",")
+        groups.setdefault((cells[0], cells[1], cells[4][:13].replace(" ", "T")), []).append(line)
+    for (cluster, instance, hour), lines in groups.items():
+        folder = timeline / cluster / instance
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{hour}-00-00Z.csv").write_text("\n".join([header, *lines]) + "\n")
+    (folder / ".partial.csv.tmp").write_text(header + "\nnot,a,whole,file\n")
     (copy / "gpu_timeline.csv").unlink()
     con.close()
     assert len(list(timeline.rglob("*.csv"))) > 5
@@ -562,3 +571,27 @@ def test_a_proposal_is_a_stack_the_spec_accepts(tmp_path: Path, stack: str, plan
     f = finding(doc, plant)
     assert f["proposal"]["edit"] == expected
     assert f["proposal"]["blocked_by"] == [] and f["monthly_cost_delta"] is not None and f["monthly_cost_delta"] > 0
+
+
+def test_the_collectors_own_files_are_read_as_written(tmp_path: Path) -> None:
+    """The real init script's output (ISO times with Z, [N/A] written empty), read by the analysis: the minute's GPU
+    use is the mean of the GPUs that reported, an unknown one left out, not counted as 0."""
+    import csv
+
+    from policies.registry import load_policy_config
+    from stackplan.advise.analysis import run_local
+    from tests.test_gpu_collector import _collect
+
+    files = [p for p in _collect(tmp_path) if p.is_file() and p.suffix == ".csv"]
+    rows = list(csv.DictReader(files[0].open()))
+    known = [float(r["gpu_util_percent"]) for r in rows if r["gpu_util_percent"]]
+    assert len(known) < len(rows)  # the recording has an [N/A]
+    usage = tmp_path / "volume"
+    (usage / "clusters.csv").write_text('cluster_id,cluster_name,tags\n0101-abc,obs-inference,"{}"\n')
+    target = {"workload": "obs-inference", "role": "inference", "kind": "all_purpose", "cluster_name": "obs-inference",
+              "tag_stack": "obs", "min_workers": 1, "max_workers": 2, "autotermination_minutes": 60,
+              "gpus_per_node": 8, "usd_per_dbu": 0.55, "dbu_hourly": 1.0, "dbu_monthly_expected": 100.0,
+              "low_bandwidth": False}
+    analysis = run_local(str(usage), [target], load_policy_config(None).advise_thresholds(), None)
+    assert analysis.gpu_hourly and analysis.gpu_hourly[0]["util"] == pytest.approx(sum(known) / len(known))
+    assert analysis.summary[0]["minutes"] == 1
