@@ -110,6 +110,14 @@ def export_items(doc: Any, source: str, label: str = "", index: int = 0) -> list
     return out
 
 
+def read_export_file(path: Any, what: str = "cluster JSON") -> list[ExportItem]:
+    """The items of one export file: one JSON document, or several one after another (paged exports)."""
+    from dbxtypes.documents import parse_json_stream, read_text
+
+    docs = parse_json_stream(read_text(path, what), str(path))
+    return export_items(docs[0] if len(docs) == 1 else docs, str(path))
+
+
 def clusters_of(items: Sequence[ExportItem]) -> list[Mapping[str, Any]]:
     """The cluster objects among the items (for ``--cluster-policy``, which judges clusters)."""
     return [i.props for i in items if i.resource_type == CLUSTER]

@@ -405,8 +405,7 @@ def _read_live(args: argparse.Namespace) -> tuple[str, list[Any]]:
 def read_export(path: str) -> list[Any]:
     """A workspace export: one file (one or several JSON documents), or a directory of ``*.json`` files read as
     one input; its items as `policies.exports.ExportItem`."""
-    from dbxtypes.documents import parse_json_stream, read_text
-    from policies.exports import export_items
+    from policies.exports import read_export_file
 
     where = Path(path)
     files = sorted(where.glob("*.json")) if where.is_dir() else [where]
@@ -416,8 +415,7 @@ def read_export(path: str) -> list[Any]:
                                 "clusters.json).")
     items: list[Any] = []
     for file in files:
-        docs = parse_json_stream(read_text(file, "cluster JSON"), str(file))
-        items += export_items(docs[0] if len(docs) == 1 else docs, str(file))
+        items += read_export_file(file)
     return items
 
 

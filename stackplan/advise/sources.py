@@ -213,31 +213,22 @@ API_TABLES: Mapping[str, tuple[str, ...]] = {"clusters": ("cluster_id", "cluster
                                              "cluster_events": ("cluster_id", "timestamp", "type", "details")}
 
 
-def _items(path: Path, key: str) -> list[Any]:
-    """The objects of an API response file: ``{key: [...]}`` (pages one after another too), a list, or JSON lines."""
-    from dbxtypes.documents import parse_json_stream, read_text
-
-    items: list[Any] = []
-    for doc in parse_json_stream(read_text(path, key), str(path)):
-        if isinstance(doc, dict) and isinstance(doc.get(key), list):
-            items += doc[key]
-        elif isinstance(doc, list):
-            items += doc
-        else:
-            items.append(doc)
-    return items
-
-
 def api_rows(name: str, path: Path) -> list[tuple[str, ...]]:
     """The rows of an API response (`API_TABLES`)."""
     return clusters_rows(path) if name == "clusters" else events_rows(path)
 
 
 def events_rows(path: Path) -> list[tuple[str, ...]]:
-    """``cluster_events.json``: the Clusters events API response (``{"events": [...]}``) or a list of events ->
-    (cluster_id, timestamp, type, details as JSON)."""
+    """``cluster_events.json``: the Clusters events API response (``{"events": [...]}``, pages one after another) or a
+    list of events -> (cluster_id, timestamp, type, details as JSON)."""
+    from dbxtypes.documents import parse_json_stream, read_text
+
+    items: list[Any] = []
+    for doc in parse_json_stream(read_text(path, "cluster events"), str(path)):
+        items += doc["events"] if isinstance(doc, dict) and isinstance(doc.get("events"), list) else \
+            doc if isinstance(doc, list) else [doc]
     rows: list[tuple[str, ...]] = []
-    for i, item in enumerate(_items(path, "events")):
+    for i, item in enumerate(items):
         if not isinstance(item, dict) or not item.get("cluster_id") or item.get("timestamp") is None:
             raise InputError.single(str(path), f"events[{i}]", "lacks cluster_id or timestamp.",
                                     "export the Clusters events API response, or one event per line.")
@@ -247,14 +238,20 @@ def events_rows(path: Path) -> list[tuple[str, ...]]:
 
 
 def clusters_rows(path: Path) -> list[tuple[str, ...]]:
-    """``clusters.json``: a Clusters API list response (``{"clusters": [...]}``), a list of clusters, or JSON lines
-    of system-table rows -> (cluster_id, cluster_name, tags as JSON)."""
-    items = _items(path, "clusters")
+    """``clusters.json``, read by the project's one reader of workspace exports (`policies.exports.read_export_file`: a
+    cluster, a list, ``{"clusters": [...]}``, pages one after another) -> (cluster_id, cluster_name, tags as JSON)
+    of each cluster in it."""
+    from dbxtypes.vocabulary import CLUSTER
+    from policies.exports import read_export_file
+
     rows: list[tuple[str, ...]] = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict) or not item.get("cluster_id"):
-            raise InputError.single(str(path), f"clusters[{i}].cluster_id", "is missing.",
+    for item in read_export_file(path, "clusters"):
+        if item.resource_type != CLUSTER:
+            continue
+        props = item.props
+        if not props.get("cluster_id"):
+            raise InputError.single(str(path), f"{item.label or item.name}.cluster_id", "is missing.",
                                     "export the Clusters API list response (databricks clusters list -o json).")
-        tags = {**(item.get("default_tags") or {}), **(item.get("custom_tags") or {}), **(item.get("tags") or {})}
-        rows.append((str(item["cluster_id"]), str(item.get("cluster_name") or ""), json.dumps(tags)))
+        tags = {**(props.get("default_tags") or {}), **(props.get("custom_tags") or {}), **(props.get("tags") or {})}
+        rows.append((str(props["cluster_id"]), str(props.get("cluster_name") or ""), json.dumps(tags)))
     return rows
