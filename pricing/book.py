@@ -240,6 +240,11 @@ def _source_entry(figure: str, value: Any, source: str | None, date: str | None,
     return {"figure": figure, "value": value, "source": source, "date": date, "estimate": estimate}
 
 
+def rate_figure_name(cloud: str, tier: str, kind: str) -> str:
+    """The name of a $/DBU figure in a cost's ``sources`` (``usd_per_dbu.aws.premium.all_purpose``)."""
+    return f"usd_per_dbu.{cloud}.{tier}.{kind}"
+
+
 class PriceBook:
     """Every price the cost model uses, for one tier. Build it with :func:`load_prices`.
 
@@ -269,7 +274,7 @@ class PriceBook:
 
     # figure names, shared with the cost object's "sources"
     def rate_figure(self, cloud: str, kind: str) -> str:
-        return f"usd_per_dbu.{cloud}.{self.tier}.{kind}"
+        return rate_figure_name(cloud, self.tier, kind)
 
     @staticmethod
     def spot_figure(cloud: str) -> str:

@@ -76,13 +76,12 @@ def targets_of(plan: Plan, low_bandwidth_gbps: float) -> list[Target]:
 
 
 def _usd_per_dbu(plan: Plan, kind: str) -> float:
+    """The $/DBU rate the cost model used for this compute kind (the figure it lists in the plan's sources)."""
+    from pricing.book import rate_figure_name
+
     assert plan.cost is not None
-    figure = next((s.value for s in plan.cost.sources if s.figure.startswith("usd_per_dbu.")
-                   and s.figure.endswith(f".{kind}")), None)
-    try:
-        return float(figure) if figure is not None else 0.0
-    except (TypeError, ValueError):
-        return 0.0
+    name = rate_figure_name(plan.cloud, plan.cost.tier, kind)
+    return next((float(s.value) for s in plan.cost.sources if s.figure == name), 0.0)
 
 
 def target_rows(targets: list[Target], stack: str) -> list[dict[str, Any]]:
@@ -90,6 +89,6 @@ def target_rows(targets: list[Target], stack: str) -> list[dict[str, Any]]:
     return [{"workload": t.workload, "role": t.role, "kind": t.kind, "cluster_name": t.cluster_name,
              "tag_stack": stack, "min_workers": t.min_workers, "max_workers": t.max_workers,
              "autotermination_minutes": t.autotermination_minutes, "gpus_per_node": t.gpus_per_node,
-             "usd_per_dbu": t.usd_per_dbu, "dbu_hourly": t.dbu_hourly,
+             "dbu_hourly": t.dbu_hourly,
              "dbu_monthly_expected": t.dbu_monthly_expected, "low_bandwidth": t.low_bandwidth}
             for t in targets]
