@@ -241,14 +241,14 @@ def _usage_key(t: Target) -> str | None:
     return None
 
 
-def _idle(row: Mapping[str, Any], t: Target, c: Context, a: Analysis) -> tuple[str, Proposal | None, str | None]:
+def _idle(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Proposal | None, str | None]:
     target = int(c.thresholds["target_autotermination_minutes"])
     idle, up = _num(row, "idle_minutes"), max(_num(row, "up_minutes"), 1)
     evidence = (f"{int(_num(row, 'idle_runs'))} of {int(_num(row, 'runs'))} run(s) ended with at least "
                 f"{c.thresholds['idle_stretch_minutes']:g} minutes of near-zero GPU use (median tail "
                 f"{_num(row, 'median_tail_minutes'):.0f} min): {idle / 60:,.1f} of {up / 60:,.1f} hours up "
                 f"({100 * idle / up:.0f}%); auto-termination is {t.autotermination_minutes} min.")
-    window = _window_hours(a)
+    window = _num(row, "window_hours")  # the bill's span in whole days, else the GPU telemetry's
     saved_month = _num(row, "saveable_minutes") / 60 * HOURS_PER_MONTH / window if window else 0.0
     key = _usage_key(t)
     edit: dict[str, Any] = {}
@@ -270,15 +270,6 @@ def _idle(row: Mapping[str, Any], t: Target, c: Context, a: Analysis) -> tuple[s
     return evidence, Proposal(f"auto-termination {t.autotermination_minutes} -> {target} min, and the usage "
                               f"assumption lowered by the {saved_month:,.0f} idle hours a month it removes", edit,
                               current), None
-
-
-def _window_hours(a: Analysis) -> float:
-    """The export's window in hours: the bill's span in whole days, else the GPU telemetry's."""
-    for key in ("usage_hours", "gpu_window_hours"):
-        hours = [float(s[key]) for s in a.summary if s.get(key)]
-        if hours:
-            return hours[0]
-    return 0.0
 
 
 def _drift(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, Proposal | None, str | None]:
@@ -357,23 +348,25 @@ def _interconnect(row: Mapping[str, Any], t: Target, c: Context) -> tuple[str, P
                               "stays inside a node", edit, current), None
 
 
+#: Finding id -> (row, target, context) -> (evidence, proposal, note).
+BUILDERS: Mapping[str, Any] = {
+    "gpu-underutilized": _underutilized, "gpu-balanced": _balanced, "latency-over-sla-scale-out": _scale_out,
+    "latency-over-sla-not-gpu-bound": _not_gpu_bound, "spot-reclaim-hits-base": _reclaims,
+    "training-resized": _resized, "autoscaling-churn": _churn, "idle-cluster": _idle, "cost-drift": _drift,
+    "poor-scaling-interconnect": _interconnect,
+}
+
+
 def findings_of(analysis: Analysis, targets: list[Target], ctx: Context) -> list[Finding]:
     """Every finding of the analysis, ordered by severity then workload."""
     by_name = {t.workload: t for t in targets}
-    builders: dict[str, Any] = {
-        "gpu-underutilized": _underutilized, "gpu-balanced": _balanced, "latency-over-sla-scale-out": _scale_out,
-        "latency-over-sla-not-gpu-bound": _not_gpu_bound, "spot-reclaim-hits-base": _reclaims,
-        "training-resized": _resized, "autoscaling-churn": _churn,
-        "idle-cluster": lambda r, t, c: _idle(r, t, c, analysis), "cost-drift": _drift,
-        "poor-scaling-interconnect": _interconnect,
-    }
     out = []
     for fid in FINDING_IDS:
         for row in analysis.rows.get(fid, []):
             target = by_name.get(str(row["workload"]))
             if target is None:
                 continue
-            evidence, proposal, note = builders[fid](row, target, ctx)
+            evidence, proposal, note = BUILDERS[fid](row, target, ctx)
             severity = "info" if fid == "spot-reclaim-hits-base" and target.role == "training" \
                 and int(_num(row, "runs_resumed")) >= int(_num(row, "runs_hit")) else SEVERITY[fid]
             figures = {k: v for k, v in row.items() if k not in ("workload", "cluster_id")}
