@@ -44,9 +44,11 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
 
 
 def money(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    return f"{'+' if value > 0 else '-' if value < 0 else ''}${abs(float(value)):,.2f}"
+    """A monthly change (``+$1.00``, ``-$1.00``): the project's money format (cents rounded half away from zero);
+    ``n/a`` when nothing was priced."""
+    from stackplan.summary import signed_money
+
+    return "n/a" if value is None else signed_money(float(value))
 
 
 def advise_table(doc: Mapping[str, Any], width: int) -> str:
@@ -184,7 +186,9 @@ def charts(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _usd(value: Any) -> str:
-    return "n/a" if value is None else f"${float(value):,.2f}"
+    from stackplan.summary import money as plain_money
+
+    return "n/a" if value is None else plain_money(float(value))
 
 
 def _whole(value: Any) -> str:
