@@ -89,7 +89,6 @@ class Analysis:
     gpu_hourly: list[dict[str, Any]] = field(default_factory=list)
     p99_hourly: list[dict[str, Any]] = field(default_factory=list)
     unmatched_clusters: int = 0
-    gpu_rows: int = 0
 
 
 def _fetch(con: Any, sql: str) -> list[dict[str, Any]]:
