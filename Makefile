@@ -32,8 +32,14 @@ check: $(VENV)/.installed-runtime  ## policy check of a stack (exit 1 on a manda
 cost: $(VENV)/.installed-runtime  ## cost report of a stack
 	$(PY) -m stackplan cost --stack $(STACK) $(ARGS)
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist; every test writes only under its own tmp_path), with the
+# project's bytecode cached under .venv/pycache: where the environment sets PYTHONDONTWRITEBYTECODE, each of the
+# suite's `python -m stackplan` subprocesses would otherwise compile the whole project again (about 0.4 s each).
+TEST_WORKERS ?= 2
+PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+
 test: $(VENV)/.installed-dev  ## the test suite (what CI runs)
-	$(PY) -m pytest
+	$(PYTEST)
 
 lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), import-linter layering contracts
 	$(VENV)/bin/ruff check .
@@ -48,7 +54,7 @@ sdk-types: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/sdk_types.jso
 	$(PY) -m dbxtypes.sdk_types > dbxtypes/data/sdk_types.json.tmp && mv dbxtypes/data/sdk_types.json.tmp dbxtypes/data/sdk_types.json
 
 test-slow: $(VENV)/.installed-dev  ## the test suite with long property-test runs
-	HYPOTHESIS_PROFILE=slow $(PY) -m pytest
+	HYPOTHESIS_PROFILE=slow $(PYTEST)
 
 bench: $(VENV)/.installed-bench  ## benchmarks: prints figures, writes bench/RESULTS.latest.md (git-ignored)
 	$(PY) bench/run.py

@@ -8,10 +8,10 @@ A full run writes bench/RESULTS.latest.md, a --quick or --only run bench/RESULTS
 unless --out says otherwise; only a full run with --record (`make bench-record`) replaces the committed
 bench/RESULTS.md, so running the benchmarks never dirties the tree by accident.
 
-Every process measurement runs the command as a child of this process and reads that child's own resource usage
-with os.wait4 (wall time from time.perf_counter around it, peak RSS from ru_maxrss), so one measurement's memory
-never leaks into another's. checkov is installed into its own virtualenv, bench/.venv-checkov, because its pins
-(packaging<24) conflict with pulumi's (packaging>=26); this script creates it on first use.
+Every process measurement runs the command as a child of this process, its wall time from time.perf_counter around
+it and its peak RSS measured by GNU time (/usr/bin/time, a fresh small process), so neither this process's memory
+nor one measurement's leaks into another's. checkov is installed into its own virtualenv, bench/.venv-checkov,
+because its pins (packaging<24) conflict with pulumi's (packaging>=26); this script creates it on first use.
 """
 
 from __future__ import annotations
@@ -109,13 +109,23 @@ class CommandFailed(RuntimeError):
     pass
 
 
+#: GNU time (Debian package ``time``): measures a child's peak RSS from a fresh, small process. ``ru_maxrss`` of a
+#: child forked by this process is not the child's own figure: Linux carries the forking process's high-water RSS
+#: into the exec'd child (the old address space's mark is kept at exec), so a child of a large bench process
+#: reported that process's peak (the bare interpreter's "33 MiB" was 8.4 MiB). time(1) is a process of about 2 MiB.
+GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
 def run_child(cmd: Sequence[str], *, stdout: Path | None = None, env: dict[str, str] | None = None,
               ok: Sequence[int] = (0,), cwd: Path = REPO) -> Run:
-    """Run ``cmd`` once; its wall time, its own peak RSS (os.wait4 of this child) and its exit code."""
-    with tempfile.TemporaryFile() as err, open(stdout or os.devnull, "wb") as out:
+    """Run ``cmd`` once; its wall time, its own peak RSS (measured by GNU time from a fresh process, so that this
+    process's size never leaks into the figure) and its exit code."""
+    with tempfile.TemporaryFile() as err, open(stdout or os.devnull, "wb") as out, \
+            tempfile.NamedTemporaryFile(prefix="rss-", suffix=".txt") as rss_file:
+        launcher = [GNU_TIME, "--quiet", "-f", "%M", "-o", rss_file.name] if GNU_TIME else []
         start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
-                                env={**os.environ, **(env or {})})
+        proc = subprocess.Popen([*launcher, *map(str, cmd)], stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                cwd=cwd, env={**os.environ, **(env or {})})
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = rc = os.waitstatus_to_exitcode(status)
@@ -123,7 +133,9 @@ def run_child(cmd: Sequence[str], *, stdout: Path | None = None, env: dict[str, 
             err.seek(0)
             tail = err.read().decode("utf-8", "replace")[-2000:]
             raise CommandFailed(f"{' '.join(map(str, cmd))} exited {rc}:\n{tail}")
-    return Run(wall=wall, rss_mib=usage.ru_maxrss / 1024, rc=rc)  # ru_maxrss is KiB on Linux
+        figure = Path(rss_file.name).read_text().strip().splitlines()[-1:] if GNU_TIME else []
+        rss_kib = int(figure[0]) if figure and figure[0].isdigit() else usage.ru_maxrss  # both KiB on Linux
+    return Run(wall=wall, rss_mib=rss_kib / 1024, rc=rc)
 
 
 def measure(cmd: Sequence[str], runs: int, **kwargs: Any) -> Measured:
@@ -543,8 +555,14 @@ print(json.dumps({"wall": wall, "rss": resource.getrusage(resource.RUSAGE_SELF).
 
 
 def _child_json(code: str, *args: str) -> dict[str, Any]:
-    out = subprocess.run([PY, "-c", code, *args], cwd=REPO, capture_output=True, text=True, check=True)
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    """Run ``code`` in a child; the JSON object it prints last, with ``rss`` replaced by the child's own peak RSS as
+    GNU time measures it (the child's getrusage would include this process's high-water mark)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        run = run_child([PY, "-c", code, *args], stdout=Path(out.name))
+        data = dict(json.loads(Path(out.name).read_text().strip().splitlines()[-1]))
+    if GNU_TIME:
+        data["rss"] = run.rss_mib
+    return data
 
 
 def section_advise(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:

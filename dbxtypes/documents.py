@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -126,10 +127,10 @@ def parse_yaml(text: str, source: str) -> Any:
                                 "correct the YAML there.") from None
 
 
-def mapping_key_lines(text: str, path: tuple[str, ...] = ()) -> dict[str, int]:
-    """The 1-based line of each key of the mapping at ``path`` in a YAML document (``("config",)`` for a stack
-    file's settings); empty when there is no such mapping. Call it on text `parse_yaml` has accepted."""
-    node: Any = YAML(typ="rt", pure=True).load(text)
+def key_lines(tree: Any, path: tuple[str, ...] = ()) -> dict[str, int]:
+    """The 1-based line of each key of the mapping at ``path`` (``("config",)`` for a stack file's settings) in a
+    document parsed by `parse_with_lines`; empty when there is no such mapping. One parse serves every mapping."""
+    node = tree
     for key in path:
         node = node.get(key) if hasattr(node, "get") else None
     if not hasattr(node, "lc") or not hasattr(node, "keys"):
@@ -137,13 +138,34 @@ def mapping_key_lines(text: str, path: tuple[str, ...] = ()) -> dict[str, int]:
     return {str(key): node.lc.key(key)[0] + 1 for key in node.keys()}
 
 
+def parse_with_lines(text: str) -> Any:
+    """The round-trip tree of a YAML document that `parse_yaml` has accepted: mappings that know each key's line,
+    for `key_lines`. Parse once per file: ruamel's round-trip parser is pure Python."""
+    return YAML(typ="rt", pure=True).load(text)
+
+
+def parse_packaged_yaml(text: str, source: str) -> Any:
+    """A data file shipped with the project (the node and serving catalogs, the rates), read with PyYAML's C loader:
+    20x faster than the strict YAML 1.2 reader that user input goes through. The shipped files are ours, and a test
+    checks that both readers give them the same data (tests/test_dbxtypes.py); where the C extension is missing,
+    PyYAML's pure-Python safe loader reads them the same way."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        raise InputError.single(source, "", f"YAML error: {str(exc).splitlines()[0]}.",
+                                "restore the file from the repository.") from None
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are unique: a repeated key would otherwise keep its last value silently."""
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ValueError(f"key {clip(key)} is given twice in the same object")
-        seen[key] = value
+    seen = dict(pairs)
+    if len(seen) != len(pairs):  # rare: find the repeated key for the message
+        keys: set[str] = set()
+        for key, _ in pairs:
+            if key in keys:
+                raise ValueError(f"key {clip(key)} is given twice in the same object")
+            keys.add(key)
     return seen
 
 

@@ -113,6 +113,11 @@ _FIXES = {
 }
 
 
+class ProgramError(Exception):
+    """The Pulumi program failed for a reason other than invalid stack input (raised by the offline engine; here so
+    that the CLI can catch it without importing the engine, which imports Pulumi)."""
+
+
 def _unwrap(annotation: Any) -> Any:
     for arg in getattr(annotation, "__args__", ()) or ():
         inner = _unwrap(arg)

@@ -77,20 +77,23 @@ def plain_number(value: Any) -> Any:
     return value
 
 
-def _normalize(value: Any, *, convert_keys: bool) -> Any:
+def _normalize(value: Any, convert_keys: bool) -> Any:
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return value
     if kind is float:
-        return plain_number(value)
+        return int(value) if value.is_integer() else value
     if kind is dict or isinstance(value, Mapping):
         out: dict[str, Any] = {}
-        for raw_key in value:
-            key = camel_to_snake(raw_key) if convert_keys and isinstance(raw_key, str) else raw_key
-            out[key] = _normalize(value[raw_key], convert_keys=convert_keys and key not in MAP_VALUED_KEYS)
+        for raw_key, item in value.items():
+            if convert_keys and isinstance(raw_key, str):
+                key = camel_to_snake(raw_key)
+                out[key] = _normalize(item, key not in MAP_VALUED_KEYS)
+            else:
+                out[raw_key] = _normalize(item, convert_keys)
         return out
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-        return [_normalize(item, convert_keys=convert_keys) for item in value]
+    if kind is list or (isinstance(value, Sequence) and not isinstance(value, (str, bytes))):
+        return [_normalize(item, convert_keys) for item in value]
     return plain_number(value)
 
 
@@ -103,7 +106,7 @@ def normalize_props(props: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     if not isinstance(props, Mapping):
         raise TypeError(f"expected a mapping of properties, got {type(props).__name__}")
-    return _normalize(props, convert_keys=True)
+    return _normalize(props, True)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -126,7 +129,7 @@ def as_number(value: Any) -> float | int | None:
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def as_list(value: Any) -> list[Any]:

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
-from dbxtypes.documents import parse_yaml, read_text
+from dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import CLOUDS, GPU_FAMILIES, Cloud, GpuFamily
 
@@ -352,9 +352,10 @@ class _CatalogFile(BaseModel):
 _FIX = "correct the entry in the node catalog (each figure needs its source and date)."
 
 
-def _read_catalog(path: Path) -> Catalog:
+def _read_catalog(path: Path, *, packaged: bool = False) -> Catalog:
     where = str(path)
-    data = parse_yaml(read_text(path, "node catalog file", fix_missing="restore gpucatalog/node_types.yaml."), where)
+    text = read_text(path, "node catalog file", fix_missing="restore gpucatalog/node_types.yaml.")
+    data = parse_packaged_yaml(text, where) if packaged else parse_yaml(text, where)
     if not isinstance(data, dict):
         raise InputError.single(where, "", "expected a mapping with 'sources' and 'node_types' at the top.", _FIX)
     try:
@@ -377,7 +378,7 @@ def _read_catalog(path: Path) -> Catalog:
 
 @functools.lru_cache(maxsize=1)
 def _default_catalog() -> Catalog:
-    return _read_catalog(DEFAULT_CATALOG_PATH)
+    return _read_catalog(DEFAULT_CATALOG_PATH, packaged=True)
 
 
 def load_catalog(path: str | Path | None = None) -> Catalog:

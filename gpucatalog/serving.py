@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dbxtypes.documents import parse_yaml, read_text
+from dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
 
 SERVING_FILE = Path(__file__).resolve().parent / "serving_types.yaml"
 
@@ -73,7 +73,8 @@ class ServingCatalog:
 @functools.cache
 def load_serving_catalog(path: str | None = None) -> ServingCatalog:
     source = str(path or SERVING_FILE)
-    data = _ServingFile.model_validate(parse_yaml(read_text(source, "serving catalog"), source))
+    text = read_text(source, "serving catalog")
+    data = _ServingFile.model_validate(parse_yaml(text, source) if path else parse_packaged_yaml(text, source))
     return ServingCatalog({c: tuple(ts) for c, ts in data.types.items()}, data.not_offered,
                           data.concurrency_per_replica, data.launch_usd)
 

@@ -60,8 +60,11 @@ def _key_words(key: str) -> list[str]:
 def looks_like_secret_key(key: Any) -> bool:
     """A key naming a credential: ``HF_TOKEN``, ``DB_PASSWORD``, ``WANDB_API_KEY``, ``fs.s3a.secret.key``,
     ``fs.azure.account.key.<account>...``. Whole words only, so ``TOKENIZERS_PARALLELISM`` is not one."""
-    if not isinstance(key, str):
-        return False
+    return isinstance(key, str) and _secret_key(key)
+
+
+@functools.lru_cache(maxsize=4096)  # a workspace repeats the same few hundred keys across its clusters
+def _secret_key(key: str) -> bool:
     words = _key_words(key)
     if any(w in _SECRET_WORDS for w in words):
         return True

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbxtypes.errors import InputError, clip
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+
+if TYPE_CHECKING:
+    from dbxtypes.shape import ClusterShape
 
 CLUSTER_POLICY_EXPORT = "cluster_policy"
 CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_type_id", "driver_node_type_id",
@@ -123,29 +126,38 @@ def clusters_of(items: Sequence[ExportItem]) -> list[Mapping[str, Any]]:
     return [i.props for i in items if i.resource_type == CLUSTER]
 
 
-def summary(items: Sequence[ExportItem]) -> dict[str, int]:
-    """Counts of an export, AI compute told apart: clusters (and how many GPU), jobs, their cluster definitions (and
-    how many GPU), instance pools, cluster policies."""
+def item_shapes(item: ExportItem) -> list[ClusterShape]:
+    """The cluster definitions of an export item as the rules read them (none for pools and policies)."""
     from dbxtypes.shape import shapes_of_resource
     from policies.common import gpu_node, node_cloud
 
+    return shapes_of_resource(item.resource_type, item.props, "api", node_cloud=node_cloud, gpu_node=gpu_node)
+
+
+def summary(items: Sequence[ExportItem]) -> dict[str, int]:
+    """Counts of an export, AI compute told apart: clusters (and how many GPU), jobs, their cluster definitions (and
+    how many GPU), instance pools, cluster policies."""
     counts = {"clusters": 0, "gpu_clusters": 0, "jobs": 0, "job_clusters": 0, "gpu_job_clusters": 0,
               "instance_pools": 0, "cluster_policies": 0}
     for item in items:
-        if item.resource_type == CLUSTER:
-            counts["clusters"] += 1
-            shapes = shapes_of_resource(CLUSTER, item.props, "api", node_cloud=node_cloud, gpu_node=gpu_node)
-            counts["gpu_clusters"] += any(s.gpu for s in shapes)
-        elif item.resource_type == JOB:
-            counts["jobs"] += 1
-            shapes = shapes_of_resource(JOB, item.props, "api", node_cloud=node_cloud, gpu_node=gpu_node)
-            counts["job_clusters"] += len(shapes)
-            counts["gpu_job_clusters"] += sum(1 for s in shapes if s.gpu)
-        elif item.resource_type == INSTANCE_POOL:
-            counts["instance_pools"] += 1
-        else:
-            counts["cluster_policies"] += 1
+        summary_add(counts, item, item_shapes(item))
     return counts
+
+
+def summary_add(counts: dict[str, int], item: ExportItem, shapes: Sequence[ClusterShape]) -> None:
+    """Count one item into `summary`'s counts, given its cluster definitions (`item_shapes`), which the check has
+    read already."""
+    if item.resource_type == CLUSTER:
+        counts["clusters"] += 1
+        counts["gpu_clusters"] += any(s.gpu for s in shapes)
+    elif item.resource_type == JOB:
+        counts["jobs"] += 1
+        counts["job_clusters"] += len(shapes)
+        counts["gpu_job_clusters"] += sum(1 for s in shapes if s.gpu)
+    elif item.resource_type == INSTANCE_POOL:
+        counts["instance_pools"] += 1
+    else:
+        counts["cluster_policies"] += 1
 
 
 def summary_text(counts: Mapping[str, int]) -> str:

@@ -20,7 +20,7 @@ from dbxtypes.advise import ADVISE_THRESHOLDS
 from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
-from dbxtypes.shape import Source, as_number, normalize_props, pool_shape, shapes_of_resource
+from dbxtypes.shape import ClusterShape, Source, as_number, normalize_props, pool_shape, shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
 from policies.common import gpu_node, node_cloud
 from policies.rule import ResourceView, Rule, View
@@ -293,31 +293,49 @@ def rule_messages(rule: Rule, resource_type: str, props: Mapping[str, Any] | Non
                               rule.thresholds if thresholds is None else thresholds)
 
 
-_Enabled = list[tuple[Rule, str, Mapping[str, Any]]]
+class _Enabled:
+    """The rules a config leaves enabled, with their level and thresholds, in ``ALL_RULES`` order; per resource
+    type, the ones that judge it (worked out once per type, not once per resource)."""
+
+    def __init__(self, cfg: PolicyConfig) -> None:
+        self.rules = [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in ALL_RULES
+                      if cfg.level(rule) != "disabled"]
+        self._by_type: dict[str, list[tuple[Rule, str, Mapping[str, Any]]]] = {}
+
+    def for_type(self, resource_type: str) -> list[tuple[Rule, str, Mapping[str, Any]]]:
+        found = self._by_type.get(resource_type)
+        if found is None:
+            found = self._by_type[resource_type] = [e for e in self.rules if resource_type in e[0].resource_types]
+        return found
 
 
 def _enabled(cfg: PolicyConfig) -> _Enabled:
-    """(rule, level, thresholds) of every rule the config does not disable, in ``ALL_RULES`` order."""
-    return [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in ALL_RULES if cfg.level(rule) != "disabled"]
+    return _Enabled(cfg)
 
 
 def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, urn: str, name: str,
                       config: Any = None, source: Source = "pulumi", cloud: str | None = None,
-                      enabled: _Enabled | None = None) -> list[Violation]:
+                      enabled: _Enabled | None = None, views: list[View] | None = None) -> list[Violation]:
     """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once). ``enabled`` is
-    `_enabled` of the config, computed once by the callers that evaluate many resources."""
+    `_enabled` of the config, computed once by the callers that evaluate many resources; ``views`` are the
+    resource's `views_of`, where the caller has read them already. (`messages_for_views`, inlined: this is the
+    inner loop of a workspace audit.)"""
     if enabled is None:
         enabled = _enabled(load_policy_config(config))
-    views: list[View] | None = None
+    rules = enabled.for_type(resource_type)
+    if not rules:
+        return []
+    if views is None:
+        views = views_of(resource_type, props, source, cloud)
     out = []
-    for rule, level, thresholds in enabled:
-        if resource_type not in rule.resource_types:
-            continue
-        if views is None:
-            views = views_of(resource_type, props, source, cloud)
-        for message in messages_for_views(rule, views, thresholds):
-            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
-                                 resource_name=name, message=message))
+    for rule, level, thresholds in rules:
+        for view in views:
+            if view.resource_type not in rule.resource_types:
+                continue
+            for message in rule.check(view, thresholds):
+                out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                     resource_name=name,
+                                     message=f"{view.label}: {message}" if view.label else message))
     return out
 
 
@@ -348,23 +366,34 @@ def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]
     """Violations of a workspace export's items (`policies.exports.ExportItem`): clusters, jobs (their job and task
     clusters) and instance pools, read as API JSON. Role rules judge only AI compute (`dbxtypes.shape.is_gpu_compute`
     or a ``workload_type`` tag); other clusters meet the generic rules."""
-    from policies.exports import CLUSTER_POLICY_EXPORT, job_runs_on
+    return audit_export(items, config)[0]
+
+
+def audit_export(items: Iterable[Any], config: Any = None) -> tuple[list[Violation], dict[str, int]]:
+    """`evaluate_export` and `policies.exports.summary` of the same items, each cluster definition read once (and
+    dropped once judged: only the findings and the counts are kept)."""
+    from policies.exports import CLUSTER_POLICY_EXPORT, item_shapes, job_runs_on, summary, summary_add
 
     items = list(items)
     used_by = job_runs_on(items)
     enabled = _enabled(load_policy_config(config))
+    counts = summary([])
     out: list[Violation] = []
     for item in items:
         if item.resource_type == CLUSTER_POLICY_EXPORT:
+            summary_add(counts, item, [])
             continue
         props, name = item.props, item.name
         if item.resource_type == CLUSTER and item.props.get("cluster_id") in used_by:
             # a GPU all-purpose cluster that jobs run on is judged as the batch workload they make it (training),
             # unless its own tags name a role; a CPU one stays generic
             props, name = _as_job_cluster(item.props), f"{name} (runs {used_by[item.props['cluster_id']]})"
+        views = views_of(item.resource_type, props, "api")
+        shapes = [v for v in views if isinstance(v, ClusterShape)] if props is item.props else item_shapes(item)
+        summary_add(counts, item, shapes)
         out.extend(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
-                                     enabled=enabled))
-    return out
+                                     enabled=enabled, views=views))
+    return out, counts
 
 
 def _as_job_cluster(props: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from dbxtypes.documents import parse_yaml, read_text
+from dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
 from dbxtypes.errors import InputError, did_you_mean, problems_from_pydantic
 from dbxtypes.prices import NodePriceOverride, PriceOverrides, Tier
 from dbxtypes.vocabulary import CLOUDS, COMPUTE_KINDS, Cloud
@@ -201,7 +201,8 @@ def _read_rates(path: Path) -> dict[str, Any]:
     """``rates.yaml``, validated by `_RatesFile`, as plain data: ``{"currency", "default_tier", "usd_per_dbu":
     {cloud: {tier: {kind: figure}}}, "regions": {cloud: region}, "spot_factor": {cloud: figure}, "sources": {key:
     text}}`` where a figure is ``{"value", "source", "date", "estimate", ...}``. Raises `InputError`."""
-    data = parse_yaml(read_text(path, "rates file", fix_missing="restore pricing/rates.yaml."), str(path))
+    text = read_text(path, "rates file", fix_missing="restore pricing/rates.yaml.")
+    data = parse_packaged_yaml(text, str(path)) if path == RATES_PATH else parse_yaml(text, str(path))
     try:
         parsed = _RatesFile.model_validate(data)
     except ValidationError as exc:

@@ -9,7 +9,12 @@ loudly in one place. Pinned SDKs: pulumi 3.272.0, pulumi-policy 1.21.0 (requirem
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import importlib
+import importlib.util
+import re
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from types import ModuleType
 from typing import Any, TypeVar
 
 from pulumi.runtime import config as _runtime_config
@@ -19,8 +24,8 @@ from pulumi.runtime import stack as _runtime_stack
 from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.proxy import UnknownValueError
 
-__all__ = ["MockMonitor", "UnknownValueError", "all_config", "deserialize_properties", "root_resource_outputs",
-           "run_program_function", "secret_config_keys", "sync_await"]
+__all__ = ["MockMonitor", "UnknownValueError", "all_config", "deserialize_properties", "provider_module_of",
+           "root_resource_outputs", "run_program_function", "secret_config_keys", "sync_await", "use_provider_subset"]
 
 T = TypeVar("T")
 
@@ -61,3 +66,38 @@ def all_config() -> dict[str, Any]:
     """The whole config map of the running program: ``PULUMI_CONFIG`` from the environment (the CLI's way),
     overlaid by values set in-process (``pulumi.runtime.set_all_config``, the offline engine's way)."""
     return {**_runtime_config.get_config_env(), **_runtime_config.CONFIG.get()}
+
+
+def provider_module_of(type_token: str) -> str:
+    """The provider SDK module that defines a resource type: ``databricks:index/instancePool:InstancePool`` ->
+    ``instance_pool`` (the layout every bridged Pulumi provider SDK is generated with)."""
+    module = type_token.split(":")[1].split("/")[-1]
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", module).lower()
+
+
+def use_provider_subset(package: str, type_tokens: Iterable[str]) -> ModuleType:
+    """Make ``import <package>`` give the provider SDK with only the resource modules of ``type_tokens`` (and the
+    shared input and output types), without running the package's ``__init__``, which star-imports every one of its
+    resources (384 modules for pulumi_databricks, about 60% of its import time). The classes are the SDK's own, so
+    the program registers exactly what it registers under ``pulumi up``, where the whole package is imported.
+
+    Where the package is already imported (whole or as a subset), it is returned as it is. A name of a module that
+    is not in the subset is an ``AttributeError`` naming the package, as it would be for a name the SDK lacks."""
+    if package in sys.modules:
+        return sys.modules[package]
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.submodule_search_locations is None:
+        raise ModuleNotFoundError(f"no package named {package!r}", name=package)
+    module = importlib.util.module_from_spec(spec)  # the package object; its __init__ is not executed
+    sys.modules[package] = module
+    try:
+        for name in ("_utilities", *sorted({provider_module_of(t) for t in type_tokens}), "_inputs"):
+            sub = importlib.import_module(f"{package}.{name}")
+            for attr in getattr(sub, "__all__", ()):  # what the package's ``from .<name> import *`` would bind
+                setattr(module, attr, getattr(sub, attr))
+        importlib.import_module(f"{package}.outputs")
+    except BaseException:
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]
+        raise
+    return module

@@ -17,10 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dbxtypes.errors import InputError, clip
+from dbxtypes.errors import InputError, ProgramError, clip
 from dbxtypes.plan import Plan, SizingLine, Violation
 from dbxtypes.vocabulary import CLUSTER_POLICY
-from stackspec import load_stack
 
 from .findings import Located
 from .inputs import read_json
@@ -41,6 +40,7 @@ def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = T
                prices: str | None = None, with_cost: bool = False) -> Plan:
     """Stack -> plan: run the program under mocks, then add violations (and costs)."""
     from policies.registry import load_policy_config
+    from stackspec import load_stack
 
     from .engine import run_program
 
@@ -267,13 +267,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.stack and (args.cluster_json or args.workspace):
         return _check_drift(args, config, fmt)
     if args.cluster_json or args.workspace:
-        from policies.exports import clusters_of, summary, summary_text
-        from policies.registry import evaluate_export
+        from policies.exports import clusters_of, summary_text
+        from policies.registry import audit_export
 
         source, items = _read_live(args) if args.workspace else (args.cluster_json, read_export(args.cluster_json))
         clusters = clusters_of(items)
-        violations = evaluate_export(items, config) + own_policy_findings(items)
-        counts = summary(items)
+        violations, counts = audit_export(items, config)
+        violations += own_policy_findings(items)
         result: dict[str, Any] = {"source": source, "checked": counts,
                                   "violations": [v.to_json() for v in violations]}
         if args.cluster_policy:
@@ -727,7 +727,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --format {args.format} does not carry --cluster-policy results yet. Fix: use --format table "
               "or --json for the cluster-policy evaluation.", file=sys.stderr)
         return EXIT_INVALID
-    from .engine import ProgramError  # imports the provider SDK; an interrupt here is caught in __main__
     from .output import check_out, cleanup_partial_outputs
     from .workspace import WorkspaceUnavailable
 

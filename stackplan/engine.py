@@ -16,16 +16,21 @@ import pulumi
 from pulumi.runtime import mocks
 
 import pulumi_private
+from dbxtypes.errors import ProgramError
 from dbxtypes.plan import Plan, Resource
-from dbxtypes.vocabulary import CATALOG, MODEL_SERVING_ENDPOINT, PROJECT, SCHEMA, STACK_TYPE, VOLUME
+from dbxtypes.vocabulary import (
+    CATALOG,
+    MODEL_SERVING_ENDPOINT,
+    PROGRAM_RESOURCE_TYPES,
+    PROJECT,
+    SCHEMA,
+    STACK_TYPE,
+    VOLUME,
+)
 from stackspec import LoadedStack
 from stackspec.load import PROGRAM_LIMITS, REPO_ROOT, display_path
 
 PROGRAM = REPO_ROOT / "__main__.py"
-
-
-class ProgramError(Exception):
-    """The Pulumi program failed for a reason other than invalid stack input."""
 
 
 def plain(value: Any) -> Any:
@@ -123,6 +128,9 @@ def _run(stack: LoadedStack, program: Path) -> Plan:
 
 def run_program(stack: LoadedStack, program: Path = PROGRAM) -> Plan:
     """Run the program for one stack and return its plan. Each run gets fresh Pulumi runtime state."""
+    # The provider SDK with only the resource modules the program uses (the same classes `pulumi up` runs): the
+    # whole package is most of a run's start-up (issue 23).
+    pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
     try:
         # Pulumi keeps its runtime settings in context variables: an empty context is a clean runtime.
         return contextvars.Context().run(_run, stack, program)

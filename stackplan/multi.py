@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from dbxtypes.errors import InputError
+from dbxtypes.errors import InputError, ProgramError
 from dbxtypes.plan import Plan
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID = 0, 1, 2
@@ -81,7 +81,6 @@ def run_each(stacks: Sequence[str], work: Callable[[str], StackRun], *, what: st
              keep_errors: bool = True) -> list[StackRun]:
     """``work`` on every stack; an invalid or failing stack becomes a `StackRun` with its error (with
     ``keep_errors`` false, a run of one stack, the error propagates as it always has)."""
-    from .engine import ProgramError
 
     if not keep_errors:
         return [work(stack) for stack in stacks]

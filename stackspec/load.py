@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dbxtypes.documents import mapping_key_lines, not_a_file, parse_yaml, read_text
+from dbxtypes.documents import key_lines, not_a_file, parse_with_lines, parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import DEFAULT_RUNTIME, PROJECT
 
@@ -122,11 +122,11 @@ def section_lines(path: Path) -> dict[str, int]:
     """The line of each ``dbx-ai-infra:<setting>`` in a stack file, by its bare name (``training``, ``tags``, ...), and
     of each field below it by its dotted path (``inference.min_workers``, ``serving.endpoints.chat.scale_to_zero``,
     three levels down); ``config`` itself under ``""``. Findings point there."""
-    text = read_text(path, "stack file")
-    lines = {"": mapping_key_lines(text).get("config", 1)}
+    tree = parse_with_lines(read_text(path, "stack file"))  # one parse of the file for every mapping in it
+    lines = {"": key_lines(tree).get("config", 1)}
 
     def walk(path: tuple[str, ...], dotted: str, depth: int) -> None:
-        for key, line in mapping_key_lines(text, path).items():
+        for key, line in key_lines(tree, path).items():
             name = f"{dotted}.{key}" if dotted else key.removeprefix(f"{PROJECT}:")
             lines[name] = line
             if depth < 3:  # serving.endpoints.<name>.<field>

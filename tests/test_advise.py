@@ -3,12 +3,13 @@ proposals' cost deltas against the cost model by hand; inputs in every accepted 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -361,8 +362,12 @@ def test_clusters_of_another_stack_are_left_out_and_counted(advise: Any, stack_f
 # --------------------------------------------------------------------------------------------------------------------
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "stackplan", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    """The command line in-process: its exit code and what it printed (an exception escaping ``main`` would be the
+    traceback a user sees; tests/test_stackspec.py runs the real process)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(["stackplan", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_bad_inputs_exit_2_with_the_file_the_field_and_the_fix(advise: Any, stack_file: Path,

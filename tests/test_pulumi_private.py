@@ -123,3 +123,64 @@ def test_no_other_module_imports_pulumis_private_api() -> None:
 def test_secret_config_keys_reads_the_clis_list(monkeypatch) -> None:
     monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", '["dbx-ai-infra:dev", "databricks:token"]')
     assert _in_fresh_runtime(lambda _m: pulumi_private.secret_config_keys()) == ["dbx-ai-infra:dev", "databricks:token"]
+
+
+# --- the provider SDK, imported as a subset (issue 23) --------------------------------------------------------------
+
+_SUBSET_PROBE = """
+import json, os, sys
+import pulumi_private
+from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+
+def classes(package):
+    return {n: [getattr(package, n).__module__, getattr(package, n).__qualname__] for n in dir(package)
+            if n[:1].isupper() and isinstance(getattr(package, n), type)}
+
+subset = classes(pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES))
+loaded = sorted(m for m in sys.modules if m.startswith("pulumi_databricks."))
+for name in [m for m in sys.modules if m.split(".")[0] == "pulumi_databricks"]:
+    del sys.modules[name]
+import pulumi_databricks  # now the whole package, as `pulumi up` imports it
+whole = classes(pulumi_databricks)
+print(json.dumps({"subset": subset, "whole": {n: whole.get(n) for n in subset}, "loaded": loaded}), flush=True)
+os._exit(0)
+"""
+
+
+def test_the_provider_subset_binds_the_same_classes_as_the_whole_package() -> None:
+    """The offline engine imports only the provider modules of the types the program creates; every name it binds
+    is the very class the whole package (what `pulumi up` imports) binds under that name."""
+    import json
+    import subprocess
+    import sys
+
+    found = json.loads(subprocess.run([sys.executable, "-c", _SUBSET_PROBE], cwd=REPO, capture_output=True,
+                                      text=True, check=True).stdout)
+    assert found["whole"] == found["subset"]
+    # the program's resource classes and their input types are there; the other resource modules are not loaded
+    for name in ("Cluster", "Job", "InstancePool", "ClusterPolicy", "Catalog", "Schema", "Volume", "Grants",
+                 "Permissions", "ModelServing", "File", "JobTaskArgs", "ClusterAwsAttributesArgs"):
+        assert name in found["subset"], name
+    assert "pulumi_databricks.access_control_rule_set" not in found["loaded"]
+    assert len(found["loaded"]) < 20, found["loaded"]
+
+
+def test_a_package_already_imported_is_returned_as_it_is() -> None:
+    from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+
+    first = pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
+    assert pulumi_private.use_provider_subset("pulumi_databricks", ()) is first
+
+
+def test_provider_module_of_a_type_token() -> None:
+    assert pulumi_private.provider_module_of("databricks:index/instancePool:InstancePool") == "instance_pool"
+    assert pulumi_private.provider_module_of("databricks:index/modelServing:ModelServing") == "model_serving"
+    assert pulumi_private.provider_module_of("databricks:index/cluster:Cluster") == "cluster"
+
+
+def test_the_program_creates_only_the_types_whose_modules_the_engine_imports(plan_of) -> None:
+    from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+    from tests.conftest import SHIPPED
+
+    created = {r["type"] for stack in SHIPPED for r in plan_of(stack)["resources"] if r["type"].startswith("databricks:")}
+    assert created <= set(PROGRAM_RESOURCE_TYPES), created - set(PROGRAM_RESOURCE_TYPES)

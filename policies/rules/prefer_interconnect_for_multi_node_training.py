@@ -8,6 +8,7 @@ interconnect) spends its time on the network. Bandwidths are the node catalog's 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,18 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     limit = config.get("min_interconnect_gbps", DEFAULT_MIN_INTERCONNECT_GBPS)
     if bandwidth is not None and bandwidth >= limit:
         return []
+    shown = "an unknown bandwidth" if bandwidth is None else f"{bandwidth:g} Gbps"
+    return [f"training runs on {workers:g} workers of {node.node_type_id} ({shown}, no GPU interconnect): every step "
+            f"exchanges gradients over the network, so adding nodes scales poorly. Fix: use "
+            f"{_suggestion(node.node_type_id, limit)}."]
+
+
+@functools.lru_cache(maxsize=512)
+def _suggestion(node_type_id: str, limit: float) -> str:
+    """What to train on instead of ``node_type_id`` (a catalog node): the same for every cluster of that node type,
+    so it is worked out once."""
+    node = catalog().get(node_type_id)
+    assert node is not None  # check() looked it up
     family = catalog().family_nodes(node.cloud, node.family)
     larger = [n for n in family if n.gpu_count > node.gpu_count and not n.deprecated]
     fast = sorted((n for n in catalog().nodes if n.cloud == node.cloud and not n.retired and not n.deprecated
@@ -50,10 +63,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if fast:
         ideas.append(f"a family with a GPU interconnect ({fast[0].family}: {fast[0].node_type_id}, "
                      f"{_bandwidth(fast[0]):g} Gbps)")
-    shown = "an unknown bandwidth" if bandwidth is None else f"{bandwidth:g} Gbps"
-    return [f"training runs on {workers:g} workers of {node.node_type_id} ({shown}, no GPU interconnect): every step "
-            f"exchanges gradients over the network, so adding nodes scales poorly. Fix: use "
-            f"{' or '.join(ideas) or 'a node type with a GPU interconnect'}."]
+    return " or ".join(ideas) or "a node type with a GPU interconnect"
 
 
 RULE = Rule(

@@ -14,6 +14,7 @@ Clusters API JSON), ``compute.Library``, ``jobs.JobSettings``, ``compute.Instanc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,20 +46,21 @@ def api_problems(type_name: str, data: Any, path: str = "", skip: frozenset[str]
     fields = fields_of(type_name)
     out: list[str] = []
     for key, value in data.items():
-        where = f"{path}.{key}" if path else str(key)
-        if key in skip or value is None:
+        if value is None or key in skip:
             continue
-        if key not in fields:
-            out.append(f"{where} is not a field of the Databricks API object {short}")
-            continue
-        out.extend(_value_problems(fields[key], value, where))
+        field = fields.get(key)
+        if field is None:
+            out.append(f"{path}.{key} is not a field of the Databricks API object {short}" if path else
+                       f"{key} is not a field of the Databricks API object {short}")
+        elif field:  # a scalar or map field ({}) is not looked into
+            out.extend(_value_problems(field, value, f"{path}.{key}" if path else str(key)))
     return out
 
 
 def _value_problems(field: Mapping[str, Any], value: Any, where: str) -> list[str]:
     if "enum" in field:
-        allowed = enum_values(field["enum"])
-        if value not in allowed:
+        if value not in _enum_set(field["enum"]):
+            allowed = enum_values(field["enum"])
             name = field["enum"].split(".", 1)[1]
             return [f"{where} is {value!r}, which the API does not know ({name}: {', '.join(allowed)})"]
         return []
@@ -72,6 +74,11 @@ def _value_problems(field: Mapping[str, Any], value: Any, where: str) -> list[st
             out.extend(_value_problems(field["list"], element, f"{where}[{i}]"))
         return out
     return []
+
+
+@functools.cache
+def _enum_set(enum_name: str) -> frozenset[Any]:
+    return frozenset(enum_values(enum_name))
 
 
 def _autoscale_problems(autoscale: Mapping[str, Any], where: str) -> list[str]:
