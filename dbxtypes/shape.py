@@ -77,23 +77,26 @@ def plain_number(value: Any) -> Any:
     return value
 
 
+_LEAVES = (str, int, bool, type(None))
+
+
 def _normalize(value: Any, convert_keys: bool) -> Any:
+    # The inner loop of every policy check (a workspace audit reads thousands of clusters): leaves are copied in
+    # the loop, without a call each.
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind in _LEAVES:
         return value
     if kind is float:
         return int(value) if value.is_integer() else value
     if kind is dict or isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for raw_key, item in value.items():
-            if convert_keys and isinstance(raw_key, str):
-                key = camel_to_snake(raw_key)
-                out[key] = _normalize(item, key not in MAP_VALUED_KEYS)
-            else:
-                out[raw_key] = _normalize(item, convert_keys)
+            key = camel_to_snake(raw_key) if convert_keys and isinstance(raw_key, str) else raw_key
+            out[key] = item if type(item) in _LEAVES else \
+                _normalize(item, convert_keys and key not in MAP_VALUED_KEYS)
         return out
     if kind is list or (isinstance(value, Sequence) and not isinstance(value, (str, bytes))):
-        return [_normalize(item, convert_keys) for item in value]
+        return [item if type(item) in _LEAVES else _normalize(item, convert_keys) for item in value]
     return plain_number(value)
 
 
