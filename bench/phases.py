@@ -3,8 +3,8 @@
 The phases are what ``python -m stackplan preview`` does, in its order, each timed with ``time.perf_counter``:
 imports (stackspec, the engine, the policies, pricing, the subset of pulumi_databricks the program uses, the
 renderer; each import is timed on its own, so a module's share excludes what an earlier one already loaded), the
-program run (load_stack + run_program under Pulumi mocks), policy evaluation, pricing and rendering the table. bench/run.py also times
-the whole process from outside; the difference is interpreter start-up and exit.
+program run (load_stack + run_program under Pulumi mocks), policy evaluation, pricing and rendering the table.
+bench/run.py also times the whole process from outside; the difference is interpreter start-up and exit.
 """
 
 from __future__ import annotations
