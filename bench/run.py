@@ -46,6 +46,8 @@ CHECKOV_VENV = BENCH / ".venv-checkov"
 CHECKOV_REQUIREMENTS = BENCH / "requirements-checkov.txt"
 CHECKOV_CHECKS = BENCH / "checkov_checks"
 STACKS = ("dev", "prod", "azure-prod", "gcp-dev")
+#: Stack files checked in one process by the floor section (issue 23's goal: 1.4x the floor).
+TEN_STACKS = 10
 LINEAR_WITHIN = 1.5
 #: The smallest difference of two whole-process times that a ratio is computed from.
 MIN_SIGNAL = 0.15
@@ -67,7 +69,7 @@ class Settings:
 
 
 FULL = Settings(quick=False, floor_rounds=4, growth_sizes=(10, 100, 1000, 5000), growth_rounds=7,
-                peer_sizes=(200, 2000), peer_rounds=3)
+                peer_sizes=(200, 2000, 5000), peer_rounds=3)
 QUICK = Settings(quick=True, floor_rounds=2, growth_sizes=(10, 100, 500, 1000), growth_rounds=2,
                  peer_sizes=(10, 100), peer_rounds=1, audit_sizes=((500, 250), (1000, 500), (2000, 1000)))
 
@@ -302,7 +304,17 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
     # issue 12: every shipped stack in one process (one provider import), against 1.5x the floor
     commands["all"] = ([PY, "-m", "stackplan", "preview", "--all", "--json"], {"ok": (0, 1)})
     commands["all_check"] = ([PY, "-m", "stackplan", "check", "--all", "--format", "sarif"], {"ok": (0, 1)})
+    # issue 23: ten stack files (copies of the shipped ones) checked in one process, SARIF, against 1.4x the floor
+    ten = Path(tempfile.mkdtemp(prefix="dbx-bench-ten-"))
+    ten_files = []
+    for i in range(TEN_STACKS):
+        stack = STACKS[i % len(STACKS)]
+        copy = ten / f"Pulumi.{stack}-{i}.yaml"
+        copy.write_text((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+        ten_files += ["--stack", str(copy)]
+    commands["ten_check"] = ([PY, "-m", "stackplan", "check", *ten_files, "--format", "sarif"], {"ok": (0, 1)})
     m = interleaved(commands, s.floor_rounds, "floor: ")
+    shutil.rmtree(ten, ignore_errors=True)
     floor = m["floor"]
     labels = {"bare": "`python -c pass` (bare interpreter)",
               "floor": "`python -c 'import pulumi_databricks'` (**the floor**)",
@@ -311,6 +323,8 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
     labels.update({stack: f"`python -m stackplan preview --stack {stack}`" for stack in STACKS})
     labels["all"] = f"`python -m stackplan preview --all --json` ({len(STACKS)} stacks, one process)"
     labels["all_check"] = f"`python -m stackplan check --all --format sarif` ({len(STACKS)} stacks)"
+    labels["ten_check"] = (f"`python -m stackplan check --stack F1 ... --stack F{TEN_STACKS} --format sarif` "
+                           f"({TEN_STACKS} stack files, copies of the shipped ones)")
     rows = [[labels[k], secs(v.wall), v.spread, mib(v.rss_mib), f"{v.wall / floor.wall:.2f}x"] for k, v in m.items()]
     rep.add("## 1. Floor and preview processes\n\n"
             f"Whole processes, {s.floor_rounds} rounds (each round runs every process once, in this order) after a "
@@ -364,7 +378,8 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
                  "`python -m stackplan` skips it (it flushes its output and calls os._exit), which is why a "
                  "preview process can take less than the floor; bench/phases.py still pays it (`start + exit`).")
     return {"floor": floor.wall, "bare": bare.wall, "no_exit": no_exit.wall, "preview_ratios": ratios,
-            "all_ratio": m["all"].wall / floor.wall, "all_check_ratio": m["all_check"].wall / floor.wall}
+            "all_ratio": m["all"].wall / floor.wall, "all_check_ratio": m["all_check"].wall / floor.wall,
+            "ten_check_ratio": m["ten_check"].wall / floor.wall}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -391,6 +406,7 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         run_child(cmd, stdout=out, ok=(0, 1))
         plan = workload.make_plan(clusters)
         prepared[n] = {"cmd": cmd, "plan": plan, "api": {"clusters": [workload.public(c) for c in clusters]},
+                       "path": str(path),
                        "expected": workload.expected_pairs(clusters),
                        # the planted rules; the advisory rules that judge the rest (interconnect, retiring nodes)
                        # also fire on compliant clusters and are not what the generator plants
@@ -414,11 +430,15 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         t_plan, t_plan_median = min(inproc[n]), statistics.median(inproc[n])
         marginal = (proc.best - base) / (n - base_n) if n > base_n else None
         exact = p["got"] == p["expected"] and p["got_plan"] == p["expected"]
+        json_mib = Path(p["path"]).stat().st_size / 2**20
+        added = proc.rss_mib - procs[str(base_n)].rss_mib
         results[n] = {"wall": proc.best, "wall_median": proc.wall, "rss": proc.rss_mib, "inproc": t_plan,
-                      "marginal": marginal, "exact": exact}
+                      "marginal": marginal, "exact": exact, "json_mib": json_mib,
+                      "rss_over_json": added / json_mib if n > base_n else None}
         rows.append([f"{n:,}", f"{len(p['expected']):,}", "yes" if exact else "NO",
                      f"{secs(proc.best)} ({secs(proc.wall)})", us(proc.best / n),
                      "-" if marginal is None else us(marginal), mib(proc.rss_mib),
+                     f"{json_mib:.1f} MiB" + ("" if n == base_n else f" ({added / json_mib:.1f}x)"),
                      f"{ms(t_plan)} ({ms(t_plan_median)})", us(t_plan / n), us(min(inproc_api[n]) / n)])
         if not exact:
             rep.note(f"growth at {n}: violations differ from the generated expectation "
@@ -454,10 +474,11 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
             "interconnect one also judge compliant clusters and are left out of the comparison). "
             "`per cluster` = wall / N; `marginal` = (wall(N) - "
             f"wall({s.growth_sizes[0]})) / (N - {s.growth_sizes[0]}), the cost of one more cluster without the "
-            "fixed start-up.\n\n"
+            f"fixed start-up; `RSS added / JSON` = (peak RSS(N) - peak RSS({s.growth_sizes[0]})) / the export's "
+            "size.\n\n"
             + table(["clusters", "violations", "exact", "process wall", "per cluster", "marginal", "peak RSS",
-                     "evaluate_plan", "per cluster", "evaluate_cluster_json per cluster"], rows,
-                    align="lrlrrrrrrr")
+                     "JSON (RSS added / JSON)", "evaluate_plan", "per cluster", "evaluate_cluster_json per cluster"],
+                    rows, align="lrlrrrrrrrr")
             + f"\n\nLinearity, per-cluster time at {big:,} / at {prev:,} (1 = linear):\n\n"
             f"- evaluate_plan in-process: {verdict(r_inproc)}\n"
             f"- check process, marginal per cluster: "
@@ -853,6 +874,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
+    """Issue 23's goals against this run's figures, where the sections that measure them ran."""
+    rows: list[list[str]] = []
+
+    def row(goal: str, measured: str, met: bool) -> None:
+        rows.append([goal, measured, "yes" if met else "**NO**"])
+
+    floor = summary.get("floor")
+    if floor:
+        prod = floor["preview_ratios"]["prod"]
+        row("`preview --stack prod` <= 0.75x the floor", f"{prod:.2f}x", prod <= 0.75)
+        row(f"`check` of {TEN_STACKS} stack files in one process, SARIF, <= 1.4x", f"{floor['ten_check_ratio']:.2f}x",
+            floor["ten_check_ratio"] <= 1.4)
+    growth = summary.get("growth")
+    if growth and 5000 in growth["results"]:
+        r = growth["results"][5000]
+        if floor:
+            ratio = r["wall"] / floor["floor"]
+            row("`check --cluster-json` of 5,000 clusters <= 0.4x", f"{ratio:.2f}x", ratio <= 0.4)
+        row("60 us or less per extra cluster", us(r["marginal"]), r["marginal"] <= 60e-6)
+        row("memory added over a 10-cluster run <= 3x the JSON size", f"{r['rss_over_json']:.1f}x",
+            r["rss_over_json"] <= 3)
+    peer = (summary.get("peer") or {}).get("sizes", {})
+    if 5000 in peer:
+        times = peer[5000]["checkov"] / peer[5000]["same"]
+        row("against checkov, the same rules, 5,000 clusters: >= 30x faster", f"{times:.1f}x", times >= 30)
+    return rows
+
+
 def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
     lines = ["## Headline", ""]
     if "floor" in summary:
@@ -905,6 +955,10 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
                          f"{'' if p['honest'] else ', findings DIFFER'})")
         lines.append("- Peer: " + "; ".join(parts) + ".")
     lines.append(f"- Whole suite: {elapsed:.0f} s.")
+    goals = start_up_goals(summary)
+    if goals:
+        lines += ["", "Start-up goals (issue 23; ratios to the floor of the same run):", "",
+                  table(["goal", "measured", "met"], goals, align="lrl")]
     if notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in notes]
     return "\n".join(lines)

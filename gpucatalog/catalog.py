@@ -129,6 +129,10 @@ class Catalog:
                 raise InputError.single("node catalog", node.node_type_id, "is a duplicate node_type_id.",
                                         "keep one entry per node type.")
             self._by_id[node.node_type_id] = node
+        # Answers by node type id, kept: a workspace audit asks the same few node types thousands of times, and
+        # the catalog never changes once loaded.
+        self._gpu_answers: dict[Any, bool | None] = {}
+        self._family_nodes: dict[tuple[str, str, bool], tuple[NodeType, ...]] = {}
 
     def __repr__(self) -> str:
         return f"Catalog({len(self.nodes)} node types, {len(self.sources)} sources)"
@@ -167,14 +171,16 @@ class Catalog:
         Sorted by total GPU memory, then on-demand price (unknown prices last), then vCPUs.
         Retired node types are left out unless ``include_retired`` is true.
         """
-        _check_cloud(cloud)
-        if family not in GPU_FAMILIES:
-            raise ValueError(f"unknown GPU family {family!r}; known families: {', '.join(GPU_FAMILIES)}")
-        nodes = [
-            n for n in self.nodes
-            if n.cloud == cloud and n.family == family and (include_retired or not n.retired)
-        ]
-        return sorted(nodes, key=_sort_key)
+        key = (cloud, family, include_retired)
+        found = self._family_nodes.get(key)
+        if found is None:
+            _check_cloud(cloud)
+            if family not in GPU_FAMILIES:
+                raise ValueError(f"unknown GPU family {family!r}; known families: {', '.join(GPU_FAMILIES)}")
+            found = self._family_nodes[key] = tuple(sorted(
+                (n for n in self.nodes if n.cloud == cloud and n.family == family and (include_retired or not n.retired)),
+                key=_sort_key))
+        return list(found)
 
     def cloud_of(self, node_type_id: str) -> str | None:
         """The cloud a node type id belongs to: from the catalog first, then from the naming pattern; else None."""
@@ -189,6 +195,15 @@ class Catalog:
         Accelerated node types that Databricks does not list (e.g. AWS p5.4xlarge) are "unknown" (None):
         the catalog is the only authority for "this is a usable GPU node type".
         """
+        try:
+            return self._gpu_answers[node_type_id]
+        except KeyError:
+            answer = self._gpu_answers[node_type_id] = self._is_gpu_node(node_type_id)
+            return answer
+        except TypeError:  # not hashable: no node type id
+            return None
+
+    def _is_gpu_node(self, node_type_id: str) -> bool | None:
         if self.get(node_type_id) is not None:
             return True
         if not isinstance(node_type_id, str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,13 +27,18 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
             why = f"is being retired ({node.deprecated.rstrip('.')})"
         else:
             continue
-        current = [n.node_type_id for n in catalog().family_nodes(node.cloud, node.family) if not n.deprecated]
-        families = [f for f in catalog().families(node.cloud)
-                    if any(not n.deprecated for n in catalog().family_nodes(node.cloud, f))]
-        instead = (f"a current {node.family} node type such as {current[0]}" if current
-                   else f"a current GPU family on {node.cloud} ({', '.join(families)})")
-        out.append(f"node type {node_type} ({node.gpu}) {why}. Fix: move to {instead}.")
+        out.append(f"node type {node_type} ({node.gpu}) {why}. Fix: move to {_instead(node.cloud, node.family)}.")
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _instead(cloud: str, family: str) -> str:
+    """What to move to from a retiring node type of ``family`` (the same for every cluster on it)."""
+    current = [n.node_type_id for n in catalog().family_nodes(cloud, family) if not n.deprecated]
+    families = [f for f in catalog().families(cloud)
+                if any(not n.deprecated for n in catalog().family_nodes(cloud, f))]
+    return (f"a current {family} node type such as {current[0]}" if current
+            else f"a current GPU family on {cloud} ({', '.join(families)})")
 
 
 RULE = Rule(
