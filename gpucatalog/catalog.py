@@ -177,9 +177,9 @@ class Catalog:
             _check_cloud(cloud)
             if family not in GPU_FAMILIES:
                 raise ValueError(f"unknown GPU family {family!r}; known families: {', '.join(GPU_FAMILIES)}")
-            found = self._family_nodes[key] = tuple(sorted(
-                (n for n in self.nodes if n.cloud == cloud and n.family == family and (include_retired or not n.retired)),
-                key=_sort_key))
+            members = (n for n in self.nodes
+                       if n.cloud == cloud and n.family == family and (include_retired or not n.retired))
+            found = self._family_nodes[key] = tuple(sorted(members, key=_sort_key))
         return list(found)
 
     def cloud_of(self, node_type_id: str) -> str | None:
