@@ -3,6 +3,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Every target runs Python with the project's bytecode cached under .venv/pycache: where the environment sets
+# PYTHONDONTWRITEBYTECODE (this workplace's machines do), each run, and each `python -m stackplan` process of the
+# test suite, would otherwise compile the whole project again (about 0.4 s a process).
+RUN := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache $(PY)
 STACK ?= dev
 ARGS ?=
 
@@ -24,19 +28,17 @@ $(VENV)/.installed-bench: requirements-bench.txt $(VENV)/.installed-dev
 install: $(VENV)/.installed-runtime  ## the runtime virtualenv (.venv) that Pulumi.yaml points at
 
 preview: $(VENV)/.installed-runtime  ## offline preview of a stack: resources, violations, costs
-	$(PY) -m stackplan preview --stack $(STACK) $(ARGS)
+	$(RUN) -m stackplan preview --stack $(STACK) $(ARGS)
 
 check: $(VENV)/.installed-runtime  ## policy check of a stack (exit 1 on a mandatory violation)
-	$(PY) -m stackplan check --stack $(STACK) $(ARGS)
+	$(RUN) -m stackplan check --stack $(STACK) $(ARGS)
 
 cost: $(VENV)/.installed-runtime  ## cost report of a stack
-	$(PY) -m stackplan cost --stack $(STACK) $(ARGS)
+	$(RUN) -m stackplan cost --stack $(STACK) $(ARGS)
 
-# The suite runs on TEST_WORKERS processes (pytest-xdist; every test writes only under its own tmp_path), with the
-# project's bytecode cached under .venv/pycache: where the environment sets PYTHONDONTWRITEBYTECODE, each of the
-# suite's `python -m stackplan` subprocesses would otherwise compile the whole project again (about 0.4 s each).
+# The test suite runs on TEST_WORKERS processes (pytest-xdist; every test writes only under its own tmp_path).
 TEST_WORKERS ?= 2
-PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+PYTEST := $(RUN) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 test: $(VENV)/.installed-dev  ## the test suite (what CI runs)
 	$(PYTEST)
@@ -57,10 +59,10 @@ test-slow: $(VENV)/.installed-dev  ## the test suite with long property-test run
 	HYPOTHESIS_PROFILE=slow $(PYTEST)
 
 bench: $(VENV)/.installed-bench  ## benchmarks: prints figures, writes bench/RESULTS.latest.md (git-ignored)
-	$(PY) bench/run.py
+	$(RUN) bench/run.py
 
 bench-record: $(VENV)/.installed-bench  ## benchmarks, replacing the committed bench/RESULTS.md
-	$(PY) bench/run.py --record
+	$(RUN) bench/run.py --record
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -309,19 +309,15 @@ class _Enabled:
         return found
 
 
-def _enabled(cfg: PolicyConfig) -> _Enabled:
-    return _Enabled(cfg)
-
-
 def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, urn: str, name: str,
                       config: Any = None, source: Source = "pulumi", cloud: str | None = None,
                       enabled: _Enabled | None = None, views: list[View] | None = None) -> list[Violation]:
     """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once). ``enabled`` is
-    `_enabled` of the config, computed once by the callers that evaluate many resources; ``views`` are the
+    `_Enabled` of the config, computed once by the callers that evaluate many resources; ``views`` are the
     resource's `views_of`, where the caller has read them already. (`messages_for_views`, inlined: this is the
     inner loop of a workspace audit.)"""
     if enabled is None:
-        enabled = _enabled(load_policy_config(config))
+        enabled = _Enabled(load_policy_config(config))
     rules = enabled.for_type(resource_type)
     if not rules:
         return []
@@ -344,7 +340,7 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
 
     Each resource is judged on its own, as the CrossGuard pack judges it (the pack does not know the plan's cloud:
     neither does this)."""
-    enabled = _enabled(load_policy_config(config))
+    enabled = _Enabled(load_policy_config(config))
     resources = plan.resources if isinstance(plan, Plan) else resources_of(plan)
     out: list[Violation] = []
     for res in resources:
@@ -376,7 +372,7 @@ def audit_export(items: Iterable[Any], config: Any = None) -> tuple[list[Violati
 
     items = list(items)
     used_by = job_runs_on(items)
-    enabled = _enabled(load_policy_config(config))
+    enabled = _Enabled(load_policy_config(config))
     counts = summary([])
     out: list[Violation] = []
     for item in items:
