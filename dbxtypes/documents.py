@@ -184,6 +184,12 @@ def parse_json(text: str, source: str) -> Any:
                                 "writes it.") from None
 
 
+def json_decoder() -> json.JSONDecoder:
+    """The decoder `parse_json` reads with (no NaN, no repeated keys), for reading a document piece by piece
+    (``raw_decode``)."""
+    return json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+
+
 def parse_json_stream(text: str, source: str) -> list[Any]:
     """One JSON document, or several written one after another (paged API exports concatenated, JSON lines), as a
     list of documents; the same checks as `parse_json` (no NaN, no repeated keys)."""
@@ -192,7 +198,7 @@ def parse_json_stream(text: str, source: str) -> list[Any]:
     except InputError as exc:
         if "Extra data" not in str(exc):
             raise
-    decoder = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    decoder = json_decoder()
     docs: list[Any] = []
     at = 0
     while True:

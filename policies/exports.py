@@ -14,7 +14,8 @@ Anything else is invalid input naming the item and its keys.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +120,148 @@ def read_export_file(path: Any, what: str = "cluster JSON") -> list[ExportItem]:
 
     docs = parse_json_stream(read_text(path, what), str(path))
     return export_items(docs[0] if len(docs) == 1 else docs, str(path))
+
+
+class NotStreamable(Exception):
+    """The document has a shape that `ExportStream` does not read piece by piece: read it whole
+    (`read_export_file`), which also gives the exact message for a document that is not valid."""
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class ExportStream:
+    """The items of one export text, read one element at a time, so that only the text and the element being
+    judged are in memory (a whole-document parse of an export takes about 4x its size in objects).
+
+    Streamed: a list of Databricks objects (or of list responses), and list responses (``{"clusters": [...],
+    "has_more": ...}``), one document or several one after another; an object that is not a list response is read
+    whole, element by element. The items are exactly those of `read_export_file`, in its order, with one exception
+    resolved after the fact: a label of the first document does not know yet whether more documents follow (then
+    it reads ``[0]...``); `label` gives the final one. Anything else (an object whose keys mix a list response's with
+    an object's, list keys out of the order `export_items` reads them in, a syntax error) raises `NotStreamable`,
+    possibly after items were yielded: the caller reads the file whole instead."""
+
+    def __init__(self, text: str, source: str) -> None:
+        from dbxtypes.documents import json_decoder
+
+        self.text, self.source = text, source
+        self._decode = json_decoder().raw_decode
+        self.documents = 0
+        self.first_document_items = 0
+        self._end = 0  # where the document read last ends
+
+    def label(self, position: int, label: str) -> str:
+        """The final label of the item yielded at ``position`` (0-based) with ``label``."""
+        if self.documents <= 1 or position >= self.first_document_items:
+            return label
+        return "[0]" if not label else f"[0]{label}" if label.startswith("[") else f"[0].{label}"
+
+    def __iter__(self) -> Iterator[ExportItem]:
+        n = len(self.text)
+        self.documents = self.first_document_items = 0  # a stream may be read more than once
+        pos = self._space(0)
+        if pos >= n:
+            raise NotStreamable("empty")
+        yielded = 0
+        while pos < n:
+            prefix = f"[{self.documents}]" if self.documents else ""
+            for item in self._document(pos, prefix):
+                yielded += 1
+                yield item
+            pos = self._space(self._end)
+            self.documents += 1
+            if self.documents == 1:
+                self.first_document_items = yielded
+
+    # -- pieces ----------------------------------------------------------------------------------------------------
+    def _space(self, pos: int) -> int:
+        return _SPACE.match(self.text, pos).end()  # type: ignore[union-attr]  # matches the empty string too
+
+    def _value(self, pos: int) -> tuple[Any, int]:
+        try:
+            return self._decode(self.text, pos)
+        except ValueError:  # JSONDecodeError, NaN, a repeated key: the whole-document reader says it right
+            raise NotStreamable("syntax") from None
+
+    def _expect(self, pos: int, chars: str) -> tuple[str, int]:
+        pos = self._space(pos)
+        if pos >= len(self.text) or self.text[pos] not in chars:
+            raise NotStreamable("structure")
+        return self.text[pos], pos + 1
+
+    def _document(self, pos: int, prefix: str) -> Iterator[ExportItem]:
+        text, source = self.text, self.source
+        if text[pos] == "[":
+            pos, i = self._space(pos + 1), 0
+            if text.startswith("]", pos):
+                self._end = pos + 1
+                return
+            while True:
+                element, pos = self._value(pos)
+                yield from export_items(element, source, f"{prefix}[{i}]", i)
+                i += 1
+                mark, pos = self._expect(pos, ",]")
+                if mark == "]":
+                    self._end = pos
+                    return
+                pos = self._space(pos)
+        if text[pos] != "{":
+            raise NotStreamable("not an object or a list")
+        first = self._space(pos + 1)
+        key = self._value(first)[0] if text.startswith('"', first) else None
+        if key not in CONTAINERS and key not in PAGING:  # an object, not a list response: read it whole
+            doc, self._end = self._value(pos)
+            yield from export_items(doc, source, prefix, int(prefix[1:-1]) if prefix else 0)
+            return
+        yield from self._list_response(first, prefix)
+
+    def _list_response(self, pos: int, prefix: str) -> Iterator[ExportItem]:
+        order = list(CONTAINERS)
+        seen: set[str] = set()
+        rank, count = -1, 0
+        while True:
+            key, pos = self._value(pos)
+            if not isinstance(key, str) or key in seen:
+                raise NotStreamable("key")
+            seen.add(key)
+            _, pos = self._expect(pos, ":")
+            pos = self._space(pos)
+            if key in CONTAINERS and self.text.startswith("[", pos):
+                if order.index(key) < rank:  # export_items reads the lists in CONTAINERS order
+                    raise NotStreamable("order")
+                rank = order.index(key)
+                pos, i = self._space(pos + 1), 0
+                if self.text.startswith("]", pos):
+                    pos += 1
+                else:
+                    while True:
+                        element, pos = self._value(pos)
+                        if not isinstance(element, Mapping):
+                            raise NotStreamable("element")
+                        where = f"{prefix}.{key}[{i}]" if prefix else f"{key}[{i}]"
+                        yield _item(CONTAINERS[key], element, where, count, self.source)
+                        i, count = i + 1, count + 1
+                        mark, pos = self._expect(pos, ",]")
+                        if mark == "]":
+                            break
+                        pos = self._space(pos)
+            elif key in PAGING or (key in CONTAINERS and self.text.startswith("null", pos)):
+                _, pos = self._value(pos)
+            else:  # a list key that is no list, or an object's key: the whole-document reader decides
+                raise NotStreamable("key")
+            mark, pos = self._expect(pos, ",}")
+            if mark == "}":
+                self._end = pos
+                return
+            pos = self._space(pos)
+
+
+def stream_export_file(path: Any, what: str = "cluster JSON") -> ExportStream:
+    """`ExportStream` over one export file (its text read once; the file problems of `read_export_file`)."""
+    from dbxtypes.documents import read_text
+
+    return ExportStream(read_text(path, what), str(path))
 
 
 def clusters_of(items: Sequence[ExportItem]) -> list[Mapping[str, Any]]:

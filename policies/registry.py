@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -365,19 +365,28 @@ def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]
     return audit_export(items, config)[0]
 
 
-def audit_export(items: Iterable[Any], config: Any = None) -> tuple[list[Violation], dict[str, int]]:
+#: ``on_item(position, item, shapes)``: called for each item as it is judged, with its cluster definitions.
+OnItem = Callable[[int, Any, list[ClusterShape]], None]
+
+
+def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[str, str] | None = None,
+                 on_item: OnItem | None = None) -> tuple[list[Violation], dict[str, int]]:
     """`evaluate_export` and `policies.exports.summary` of the same items, each cluster definition read once (and
-    dropped once judged: only the findings and the counts are kept)."""
+    dropped once judged: only the findings and the counts are kept). ``used_by`` (`policies.exports.job_runs_on`
+    of all the items) lets ``items`` be a stream read once; without it the items are listed to work it out."""
     from policies.exports import CLUSTER_POLICY_EXPORT, item_shapes, job_runs_on, summary, summary_add
 
-    items = list(items)
-    used_by = job_runs_on(items)
+    if used_by is None:
+        items = list(items)
+        used_by = job_runs_on(items)
     enabled = _Enabled(load_policy_config(config))
     counts = summary([])
     out: list[Violation] = []
-    for item in items:
+    for position, item in enumerate(items):
         if item.resource_type == CLUSTER_POLICY_EXPORT:
             summary_add(counts, item, [])
+            if on_item is not None:
+                on_item(position, item, [])
             continue
         props, name = item.props, item.name
         if item.resource_type == CLUSTER and item.props.get("cluster_id") in used_by:
@@ -389,6 +398,8 @@ def audit_export(items: Iterable[Any], config: Any = None) -> tuple[list[Violati
         summary_add(counts, item, shapes)
         out.extend(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
                                      enabled=enabled, views=views))
+        if on_item is not None:
+            on_item(position, item, shapes)
     return out, counts
 
 

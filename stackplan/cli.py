@@ -229,6 +229,7 @@ def _findings_text(fmt: str, runs: list[StackRun], config: Any, *, suite: str,
     stack that failed to load is reported as an error of its file."""
     from policies.registry import ALL_RULES, load_policy_config
 
+    from .audit import OWN_POLICY
     from .findings import RuleInfo, github_commands, junit_xml, sarif_log
 
     levels = load_policy_config(config)
@@ -267,24 +268,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.stack and (args.cluster_json or args.workspace):
         return _check_drift(args, config, fmt)
     if args.cluster_json or args.workspace:
-        from policies.exports import clusters_of, summary_text
-        from policies.registry import audit_export
+        from policies.exports import summary_text
 
-        source, items = _read_live(args) if args.workspace else (args.cluster_json, read_export(args.cluster_json))
-        clusters = clusters_of(items)
-        violations, counts = audit_export(items, config)
-        violations += own_policy_findings(items)
+        from .audit import audit_export_path, audit_items
+
+        wanted = {"places": fmt in FINDING_FORMATS, "clusters": bool(args.cluster_policy)}
+        if args.workspace:
+            source, items = _read_live(args)
+            audit = audit_items(items, config, **wanted)
+        else:
+            source, audit = args.cluster_json, audit_export_path(args.cluster_json, config, **wanted)
+        violations, counts = audit.violations, audit.counts
         result: dict[str, Any] = {"source": source, "checked": counts,
                                   "violations": [v.to_json() for v in violations]}
         if args.cluster_policy:
-            result["cluster_policy"] = _cluster_policy_results(clusters, args.cluster_policy)
+            result["cluster_policy"] = _cluster_policy_results(audit.clusters, args.cluster_policy)
         if fmt == "json":
             _emit(json.dumps(result, indent=2, allow_nan=False), args.out)
         elif fmt in FINDING_FORMATS:
-            files = {i.urn: i.source for i in items}
-            labels = {i.urn: i.label for i in items if i.label}
             _emit(_findings_text(fmt, [], config, suite="stackplan check", source=source,
-                                 located=[Located(v, files.get(v.urn, source), element=labels.get(v.urn))
+                                 located=[Located(v, audit.files.get(v.urn, source), element=audit.labels.get(v.urn))
                                           for v in violations]),
                   args.out)
         else:
@@ -321,6 +324,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check_drift(args: argparse.Namespace, config: Any, fmt: str) -> int:
     """`check --stack STACK --workspace|--cluster-json`: where the workspace differs from the stack."""
+    from .audit import read_export
     from .drift import drift
 
     against, items = _read_live(args) if args.workspace else (args.cluster_json, read_export(args.cluster_json))
@@ -352,42 +356,6 @@ def _check_drift(args: argparse.Namespace, config: Any, fmt: str) -> int:
     return EXIT_OK
 
 
-OWN_POLICY = "cluster-policy-violated"
-
-
-def own_policy_findings(items: list[Any]) -> list[Violation]:
-    """Clusters of an export that break the cluster policy they name (``policy_id``), when that policy is in the
-    export too (``policies/list``; its ``definition`` a JSON string or an object). Databricks checks a policy when a
-    cluster is created or edited, so such a cluster predates a change of its policy: advisory."""
-    from dbxtypes.shape import shapes_of_resource
-    from dbxtypes.vocabulary import CLUSTER
-    from guardrails import DefinitionError, evaluate_shape, parse_definition
-    from policies.exports import CLUSTER_POLICY_EXPORT
-
-    policies = {}
-    for item in items:
-        if item.resource_type == CLUSTER_POLICY_EXPORT and item.props.get("policy_id"):
-            try:
-                policies[str(item.props["policy_id"])] = (item.name, parse_definition(item.props.get("definition")
-                                                                                     or {}))
-            except DefinitionError as exc:
-                print(f"note: {item.source}: cluster policy {item.name} is not readable, so its clusters are not "
-                      f"checked against it: {exc}", file=sys.stderr)
-    out = []
-    for item in items:
-        policy = policies.get(str(item.props.get("policy_id"))) if item.resource_type == CLUSTER else None
-        if policy is None:
-            continue
-        outcome = evaluate_shape(policy[1], shapes_of_resource(CLUSTER, item.props, source="api")[0])
-        if not outcome.allowed:
-            broken = "; ".join(v.message for v in outcome.violations)
-            out.append(Violation(policy=OWN_POLICY, enforcement="advisory", urn=item.urn, resource_name=item.name,
-                                 message=f"breaks its cluster policy {policy[0]}: {broken}. Fix: edit the cluster "
-                                         f"to fit the policy (the workspace will ask at its next edit), or change "
-                                         f"the policy."))
-    return out
-
-
 def _read_live(args: argparse.Namespace) -> tuple[str, list[Any]]:
     """`check --workspace`: ``workspace <host>`` and what was read through databricks-sdk (saved with
     ``--save-export``)."""
@@ -400,23 +368,6 @@ def _read_live(args: argparse.Namespace) -> tuple[str, list[Any]]:
         for path in save_export(doc, args.save_export):
             print(f"wrote {path}", file=sys.stderr)
     return f"workspace {host}", export_items(doc, f"workspace {host}")
-
-
-def read_export(path: str) -> list[Any]:
-    """A workspace export: one file (one or several JSON documents), or a directory of ``*.json`` files read as
-    one input; its items as `policies.exports.ExportItem`."""
-    from policies.exports import read_export_file
-
-    where = Path(path)
-    files = sorted(where.glob("*.json")) if where.is_dir() else [where]
-    if where.is_dir() and not files:
-        raise InputError.single(path, "--cluster-json", "is a directory with no *.json file.",
-                                "export clusters, jobs or pools into it (databricks clusters list -o json > "
-                                "clusters.json).")
-    items: list[Any] = []
-    for file in files:
-        items += read_export_file(file)
-    return items
 
 
 def _cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) -> list[dict[str, Any]]:

@@ -206,3 +206,75 @@ def test_ci_formats_name_the_object_and_its_place_in_the_export(capsys, tmp_path
     result = next(r for r in json.loads(capsys.readouterr().out)["runs"][0]["results"] if r["ruleId"] == ALL_SPOT)
     assert result["locations"][0]["logicalLocations"][1] == {"name": "clusters[1]", "kind": "element"}
     assert result["message"]["text"].startswith("clusters[1] gpu-serve: ")
+
+
+# --- an export read one element at a time (issue 23) -----------------------------------------------------------------
+
+_C1 = {**ETL, "cluster_id": "0101-a", "cluster_name": "a"}
+_C2 = _gpu({**ETL, "cluster_id": "0101-b", "cluster_name": "b"})
+_STREAMED_SHAPES = {
+    "a list": json.dumps([_C1, JOB, POOL]),
+    "a list response, paging first": json.dumps({"has_more": False, "clusters": [_C1, _C2]}),
+    "two lists in the reader's order": json.dumps({"clusters": [_C1], "jobs": [JOB], "instance_pools": [POOL]}),
+    "one object": json.dumps(_C1),
+    "JSON lines": json.dumps(_C1) + "\n" + json.dumps(_C2) + "\n",
+    "pages one after another": json.dumps({"clusters": [_C1]}, indent=2) + "\n" + json.dumps({"clusters": [_C2]}),
+    "lists one after another": json.dumps([_C1]) + json.dumps([_C2, JOB]),
+    "a list of list responses": json.dumps([{"clusters": [_C1]}, {"jobs": [JOB]}]),
+    "empty pages": json.dumps({"clusters": None}) + json.dumps({"clusters": []}) + "[]",
+}
+
+
+@pytest.mark.parametrize("shape", list(_STREAMED_SHAPES))
+def test_a_streamed_export_has_exactly_the_items_of_the_whole_document_reader(tmp_path, shape):
+    from policies.exports import read_export_file, stream_export_file
+
+    path = tmp_path / "export.json"
+    path.write_text(_STREAMED_SHAPES[shape])
+    stream = stream_export_file(path)
+    streamed = [(stream.label(k, i.label), i.resource_type, i.name, i.urn, dict(i.props))
+                for k, i in enumerate(list(stream))]
+    whole = [(i.label, i.resource_type, i.name, i.urn, dict(i.props)) for i in read_export_file(path)]
+    assert streamed == whole
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"jobs": [JOB], "clusters": [_C1]}),  # the whole reader reads clusters first
+    json.dumps({"clusters": [_C1], "cluster_name": "x"}),  # an object, not a list response
+    json.dumps({"clusters": 3}),  # invalid: the whole reader names it
+    '{"clusters": [{"cluster_id": "x", "cluster_id": "y"}]}',  # a repeated key
+    "[" + json.dumps(_C1) + ",]",
+    "",
+])
+def test_a_shape_the_stream_does_not_read_is_left_to_the_whole_document_reader(tmp_path, text):
+    from policies.exports import NotStreamable, stream_export_file
+
+    path = tmp_path / "export.json"
+    path.write_text(text)
+    with pytest.raises(NotStreamable):
+        list(stream_export_file(path))
+
+
+def test_the_streamed_audit_equals_the_whole_one_with_jobs_on_clusters_and_policies(tmp_path, monkeypatch):
+    """Which clusters jobs run on and which policies the export holds are read in a first pass; the findings, counts,
+    places and clusters are those of the whole-document audit, and the whole document was never read."""
+    from stackplan import audit
+
+    runs_on = _gpu({**ETL, "cluster_id": "0101-shared", "cluster_name": "shared", "custom_tags": TAGS})
+    job = {"job_id": 12, "settings": {"name": "nightly", "tags": TAGS, "tasks": [
+        {"task_key": "t", "existing_cluster_id": "0101-shared", "spark_python_task": {"python_file": "/W/t.py"}}]}}
+    breaks = {**_C1, "cluster_id": "0101-p", "cluster_name": "p", "policy_id": "ABC", "autotermination_minutes": 600}
+    path = tmp_path / "export.json"
+    # the clusters come before the job and the policy that change how they are judged
+    path.write_text(json.dumps({"clusters": [runs_on, breaks, _C2]}) + "\n" + json.dumps({"jobs": [job, JOB]})
+                    + "\n" + json.dumps({"policies": [POLICY]}))
+    whole = audit.audit_items(audit.read_export(str(path)), None, places=True, clusters=True)
+    monkeypatch.setattr(audit, "read_export", lambda _path: pytest.fail("the export was read whole"))
+    streamed = audit.audit_export_path(str(path), None, places=True, clusters=True)
+    assert [v.to_json() for v in streamed.violations] == [v.to_json() for v in whole.violations]
+    assert (streamed.counts, streamed.files, streamed.labels, streamed.clusters) == \
+        (whole.counts, whole.files, whole.labels, whole.clusters)
+    found = {(v.policy, v.resource_name) for v in streamed.violations}
+    assert (audit.OWN_POLICY, "p") in found  # breaks its policy, named later in the file
+    assert any(name.startswith("shared (runs job nightly") for _, name in found)  # judged as the job's workload
+    assert streamed.labels["cluster:0101-p"] == "[0].clusters[1]"  # first document, relabelled once more followed
