@@ -10,8 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
+import pulumi_private
+from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 from stackplan.engine import run_program
 from stackspec import available_stacks, load_stack
+
+# The provider SDK as the offline engine imports it, before a test module imports the components: the whole package
+# would cost every test process about 3 s more (tests/test_pulumi_private.py checks the subset against it).
+pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
 
 SHIPPED = available_stacks()
 
