@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_databricks as databricks
 
-from dbxtypes.vocabulary import INFERENCE_CLUSTER_TYPE, MAX_SCALE_DOWN_SECONDS, SCALE_DOWN_WINDOW_KEY
+from dbxtypes.vocabulary import INFERENCE_CLUSTER_TYPE, MAX_SCALE_DOWN_SECONDS, SCALE_DOWN_WINDOW_KEY, on_demand_base
 
 from ._common import Availability, ClusterBaseArgs, cluster_settings
 
@@ -41,7 +41,7 @@ class InferenceCluster(pulumi.ComponentResource):
         availability: Availability = "spot_with_fallback" if args.spot_above_base else "on_demand"
         # first_on_demand counts the driver: the base is the driver plus min_workers workers.
         settings = cluster_settings(args, "inference", availability=availability,
-                                    first_on_demand=args.min_workers + 1,
+                                    first_on_demand=on_demand_base(args.min_workers),
                                     spark_conf={SCALE_DOWN_WINDOW_KEY: str(args.scale_down_minutes * 60)})
         cluster = databricks.Cluster(
             f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,

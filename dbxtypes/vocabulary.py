@@ -8,7 +8,7 @@ Nothing here imports another package of the project.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, TypeVar
 
 # --------------------------------------------------------------------------------------------------------------------
 # The project
@@ -45,6 +45,18 @@ DEFAULT_AVAILABILITY: Final = MappingProxyType({"aws": SPOT_WITH_FALLBACK["aws"]
                                                "gcp": ON_DEMAND["gcp"]})
 #: ``first_on_demand`` when absent: the API default, 1 (the driver on demand).
 DEFAULT_FIRST_ON_DEMAND: Final = 1
+
+
+_Count = TypeVar("_Count", int, float)
+
+
+def on_demand_base(min_workers: _Count) -> _Count:
+    """The ``first_on_demand`` that keeps an autoscaled cluster's base on demand: its minimum workers plus the
+    driver, which ``first_on_demand`` counts first (Clusters API, ``aws_attributes.first_on_demand``: "the first
+    first_on_demand nodes of the cluster will be placed on on-demand instances ... this value should be greater than
+    0, to make sure the cluster driver node is placed on an on-demand instance"). The one statement of the rule: the
+    inference component sets it, the inference policy rule and the workspace cluster policy require it."""
+    return min_workers + 1
 
 #: GPU families (the node catalog maps each to node types per cloud).
 GpuFamily = Literal["t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s"]

@@ -25,6 +25,7 @@ from dbxtypes.vocabulary import (
     SINGLE_NODE_PROFILE_KEY,
     SINGLE_NODE_TAGS,
     SPOT_WITH_FALLBACK,
+    on_demand_base,
 )
 
 Role = Literal["training", "inference", "interactive"]
@@ -116,8 +117,9 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
         d["num_workers"] = {**_range(maximum=0), "isOptional": True}
         d[f"{block}.availability"] = {"type": "allowlist",
                                       "values": [SPOT_WITH_FALLBACK[limits.cloud], ON_DEMAND[limits.cloud]]}
-        # first_on_demand counts the driver: >= min_workers + 1 keeps the whole base on-demand.
-        d[f"{block}.first_on_demand"] = _range(minimum=limits.min_workers + 1, default=limits.min_workers + 1)
+        # first_on_demand counts the driver: at least the on-demand base keeps the whole base on demand.
+        base = on_demand_base(limits.min_workers)
+        d[f"{block}.first_on_demand"] = _range(minimum=base, default=base)
         # 0 = never: a serving cluster may keep its on-demand base up (the API refuses 1..9 itself).
         d["autotermination_minutes"] = _range(0, limits.max_autotermination_minutes,
                                               default=limits.autotermination_minutes)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from typing import Any
+
 from dbxtypes.vocabulary import MAX_AUTOTERMINATION_MINUTES, REQUIRED_TAGS
 from gpucatalog import Catalog, load_catalog
 from stackspec import ResolvedStack
@@ -19,6 +23,14 @@ def _ceiling(dbu_per_node: float | None, nodes: int) -> float | None:
     return dbu_per_node * nodes * (1 + DBU_CEILING_HEADROOM) if dbu_per_node else None
 
 
+def max_idle_minutes(limits: Mapping[str, Any]) -> int:
+    """The longest auto-termination a workspace policy allows: the mandatory ``require-autotermination`` policy's
+    threshold the stack was validated against (a ``--policy-config`` moves it), else the default. An advisory or
+    disabled policy leaves the spec unbounded (an infinite limit); the workspace policy keeps the default cap."""
+    value = limits.get("max_autotermination_minutes", MAX_AUTOTERMINATION_MINUTES)
+    return int(value) if math.isfinite(value) else MAX_AUTOTERMINATION_MINUTES
+
+
 def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> dict[str, WorkloadLimits]:
     """Limits per spec section (training, inference, dev) that the stack defines."""
     catalog = catalog or load_catalog()
@@ -30,7 +42,7 @@ def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> di
         family_nodes = [n.node_type_id for n in catalog.family_nodes(spec.cloud, node.family)]
         common = dict(cloud=spec.cloud, node_types=family_nodes, tags=spec.tags, required_tags=REQUIRED_TAGS,
                       autotermination_minutes=section.autotermination_minutes,
-                      max_autotermination_minutes=MAX_AUTOTERMINATION_MINUTES,
+                      max_autotermination_minutes=max_idle_minutes(stack.limits),
                       pool_backed=getattr(spec.instance_pools, section_name) is not None,
                       driver_node_types=[workload.driver.node_type_id] if workload.driver else [])
         dbu = node.dbu_per_hour

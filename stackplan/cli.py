@@ -411,7 +411,7 @@ def _cluster_policy_text(results: list[dict[str, Any]]) -> str:
 
 
 def cmd_export_policies(args: argparse.Namespace) -> int:
-    plan = build_plan(args.stack, with_policies=False)
+    plan = build_plan(args.stack, policy_config=_policy_config(args), with_policies=False)
     policies = [r for r in plan.resources if r.type == CLUSTER_POLICY]
     if not policies:
         raise InputError.single(plan.stack_file or plan.stack, "dbx-ai-infra:cluster_policies.enabled",
@@ -630,6 +630,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stack", required=True, metavar="NAME|FILE",
                    help="a stack name (dev) or the path of a stack YAML file")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for <policy-name>.json files")
+    p.add_argument("--policy-config", metavar="FILE",
+                   help="policy config JSON: its mandatory thresholds bound the definitions as they bound the stack "
+                        "(max_autotermination_minutes caps the idle time a policy allows)")
     p.set_defaults(func=cmd_export_policies)
     return top
 

@@ -236,7 +236,7 @@ def load_stack(stack: str, stacks_dir: Path = STACKS_DIR, *, limits: Mapping[str
     source = display_path(path)
     raw_config = read_stack_file(path)
     spec = spec_from_config(raw_config, source, limits)
-    resolved = resolve(spec, source)
+    resolved = resolve(spec, source, limits=limits)
     config = {str(k): _to_pulumi_value(v) for k, v in raw_config.items()}
     return LoadedStack(stack_name_of(path), path, config, resolved, dict(limits or {}))
 
@@ -250,4 +250,5 @@ def load_from_pulumi() -> ResolvedStack:
     config = pulumi_private.all_config()
     secret_keys = pulumi_private.secret_config_keys()
     source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
-    return resolve(spec_from_config(config, source, PROGRAM_LIMITS.get(), secret_keys), source)
+    limits = PROGRAM_LIMITS.get()
+    return resolve(spec_from_config(config, source, limits, secret_keys), source, limits=limits)

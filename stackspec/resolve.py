@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from dbxtypes.errors import InputError, Problem
 from dbxtypes.vocabulary import PROJECT, SECTIONS
@@ -76,6 +78,9 @@ class ResolvedStack:
     source: str
     workloads: dict[str, Workload] = field(default_factory=dict)
     endpoints: dict[str, Endpoint] = field(default_factory=dict)
+    #: The policy limits the spec was validated against (`policies.registry.PolicyConfig.limits`: a mandatory
+    #: policy's threshold, infinite for an advisory or disabled one); empty: the defaults.
+    limits: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _estimate(spec: StackSpec, role: str) -> Estimate | None:
@@ -87,7 +92,8 @@ def _estimate(spec: StackSpec, role: str) -> Estimate | None:
     return estimate(model.params_billions, model.precision, workload, model.method)
 
 
-def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None) -> ResolvedStack:
+def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
+            limits: Mapping[str, Any] | None = None) -> ResolvedStack:
     """Pick each workload's node type; every problem names its field."""
     catalog = catalog or load_catalog()
     problems: list[Problem] = []
@@ -132,7 +138,7 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None) -> Res
     endpoints = _endpoints(spec, problems)
     if problems:
         raise InputError(source, problems)
-    return ResolvedStack(spec, source, workloads, endpoints)
+    return ResolvedStack(spec, source, workloads, endpoints, dict(limits or {}))
 
 
 def _endpoints(spec: StackSpec, problems: list[Problem]) -> dict[str, Endpoint]:

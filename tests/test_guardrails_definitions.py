@@ -185,3 +185,49 @@ def test_the_policy_packs_bad_clusters_are_refused_by_the_generated_policy(rule)
     definition = policy_definition(_limits_for_fixture(case.good, role))
     assert evaluate(definition, case.good).allowed, evaluate(definition, case.good).violations
     assert not evaluate(definition, case.bad).allowed
+
+
+# --- the workspace policies follow the policy config (issue 24: they had drifted to the constant) -------------------
+
+_IDLE = "databricks-cluster-require-autotermination"
+
+
+@pytest.mark.parametrize(("config", "cap"), [
+    (None, 120),  # the default
+    ({_IDLE: {"max_autotermination_minutes": 60}}, 60),  # mandatory: the spec, the rule and the policies stop at 60
+    ({_IDLE: "advisory"}, 120),  # advisory: the spec is unbounded, the workspace keeps the default cap
+])
+def test_exported_policies_cap_idle_time_at_the_policy_configs_threshold(tmp_path, config, cap):
+    import json as _json
+
+    from stackplan.cli import main
+
+    args = ["export-policies", "--stack", "dev", "--out", str(tmp_path / "out")]
+    if config is not None:
+        (tmp_path / "config.json").write_text(_json.dumps(config))
+        args += ["--policy-config", str(tmp_path / "config.json")]
+    assert main(args) == 0
+    definitions = [_json.loads(p.read_text()) for p in sorted((tmp_path / "out").glob("*.json"))]
+    # training and inference take the cap; the dev policy stays at the dev cluster's own idle time (30 minutes)
+    assert definitions and max(d["autotermination_minutes"]["maxValue"] for d in definitions) == cap
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_the_inference_policy_and_component_share_the_on_demand_base(plan_of, stack):
+    from dbxtypes.vocabulary import on_demand_base
+
+    plan = plan_of(stack)
+    checked = 0
+    for cluster in [r for r in plan["resources"] if r["type"] == "databricks:index/cluster:Cluster"
+                    and r["inputs"]["customTags"]["workload_type"] == "inference"]:
+        block = next((k for k in ("awsAttributes", "azureAttributes", "gcpAttributes") if k in cluster["inputs"]), None)
+        if block is None:  # on an instance pool: the (on-demand) pool decides
+            continue
+        (policy,) = [json.loads(r["inputs"]["definition"]) for r in plan["resources"]
+                     if r["type"] == "databricks:index/clusterPolicy:ClusterPolicy"
+                     and r["id"] == cluster["inputs"]["policyId"]]
+        base = on_demand_base(cluster["inputs"]["autoscale"]["minWorkers"])
+        assert cluster["inputs"][block]["firstOnDemand"] == base
+        assert policy[f"{block.replace('Attributes', '_attributes')}.first_on_demand"]["minValue"] == base
+        checked += 1
+    assert checked or stack != "dev"  # dev's inference cluster has its own cloud block

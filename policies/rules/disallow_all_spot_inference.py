@@ -14,6 +14,7 @@ from dbxtypes.vocabulary import (
     ON_DEMAND,
     SPOT_WITH_FALLBACK,
     SPOT_WITHOUT_FALLBACK,
+    on_demand_base,
 )
 from policies.rule import Rule, View
 
@@ -26,7 +27,7 @@ def _check_cluster(view: ClusterShape) -> list[str]:
         # A pool-backed cluster takes its availability from the pool; the pool is checked on its own.
         return []
     base = view.min_workers
-    needed = base + 1
+    needed = on_demand_base(base)
     out = []
     for cloud in view.effective_clouds:
         key = ATTRIBUTES_BLOCK[cloud]
