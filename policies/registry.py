@@ -314,8 +314,7 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
                       enabled: _Enabled | None = None, views: list[View] | None = None) -> list[Violation]:
     """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once). ``enabled`` is
     `_Enabled` of the config, computed once by the callers that evaluate many resources; ``views`` are the
-    resource's `views_of`, where the caller has read them already. (`messages_for_views`, inlined: this is the
-    inner loop of a workspace audit.)"""
+    resource's `views_of`, where the caller has read them already."""
     if enabled is None:
         enabled = _Enabled(load_policy_config(config))
     rules = enabled.for_type(resource_type)
@@ -325,13 +324,9 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
         views = views_of(resource_type, props, source, cloud)
     out = []
     for rule, level, thresholds in rules:
-        for view in views:
-            if view.resource_type not in rule.resource_types:
-                continue
-            for message in rule.check(view, thresholds):
-                out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
-                                     resource_name=name,
-                                     message=f"{view.label}: {message}" if view.label else message))
+        for message in messages_for_views(rule, views, thresholds):
+            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                 resource_name=name, message=message))
     return out
 
 
