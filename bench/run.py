@@ -569,7 +569,7 @@ print(json.dumps({"files": out, "rss": resource.getrusage(resource.RUSAGE_SELF).
 _ANALYSIS_CHILD = """
 import json, sys, time, resource
 from policies.registry import load_policy_config
-from stackplan.cli import build_plan
+from stackplan.pipeline import build_plan
 from stackplan.advise.analysis import run_local
 from stackplan.advise.targets import target_rows, targets_of
 plan = build_plan(sys.argv[1], with_policies=False, with_cost=True)

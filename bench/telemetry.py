@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full-window", action="store_true", help="every cluster up for the whole window (bench)")
     parser.add_argument("--only", action="append", metavar="WORKLOAD", help="only these workloads (repeat)")
     args = parser.parse_args(argv)
-    from stackplan.cli import build_plan
+    from stackplan.pipeline import build_plan
 
     plan = build_plan(args.stack, with_policies=False, with_cost=True)
     info = write_exports(args.out, plan, plant=args.plant, days=args.days, fmt=args.format,

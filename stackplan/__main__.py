@@ -14,7 +14,9 @@ try:
     code = main()
 except KeyboardInterrupt:  # before main() could take over (while importing): nothing was opened yet
     print("interrupted: nothing was written.", file=sys.stderr)
-    code = 130  # stackplan.cli.EXIT_INTERRUPTED
+    from .exits import EXIT_INTERRUPTED
+
+    code = EXIT_INTERRUPTED
 # Tearing the interpreter down after pulumi_databricks is imported takes about a second (bench/RESULTS.md),
 # and nothing is left to clean up: outputs are written and closed. Flush and leave at once.
 try:

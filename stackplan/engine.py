@@ -28,7 +28,7 @@ from dbxtypes.vocabulary import (
     VOLUME,
 )
 from stackspec import LoadedStack
-from stackspec.load import PROGRAM_LIMITS, REPO_ROOT, display_path
+from stackspec.load import PROGRAM_STACK, REPO_ROOT, display_path
 
 PROGRAM = REPO_ROOT / "__main__.py"
 
@@ -99,9 +99,10 @@ class _RecordingMonitor(pulumi_private.MockMonitor):
         return response
 
 
-def _run(stack: LoadedStack, program: Path) -> Plan:
+def _run(stack: LoadedStack, program: Path, handed: bool) -> Plan:
     pulumi.runtime.set_all_config(stack.config)
-    PROGRAM_LIMITS.set(stack.limits)
+    if handed:  # the spec was validated once, when the stack was loaded: the program takes it as it is
+        PROGRAM_STACK.set(stack.resolved)
     mock = _Mocks()
     monitor = _RecordingMonitor(mock)
     quiet = logging.getLogger("stackplan.pulumi")
@@ -126,13 +127,16 @@ def _run(stack: LoadedStack, program: Path) -> Plan:
     )
 
 
-def run_program(stack: LoadedStack, program: Path = PROGRAM) -> Plan:
-    """Run the program for one stack and return its plan. Each run gets fresh Pulumi runtime state."""
+def run_program(stack: LoadedStack, program: Path = PROGRAM, *, from_config: bool = False) -> Plan:
+    """Run the program for one stack and return its plan. Each run gets fresh Pulumi runtime state.
+
+    The program takes the stack as loaded (validated once); with ``from_config`` it reads and validates the Pulumi
+    config instead, as under `pulumi up`."""
     # The provider SDK with only the resource modules the program uses (the same classes `pulumi up` runs): the
     # whole package is most of a run's start-up (issue 23).
     pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
     try:
         # Pulumi keeps its runtime settings in context variables: an empty context is a clean runtime.
-        return contextvars.Context().run(_run, stack, program)
+        return contextvars.Context().run(_run, stack, program, not from_config)
     except pulumi.RunError as exc:
         raise ProgramError(str(exc)) from None

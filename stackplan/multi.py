@@ -17,7 +17,7 @@ from typing import Any
 from dbxtypes.errors import InputError, ProgramError
 from dbxtypes.plan import Plan
 
-EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID = 0, 1, 2
+from .exits import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS
 
 
 @dataclass

@@ -302,7 +302,7 @@ def _before_after_chart(by_workload: Mapping[str, Mapping[str, Any]], base: str,
 
 
 def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None, *,
-                   markdown: bool = True, part: bool = False) -> dict[str, Any]:
+                   markdown: bool = True, part: bool = False, title: str | None = None) -> dict[str, Any]:
     """Everything the templates show, formatted. ``markdown`` escapes the cells for a Markdown table; for HTML
     the template's autoescaping does it. ``part``: one stack's section of a combined report (no page shell, no
     assumptions or price sources: the combined report shows those once)."""
@@ -313,7 +313,7 @@ def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | Non
     diff_ctx = _diff_context(diff, esc)
     ctx: dict[str, Any] = {
         "part": part,
-        "title": esc(f"Cost review: stack {plan.stack}"),
+        "title": esc(title or f"Cost review: stack {plan.stack}"),
         "stack": esc(plan.stack),
         "cloud": esc(plan.cloud),
         "project": esc(plan.project or ""),
@@ -363,14 +363,16 @@ def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | Non
     return ctx
 
 
-def render_markdown(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
-    """The cost review as Markdown, for a pull-request comment."""
-    return render_template(MARKDOWN_TEMPLATE, report_context(plan, diff, markdown=True))
+def render_markdown(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None, *,
+                    title: str | None = None) -> str:
+    """The stack's review (cost, findings, sizing) as Markdown, for a pull-request comment."""
+    return render_template(MARKDOWN_TEMPLATE, report_context(plan, diff, markdown=True, title=title))
 
 
-def render_html(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None) -> str:
-    """The cost review as a standalone HTML page (inline CSS and SVG, nothing fetched from the network)."""
-    return render_template(HTML_TEMPLATE, report_context(plan, diff, markdown=False))
+def render_html(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | None = None, *,
+                title: str | None = None) -> str:
+    """The stack's review as a standalone HTML page (inline CSS and SVG, nothing fetched from the network)."""
+    return render_template(HTML_TEMPLATE, report_context(plan, diff, markdown=False, title=title))
 
 
 def _merged_reference(contexts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -393,7 +395,7 @@ def _merged_reference(contexts: list[tuple[str, dict[str, Any]]]) -> dict[str, A
             "sources": [{"figure": f, "value": v, "source": s, "date": d} for f, v, s, d in sources]}
 
 
-def render_combined(runs: list[Any], *, html: bool, against: str | None) -> str:
+def render_combined(runs: list[Any], *, html: bool, against: str | None, title: str = "Stack review") -> str:
     """One report for several stacks (``runs``: `stackplan.multi.StackRun`, already in report order): a summary
     line per stack, changed stacks in full, unchanged ones folded away, errors with their message, and the
     assumptions and price sources once."""
@@ -427,7 +429,7 @@ def render_combined(runs: list[Any], *, html: bool, against: str | None) -> str:
         (shown if run.changed else folded).append(section)
     unchanged = [r.plan.stack for r in runs if r.plan is not None and not r.changed]
     context = {
-        "title": esc(f"Stack review: {len(runs)} stacks" + (f" against {against}" if against else "")),
+        "title": esc(f"{title}: {len(runs)} stacks" + (f" against {against}" if against else "")),
         "summary": summary, "errors": errors, "shown": shown, "folded": folded,
         "folded_summary": esc(f"{len(folded)} unchanged stack{'s' if len(folded) != 1 else ''}: "
                               f"{', '.join(unchanged)}"),

@@ -13,7 +13,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
@@ -32,15 +31,17 @@ FOREIGN_NAMESPACES = ("databricks", "pulumi")
 #: Top-level keys Pulumi allows in a stack file besides ``config``.
 STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
 MAX_STACK_FILE_BYTES = 1024 * 1024
-#: Policy limits for `load_from_pulumi`: the offline engine sets them (from --policy-config) in the context it runs
-#: the program in. Under `pulumi up` they are the defaults: the policy pack's config does not reach the program.
-PROGRAM_LIMITS: ContextVar[Mapping[str, Any]] = ContextVar("PROGRAM_LIMITS", default=MappingProxyType({}))
+#: The stack the offline engine already read and validated (with the policy config's limits), handed to the program
+#: it runs in the same context, so that a plan validates its spec once. Under `pulumi up` it is unset: the program
+#: reads the Pulumi config, with the default limits (the policy pack's config does not reach the program).
+PROGRAM_STACK: ContextVar[ResolvedStack | None] = ContextVar("PROGRAM_STACK", default=None)
 
 
 @dataclass(frozen=True)
 class LoadedStack:
     """A stack read from its file: its name, file, Pulumi config map and validated, resolved spec, and the policy
-    limits it was validated against (the offline engine hands them to the program, see `PROGRAM_LIMITS`)."""
+    limits it was validated against (the offline engine hands the resolved stack to the program, see
+    `PROGRAM_STACK`)."""
 
     name: str
     path: Path
@@ -242,7 +243,11 @@ def load_stack(stack: str, stacks_dir: Path = STACKS_DIR, *, limits: Mapping[str
 
 
 def load_from_pulumi() -> ResolvedStack:
-    """The program's entry: the stack spec from the running Pulumi config (CLI or mocks)."""
+    """The program's entry: the stack spec from the running Pulumi config (`pulumi up`), or the stack the offline
+    engine validated for this run (`PROGRAM_STACK`)."""
+    handed = PROGRAM_STACK.get()
+    if handed is not None:
+        return handed
     import pulumi
 
     import pulumi_private
@@ -250,5 +255,4 @@ def load_from_pulumi() -> ResolvedStack:
     config = pulumi_private.all_config()
     secret_keys = pulumi_private.secret_config_keys()
     source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
-    limits = PROGRAM_LIMITS.get()
-    return resolve(spec_from_config(config, source, limits, secret_keys), source, limits=limits)
+    return resolve(spec_from_config(config, source, None, secret_keys), source)

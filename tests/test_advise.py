@@ -17,7 +17,8 @@ import pytest
 
 from bench.telemetry import PLANT_ROLE, PLANTS, write_exports
 from pricing import load_prices
-from stackplan.cli import build_plan, main
+from stackplan.cli import main
+from stackplan.pipeline import build_plan
 
 REPO = Path(__file__).resolve().parents[1]
 SLA = 1000.0

@@ -345,7 +345,7 @@ def test_training_and_dev_still_refuse_never(write_stack, capsys):
 def test_the_generated_inference_policy_admits_never_and_the_training_policy_does_not():
     from dbxtypes.shape import cluster_shape
     from guardrails import evaluate_shape
-    from stackplan.cli import build_plan
+    from stackplan.pipeline import build_plan
 
     plan = build_plan("prod", with_policies=False)
     definitions = {r.id: json.loads(r.inputs["definition"]) for r in plan.resources if r.type.endswith("ClusterPolicy")}

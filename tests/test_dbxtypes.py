@@ -210,7 +210,7 @@ def test_pool_shape() -> None:
 def test_shipped_plans_round_trip_and_validate_against_the_shipped_schema(plan_of) -> None:
     from pathlib import Path
 
-    from stackplan.cli import build_plan
+    from stackplan.pipeline import build_plan
 
     shipped = json.loads((Path(__file__).resolve().parent.parent / "docs" / "plan.schema.json").read_text())
     assert shipped == plan_json_schema(), "docs/plan.schema.json is stale: run `make schema`"

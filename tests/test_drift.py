@@ -8,7 +8,8 @@ from pathlib import Path
 import jsonschema
 
 from dbxtypes.shape import normalize_props
-from stackplan.cli import build_plan, main
+from stackplan.cli import main
+from stackplan.pipeline import build_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())

@@ -298,7 +298,7 @@ def test_diff_of_a_plan_against_itself_is_zero():
 
 
 def test_diff_of_shipped_stack_against_itself_is_zero():
-    from stackplan.cli import build_plan
+    from stackplan.pipeline import build_plan
 
     plan = build_plan("prod", with_policies=False).to_json()
     plan["cost"] = price_plan(plan, load_prices())
@@ -628,7 +628,7 @@ def test_override_model_is_strict():
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "azure-prod", "gcp-dev"])
 def test_shipped_stacks_are_fully_priced_and_consistent(stack):
-    from stackplan.cli import build_plan
+    from stackplan.pipeline import build_plan
 
     plan = build_plan(stack, with_policies=False).to_json()
     cost = price_plan(plan, load_prices())

@@ -33,7 +33,7 @@ def run_as_the_cli(stack: str, monkeypatch, extra: dict[str, str] | None = None,
     monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps(secret_keys or []))
     loaded = load_stack(stack)
     empty = LoadedStack(loaded.name, loaded.path, {}, loaded.resolved)  # nothing set in-process
-    return run_program(empty)
+    return run_program(empty, from_config=True)
 
 
 @pytest.mark.parametrize("stack", SHIPPED)

@@ -32,7 +32,7 @@ INJECTED = {"policy": "require-tags", "enforcement": "mandatory", "urn": "urn:x"
 
 @functools.cache
 def _shipped(stack: str) -> dict[str, Any]:
-    from stackplan.cli import build_plan
+    from stackplan.pipeline import build_plan
 
     plan = build_plan(stack, with_policies=False).to_json()
     plan["cost"] = price_plan(plan, load_prices())

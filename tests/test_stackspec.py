@@ -142,7 +142,7 @@ def test_the_program_raises_the_same_error_before_registering_anything(write_sta
     bad_config = {**good.config, "dbx-ai-infra:inference": '{"min_workers": 12, "max_workers": 10, '
                                                            '"model": {"params_billions": 7}}'}
     with pytest.raises(ProgramError, match=r"max_workers must be above min_workers \(the autoscale API needs max > min\), got min_workers 12 and max_workers 10") as info:
-        run_program(LoadedStack(good.name, good.path, bad_config, good.resolved))
+        run_program(LoadedStack(good.name, good.path, bad_config, good.resolved), from_config=True)
     assert "stacks/Pulumi.test.yaml" in str(info.value)
 
 

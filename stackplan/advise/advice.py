@@ -416,7 +416,7 @@ def price_edit(plan: Plan, proposal: Proposal, *, policy_config: Any, prices: st
     """Price the stack with the proposal's edit (the cost model on the edited stack, its policies too): fills
     ``monthly_before``/``monthly_after`` and ``blocked_by`` (mandatory policies the edit breaks: those the edited
     stack breaks and ``plan``, the stack as it is, does not)."""
-    from stackplan.cli import build_plan
+    from stackplan.pipeline import build_plan
 
     assert plan.cost is not None and plan.stack_file
     with tempfile.TemporaryDirectory(prefix="advise-") as tmp:

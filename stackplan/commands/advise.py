@@ -11,29 +11,34 @@ from typing import Any
 from dbxtypes.errors import InputError
 
 
-def cmd_advise(args: argparse.Namespace, *, emit: Any, policy_config: Any) -> int:
+def cmd_advise(args: argparse.Namespace) -> int:
     from policies.registry import load_policy_config
-    from stackplan.cli import EXIT_OK, build_plan
+    from stackplan import formats
+    from stackplan.advise.advice import Context, findings_of, price_edit
+    from stackplan.advise.analysis import emitted_sql, run_local
+    from stackplan.advise.targets import target_rows, targets_of
+    from stackplan.exits import EXIT_OK
+    from stackplan.pipeline import Options, build
+    from stackplan.reportdoc import AdviceReport
 
-    from .advice import Context, findings_of, price_edit
-    from .analysis import emitted_sql, run_local
-    from .targets import target_rows, targets_of
+    from . import common
 
+    policy_config = common.policy_config(args)
     config = load_policy_config(policy_config)
     thresholds = config.advise_thresholds()
     sla = args.sla_p99_ms if args.sla_p99_ms is not None else thresholds.get("sla_p99_ms")
     if sla is not None and not sla > 0:
         raise InputError.single("--sla-p99-ms", "--sla-p99-ms", f"must be a positive number of ms, got {sla:g}.",
                                 "pass e.g. --sla-p99-ms 800.")
-    plan = build_plan(args.stack, policy_config=policy_config, prices=args.prices, with_cost=True)
+    built = build(args.stack, Options(policy_config, args.prices, policies=True, cost=True))
+    for note in built.notes:
+        print(f"note: {note}", file=sys.stderr)
+    plan, spec = built.plan, built.loaded.spec
     targets = targets_of(plan, float(thresholds["low_bandwidth_gbps"] or 0))
     if not targets:
         raise InputError.single(plan.stack_file or args.stack, "dbx-ai-infra:training|inference|dev",
                                 "the stack has no cluster to advise on.", "add a training, inference or dev section.")
     rows = target_rows(targets, plan.stack)
-    from stackspec import load_stack
-
-    spec = load_stack(args.stack, limits=config.limits()).spec  # validated by build_plan above, with these limits
     if args.emit_sql:
         from stackplan.output import write_text
 
@@ -64,16 +69,8 @@ def cmd_advise(args: argparse.Namespace, *, emit: Any, policy_config: Any) -> in
             same = priced[key]
             finding.proposal.monthly_before, finding.proposal.monthly_after = same.monthly_before, same.monthly_after
             finding.proposal.blocked_by = same.blocked_by
-    from .report import advise_doc, advise_table, render_report
+    from stackplan.advise.report import advise_doc
 
     doc = advise_doc(plan, [f.to_json() for f in findings], analysis, thresholds, sla, args.usage)
-    fmt = "json" if args.json else args.format
-    if fmt == "json":
-        emit(json.dumps(doc, indent=2, allow_nan=False) + "\n")
-    elif fmt in ("markdown", "html"):
-        emit(render_report(doc, html=fmt == "html"))
-    else:
-        from stackplan.render import current_width
-
-        emit(advise_table(doc, current_width()))
+    common.emit(args, formats.render(common.fmt(args), AdviceReport(doc)))
     return EXIT_OK

@@ -1,0 +1,86 @@
+"""What the commands share: the stacks of a run, the files it reads, the policy config, and writing a report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from dbxtypes.errors import InputError
+from stackplan.exits import EXIT_OK, EXIT_VIOLATIONS
+from stackplan.multi import StackRun
+from stackplan.pipeline import Options, build
+
+#: The arguments that name files a run reads (``--out`` may not be one of them).
+INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "cluster_policy", "policy_config", "usage")
+
+
+def policy_config(args: argparse.Namespace) -> Any:
+    """``--policy-config``, read and validated (a `policies.registry.PolicyConfig`; None when not given)."""
+    if not getattr(args, "policy_config", None):
+        return None
+    from policies.registry import load_policy_config
+    from stackplan.inputs import read_json
+
+    return load_policy_config(read_json(args.policy_config, "policy config"), where=args.policy_config)
+
+
+def inputs(args: argparse.Namespace) -> list[str]:
+    """The files this run reads; a stack name means its stack file."""
+    from stackspec import available_stacks, stack_file_for
+
+    found = []
+    for name in INPUT_ARGS:
+        given = getattr(args, name, None)
+        values = given if isinstance(given, list) else [given]
+        if name == "stack" and getattr(args, "all", False):
+            values = available_stacks()
+        for value in values:
+            if not isinstance(value, str) or not value:
+                continue
+            if name in ("stack", "against") and not Path(value).exists():
+                try:
+                    value = str(stack_file_for(value))
+                except InputError:
+                    continue
+            if Path(value).exists():
+                found.append(value)
+    return found
+
+
+def emit(args: argparse.Namespace, text: str, out: str | None = None) -> None:
+    """Write ``text`` to ``out`` (default ``--out``; stdout when neither), never over an input of the run."""
+    from stackplan.output import write_text
+
+    write_text(text, out if out is not None else getattr(args, "out", None), inputs(args))
+
+
+def stacks(args: argparse.Namespace) -> list[str]:
+    """The stacks of this run: each ``--stack``, or every stack under ``stacks/`` with ``--all``."""
+    from stackspec import available_stacks
+
+    if getattr(args, "all", False):
+        names = available_stacks()
+        if not names:
+            raise InputError.single("stacks/", "", "holds no Pulumi.<stack>.yaml file.", "add one, or pass --stack.")
+        return names
+    return list(dict.fromkeys(args.stack or []))
+
+
+def several(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "all", False)) or len(set(args.stack or [])) > 1
+
+
+def fmt(args: argparse.Namespace) -> str:
+    return "json" if getattr(args, "json", False) else str(args.format)
+
+
+def plan_run(stack: str, args: argparse.Namespace, config: Any, *, cost: bool) -> StackRun:
+    """One stack through the pipeline, as a run of a command: its notes on stderr, exit 1 on a mandatory finding."""
+    built = build(stack, Options(config, getattr(args, "prices", None), policies=True, cost=cost))
+    for note in built.notes:
+        print(f"note: {note}", file=sys.stderr)
+    plan = built.plan
+    return StackRun(stack, plan.stack_file or stack, plan=plan,
+                    exit=EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK)

@@ -1,0 +1,73 @@
+"""``preview``, ``check --stack`` and ``cost``: stacks through the pipeline, one report of them all."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dbxtypes.errors import InputError
+from stackplan import formats
+from stackplan.exits import EXIT_OK, EXIT_VIOLATIONS
+from stackplan.multi import StackRun, run_each, worst
+from stackplan.reportdoc import StacksReport
+
+from . import common
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    config = common.policy_config(args)
+    runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=True), what="preview",
+                    keep_errors=common.several(args))
+    report = StacksReport("preview", runs, common.several(args), config)
+    common.emit(args, formats.render(common.fmt(args), report))
+    return worst(runs)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``check`` of stacks (a workspace export or a live read: `stackplan.commands.workspace`)."""
+    config = common.policy_config(args)
+    fmt = common.fmt(args)
+    pages = fmt in ("markdown", "html")  # a page shows what the stack costs beside its findings
+    runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=pages), what="check",
+                    keep_errors=common.several(args))
+    common.emit(args, formats.render(fmt, StacksReport("check", runs, common.several(args), config)))
+    code = worst(runs)
+    return EXIT_OK if args.soft_fail and code == EXIT_VIOLATIONS else code
+
+
+def _base_for(stack: str, args: argparse.Namespace) -> str | None:
+    """The base a stack's cost is compared with (``stack``: its name): ``--against`` itself, or ``DIR/STACK.json``
+    when it is a directory of base plans (a stack with no file there is new: no diff)."""
+    if not args.against:
+        return None
+    against = Path(args.against)
+    if against.is_dir():
+        base = against / f"{stack}.json"
+        return str(base) if base.is_file() else None
+    if common.several(args):
+        raise InputError.single(args.against, "--against", "is one base, but this run prices several stacks.",
+                                "pass a directory of base plans, STACK.json each (`preview --json` on the base "
+                                "branch writes them).")
+    return str(args.against)
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    from stackplan.pipeline import base_plan
+
+    config = common.policy_config(args)
+
+    def work(stack: str) -> StackRun:
+        run = common.plan_run(stack, args, config, cost=True)
+        run.exit = EXIT_OK
+        assert run.plan is not None
+        run.base = _base_for(run.plan.stack, args)
+        if run.base is not None:
+            from pricing import diff_costs
+
+            run.diff = diff_costs(base_plan(run.base, policy_config=config, prices=args.prices), run.plan)
+        return run
+
+    runs = run_each(common.stacks(args), work, what="cost", keep_errors=common.several(args))
+    report = StacksReport("cost", runs, common.several(args), config, against=args.against)
+    common.emit(args, formats.render(common.fmt(args), report))
+    return worst(runs)

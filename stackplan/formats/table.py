@@ -1,0 +1,64 @@
+"""``--format table``: what a person reads in a terminal (rich tables, as wide as the window)."""
+
+from __future__ import annotations
+
+from stackplan.reportdoc import AdviceReport, AuditReport, DriftReport, Report, StacksReport
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _stacks(report: StacksReport) -> str:
+    from stackplan.multi import ordered
+    from stackplan.render import diff_table, plan_table, violations_table
+
+    parts = []
+    runs = ordered(report.runs) if report.kind == "cost" and report.several else report.runs
+    for r in runs:
+        if r.plan is None:
+            parts.append(r.error_line)
+        elif report.kind == "check":
+            parts.append(f"Checked stack {r.plan.stack} ({r.plan.stack_file}): "
+                         f"{_count(len(r.plan.resources), 'resource')}.\n" + violations_table(r.plan.violations or []))
+        else:
+            parts.append(plan_table(r.plan) + (diff_table(r.diff) if r.diff else ""))
+    return "\n".join(parts)
+
+
+def _audit(report: AuditReport) -> str:
+    from policies.exports import summary_text
+    from stackplan.render import violations_table
+
+    text = f"Checked {report.source}: {summary_text(report.audit.counts)}.\n" + \
+        violations_table(report.audit.violations)
+    for r in report.cluster_policy or []:
+        text += f"Cluster policy: {r['cluster']}: {'allowed' if r['allowed'] else 'refused'}\n"
+        text += "".join(f"  - {v['message']}\n" for v in r["violations"])
+        text += "".join(f"  - not checked: {u}\n" for u in r["unchecked"])
+    return text
+
+
+def _drift(report: DriftReport) -> str:
+    from stackplan.render import violations_table
+
+    plan, counts = report.plan, report.counts
+    head = (f"Drift of stack {plan.stack} ({plan.stack_file}) against {report.against}: "
+            f"{_count(counts['drift-changed'], 'changed field')}, "
+            f"{_count(counts['drift-missing'], 'missing resource')}, "
+            f"{counts['drift-unowned-gpu']} GPU compute owned by no stack.\n")
+    return head + (violations_table(report.found, "Drift") if report.found else "No drift.\n")
+
+
+def render(report: Report) -> str:
+    if isinstance(report, StacksReport):
+        return _stacks(report)
+    if isinstance(report, AuditReport):
+        return _audit(report)
+    if isinstance(report, DriftReport):
+        return _drift(report)
+    from stackplan.advise.report import advise_table
+    from stackplan.render import current_width
+
+    assert isinstance(report, AdviceReport)
+    return advise_table(report.doc, current_width())

@@ -1,0 +1,101 @@
+"""The one pipeline: a stack (a name or a file) and options -> the finished, typed `Plan`.
+
+YAML -> spec (validated once, with the policy config's limits) -> the Pulumi program under mocks -> resources ->
+sizing, violations (stack exceptions applied), cost and advice. Every caller goes through here: the CLI's commands,
+`advise` (the plan, and each priced proposal), the telemetry generator and the benchmarks. Nothing here parses
+arguments or prints; notes (an exception that expires soon, ...) come back in `Built.notes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from dbxtypes.plan import Plan, SizingLine
+from stackspec import LoadedStack
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a build adds to the plan of resources."""
+
+    #: A policy config (`policies.registry.PolicyConfig`, or its JSON as Pulumi takes it); None: the defaults.
+    policy_config: Any = None
+    #: A ``--prices`` file of price overrides.
+    prices: str | None = None
+    #: Evaluate the policy pack (and apply the stack's exceptions).
+    policies: bool = True
+    #: Price the plan (and add the cheaper-GPU and serving advice).
+    cost: bool = False
+
+
+@dataclass
+class Built:
+    """One stack through the pipeline: the loaded stack (its validated spec) and its plan."""
+
+    loaded: LoadedStack
+    plan: Plan
+    #: What the user should hear on stderr (exceptions about to expire, exceptions that match nothing).
+    notes: list[str] = field(default_factory=list)
+
+
+def load(stack: str, policy_config: Any = None) -> LoadedStack:
+    """Read and validate a stack once, bounded by the policy config's mandatory thresholds."""
+    from policies.registry import load_policy_config
+    from stackspec import load_stack
+
+    return load_stack(stack, limits=load_policy_config(policy_config).limits())
+
+
+def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
+    """Run a stack through the pipeline (``stack``: a name, a file, or a stack `load` already read)."""
+    from .engine import run_program
+
+    loaded = stack if isinstance(stack, LoadedStack) else load(stack, options.policy_config)
+    plan = run_program(loaded)
+    plan.assumptions = loaded.spec.usage.model_dump()
+    if loaded.spec.serving is not None:  # an endpoint's own active hours, where the stack gives them
+        plan.assumptions.update({f"serving_active_hours_per_month.{name}": e.active_hours_per_month
+                                 for name, e in loaded.spec.serving.endpoints.items()
+                                 if e.scale_to_zero and e.active_hours_per_month is not None})
+    plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]
+    plan.sizing += [SizingLine.model_validate(e.sizing()) for e in loaded.resolved.endpoints.values()]
+    notes: list[str] = []
+    if options.policies:
+        from policies.registry import ALL_RULES, evaluate_plan
+
+        from .exceptions import apply_exceptions
+
+        plan.violations, notes = apply_exceptions(
+            evaluate_plan(plan, options.policy_config), loaded.spec.exceptions, rules=[r.name for r in ALL_RULES],
+            resources=[r.name for r in plan.resources], today=datetime.now(UTC).date(),
+            source=plan.stack_file or loaded.name)
+    if options.cost:
+        from pricing import cheaper_gpu_advice, serving_comparison
+        from pricing import price_plan as cost_of
+
+        from .costing import price_book
+
+        book = price_book(loaded, options.prices)
+        plan.cost = cost_of(plan, book)
+        plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book)
+    return Built(loaded, plan, list(notes))
+
+
+def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = True,
+               prices: str | None = None, with_cost: bool = False) -> Plan:
+    """`build`'s plan alone (its notes dropped): for callers that only read the plan."""
+    return build(stack, Options(policy_config, prices, with_policies, with_cost)).plan
+
+
+def base_plan(base: str, *, policy_config: Any, prices: str | None) -> Plan:
+    """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file."""
+    from .costing import price_plan, read_plan_file
+
+    if base.endswith(".json"):
+        plan = read_plan_file(base)
+        if plan.cost is None:
+            plan.cost = price_plan(plan, None, prices)
+        return plan
+    return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True)
