@@ -50,8 +50,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _format_arg(p: argparse.ArgumentParser, *kinds: str) -> None:
     """``--format``: the registry's formats for these report kinds."""
-    p.add_argument("--format", choices=formats.choices(*kinds), default="table",
-                   help="; ".join(["one of " + ", ".join(formats.choices(*kinds)), formats.help_text(*kinds)]))
+    p.add_argument("--format", choices=formats.choices(*kinds), default="table", help=formats.help_text(*kinds))
 
 
 _EXIT_CODES = """exit codes:
@@ -206,9 +205,9 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     kind = ("drift" if stacks else "audit") if (args.cluster_json or args.workspace) else "check"
     fmt = "json" if args.json else args.format
     if not formats.accepts(fmt, kind):
-        offered = ", ".join(n for n in formats.choices(kind))
-        return (f"--format {fmt} renders {' and '.join(formats.kinds_of(fmt))} reports, not "
-                f"{'a workspace audit' if kind == 'audit' else 'drift'}. Fix: pass one of {offered}.")
+        return (f"--format {fmt} is for {', '.join(formats.kinds_of(fmt))} reports, not "
+                f"{'a workspace audit' if kind == 'audit' else 'drift'}. Fix: pass one of "
+                f"{', '.join(formats.choices(kind))}.")
     return None
 
 

@@ -61,9 +61,13 @@ def accepts(name: str, kind: str) -> bool:
     return kind in BY_NAME[name].kinds
 
 
+#: The report kinds, in the order the CLI names them.
+KINDS = ("preview", "check", "cost", "audit", "drift", "advise")
+
+
 def kinds_of(name: str) -> list[str]:
-    """The report kinds a format renders, sorted: for an error that says where a format can be used."""
-    return sorted(BY_NAME[name].kinds)
+    """The report kinds a format renders: for an error that says where a format can be used."""
+    return [k for k in KINDS if k in BY_NAME[name].kinds]
 
 
 def render(name: str, report: Report) -> str:
