@@ -7,7 +7,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_databricks as databricks
 
-from dbxtypes.vocabulary import INFERENCE_CLUSTER_TYPE, MAX_SCALE_DOWN_SECONDS, SCALE_DOWN_WINDOW_KEY, on_demand_base
+from dbxtypes.vocabulary import (
+    INFERENCE_CLUSTER_TYPE,
+    MAX_SCALE_DOWN_SECONDS,
+    SCALE_DOWN_WINDOW_KEY,
+    autoscale_range_problem,
+    on_demand_base,
+)
 
 from ._common import Availability, ClusterBaseArgs, cluster_settings
 
@@ -23,8 +29,10 @@ class InferenceClusterArgs(ClusterBaseArgs):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 1 <= self.min_workers <= self.max_workers:
-            raise ValueError(f"need 1 <= min_workers <= max_workers, got {self.min_workers} and {self.max_workers}")
+        problem = "min_workers must be at least 1" if self.min_workers < 1 else \
+            autoscale_range_problem(self.min_workers, self.max_workers)
+        if problem:
+            raise ValueError(f"{problem}, got min_workers {self.min_workers} and max_workers {self.max_workers}")
         if not 1 <= self.scale_down_minutes * 60 <= MAX_SCALE_DOWN_SECONDS:
             raise ValueError(f"scale_down_minutes must be 1..{MAX_SCALE_DOWN_SECONDS // 60}, "
                              f"got {self.scale_down_minutes}")

@@ -58,6 +58,22 @@ def on_demand_base(min_workers: _Count) -> _Count:
     inference component sets it, the inference policy rule and the workspace cluster policy require it."""
     return min_workers + 1
 
+
+def autoscale_max_floor(min_workers: _Count) -> _Count:
+    """The least ``max_workers`` an autoscale range with this minimum may have: the Clusters API refuses
+    ``max_workers`` equal to ``min_workers`` (databricks-sdk ``compute.AutoScale``: "max_workers ... Note that
+    max_workers must be strictly greater than min_workers"). The one statement of the valid range: the spec, the
+    inference component's Args, the worker-bounds policy rule and advise's proposals read it."""
+    return min_workers + 1
+
+
+def autoscale_range_problem(min_workers: _Count, max_workers: _Count) -> str | None:
+    """What is wrong with an autoscale range (None: the API takes it)."""
+    if max_workers < autoscale_max_floor(min_workers):
+        return (f"autoscale has max_workers {max_workers} <= min_workers {min_workers}; the API needs max_workers "
+                "above min_workers")
+    return None
+
 #: GPU families (the node catalog maps each to node types per cloud).
 GpuFamily = Literal["t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s"]
 GPU_FAMILIES: Final[tuple[GpuFamily, ...]] = ("t4", "a10g", "v100", "a100", "a100-80gb", "h100", "l4", "l40s")
@@ -230,3 +246,16 @@ USAGE_DEFAULTS: Final = MappingProxyType({
     "serving_launches_per_month": UsageAssumption(60, "Scale-to-zero endpoint launches (cold starts)",
                                                   "launches/month"),
 })
+
+
+def usage_hours_key(role: str, compute_kind: str, always_on: bool) -> str | None:
+    """The usage assumption that says how long a cluster of ``role`` is up (the cost model prices by it; advise
+    proposes new values of it): training by its compute kind, inference unless it never stops (``always_on``:
+    auto-termination off, the whole month), interactive per working day; None for any other role or always on."""
+    if role == "training":
+        return "training_job_hours_per_month" if compute_kind == JOBS_COMPUTE else "training_hours_per_month"
+    if role == "inference":
+        return None if always_on else "inference_hours_per_month"
+    if role == "interactive":
+        return "dev_hours_per_working_day"
+    return None

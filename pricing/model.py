@@ -139,6 +139,7 @@ from dbxtypes.vocabulary import (
     SERVING_WORKLOAD,
     SPOT_AVAILABILITIES,
     USAGE_DEFAULTS,
+    usage_hours_key,
 )
 
 from .book import PriceBook
@@ -207,17 +208,15 @@ def _hours(shape: ClusterShape, a: Mapping[str, float | None]) -> tuple[float, s
     An inference cluster whose auto-termination is off (``autotermination_minutes`` 0) is up the whole month: its
     on-demand base never stops, whatever ``inference_hours_per_month`` says. Otherwise the role's usage assumption.
     """
-    role, kind = shape.role, shape.compute_kind
-    if role == "training":
-        key = "training_job_hours_per_month" if kind == JOBS_COMPUTE else "training_hours_per_month"
-        return a[key] or 0, f"usage assumption {key}"
-    if role == "inference":
-        if shape.autotermination_minutes == 0:
-            return HOURS_PER_MONTH, "always on: autotermination_minutes 0 (the month)"
-        return a["inference_hours_per_month"] or 0, "usage assumption inference_hours_per_month"
-    if role == "interactive":
-        hours = (a["dev_hours_per_working_day"] or 0) * (a["working_days_per_month"] or 0)
+    always_on = shape.role == "inference" and shape.autotermination_minutes == 0
+    key = usage_hours_key(shape.role or "", shape.compute_kind, always_on)
+    if always_on:
+        return HOURS_PER_MONTH, "always on: autotermination_minutes 0 (the month)"
+    if key == "dev_hours_per_working_day":
+        hours = (a[key] or 0) * (a["working_days_per_month"] or 0)
         return hours, "usage assumption dev_hours_per_working_day x working_days_per_month"
+    if key is not None:
+        return a[key] or 0, f"usage assumption {key}"
     return None
 
 

@@ -45,6 +45,7 @@ from dbxtypes.vocabulary import (
     GpuFamily,
     Precision,
     Section,
+    autoscale_range_problem,
 )
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -208,7 +209,7 @@ class InferenceSpec(_Spec):
 
     @model_validator(mode="after")
     def _min_le_max(self) -> InferenceSpec:
-        if self.min_workers >= self.max_workers:
+        if autoscale_range_problem(self.min_workers, self.max_workers):
             raise ValueError(f"max_workers must be above min_workers (the autoscale API needs max > min), got "
                              f"min_workers {self.min_workers} and max_workers {self.max_workers}; raise max_workers")
         if self.scale_down_minutes * 60 > MAX_SCALE_DOWN_SECONDS:

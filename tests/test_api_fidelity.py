@@ -87,8 +87,12 @@ def test_autoscale_needs_max_above_min(write_stack, capsys):
     code, _, err = run(capsys, "check", "--stack", _stack(write_stack, inference={
         "min_workers": 3, "max_workers": 3, "model": {"params_billions": 7, "precision": "fp16"}}))
     assert code == 2 and "dbx-ai-infra:inference" in err and "max_workers must be above min_workers" in err
-    (message,) = conformance(CLUSTER, {"autoscale": {"minWorkers": 3, "maxWorkers": 3}})
-    assert "max_workers 3 <= min_workers 3" in message and "num_workers 3" in message
+    assert conformance(CLUSTER, {"autoscale": {"minWorkers": 3, "maxWorkers": 3}}) == []  # the bounds rule's
+    from policies.registry import RULES_BY_NAME, rule_messages
+
+    (message,) = rule_messages(RULES_BY_NAME["databricks-cluster-configure-worker-bounds"], CLUSTER,
+                               {"autoscale": {"minWorkers": 3, "maxWorkers": 3}})
+    assert "max_workers 3 <= min_workers 3" in message and "num_workers 3" in message and "at least 4" in message
 
 
 def test_pool_idle_minutes_are_capped_at_the_apis_10000(write_stack, capsys):

@@ -183,7 +183,12 @@ ARGS = dict(cloud="aws", spark_version="15.4.x-gpu-ml-scala2.12", node_type_id="
     (lambda: TrainingClusterArgs(**ARGS, num_workers=2, spot=True, first_on_demand=1, checkpoint_dir="/dbfs/ckpt"),
      "Unity Catalog Volume path"),
     (lambda: InferenceClusterArgs(**ARGS, min_workers=5, max_workers=2, spot_above_base=True, scale_down_minutes=10),
-     "min_workers <= max_workers"),
+     "the API needs max_workers above min_workers"),
+    # the same range the spec and the worker-bounds rule refuse: the API needs max above min
+    (lambda: InferenceClusterArgs(**ARGS, min_workers=2, max_workers=2, spot_above_base=True, scale_down_minutes=10),
+     "max_workers 2 <= min_workers 2"),
+    (lambda: InferenceClusterArgs(**ARGS, min_workers=0, max_workers=2, spot_above_base=True, scale_down_minutes=10),
+     "min_workers must be at least 1"),
     (lambda: InferenceClusterArgs(**ARGS, min_workers=1, max_workers=2, spot_above_base=True, scale_down_minutes=11),
      "scale_down_minutes must be 1..10"),
     (lambda: DevClusterArgs(**ARGS, shuffle_partitions=8, model_cache_dir="/dbfs/hf"), "/Volumes/"),

@@ -441,8 +441,9 @@ def test_training_autoscale() -> None:
 
 def test_worker_bounds_min_above_max_and_cap() -> None:
     messages = run(BOUNDS, with_(INFERENCE, autoscale={"min_workers": 9, "max_workers": 8}), "api")
-    assert messages == ["autoscale.min_workers (9) is greater than autoscale.max_workers (8). "
-                        "Fix: set min_workers <= max_workers."]
+    assert messages == ["autoscale has max_workers 8 <= min_workers 9; the API needs max_workers above min_workers. "
+                        "Fix: use num_workers 9 for a fixed size, or raise max_workers to at least 10."]
+    assert run(BOUNDS, with_(INFERENCE, autoscale={"min_workers": 3, "max_workers": 3}), "api")  # equal: refused too
     over = with_(INFERENCE, autoscale={"min_workers": 2, "max_workers": 65})
     assert "above the cap of 64" in run(BOUNDS, over, "api")[0]
     rule = RULES_BY_NAME[BOUNDS]

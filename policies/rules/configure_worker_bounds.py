@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.shape import ClusterShape, as_number
-from dbxtypes.vocabulary import CLUSTER, JOB, MAX_WORKERS_CAP
+from dbxtypes.vocabulary import CLUSTER, JOB, MAX_WORKERS_CAP, autoscale_max_floor, autoscale_range_problem
 from policies.rule import Rule, View
 
 
@@ -26,11 +26,10 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
                 f"resizes can pin the cluster to num_workers. Fix: keep autoscale and remove num_workers, or remove "
                 f"autoscale for a fixed size."
             )
-        if low is not None and high is not None and low > high:
-            out.append(
-                f"autoscale.min_workers ({low}) is greater than autoscale.max_workers ({high}). "
-                f"Fix: set min_workers <= max_workers."
-            )
+        problem = autoscale_range_problem(low, high) if low is not None and high is not None else None
+        if problem:
+            out.append(f"{problem}. Fix: use num_workers {low} for a fixed size, or raise max_workers to at least "
+                       f"{autoscale_max_floor(low)}.")
         bounds.append(("autoscale.max_workers", high))
     bounds.append(("num_workers", num_workers))
     for field, value in bounds:
@@ -44,13 +43,13 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-configure-worker-bounds",
-    description=("Clusters must set either num_workers or autoscale, with min_workers no greater than max_workers and "
-                 "no more workers than the configured cap."),
+    description=("Clusters must set either num_workers or autoscale, with max_workers above min_workers (the API "
+                 "refuses an equal pair) and no more workers than the configured cap."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
     stack_fields=('num_workers', 'min_workers', 'max_workers'),
-    remediation="Choose num_workers or autoscale, keep min_workers <= max_workers and stay within max_workers_cap.",
+    remediation="Choose num_workers or autoscale, keep max_workers above min_workers and stay within max_workers_cap.",
     severity="high",
     thresholds={"max_workers_cap": MAX_WORKERS_CAP},
     threshold_schema={"max_workers_cap": {"type": "integer", "minimum": 1,

@@ -4,8 +4,8 @@ The generator and the other rules agree with each other; this rule makes them ag
 read as the REST API JSON it becomes (snake_case, as `dbxtypes.shape.normalize_props` gives it) and walked against
 databricks-sdk's own dataclasses and enums (pinned in requirements.txt): a field the API type does not have, or an
 enum value the SDK does not know, is a violation naming its path. The documented cross-field limits the SDK types
-cannot express are checked here too (an autoscale range needs ``max_workers > min_workers``; a pool keeps idle
-instances at most 10,000 minutes; a privilege must apply to its securable).
+cannot express are checked here too (a pool keeps idle instances at most 10,000 minutes; a privilege must apply to
+its securable). An autoscale range (``max_workers`` above ``min_workers``) is the worker-bounds rule's.
 
 API types used (databricks-sdk): ``compute.ClusterSpec`` (Pulumi clusters) or ``compute.ClusterDetails`` (exported
 Clusters API JSON), ``compute.Library``, ``jobs.JobSettings``, ``compute.InstancePoolAndStats``,
@@ -81,34 +81,16 @@ def _enum_set(enum_name: str) -> frozenset[Any]:
     return frozenset(enum_values(enum_name))
 
 
-def _autoscale_problems(autoscale: Mapping[str, Any], where: str) -> list[str]:
-    low, high = as_number(autoscale.get("min_workers")), as_number(autoscale.get("max_workers"))
-    if low is not None and high is not None and high <= low:
-        return [f"{where}autoscale has max_workers {high} <= min_workers {low}; the API needs max_workers above "
-                f"min_workers. Fix: use num_workers {low} for a fixed size, or raise max_workers."]
-    return []
-
-
 def _cluster(view: ClusterShape) -> list[str]:
     cls = "compute.ClusterDetails" if view.source == "api" else "compute.ClusterSpec"
     out = api_problems(cls, view.props, skip=PROVIDER_ONLY[CLUSTER])
     for i, library in enumerate(as_list(view.props.get("libraries"))):
         out.extend(api_problems("compute.Library", library, f"libraries[{i}]"))
-    if view.autoscale is not None:
-        out.extend(_autoscale_problems(as_mapping(view.props.get("autoscale")), ""))
     return out
 
 
 def _job(props: Mapping[str, Any]) -> list[str]:
-    out = api_problems("jobs.JobSettings", props, skip=PROVIDER_ONLY[JOB])
-    clusters = [(f"job_clusters[{i}].new_cluster.", as_mapping(as_mapping(jc).get("new_cluster")))
-                for i, jc in enumerate(as_list(props.get("job_clusters")))]
-    clusters += [(f"tasks[{i}].new_cluster.", as_mapping(as_mapping(t).get("new_cluster")))
-                 for i, t in enumerate(as_list(props.get("tasks")))]
-    for where, cluster in clusters:
-        if isinstance(cluster.get("autoscale"), Mapping):
-            out.extend(_autoscale_problems(cluster["autoscale"], where))
-    return out
+    return api_problems("jobs.JobSettings", props, skip=PROVIDER_ONLY[JOB])
 
 
 def _pool(view: PoolShape) -> list[str]:
@@ -158,6 +140,6 @@ RULE = Rule(
     resource_types=(CLUSTER, JOB, INSTANCE_POOL, CATALOG, SCHEMA, VOLUME, GRANTS),
     check=check,
     remediation=("Remove fields the API object does not have (libraries go on job tasks, not shared job clusters), "
-                 "use enum values the API knows, and keep autoscale, pool and grant values within the API's limits."),
+                 "use enum values the API knows, and keep pool and grant values within the API's limits."),
     severity="high",
 )

@@ -1,0 +1,154 @@
+"""The record of an advise finding, and what its builder works with.
+
+A finding is one module under `stackplan.advise.findings` holding one `FindingSpec`: its id (written nowhere else in
+Python), its severity, its SQL block (a Jinja2 template over ``workload_summary``, rendered for DuckDB or Databricks
+SQL), the thresholds it reads, its builder (a candidate row -> evidence, a proposed stack edit, a note) and how the
+telemetry generator plants it. `stackplan.advise.findings.FINDINGS` registers them, in report order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dbxtypes.plan import Plan
+from dbxtypes.vocabulary import PROJECT
+
+from .targets import Target
+
+if TYPE_CHECKING:
+    from .telemetry import Run
+
+#: Severities, most urgent first (the report's order).
+SEVERITY_ORDER = ("critical", "warning", "info")
+
+
+@dataclass
+class Proposal:
+    """An edit of the stack: dotted stack keys (``inference.min_workers``) -> new value (None: remove the key)."""
+
+    summary: str
+    edit: dict[str, Any]
+    current: dict[str, Any] = field(default_factory=dict)
+    monthly_before: float | None = None
+    monthly_after: float | None = None
+    blocked_by: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"summary": self.summary, "edit": {f"{PROJECT}:{k}": v for k, v in self.edit.items()},
+                "current": {f"{PROJECT}:{k}": v for k, v in self.current.items()},
+                "monthly_before": rounded(self.monthly_before), "monthly_after": rounded(self.monthly_after),
+                "blocked_by": self.blocked_by}
+
+
+@dataclass
+class Context:
+    """What every builder may read besides its row and target."""
+
+    plan: Plan
+    thresholds: Mapping[str, Any]
+    sla: float | None
+    spec: Any  #: the stack's StackSpec
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a builder makes of a row: the evidence, a proposed edit (or None), and a note for the reader."""
+
+    evidence: str
+    proposal: Proposal | None = None
+    note: str | None = None
+    #: Set when the row calls for another severity than the finding's own (e.g. training that resumed: info).
+    severity: str | None = None
+
+
+@dataclass(frozen=True)
+class Plant:
+    """How the telemetry generator (`stackplan.advise.telemetry`) plants the finding on the first target of a
+    role: a change of the run's figures, idle minutes before it stops, a factor on its bill, and events."""
+
+    role: str
+    run: Callable[[Run, Target], Run] | None = None
+    idle_minutes: int | None = None
+    dbu_factor: float = 1.0
+    #: (run, target, minute -> epoch ms) -> the cluster events that show the problem.
+    events: Callable[[Run, Target, Callable[[int], int]], list[dict[str, Any]]] | None = None
+
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class FindingSpec:
+    id: str
+    severity: str
+    #: What the finding means, for the README and ``--help`` readers.
+    summary: str
+    #: The SELECT over ``workload_summary`` (Jinja2: ``t`` the thresholds, ``sla``, ``busy``, ``net_bound``).
+    sql: str
+    #: Row, target, context -> outcome.
+    build: Callable[[Row, Target, Context], Outcome]
+    #: The thresholds (`dbxtypes.advise`) its SQL or builder reads.
+    thresholds: tuple[str, ...] = ()
+    #: None: the generator does not plant it (a healthy state, not a problem).
+    plant: Plant | None = None
+
+
+# ---- what builders share --------------------------------------------------------------------------------------------
+
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 2)
+
+
+def figure(value: Any, digits: int = 0) -> str:
+    """A figure for a sentence (``1,234``), or ``n/a``."""
+    return f"{float(value):,.{digits}f}" if value is not None else "n/a"
+
+
+def num(row: Row, key: str) -> float:
+    """A number of a row (0 when the analysis left it empty)."""
+    value = row.get(key)
+    return float(value) if value is not None else 0.0
+
+
+def resize(t: Target, c: Context, *, lo: int | None = None, hi: int | None = None) -> tuple[dict[str, Any],
+                                                                                        dict[str, Any]]:
+    """The edit (and the current values) that sizes a workload: ``lo``/``hi`` for inference (``hi`` kept above
+    ``lo``: the autoscale API needs max > min), ``lo`` as ``num_workers`` otherwise; and the section's instance pool
+    raised when it could not hold the largest size (the spec refuses a pool smaller than the driver and its
+    workers)."""
+    from dbxtypes.vocabulary import autoscale_max_floor
+
+    edit: dict[str, Any] = {}
+    current: dict[str, Any] = {}
+    if t.section == "inference":
+        new_lo = t.min_workers if lo is None else lo
+        new_hi = max(t.max_workers if hi is None else hi, autoscale_max_floor(new_lo))
+        if new_lo != t.min_workers:
+            edit["inference.min_workers"], current["inference.min_workers"] = new_lo, t.min_workers
+        if new_hi != t.max_workers:
+            edit["inference.max_workers"], current["inference.max_workers"] = new_hi, t.max_workers
+        largest = new_hi
+    else:
+        largest = t.min_workers if lo is None else lo
+        if largest != t.min_workers:
+            edit[f"{t.section}.num_workers"], current[f"{t.section}.num_workers"] = largest, t.min_workers
+    pool = getattr(c.spec.instance_pools, t.section, None) if c.spec is not None else None
+    if pool is not None and pool.max_capacity is not None and pool.max_capacity < 1 + largest:
+        key = f"instance_pools.{t.section}.max_capacity"
+        edit[key], current[key] = 1 + largest, pool.max_capacity
+    return edit, current
+
+
+def resize_text(edit: Mapping[str, Any], current: Mapping[str, Any]) -> str:
+    names = {"inference.min_workers": "min_workers", "inference.max_workers": "max_workers"}
+    parts = [f"{names.get(k, k.split('.')[-1] if 'pools' not in k else 'the pool max_capacity')} {current[k]} -> "
+             f"{v}" for k, v in edit.items()]
+    return "raise " + ", ".join(parts)
+
+
+def at_least_one(value: float) -> int:
+    """Whole workers, at least one (a figure rounded to a tenth first, so 2.0000001 stays 2)."""
+    return max(1, math.ceil(round(value, 1)))
