@@ -41,6 +41,11 @@ if str(BENCH) not in sys.path:
 
 import workload  # noqa: E402
 
+from stackplan.advise.findings import gpu_underutilized, latency_scale_out  # noqa: E402
+
+#: What the advise benchmark plants: GPUs idle on the training cluster, latency over the SLA on inference.
+_BENCH_PLANTS = (gpu_underutilized.SPEC.id, latency_scale_out.SPEC.id)
+
 PY = sys.executable
 CHECKOV_VENV = BENCH / ".venv-checkov"
 CHECKOV_REQUIREMENTS = BENCH / "requirements-checkov.txt"
@@ -607,10 +612,10 @@ def section_advise(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         log(f"advise: generating {days:g} days of telemetry for {ADVISE_NODES} nodes")
         # in a child: this process stays small, so the children measured after it do not inherit its peak RSS
         # (Linux keeps the larger of the forked and the exec'd high-water marks in ru_maxrss)
-        generated = run_child([PY, str(BENCH / "telemetry.py"), "--stack", str(stack), "--out", str(usage),
-                               "--days", f"{days:g}", "--format", "parquet", "--full-window",
+        generated = run_child([PY, "-m", "stackplan", "sample-usage", "--stack", str(stack), "--out", str(usage),
+                               "--days", f"{days:g}", "--file-format", "parquet", "--full-window",
                                "--only", "benchgpu-training", "--only", "benchgpu-inference",
-                               "--plant", "gpu-underutilized", "--plant", "latency-over-sla-scale-out"]).wall
+                               *[a for p in _BENCH_PLANTS for a in ("--plant", p)]]).wall
         gpu_file = str(usage / "gpu_timeline.parquet")
         files = [gpu_file] + sorted(str(p) for p in usage.glob("*.parquet") if p.name != "gpu_timeline.parquet")
         scans = [_child_json(_SCAN_CHILD, *files) for _ in range(2)]
@@ -636,7 +641,8 @@ def section_advise(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     marginal = (results[big]["analysis"] - results[small]["analysis"]) / (big - small)
     r = results[big]
     rep.add("## 2c. Advise over a month of GPU telemetry\n\n"
-            f"`bench/telemetry.py` writes Parquet exports for {ADVISE_NODES} nodes of p4d.24xlarge (8 GPUs each, one "
+            f"`python -m stackplan sample-usage` writes Parquet exports for {ADVISE_NODES} nodes of p4d.24xlarge "
+            "(8 GPUs each, one "
             "row per GPU and minute) plus an inference cluster, with two planted problems. **scan**: one DuckDB query "
             "per export file reading every column once, in a fresh process (the best of 2): of `gpu_timeline.parquet` "
             "alone, and of all the files the analysis reads (gpu_timeline, node_timeline, requests, usage, ...). "

@@ -37,6 +37,7 @@ cmd_preview = _lazy("stackplan.commands.stacks", "cmd_preview")
 cmd_cost = _lazy("stackplan.commands.stacks", "cmd_cost")
 cmd_export_policies = _lazy("stackplan.commands.export", "cmd_export_policies")
 cmd_advise = _lazy("stackplan.commands.advise", "cmd_advise")
+cmd_sample_usage = _lazy("stackplan.commands.sample_usage", "cmd_sample_usage")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -81,6 +82,11 @@ EXAMPLES_ADVISE = """examples:
   python -m stackplan advise --stack prod --usage exports/ --sla-p99-ms 800
   python -m stackplan advise --stack prod --usage exports/ --format html --out advice.html
   python -m stackplan advise --stack prod --emit-sql advise-sql/
+
+"""
+EXAMPLES_SAMPLE = """examples:
+  python -m stackplan sample-usage --stack prod --out /tmp/usage --plant gpu-underutilized --plant cost-drift
+  python -m stackplan advise --stack prod --usage /tmp/usage --sla-p99-ms 800
 
 """
 EXAMPLES_EXPORT = """examples:
@@ -179,6 +185,22 @@ def parser() -> argparse.ArgumentParser:
                    help="policy config JSON: its mandatory thresholds bound the definitions as they bound the stack "
                         "(max_autotermination_minutes caps the idle time a policy allows)")
     p.set_defaults(func=cmd_export_policies)
+
+    p = sub.add_parser("sample-usage", formatter_class=raw, epilog=EXAMPLES_SAMPLE + _EXIT_CODES,
+                       help="write telemetry exports for a stack, with problems planted, to try advise without a "
+                            "workspace")
+    p.add_argument("--stack", required=True, metavar="NAME|FILE",
+                   help="a stack name (prod) or the path of a stack YAML file")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the exports (created)")
+    p.add_argument("--days", type=float, default=7, metavar="N", help="the window, days (default 7)")
+    p.add_argument("--plant", action="append", default=[], metavar="FINDING",
+                   help="a problem to plant, by advise's finding id (repeat): gpu-underutilized, "
+                        "latency-over-sla-scale-out, spot-reclaim-hits-base, idle-cluster, cost-drift, ...")
+    p.add_argument("--file-format", choices=["csv", "parquet"], default="csv",
+                   help="the exports' file format (default csv)")
+    p.add_argument("--full-window", action="store_true", help="every cluster up for the whole window")
+    p.add_argument("--only", action="append", metavar="WORKLOAD", help="only these workloads (repeat)")
+    p.set_defaults(func=cmd_sample_usage)
     return top
 
 

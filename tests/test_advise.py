@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from bench.telemetry import PLANT_ROLE, PLANTS, write_exports
 from pricing import load_prices
+from stackplan.advise.findings import PLANTS
+from stackplan.advise.telemetry import PLANT_ROLE, write_exports
 from stackplan.cli import main
 from stackplan.pipeline import build_plan
 
@@ -504,7 +505,7 @@ def test_the_local_and_the_emitted_sql_differ_only_in_dialect(stack_file: Path, 
 
 def test_the_readme_documents_every_finding_and_threshold() -> None:
     from dbxtypes.advise import ADVISE_THRESHOLDS
-    from stackplan.advise.analysis import FINDING_IDS
+    from stackplan.advise.findings import FINDING_IDS
     from stackplan.advise.sources import COLUMNS
 
     readme = (REPO / "README.md").read_text()

@@ -106,3 +106,16 @@ def test_a_plan_validates_its_spec_once(monkeypatch):
     monkeypatch.setattr(stackspec.load, "spec_from_config", counting)
     built = build("prod", Options(cost=True))
     assert len(calls) == 1 and built.plan.cost is not None and built.loaded.spec.cloud == built.plan.cloud
+
+
+def test_each_advise_finding_id_is_written_in_one_python_module_outside_the_tests():
+    from pathlib import Path
+
+    from stackplan.advise.findings import FINDINGS
+
+    repo = Path(__file__).resolve().parent.parent
+    sources = [p for p in repo.rglob("*.py") if not {".venv", "tests", ".venv-checkov"} & set(p.relative_to(repo).parts)]
+    texts = {p: p.read_text(encoding="utf-8") for p in sources}
+    for spec in FINDINGS:
+        holders = [str(p.relative_to(repo)) for p, text in texts.items() if f'"{spec.id}"' in text]
+        assert holders == [f"stackplan/advise/findings/{spec.build.__module__.rsplit('.', 1)[1]}.py"], spec.id

@@ -26,8 +26,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
                 f"resizes can pin the cluster to num_workers. Fix: keep autoscale and remove num_workers, or remove "
                 f"autoscale for a fixed size."
             )
-        problem = autoscale_range_problem(low, high) if low is not None and high is not None else None
-        if problem:
+        if low is not None and high is not None and (problem := autoscale_range_problem(low, high)):
             out.append(f"{problem}. Fix: use num_workers {low} for a fixed size, or raise max_workers to at least "
                        f"{autoscale_max_floor(low)}.")
         bounds.append(("autoscale.max_workers", high))

@@ -14,12 +14,10 @@ from typing import Any
 from dbxtypes.errors import InputError, clip
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
+from .findings import FINDING_IDS, FINDINGS
 from .sources import API_TABLES, Input, api_rows, column_types, find_inputs, view_sql
 
 SQL_DIR = Path(__file__).parent / "sql"
-FINDING_IDS = ("gpu-underutilized", "gpu-balanced", "latency-over-sla-scale-out", "latency-over-sla-not-gpu-bound",
-               "spot-reclaim-hits-base", "training-resized", "autoscaling-churn", "idle-cluster", "cost-drift",
-               "poor-scaling-interconnect")
 
 
 def plain(value: Any) -> Any:
@@ -48,7 +46,10 @@ def sql_literal(value: Any) -> str:
 def _env() -> Any:
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(SQL_DIR), undefined=jinja2.StrictUndefined,
+    # the templates under sql/, and each finding's SELECT from its record as "finding/<id>"
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(SQL_DIR),
+                                  jinja2.DictLoader({f"finding/{f.id}": f.sql for f in FINDINGS})])
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                              autoescape=False, keep_trailing_newline=True)  # noqa: S701 - SQL, not HTML
     env.filters["sql"] = sql_literal
     return env
@@ -57,7 +58,8 @@ def _env() -> Any:
 def render(template: str, *, dialect: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
            sla: float | None) -> str:
     return str(_env().get_template(template).render(dialect=dialect, targets=targets, t=thresholds,
-                                                    sla=sql_literal(sla), hours_per_month=HOURS_PER_MONTH))
+                                                    sla=sql_literal(sla), hours_per_month=HOURS_PER_MONTH,
+                                                    findings=FINDINGS))
 
 
 def statements(sql: str) -> list[str]:

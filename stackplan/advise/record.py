@@ -11,15 +11,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dbxtypes.plan import Plan
 from dbxtypes.vocabulary import PROJECT
 
 from .targets import Target
 
-if TYPE_CHECKING:
-    from .telemetry import Run
+#: A run of the telemetry generator (`stackplan.advise.telemetry.Run`; a frozen dataclass the plant replaces fields
+#: of). Named loosely here: the generator imports the findings, not the other way round.
+Run = Any
 
 #: Severities, most urgent first (the report's order).
 SEVERITY_ORDER = ("critical", "warning", "info")
@@ -152,3 +153,10 @@ def resize_text(edit: Mapping[str, Any], current: Mapping[str, Any]) -> str:
 def at_least_one(value: float) -> int:
     """Whole workers, at least one (a figure rounded to a tenth first, so 2.0000001 stays 2)."""
     return max(1, math.ceil(round(value, 1)))
+
+
+def usage_key(t: Target) -> str | None:
+    """The usage assumption the cost model prices the target's hours by (`dbxtypes.vocabulary.usage_hours_key`)."""
+    from dbxtypes.vocabulary import usage_hours_key
+
+    return usage_hours_key(t.role, t.kind, always_on=t.role == "inference" and t.autotermination_minutes == 0)

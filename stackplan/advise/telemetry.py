@@ -1,4 +1,5 @@
-"""Telemetry exports with planted problems, for the tests and the benchmark of ``stackplan advise``.
+"""Telemetry exports with planted problems: try ``stackplan advise`` without a workspace (``python -m stackplan
+sample-usage``); the tests and the benchmark of advise use the same generator.
 
 ``write_exports(out, plan, plant={...})`` writes, for the priced plan of a stack, the input files of
 ``python -m stackplan advise --usage DIR`` (names and columns as the README's advise section states them): clusters,
@@ -8,16 +9,15 @@ by DuckDB from a few lines per cluster run (no Python loop per row), so the benc
 
 Without a plant the data is healthy: GPUs busy at about 70%, request P99 about 600 ms, no reclaims, no resizes, short
 idle tails, and a bill that matches the cost model's expected DBUs for the window. Each planted problem is one of
-`PLANTS` (the finding ids of ``advise``), planted on the first target of the role it concerns.
+`PLANTS` (the finding ids of ``advise`` whose record says how to plant it: `stackplan.advise.record.Plant`), planted on
+the first target of the role it concerns.
 
-    python bench/telemetry.py --stack prod --out /tmp/usage --days 7 --plant gpu-underutilized
+    python -m stackplan sample-usage --stack prod --out /tmp/usage --days 7 --plant gpu-underutilized
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -25,20 +25,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from dbxtypes.plan import Plan
+from dbxtypes.vocabulary import HOURS_PER_MONTH
 
-from dbxtypes.plan import Plan  # noqa: E402
-from dbxtypes.vocabulary import HOURS_PER_MONTH  # noqa: E402
-from stackplan.advise.targets import Target, targets_of  # noqa: E402
+from .findings import FINDINGS, PLANTS
+from .targets import Target, targets_of
 
-PLANTS = ("gpu-underutilized", "latency-over-sla-scale-out", "latency-over-sla-not-gpu-bound",
-          "spot-reclaim-hits-base", "training-resized", "autoscaling-churn", "idle-cluster", "cost-drift",
-          "poor-scaling-interconnect")
-#: The role each plant goes to.
-PLANT_ROLE = {"gpu-underutilized": "training", "latency-over-sla-scale-out": "inference",
-              "latency-over-sla-not-gpu-bound": "inference", "spot-reclaim-hits-base": "inference",
-              "training-resized": "training", "autoscaling-churn": "inference", "idle-cluster": "interactive",
-              "cost-drift": "inference", "poor-scaling-interconnect": "training"}
+#: The role each plant goes to (from the findings' records).
+PLANT_ROLE = {f.id: f.plant.role for f in FINDINGS if f.plant is not None}
 START = datetime(2026, 11, 1, tzinfo=UTC)
 SKU = {"all_purpose": "PREMIUM_ALL_PURPOSE_COMPUTE", "jobs_compute": "PREMIUM_JOBS_COMPUTE"}
 HEALTHY_LATENCY_MS = 200.0
@@ -85,20 +79,15 @@ def _runs_for(target: Target, stack: str, days: float, plant: set[str], full_win
                requests_per_minute=20 if target.role == "inference" else 0, latency_ms=HEALTHY_LATENCY_MS,
                tail_factor=3.0, dbu_per_hour=0.0, sku=SKU.get(target.kind, SKU["all_purpose"]),
                usd_per_dbu=target.usd_per_dbu)
-    if "gpu-underutilized" in mine:
-        base = replace(base, util=15.0)
-    if "poor-scaling-interconnect" in mine:
-        base = replace(base, util=20.0, net_mbps=8000.0)
-    if "latency-over-sla-scale-out" in mine:
-        base = replace(base, util=85.0, tail_factor=12.0, peak_workers=target.max_workers, peak_share=0.5)
-    if "latency-over-sla-not-gpu-bound" in mine:
-        base = replace(base, util=15.0, cpu=92.0, tail_factor=12.0)
+    for spec in FINDINGS:  # each planted finding changes the run as its record says, in registry order
+        if spec.id in mine and spec.plant is not None and spec.plant.run is not None:
+            base = spec.plant.run(base, target)
     # one run per day (training and dev), or one run over the window (always-on inference)
     per_day = target.role != "inference" and not full_window and days >= 1
     count = max(1, int(days)) if per_day else 1
     run_minutes = max(30, int(hours * 60 / count))
     # healthy: the run is stopped soon after its work (10 idle minutes); planted: 150 idle minutes before it stops
-    idle = 150 if "idle-cluster" in mine else 10
+    idle = max([10] + [spec.plant.idle_minutes or 10 for spec in FINDINGS if spec.id in mine and spec.plant])
     runs = []
     for i in range(count):
         start = i * 24 * 60 if per_day else 0
@@ -112,8 +101,9 @@ def _runs_for(target: Target, stack: str, days: float, plant: set[str], full_win
         if target.dbu_monthly_expected and hours:
             # spread the cost model's expected DBUs for this window over the run (burst included)
             dbu_per_hour = target.dbu_monthly_expected * share_of_month / max(target.usd_per_dbu, 1e-9) / hours
-        if "cost-drift" in mine:
-            dbu_per_hour *= 2.0
+        for spec in FINDINGS:
+            if spec.id in mine and spec.plant is not None:
+                dbu_per_hour *= spec.plant.dbu_factor
         runs.append(replace(run, dbu_per_hour=dbu_per_hour * billed_hours * 60 / max(minutes, 1)))
     return runs
 
@@ -130,24 +120,12 @@ def _events(runs: list[Run], targets: dict[str, Target], where: dict[str, str]) 
         events.append({"cluster_id": run.cluster_id, "timestamp": at(run, 0), "type": "RUNNING",
                        "details": {"current_num_workers": run.workers, "target_num_workers": run.workers}})
         mine = {p for p, workload in where.items() if workload == target.workload}
-        if "spot-reclaim-hits-base" in mine:
-            for k in range(3):
-                minute = (k + 1) * run.minutes // 4
-                events.append({"cluster_id": run.cluster_id, "timestamp": at(run, minute), "type": "NODES_LOST",
-                               "details": {"reason": {"code": "SPOT_INSTANCE_TERMINATION", "type": "CLOUD_FAILURE"},
-                                           "current_num_workers": max(target.min_workers - 1, 0),
-                                           "target_num_workers": target.min_workers}})
-        if "training-resized" in mine:
-            events.append({"cluster_id": run.cluster_id, "timestamp": at(run, run.minutes // 2), "type": "RESIZING",
-                           "details": {"current_num_workers": run.workers,
-                                       "target_num_workers": run.workers + 2, "user": "someone@example.com"}})
-        if "autoscaling-churn" in mine:
-            for minute in range(0, run.minutes, 5):
-                up = (minute // 5) % 2 == 0
-                events.append({"cluster_id": run.cluster_id, "timestamp": at(run, minute), "type": "RESIZING",
-                               "details": {"current_num_workers": run.workers + (0 if up else 1),
-                                           "target_num_workers": run.workers + (1 if up else 0),
-                                           "cause": "AUTOSCALE"}})
+        def minute_at(minute: int, run: Run = run) -> int:
+            return at(run, minute)
+
+        for spec in FINDINGS:  # the events each planted finding's record makes, in registry order
+            if spec.id in mine and spec.plant is not None and spec.plant.events is not None:
+                events.extend(spec.plant.events(run, target, minute_at))
     return sorted(events, key=lambda e: e["timestamp"])
 
 
@@ -284,26 +262,3 @@ def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), day
     rows = con.execute("SELECT count(*) FROM nodes").fetchone()
     con.close()
     return {"planted": where, "runs": len(runs), "node_minutes": rows[0] if rows else 0, "days": days}
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stack", required=True, help="a stack name or file")
-    parser.add_argument("--out", required=True, help="directory for the exports")
-    parser.add_argument("--days", type=float, default=7, help="the window, days (default 7)")
-    parser.add_argument("--plant", action="append", choices=PLANTS, default=[], help="a problem to plant (repeat)")
-    parser.add_argument("--format", choices=["csv", "parquet"], default="csv")
-    parser.add_argument("--full-window", action="store_true", help="every cluster up for the whole window (bench)")
-    parser.add_argument("--only", action="append", metavar="WORKLOAD", help="only these workloads (repeat)")
-    args = parser.parse_args(argv)
-    from stackplan.pipeline import build_plan
-
-    plan = build_plan(args.stack, with_policies=False, with_cost=True)
-    info = write_exports(args.out, plan, plant=args.plant, days=args.days, fmt=args.format,
-                         full_window=args.full_window, only=args.only)
-    print(json.dumps(info, indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

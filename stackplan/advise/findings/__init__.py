@@ -1,0 +1,38 @@
+"""The findings of ``advise``, one module each (a `stackplan.advise.record.FindingSpec` named ``SPEC``), registered
+here in report order (within a severity). A new finding is one module and one line below."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ..record import FindingSpec
+from . import (
+    autoscaling_churn,
+    cost_drift,
+    gpu_balanced,
+    gpu_underutilized,
+    idle_cluster,
+    latency_not_gpu_bound,
+    latency_scale_out,
+    poor_scaling_interconnect,
+    spot_reclaim,
+    training_resized,
+)
+
+FINDINGS: tuple[FindingSpec, ...] = (
+    gpu_underutilized.SPEC,
+    gpu_balanced.SPEC,
+    latency_scale_out.SPEC,
+    latency_not_gpu_bound.SPEC,
+    spot_reclaim.SPEC,
+    training_resized.SPEC,
+    autoscaling_churn.SPEC,
+    idle_cluster.SPEC,
+    cost_drift.SPEC,
+    poor_scaling_interconnect.SPEC,
+)
+BY_ID: Mapping[str, FindingSpec] = MappingProxyType({f.id: f for f in FINDINGS})
+FINDING_IDS: tuple[str, ...] = tuple(BY_ID)
+#: The findings the telemetry generator can plant (a healthy state such as gpu-balanced is not planted).
+PLANTS: tuple[str, ...] = tuple(f.id for f in FINDINGS if f.plant is not None)

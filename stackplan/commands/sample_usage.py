@@ -1,0 +1,34 @@
+"""``sample-usage``: telemetry exports for a stack, with problems planted, to try ``advise`` without a workspace."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from dbxtypes.errors import InputError
+from stackplan.exits import EXIT_OK
+from stackplan.pipeline import build_plan
+
+
+def cmd_sample_usage(args: argparse.Namespace) -> int:
+    from stackplan.advise.findings import PLANTS
+    from stackplan.advise.telemetry import write_exports
+
+    unknown = [p for p in args.plant if p not in PLANTS]
+    if unknown:
+        raise InputError.single("--plant", "--plant", f"{', '.join(unknown)} is not a finding that can be planted.",
+                                f"pass one of {', '.join(PLANTS)}.")
+    if not args.days > 0:
+        raise InputError.single("--days", "--days", f"must be above 0, got {args.days:g}.", "pass e.g. --days 7.")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError.single(args.out, "--out", "exists and is not a directory.", "pass a directory.")
+    plan = build_plan(args.stack, with_policies=False, with_cost=True)
+    info = write_exports(out, plan, plant=args.plant, days=args.days, fmt=args.file_format,
+                         full_window=args.full_window, only=args.only)
+    print(json.dumps(info, indent=2))
+    print(f"wrote the exports of stack {plan.stack} to {out}: try `python -m stackplan advise --stack "
+          f"{args.stack} --usage {out}`", file=sys.stderr)
+    return EXIT_OK
