@@ -22,7 +22,8 @@ from .book import (
     load_prices,
 )
 from .diff import diff_costs
-from .model import DEFAULT_ASSUMPTIONS, MODEL_NOTES, price_plan
+from .model import DEFAULT_ASSUMPTIONS, MODEL_NOTES
+from .plan_cost import price_plan
 
 __all__ = [
     "CHEAPER_SINGLE_GPU",

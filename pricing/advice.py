@@ -18,7 +18,7 @@ from dbxtypes.shape import as_number, shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, MODEL_SERVING_ENDPOINT
 
 from .book import PriceBook
-from .model import price_plan
+from .plan_cost import price_plan
 
 __all__ = ["CHEAPER_SINGLE_GPU", "CLUSTER_VS_ENDPOINT", "ENDPOINT_VS_CLUSTER", "cheaper_gpu_advice",
            "serving_comparison"]

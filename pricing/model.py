@@ -108,35 +108,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from dbxtypes.errors import InputError
-from dbxtypes.plan import Cost, Plan, Resource, coerce_plan
+from dbxtypes.plan import Plan, Resource
 from dbxtypes.shape import (
     ClusterShape,
     PoolShape,
-    as_list,
-    as_mapping,
-    as_number,
-    normalize_props,
-    pool_shape,
-    shapes_of_resource,
 )
 from dbxtypes.vocabulary import (
     ALL_PURPOSE,
     ATTRIBUTES_BLOCK,
-    CLOUD_TAG,
-    CLOUDS,
-    CLUSTER,
     HOURS_PER_MONTH,
-    INSTANCE_POOL,
-    JOB,
-    JOBS_COMPUTE,
     MODEL_SERVING,
-    MODEL_SERVING_ENDPOINT,
     ON_DEMAND_AVAILABILITIES,
-    ROLES,
-    SERVING_WORKLOAD,
     SPOT_AVAILABILITIES,
     USAGE_DEFAULTS,
     usage_hours_key,
@@ -144,7 +130,8 @@ from dbxtypes.vocabulary import (
 
 from .book import PriceBook
 
-__all__ = ["DEFAULT_ASSUMPTIONS", "MODEL_NOTES", "price_plan"]
+__all__ = ["DEFAULT_ASSUMPTIONS", "MODEL_NOTES", "PricingContext", "endpoint_monthly", "on_demand_node_hourly",
+           "serving_cost"]
 
 #: Used for a key the plan's ``assumptions`` lack: the vocabulary's usage defaults (the stack spec's too).
 DEFAULT_ASSUMPTIONS: dict[str, float | None] = {key: u.default for key, u in USAGE_DEFAULTS.items()}
@@ -247,6 +234,29 @@ class _Sources:
             if entry is not None:
                 out.append(dict(entry))
         return out
+
+
+@dataclass
+class PricingContext:
+    """What every resource kind's pricer reads: the plan's cloud, the price book, the plan's instance pools (by id),
+    the usage assumptions, the figures used so far, and which roles use each pool (filled by the pool users)."""
+
+    cloud: str
+    prices: PriceBook
+    a: dict[str, float | None]
+    used: _Sources
+    pools: dict[str, tuple[Resource, PoolShape]] = field(default_factory=dict)
+    pool_users: dict[str, list[str]] = field(default_factory=dict)
+
+    def price_cluster(self, shape: ClusterShape) -> dict[str, Any]:
+        """One cluster definition's cost entry (`_Unpriced` when it cannot be priced)."""
+        return _price_cluster(shape, cloud=self.cloud, prices=self.prices, pools=self.pools, a=self.a,
+                              used=self.used)
+
+    def note_pool_users(self, shapes: list[ClusterShape], role: str | None) -> None:
+        for shape in shapes:
+            for pool_id in {shape.instance_pool_id, shape.driver_instance_pool_id} - {None}:
+                self.pool_users.setdefault(str(pool_id), []).append(str(role))
 
 
 def _node_price(prices: PriceBook, node_type_id: str, used: _Sources, *, need_dbu: bool = True
@@ -438,78 +448,6 @@ def _entry_head(resource: Resource) -> dict[str, Any]:
     return {"name": resource.name, "type": resource.type}
 
 
-def _price_cluster_resource(resource: Resource, shape: ClusterShape, ctx: dict[str, Any]) -> dict[str, Any]:
-    entry = _entry_head(resource)
-    try:
-        priced = _price_cluster(shape, **ctx)
-    except _Unpriced as why:
-        entry.update({"workload_type": shape.role, "node_type_id": shape.node_type_id, "compute_kind": ALL_PURPOSE,
-                      "nodes": _nodes_of(shape)})
-        return _unpriced_entry(entry, str(why))
-    entry.update(priced)
-    return entry
-
-
-def _price_job_resource(resource: Resource, shapes: list[ClusterShape], ctx: dict[str, Any]) -> dict[str, Any]:
-    entry = _entry_head(resource)
-    parts: list[dict[str, Any]] = []
-    reasons: list[str] = []
-    for shape in shapes:
-        try:
-            part = _price_cluster(shape, **ctx)
-        except _Unpriced as why:
-            reasons.append(f"{shape.label}: {why}")
-            part = _unpriced_entry({"workload_type": shape.role, "compute_kind": JOBS_COMPUTE,
-                                    "node_type_id": shape.node_type_id, "nodes": _nodes_of(shape)}, str(why))
-        part["cluster"] = shape.label
-        parts.append(part)
-    roles = sorted({p["workload_type"] for p in parts})
-    node_types = list(dict.fromkeys(str(p["node_type_id"]) for p in parts if p.get("node_type_id")))
-    entry.update({
-        "workload_type": roles[0] if len(roles) == 1 else "mixed",
-        "node_type_id": ", ".join(node_types) or None,
-        "compute_kind": JOBS_COMPUTE,
-        "nodes": {"min": sum(p["nodes"]["min"] for p in parts), "max": sum(p["nodes"]["max"] for p in parts)},
-        "clusters": parts,
-    })
-    if len(parts) == 1:
-        for key in ("driver_node_type_id", "instance_pool", "availability", "first_on_demand", "spot_nodes",
-                    "hours_per_month", "hours_basis", "burst_hours_per_month", "extra_workers_expected"):
-            if key in parts[0]:
-                entry[key] = parts[0][key]
-    if reasons:
-        return _unpriced_entry(entry, "; ".join(reasons))
-    entry.update({k: sum(p[k] for p in parts) for k in (*_MONEY_KEYS, "dbu_hourly", "dbu_monthly_expected")})
-    entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
-    entry["unpriced"] = None
-    return entry
-
-
-def _price_pool(resource: Resource, pool: PoolShape, ctx: dict[str, Any], role: str) -> dict[str, Any]:
-    idle = int(pool.min_idle_instances)
-    entry = _entry_head(resource)
-    entry.update({"workload_type": role, "node_type_id": pool.node_type_id, "compute_kind": None,
-                  "nodes": {"min": idle, "max": idle},
-                  "max_capacity": pool.max_capacity,
-                  "hours_per_month": ctx["a"]["pool_idle_hours_per_month"],
-                  "hours_basis": "usage assumption pool_idle_hours_per_month"})
-    try:
-        if idle == 0:
-            vm = 0.0
-        else:
-            if not pool.node_type_id:
-                raise _Unpriced("the instance pool has no nodeTypeId")
-            vm, _ = _node_price(ctx["prices"], pool.node_type_id, ctx["used"], need_dbu=False)
-    except _Unpriced as why:
-        return _unpriced_entry(entry, str(why))
-    hourly = idle * vm
-    monthly = hourly * float(ctx["a"]["pool_idle_hours_per_month"] or 0.0)
-    entry.update({"hourly": hourly, "hourly_max": hourly,
-                  "monthly": {"min": monthly, "expected": monthly, "max": monthly},
-                  "all_on_demand_monthly_expected": monthly, "saving_monthly_expected": 0.0, "unpriced": None})
-    return entry
-
-
 def serving_cost(cloud: str, workload_type: str, min_concurrency: int, max_concurrency: int, scale_to_zero: bool,
                  hours: float, launches: float, prices: PriceBook, used: _Sources | None = None
                  ) -> dict[str, Any]:
@@ -562,132 +500,3 @@ def endpoint_monthly(cloud: str, workload_type: str, concurrency: int, hours: fl
     except _Unpriced:
         return None
     return float(money["monthly"]["expected"])
-
-
-def _price_endpoint(resource: Resource, ctx: dict[str, Any]) -> dict[str, Any]:
-    props = normalize_props(resource.inputs)
-    entities = [as_mapping(e) for e in as_list(as_mapping(props.get("config")).get("served_entities"))]
-    entity = entities[0] if entities else {}
-    tags = {str(t.get("key")): t.get("value") for t in map(as_mapping, as_list(props.get("tags")))}
-    cloud = str(tags.get(CLOUD_TAG) or ctx["cloud"])
-    scale_to_zero = entity.get("scale_to_zero_enabled") is True
-    low = int(as_number(entity.get("min_provisioned_concurrency")) or 0)
-    high = int(as_number(entity.get("max_provisioned_concurrency")) or max(low, 4))
-    name = str(props.get("name") or resource.name)
-    a = ctx["a"]
-    if scale_to_zero:
-        own = a.get(f"serving_active_hours_per_month.{name}")
-        hours = float(own if own is not None else a.get("serving_active_hours_per_month") or 0.0)
-        basis = (f"usage assumption serving_active_hours_per_month.{name}" if own is not None
-                 else "usage assumption serving_active_hours_per_month")
-    else:
-        hours, basis = float(HOURS_PER_MONTH), "always on: no scale to zero (the month)"
-    entry = _entry_head(resource)
-    workload_type = str(entity.get("workload_type") or "")
-    entry.update({"workload_type": SERVING_WORKLOAD, "node_type_id": workload_type, "compute_kind": MODEL_SERVING,
-                  "availability": "SERVERLESS", "hours_per_month": hours, "hours_basis": basis})
-    try:
-        money = serving_cost(cloud, workload_type, low, high, scale_to_zero, hours,
-                             float(a.get("serving_launches_per_month") or 0.0) if scale_to_zero else 0.0,
-                             ctx["prices"], ctx["used"])
-    except _Unpriced as why:
-        entry["nodes"] = {"min": 0, "max": 0}
-        return _unpriced_entry(entry, str(why))
-    base, top = money.pop("replicas")
-    entry.update(money)
-    entry.update({"nodes": {"min": base, "max": top}, "all_on_demand_monthly_expected": money["monthly"]["expected"],
-                  "saving_monthly_expected": 0.0, "unpriced": None})
-    return entry
-
-
-def _pool_role(pool: PoolShape, users: list[str]) -> str:
-    if pool.role:
-        return pool.role
-    roles = sorted(set(users))
-    return roles[0] if len(roles) == 1 else "unknown"
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# The plan
-# --------------------------------------------------------------------------------------------------------------------
-
-def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
-    """The `Cost` of a plan (or of its JSON; the plan is not changed).
-
-    ``resources`` (by URN: the entry of each cluster, job and pool), ``total``, ``unpriced`` ({urn, name, reason}),
-    ``by_workload`` (role: monthly expected), ``sources`` ({figure, value, source, date, estimate}),
-    ``assumptions`` and ``notes``. See the module docstring. Raises `InputError` for an unknown cloud or invalid
-    usage assumptions.
-    """
-    if isinstance(plan, Mapping) and plan.get("cloud") not in CLOUDS:
-        raise InputError.single("plan", "cloud", f"got {plan.get('cloud')!r}.", f"use one of {', '.join(CLOUDS)}.")
-    typed = coerce_plan(plan)
-    cloud = typed.cloud
-    a = _assumptions(typed)
-    used = _Sources(prices)
-    used.use("tier")
-    pools: dict[str, tuple[Resource, PoolShape]] = {}
-    for r in typed.resources:
-        if r.type == INSTANCE_POOL and r.id is not None:
-            pools[r.id] = (r, pool_shape(r.inputs))
-    ctx = {"cloud": cloud, "prices": prices, "pools": pools, "a": a, "used": used}
-
-    entries: dict[str, dict[str, Any]] = {}
-    pool_users: dict[str, list[str]] = {}
-    for r in typed.resources:
-        if r.type not in (CLUSTER, JOB):
-            continue
-        shapes = shapes_of_resource(r.type, r.inputs, cloud=cloud)
-        if r.type == CLUSTER:
-            entries[r.urn] = _price_cluster_resource(r, shapes[0], ctx)
-        elif shapes:
-            entries[r.urn] = _price_job_resource(r, shapes, ctx)
-        else:
-            continue  # a job on an existing cluster costs nothing extra
-        for shape in shapes:
-            for pool_id in {shape.instance_pool_id, shape.driver_instance_pool_id} - {None}:
-                pool_users.setdefault(str(pool_id), []).append(entries[r.urn]["workload_type"])
-    for r in typed.resources:
-        if r.type == INSTANCE_POOL:
-            pool = pools[r.id][1] if r.id in pools else pool_shape(r.inputs)
-            entries[r.urn] = _price_pool(r, pool, ctx, _pool_role(pool, pool_users.get(str(r.id), [])))
-        elif r.type == MODEL_SERVING_ENDPOINT:
-            entries[r.urn] = _price_endpoint(r, ctx)
-
-    # plan order
-    order = {r.urn: i for i, r in enumerate(typed.resources)}
-    entries = dict(sorted(entries.items(), key=lambda kv: order.get(kv[0], 0)))
-
-    priced = [e for e in entries.values() if e["unpriced"] is None]
-    total = {
-        "hourly": sum(e["hourly"] for e in priced),
-        "hourly_max": sum(e["hourly_max"] for e in priced),
-        "monthly": {m: sum(e["monthly"][m] for e in priced) for m in ("min", "expected", "max")},
-        "all_on_demand_monthly_expected": sum(e["all_on_demand_monthly_expected"] for e in priced),
-        "saving_monthly_expected": sum(e["saving_monthly_expected"] for e in priced),
-    }
-    by_workload: dict[str, float] = {}
-    for e in priced:
-        for part in e.get("clusters") or [e]:
-            by_workload[part["workload_type"]] = by_workload.get(part["workload_type"], 0.0) \
-                + part["monthly"]["expected"]
-    rank: dict[str, int] = {role: i for i, role in enumerate(ROLES)}
-    by_workload = dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
-
-    if not all(math.isfinite(v) for v in (total["hourly"], total["hourly_max"], *total["monthly"].values())):
-        raise InputError.single("prices", "", "the figures give a cost that is not a finite number.",
-                                "check the price overrides for figures too large (such as 1e308).")
-    return Cost.model_validate({
-        "currency": prices.currency,
-        "tier": prices.tier,
-        "cloud": cloud,
-        "spot_factor": prices.spot_factor(cloud),
-        "resources": entries,
-        "total": total,
-        "unpriced": [{"urn": urn, "name": e["name"], "reason": e["unpriced"]}
-                     for urn, e in entries.items() if e["unpriced"] is not None],
-        "by_workload": by_workload,
-        "sources": used.entries(),
-        "assumptions": dict(a),
-        "notes": list(MODEL_NOTES),
-    })

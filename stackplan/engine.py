@@ -18,15 +18,9 @@ from pulumi.runtime import mocks
 import pulumi_private
 from dbxtypes.errors import ProgramError
 from dbxtypes.plan import Plan, Resource
-from dbxtypes.vocabulary import (
-    CATALOG,
-    MODEL_SERVING_ENDPOINT,
-    PROGRAM_RESOURCE_TYPES,
-    PROJECT,
-    SCHEMA,
-    STACK_TYPE,
-    VOLUME,
-)
+from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES, PROJECT, STACK_TYPE
+from pricing.kinds import kind_of
+from pricing.kinds.kind import echo, name_id
 from stackspec import LoadedStack
 from stackspec.load import PROGRAM_STACK, REPO_ROOT, display_path
 
@@ -46,26 +40,15 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def mock_id(type_: str, name: str, inputs: dict[str, Any]) -> str:
-    """The id the real provider gives a resource where it is a name (Unity Catalog: a catalog is its name, a schema
-    ``catalog.schema``, a volume ``catalog.schema.volume``; Terraform provider docs, Import sections); otherwise a
-    readable placeholder ``<resource name>-id``."""
-    if type_ == CATALOG and inputs.get("name"):
-        return str(inputs["name"])
-    if type_ == SCHEMA and inputs.get("catalogName") and inputs.get("name"):
-        return f"{inputs['catalogName']}.{inputs['name']}"
-    if type_ == VOLUME and all(inputs.get(k) for k in ("catalogName", "schemaName", "name")):
-        return f"{inputs['catalogName']}.{inputs['schemaName']}.{inputs['name']}"
-    return f"{name}-id"
-
-
 class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
-        # The state echoes the inputs, as a create would; an endpoint also gets the id its permissions name.
-        state = dict(args.inputs)
-        if args.typ == MODEL_SERVING_ENDPOINT:
-            state["servingEndpointId"] = f"{args.name}-endpoint-id"
-        return mock_id(args.typ, args.name, dict(args.inputs)), state
+        # Each resource kind says the id the provider would give it and the state a create returns
+        # (`pricing.kinds`); an unknown type gets a readable id and its inputs back.
+        inputs = dict(args.inputs)
+        kind = kind_of(args.typ)
+        if kind is None:
+            return name_id(args.name, inputs), echo(args.name, inputs)
+        return kind.mock_id(args.name, inputs), kind.mock_state(args.name, inputs)
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict, None]:
         return {}, None

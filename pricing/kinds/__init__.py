@@ -1,0 +1,37 @@
+"""The resource kinds: one module per Pulumi resource type (or a few closely related ones), each a
+`pricing.kinds.kind.ResourceKind` record, registered here. The cost model (`pricing.plan_cost`), the reports'
+facts (`stackplan.summary`) and the offline engine's mock ids and state (`stackplan.engine`) iterate this registry;
+a new resource type is one module and one line below (and its token in `dbxtypes.vocabulary`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from . import access, cluster, instance_pool, job, serving_endpoint, unity_catalog, workspace_file
+from .kind import ResourceKind
+
+KINDS: tuple[ResourceKind, ...] = (
+    cluster.KIND,
+    job.KIND,
+    instance_pool.KIND,
+    serving_endpoint.KIND,
+    unity_catalog.CATALOG_KIND,
+    unity_catalog.SCHEMA_KIND,
+    unity_catalog.VOLUME_KIND,
+    access.GRANTS_KIND,
+    access.PERMISSIONS_KIND,
+    access.CLUSTER_POLICY_KIND,
+    workspace_file.KIND,
+)
+BY_TOKEN: Mapping[str, ResourceKind] = MappingProxyType({k.token: k for k in KINDS})
+
+
+def kind_of(token: str) -> ResourceKind | None:
+    return BY_TOKEN.get(token)
+
+
+def short_type(token: str) -> str:
+    """The short name reports show for a type token (``Cluster``); the token's last part for an unknown type."""
+    kind = BY_TOKEN.get(token)
+    return kind.short if kind is not None else token.rsplit(":", 1)[-1]

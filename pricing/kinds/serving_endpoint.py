@@ -1,0 +1,73 @@
+"""``databricks:index/modelServing:ModelServing``: a Model Serving endpoint (serverless: DBUs only)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbxtypes.plan import CostEntry, Resource
+from dbxtypes.shape import as_list, as_mapping, as_number, normalize_props
+from dbxtypes.vocabulary import CLOUD_TAG, HOURS_PER_MONTH, MODEL_SERVING, MODEL_SERVING_ENDPOINT, SERVING_WORKLOAD
+
+from ..model import PricingContext, _entry_head, _Unpriced, _unpriced_entry, serving_cost
+from .kind import ResourceKind
+
+
+def facts(inputs: Mapping[str, Any]) -> str:
+    entity = as_mapping((as_mapping(inputs.get("config")).get("servedEntities") or [{}])[0])
+    gateway = as_mapping(inputs.get("aiGateway"))
+    table = as_mapping(gateway.get("inferenceTableConfig"))
+    limits = [as_mapping(r) for r in gateway.get("rateLimits") or []]
+    parts = [f"{entity.get('entityName')} v{entity.get('entityVersion')} on {entity.get('workloadType')}",
+             f"concurrency {entity.get('minProvisionedConcurrency')}-{entity.get('maxProvisionedConcurrency')}",
+             "scales to zero" if entity.get("scaleToZeroEnabled") else "always warm"]
+    if table.get("enabled"):
+        parts.append(f"inference table {table.get('catalogName')}.{table.get('schemaName')}")
+    parts += [f"{r.get('calls')} calls/{r.get('key')}/{r.get('renewalPeriod')}" for r in limits]
+    return ", ".join(parts)
+
+
+def price(resource: Resource, ctx: PricingContext) -> CostEntry:
+    """Serving DBUs of its replicas: the month when always warm; with scale to zero, its active hours (its own
+    ``serving_active_hours_per_month.<name>`` where the stack gives one) and a price per launch."""
+    props = normalize_props(resource.inputs)
+    entities = [as_mapping(e) for e in as_list(as_mapping(props.get("config")).get("served_entities"))]
+    entity = entities[0] if entities else {}
+    tags = {str(t.get("key")): t.get("value") for t in map(as_mapping, as_list(props.get("tags")))}
+    cloud = str(tags.get(CLOUD_TAG) or ctx.cloud)
+    scale_to_zero = entity.get("scale_to_zero_enabled") is True
+    low = int(as_number(entity.get("min_provisioned_concurrency")) or 0)
+    high = int(as_number(entity.get("max_provisioned_concurrency")) or max(low, 4))
+    name = str(props.get("name") or resource.name)
+    a = ctx.a
+    if scale_to_zero:
+        own = a.get(f"serving_active_hours_per_month.{name}")
+        hours = float(own if own is not None else a.get("serving_active_hours_per_month") or 0.0)
+        basis = (f"usage assumption serving_active_hours_per_month.{name}" if own is not None
+                 else "usage assumption serving_active_hours_per_month")
+    else:
+        hours, basis = float(HOURS_PER_MONTH), "always on: no scale to zero (the month)"
+    entry = _entry_head(resource)
+    workload_type = str(entity.get("workload_type") or "")
+    entry.update({"workload_type": SERVING_WORKLOAD, "node_type_id": workload_type, "compute_kind": MODEL_SERVING,
+                  "availability": "SERVERLESS", "hours_per_month": hours, "hours_basis": basis})
+    try:
+        money = serving_cost(cloud, workload_type, low, high, scale_to_zero, hours,
+                             float(a.get("serving_launches_per_month") or 0.0) if scale_to_zero else 0.0,
+                             ctx.prices, ctx.used)
+    except _Unpriced as why:
+        entry["nodes"] = {"min": 0, "max": 0}
+        return CostEntry.model_validate(_unpriced_entry(entry, str(why)))
+    base, top = money.pop("replicas")
+    entry.update(money)
+    entry.update({"nodes": {"min": base, "max": top}, "all_on_demand_monthly_expected": money["monthly"]["expected"],
+                  "saving_monthly_expected": 0.0, "unpriced": None})
+    return CostEntry.model_validate(entry)
+
+
+def mock_state(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """As a create returns it: the inputs, and the endpoint id its permissions name."""
+    return {**inputs, "servingEndpointId": f"{name}-endpoint-id"}
+
+
+KIND = ResourceKind(MODEL_SERVING_ENDPOINT, "ModelServing", facts, price, phase=1, mock_state=mock_state)

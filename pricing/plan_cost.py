@@ -1,0 +1,87 @@
+"""The cost of a plan: every resource priced by its kind (`pricing.kinds`), then the totals."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from dbxtypes.errors import InputError
+from dbxtypes.plan import Cost, CostEntry, Plan, coerce_plan
+from dbxtypes.vocabulary import CLOUDS, ROLES
+
+from .book import PriceBook
+from .kinds import KINDS, kind_of
+from .model import MODEL_NOTES, PricingContext, _assumptions, _Sources
+
+#: The phases of pricing, in order (`pricing.kinds.kind.ResourceKind.phase`).
+PHASES = sorted({k.phase for k in KINDS})
+
+
+def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
+    """The `Cost` of a plan (or of its JSON; the plan is not changed).
+
+    ``resources`` (by URN: the entry of each cluster, job, pool and endpoint), ``total``, ``unpriced`` ({urn, name,
+    reason}), ``by_workload`` (role: monthly expected), ``sources`` ({figure, value, source, date, estimate}),
+    ``assumptions`` and ``notes``. See ``pricing.model``. Raises `InputError` for an unknown cloud or invalid usage
+    assumptions.
+    """
+    if isinstance(plan, Mapping) and plan.get("cloud") not in CLOUDS:
+        raise InputError.single("plan", "cloud", f"got {plan.get('cloud')!r}.", f"use one of {', '.join(CLOUDS)}.")
+    typed = coerce_plan(plan)
+    used = _Sources(prices)
+    used.use("tier")
+    ctx = PricingContext(cloud=typed.cloud, prices=prices, a=_assumptions(typed), used=used)
+    for r in typed.resources:
+        kind = kind_of(r.type)
+        if kind is not None and kind.index is not None:
+            kind.index(r, ctx)
+    entries: dict[str, CostEntry] = {}
+    for phase in PHASES:
+        for r in typed.resources:
+            kind = kind_of(r.type)
+            if kind is None or kind.price is None or kind.phase != phase:
+                continue
+            entry = kind.price(r, ctx)
+            if entry is not None:
+                entries[r.urn] = entry
+    order = {r.urn: i for i, r in enumerate(typed.resources)}  # plan order
+    entries = dict(sorted(entries.items(), key=lambda kv: order.get(kv[0], 0)))
+
+    priced = [e for e in entries.values() if e.priced]
+
+    def total_of(values: list[float | None]) -> float:
+        return sum(float(v or 0) for v in values)
+
+    monthly = {m: total_of([getattr(e.monthly, m) for e in priced]) for m in ("min", "expected", "max")}
+    total: dict[str, Any] = {
+        "hourly": total_of([e.hourly for e in priced]),
+        "hourly_max": total_of([e.hourly_max for e in priced]),
+        "monthly": monthly,
+        "all_on_demand_monthly_expected": total_of([e.all_on_demand_monthly_expected for e in priced]),
+        "saving_monthly_expected": total_of([e.saving_monthly_expected for e in priced]),
+    }
+    by_workload: dict[str, float] = {}
+    for e in priced:
+        for part in e.clusters or [e]:
+            role = str(part.workload_type)
+            by_workload[role] = by_workload.get(role, 0.0) + float(part.monthly.expected or 0)
+    rank: dict[str, int] = {role: i for i, role in enumerate(ROLES)}
+    by_workload = dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
+
+    if not all(math.isfinite(v) for v in (total["hourly"], total["hourly_max"], *monthly.values())):
+        raise InputError.single("prices", "", "the figures give a cost that is not a finite number.",
+                                "check the price overrides for figures too large (such as 1e308).")
+    return Cost.model_validate({
+        "currency": prices.currency,
+        "tier": prices.tier,
+        "cloud": typed.cloud,
+        "spot_factor": prices.spot_factor(typed.cloud),
+        "resources": entries,
+        "total": total,
+        "unpriced": [{"urn": urn, "name": e.name, "reason": e.unpriced} for urn, e in entries.items() if not e.priced],
+        "by_workload": by_workload,
+        "sources": used.entries(),
+        "assumptions": dict(ctx.a),
+        "notes": list(MODEL_NOTES),
+    })
