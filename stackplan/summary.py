@@ -5,13 +5,21 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 from dbxtypes.plan import Resource, Violation
-from pricing.kinds import kind_of, short_type
 
-__all__ = ["cents", "facts", "money", "short_type", "signed_money", "violations_summary"]
+# The resource kinds are imported on use: a report of findings alone (`check --cluster-json`) needs no cost model.
+
+
+def short_type(token: str) -> str:
+    """The short name reports show for a type token (``Cluster``): its kind's (`pricing.kinds`)."""
+    from pricing.kinds import short_type as short
+
+    return short(token)
 
 
 def facts(resource: Resource) -> str:
     """One line that says what a resource is, for a reviewer (its kind's `facts`; empty for an unknown type)."""
+    from pricing.kinds import kind_of
+
     kind = kind_of(resource.type)
     return kind.facts(resource.inputs) if kind is not None else ""
 
