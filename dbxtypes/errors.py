@@ -156,7 +156,7 @@ def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | Non
     hint = _FIXES.get(kind, "")
     if kind == "extra_forbidden":
         model = model_at(root, loc)
-        allowed = ", ".join(model.model_fields) if model else ""
+        allowed = ", ".join(_own_fields_first(model)) if model else ""
         message = "is not a known key"
         guess = did_you_mean(str(loc[-1]), list(model.model_fields)) if model and loc else ""
         hint = (f"remove it or correct its spelling{guess}; allowed keys here: {allowed}." if allowed
@@ -170,6 +170,13 @@ def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | Non
     if kind == "value_error" and not hint:
         hint = fix or "change the values so the rule above holds."
     return Problem(path, message.rstrip(".") + ".", hint or fix)
+
+
+def _own_fields_first(model: type[BaseModel]) -> list[str]:
+    """A model's keys as a reader of its section expects them: those it declares first, then those a base class
+    gives every section of its kind (a workload's gpu_family, node_type_id, ...)."""
+    own = [name for name in vars(model).get("__annotations__", {}) if name in model.model_fields]
+    return own + [name for name in model.model_fields if name not in own]
 
 
 def problems_from_pydantic(exc: ValidationError, *, root: type[BaseModel] | None = None, prefix: str = "",

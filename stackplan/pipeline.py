@@ -54,11 +54,7 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
 
     loaded = stack if isinstance(stack, LoadedStack) else load(stack, options.policy_config)
     plan = run_program(loaded)
-    plan.assumptions = loaded.spec.usage.model_dump()
-    if loaded.spec.serving is not None:  # an endpoint's own active hours, where the stack gives them
-        plan.assumptions.update({f"serving_active_hours_per_month.{name}": e.active_hours_per_month
-                                 for name, e in loaded.spec.serving.endpoints.items()
-                                 if e.scale_to_zero and e.active_hours_per_month is not None})
+    plan.assumptions = loaded.spec.usage_assumptions()
     plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]
     plan.sizing += [SizingLine.model_validate(e.sizing()) for e in loaded.resolved.endpoints.values()]
     notes: list[str] = []

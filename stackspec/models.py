@@ -157,7 +157,25 @@ class TrainingJobSpec(_Spec):
         return self
 
 
-class TrainingSpec(_Spec):
+class WorkloadSpec(_Spec):
+    """What every workload section states: its GPU family, a pinned node type, its pip libraries."""
+
+    gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
+    node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
+    libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
+
+
+class ClusterWorkloadSpec(WorkloadSpec):
+    """A workload on a driver and workers: the driver's node too."""
+
+    driver: Literal["gpu", "cpu"] = Field("gpu", description=(
+        "The driver's node: gpu (the workers' node type) or cpu (a CPU node type of the cloud from the node "
+        "catalog: the driver only coordinates unless it aggregates or serves). Default gpu."))
+    driver_node_type_id: str | None = Field(None, description="With driver: cpu, the CPU node type (default: the "
+                                                              "catalog's CPU driver of the cloud).")
+
+
+class TrainingSpec(ClusterWorkloadSpec):
     """Training cluster: fixed size, spot with fallback, on-demand driver, checkpoints on a Volume."""
 
     num_workers: Workers = Field(description="Fixed worker count (never autoscaled).")
@@ -166,15 +184,7 @@ class TrainingSpec(_Spec):
     first_on_demand: int = Field(1, ge=1, description="Nodes kept on-demand, driver included. Default 1.")
     checkpoint_volume: str = Field("models.checkpoints", description="<schema>.<volume> for checkpoints.")
     autotermination_minutes: IdleMinutes = Field(60, description="Idle minutes before the cluster stops. Default 60.")
-    gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
-    node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
-    libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
     job: TrainingJobSpec | None = Field(None, description="Optional training job on a job cluster.")
-    driver: Literal["gpu", "cpu"] = Field("gpu", description=(
-        "The driver's node: gpu (the workers' node type) or cpu (a CPU node type of the cloud from the node "
-        "catalog: the driver only coordinates unless it aggregates or serves). Default gpu."))
-    driver_node_type_id: str | None = Field(None, description="With driver: cpu, the CPU node type (default: the "
-                                                              "catalog's CPU driver of the cloud).")
 
     @model_validator(mode="after")
     def _driver_within_cluster(self) -> TrainingSpec:
@@ -185,7 +195,7 @@ class TrainingSpec(_Spec):
         return self
 
 
-class InferenceSpec(_Spec):
+class InferenceSpec(ClusterWorkloadSpec):
     """Inference cluster: autoscaled, on-demand base (driver + min_workers), spot only above it."""
 
     min_workers: Workers = Field(2, description="On-demand base workers. Default 2.")
@@ -198,14 +208,6 @@ class InferenceSpec(_Spec):
     autotermination_minutes: Annotated[int, Field(ge=0), _at_most("max_autotermination_minutes")] = Field(
         0, description=("Idle minutes before the whole cluster stops; 0 = never (default: an inference cluster "
                         "keeps its on-demand base up). A dev or test stack may set 10..120 and go cold."))
-    gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
-    node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
-    libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
-    driver: Literal["gpu", "cpu"] = Field("gpu", description=(
-        "The driver's node: gpu (the workers' node type) or cpu (a CPU node type of the cloud from the node "
-        "catalog: the driver only coordinates unless it aggregates or serves). Default gpu."))
-    driver_node_type_id: str | None = Field(None, description="With driver: cpu, the CPU node type (default: the "
-                                                              "catalog's CPU driver of the cloud).")
 
     @model_validator(mode="after")
     def _min_le_max(self) -> InferenceSpec:
@@ -223,17 +225,15 @@ class InferenceSpec(_Spec):
         return self
 
 
-class DevSpec(_Spec):
+class DevSpec(WorkloadSpec):
     """Interactive dev cluster: single GPU node, short auto-termination, model cache on a Volume."""
 
     model: ModelSpec | None = Field(None, description="Size the node for this model (inference need).")
-    gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type; without model or pin: the smallest node.")
     autotermination_minutes: IdleMinutes = Field(30, description="Idle minutes before the cluster stops. Default 30.")
     shuffle_partitions: Annotated[int, Field(ge=1), _at_most("max_single_node_shuffle_partitions")] = Field(
         8, description="spark.sql.shuffle.partitions on the single node. Default 8.")
     spark_env_vars: dict[str, ConfigString] = Field(default_factory=dict, description="Extra environment variables.")
-    libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
 
 
 class VolumeSpec(_Spec):
@@ -455,6 +455,16 @@ class StackSpec(_Spec):
     exceptions: list[ExceptionSpec] = Field(default_factory=list, description="Accepted policy findings.")
     serving: ServingSpec | None = Field(None, description="GPU Model Serving endpoints.")
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+
+    def usage_assumptions(self) -> dict[str, Any]:
+        """The usage assumptions the cost model prices the stack by: the ``usage`` section, and each scale-to-zero
+        endpoint's own active hours where it states them (``serving_active_hours_per_month.<endpoint>``)."""
+        assumptions: dict[str, Any] = self.usage.model_dump()
+        if self.serving is not None:
+            assumptions.update({f"serving_active_hours_per_month.{name}": e.active_hours_per_month
+                                for name, e in self.serving.endpoints.items()
+                                if e.scale_to_zero and e.active_hours_per_month is not None})
+        return assumptions
 
     @field_validator("tags")
     @classmethod
