@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import pulumi
 
+from dbxtypes.clouds import profile
 from dbxtypes.vocabulary import (
     ATTRIBUTES_BLOCK,
     GPU_MEMORY_NEED_TAG,
@@ -64,19 +65,16 @@ class ClusterBaseArgs:
 
 def cloud_attributes(cloud: str, availability: Availability, first_on_demand: int) -> dict[str, Any]:
     """The one attributes block of ``cloud`` (never another cloud's)."""
-    block: dict[str, Any] = {"availability": AVAILABILITY[cloud][availability], "first_on_demand": first_on_demand}
-    if cloud == "aws":
-        block["spot_bid_price_percent"] = 100
-    elif cloud == "azure":
-        block["spot_bid_max_price"] = -1  # pay up to the on-demand price rather than be evicted on price
-    return {ATTRIBUTES_BLOCK[cloud]: block}
+    rules = profile(cloud)
+    block: dict[str, Any] = {"availability": AVAILABILITY[cloud][availability], "first_on_demand": first_on_demand,
+                             **rules.spot_bid}  # the price cap the cloud's profile states
+    return {rules.attributes_block: block}
 
 
 def pool_attributes(cloud: str) -> dict[str, Any]:
     """Pools are on-demand: a pool-backed cluster takes its availability from the pool."""
-    if cloud == "gcp":
-        return {"gcp_attributes": {"gcp_availability": AVAILABILITY["gcp"]["on_demand"]}}
-    return {ATTRIBUTES_BLOCK[cloud]: {"availability": AVAILABILITY[cloud]["on_demand"]}}
+    rules = profile(cloud)
+    return {rules.attributes_block: {rules.pool_availability_field: rules.on_demand}}
 
 
 def role_tags(tags: Mapping[str, str], role: str, gpu_memory_need_gb: float | None = None,

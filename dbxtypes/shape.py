@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .clouds import BY_NAME, profile
 from .vocabulary import (
     ALL_PURPOSE,
     ATTRIBUTES_BLOCK,
@@ -169,10 +170,12 @@ def cloud_blocks(props: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 
 def declared_availability(block: Mapping[str, Any], cloud: str) -> str | None:
-    """A block's availability as written (``gcp_availability`` on GCP pools), or ``None``."""
+    """A block's availability as written (or under the cloud's pool field: ``gcp_availability`` on GCP pools), or
+    ``None``."""
     value = block.get("availability")
-    if not is_set(value) and cloud == "gcp":
-        value = block.get("gcp_availability")
+    field = profile(cloud).pool_availability_field if cloud in BY_NAME else "availability"
+    if not is_set(value) and field != "availability":
+        value = block.get(field)
     return str(value) if is_set(value) else None
 
 

@@ -2,13 +2,15 @@
 
 Databricks values come from the Clusters API and pulumi-databricks 1.118 (the `availability` enums of
 ``AwsAttributes``, ``AzureAttributes`` and ``GcpAttributes`` in databricks-sdk ``compute``; read 2026-12).
-Nothing here imports another package of the project.
+Nothing here imports another package of the project; the per-cloud tables are read off `dbxtypes.clouds`.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 from typing import Final, Literal, NamedTuple, TypeVar
+
+from .clouds import PROFILES
 
 # --------------------------------------------------------------------------------------------------------------------
 # The project
@@ -21,28 +23,24 @@ PROJECT: Final = "dbx-ai-infra"
 # Clouds, attribute blocks and availability
 # --------------------------------------------------------------------------------------------------------------------
 
+#: The clouds (each one's facts: its profile, `dbxtypes.clouds`; the tables below are read off the profiles).
 Cloud = Literal["aws", "azure", "gcp"]
-CLOUDS: Final[tuple[Cloud, ...]] = ("aws", "azure", "gcp")
-CLOUD_NAMES: Final = MappingProxyType({"aws": "AWS", "azure": "Azure", "gcp": "GCP"})
+CLOUDS: Final[tuple[Cloud, ...]] = tuple(p.name for p in PROFILES)  # type: ignore[misc]
+CLOUD_NAMES: Final = MappingProxyType({p.name: p.display for p in PROFILES})
 
 #: snake_case attribute block per cloud (Clusters API JSON, pulumi-databricks Python args).
-ATTRIBUTES_BLOCK: Final = MappingProxyType({"aws": "aws_attributes", "azure": "azure_attributes",
-                                           "gcp": "gcp_attributes"})
+ATTRIBUTES_BLOCK: Final = MappingProxyType({p.name: p.attributes_block for p in PROFILES})
 
-SPOT_WITH_FALLBACK: Final = MappingProxyType({"aws": "SPOT_WITH_FALLBACK", "azure": "SPOT_WITH_FALLBACK_AZURE",
-                                             "gcp": "PREEMPTIBLE_WITH_FALLBACK_GCP"})
-SPOT_WITHOUT_FALLBACK: Final = MappingProxyType({"aws": "SPOT", "azure": "SPOT_AZURE", "gcp": "PREEMPTIBLE_GCP"})
-ON_DEMAND: Final = MappingProxyType({"aws": "ON_DEMAND", "azure": "ON_DEMAND_AZURE", "gcp": "ON_DEMAND_GCP"})
+SPOT_WITH_FALLBACK: Final = MappingProxyType({p.name: p.spot_with_fallback for p in PROFILES})
+SPOT_WITHOUT_FALLBACK: Final = MappingProxyType({p.name: p.spot for p in PROFILES})
+ON_DEMAND: Final = MappingProxyType({p.name: p.on_demand for p in PROFILES})
 SPOT_AVAILABILITIES: Final = frozenset({*SPOT_WITH_FALLBACK.values(), *SPOT_WITHOUT_FALLBACK.values()})
 ON_DEMAND_AVAILABILITIES: Final = frozenset(ON_DEMAND.values())
 
-#: What a cluster runs on when its cloud's attributes block (or the block's ``availability``) is absent.
-#: AWS: the API's documented backend default is ``SPOT_WITH_FALLBACK`` (Terraform provider docs, databricks_cluster
-#: ``aws_attributes.availability``: "Backend default value is SPOT_WITH_FALLBACK"; shared/reference
-#: databricks-facts.md). Azure and GCP: clusters are on demand unless spot is asked for (the spot types are opt-in;
-#: ``gcp_attributes.use_preemptible_executors`` defaulted to false). Policies and pricing both read this table.
-DEFAULT_AVAILABILITY: Final = MappingProxyType({"aws": SPOT_WITH_FALLBACK["aws"], "azure": ON_DEMAND["azure"],
-                                               "gcp": ON_DEMAND["gcp"]})
+#: What a cluster runs on when its cloud's attributes block (or the block's ``availability``) is absent (each cloud's
+#: profile says why: AWS spot with fallback, the API's backend default; Azure and GCP on demand). Policies and
+#: pricing both read this table.
+DEFAULT_AVAILABILITY: Final = MappingProxyType({p.name: p.default_availability for p in PROFILES})
 #: ``first_on_demand`` when absent: the API default, 1 (the driver on demand).
 DEFAULT_FIRST_ON_DEMAND: Final = 1
 

@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
+from dbxtypes.clouds import cloud_of_node_id, profile
 from dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import CLOUDS, GPU_FAMILIES, Cloud, GpuFamily
@@ -84,34 +85,6 @@ def _sort_key(node: NodeType) -> tuple:
         node.vcpus,
         node.node_type_id,  # only to make ties deterministic
     )
-
-
-# --- naming patterns for node types that are not in the catalog ------------------------------------------------
-
-# AWS: "<family>.<size>", e.g. i3.xlarge, m5d.2xlarge, r6gd.metal, m7i-flex.large, u-6tb1.112xlarge.
-_AWS_RE = re.compile(
-    r"^(?P<family>[a-z][a-z0-9-]*\d[a-z0-9-]*)\."
-    r"(?:\d*xlarge|large|medium|small|micro|nano|metal(?:-\d+xl)?)$"
-)
-# Leading letters of an AWS family ("m" for m5d, "inf" for inf2, "u" for u-6tb1).
-_AWS_CLASS_RE = re.compile(r"^([a-z]+)")
-_AWS_CPU_CLASSES = frozenset(
-    {"a", "c", "d", "h", "hpc", "i", "im", "is", "m", "mac", "r", "t", "u", "x", "z"}
-)
-# Accelerated AWS classes (GPU, Inferentia, Trainium, FPGA, ...): recognised, but only the catalog says "GPU node".
-_AWS_ACCELERATED_CLASSES = frozenset({"dl", "f", "g", "inf", "p", "trn", "vt"})
-
-# Azure: "Standard_<series><size>...", e.g. Standard_DS3_v2, Standard_E8ds_v5, Standard_NC4as_T4_v3.
-_AZURE_RE = re.compile(r"^Standard_(?P<series>[A-Za-z]+)\d", re.IGNORECASE)
-_AZURE_PREFIX = "standard_"
-_AZURE_CPU_SERIES_INITIALS = frozenset("ABDEFHLM")  # A, B, D*, E*, F*, H* (HPC CPU), L* (storage), M* (memory)
-
-# GCP: "<series>-<class>[-<size>]...", e.g. n2-highmem-8, e2-medium, a2-highgpu-1g, g2-standard-4, n2-custom-4-16384.
-_GCP_RE = re.compile(r"^(?P<series>[a-z]\d[a-z]?)-(?P<klass>[a-z]+)(?:-\d+[a-z]*)*(?:-lssd)?$")
-_GCP_CPU_SERIES = frozenset(
-    {"n1", "n2", "n2d", "n4", "e2", "c2", "c2d", "c3", "c3d", "c4", "c4a", "c4d", "m1", "m2", "m3", "t2a", "t2d",
-     "h3", "z3"}
-)
 
 
 class Catalog:
@@ -187,7 +160,7 @@ class Catalog:
         node = self.get(node_type_id)
         if node is not None:
             return node.cloud
-        return _cloud_by_pattern(node_type_id)
+        return cloud_of_node_id(node_type_id)
 
     def is_gpu_node(self, node_type_id: str) -> bool | None:
         """True for a catalog GPU node type, False for a recognisable CPU node type, None when unknown.
@@ -206,43 +179,13 @@ class Catalog:
     def _is_gpu_node(self, node_type_id: str) -> bool | None:
         if self.get(node_type_id) is not None:
             return True
-        if not isinstance(node_type_id, str):
-            return None
-        cloud = _cloud_by_pattern(node_type_id)
-        if cloud == "aws":
-            aws = _AWS_RE.match(node_type_id)
-            klass = _AWS_CLASS_RE.match(aws.group("family")) if aws else None
-            if klass and klass.group(1) in _AWS_CPU_CLASSES:
-                return False
-            return None
-        if cloud == "azure":
-            m = _AZURE_RE.match(node_type_id)
-            if m and m.group("series")[0].upper() in _AZURE_CPU_SERIES_INITIALS:
-                return False
-            return None
-        if cloud == "gcp":
-            gcp = _GCP_RE.match(node_type_id)
-            if gcp and gcp.group("series") in _GCP_CPU_SERIES:
-                return False
-            return None
-        return None
+        cloud = cloud_of_node_id(node_type_id)
+        return profile(cloud).cpu_node(node_type_id) if cloud is not None else None
 
 
 def _check_cloud(cloud: str) -> None:
     if cloud not in CLOUDS:
         raise ValueError(f"unknown cloud {cloud!r}; use one of {', '.join(CLOUDS)}")
-
-
-def _cloud_by_pattern(node_type_id: object) -> str | None:
-    if not isinstance(node_type_id, str) or not node_type_id:
-        return None
-    if node_type_id.lower().startswith(_AZURE_PREFIX):
-        return "azure"
-    if _GCP_RE.match(node_type_id):
-        return "gcp"
-    if _AWS_RE.match(node_type_id):
-        return "aws"
-    return None
 
 
 # --- loading and validation ---------------------------------------------------------------------------------------

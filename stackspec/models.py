@@ -8,7 +8,6 @@ types) live in :mod:`stackspec.resolve`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import date
 from typing import Annotated, Any, Literal
@@ -25,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from dbxtypes.clouds import profile
 from dbxtypes.pip import is_pinned_pip
 from dbxtypes.prices import PriceOverrides
 from dbxtypes.unity_catalog import privilege_problems
@@ -91,29 +91,10 @@ ConfigString = Annotated[str, BeforeValidator(_stringify)]
 #: The training entry point's checkpoint flag, which the job sets itself.
 CHECKPOINT_FLAGS = (CHECKPOINT_DIR_ARG, "--checkpoint_dir")
 
-#: Tag limits per cloud, where Databricks applies cluster tags (Databricks docs, "Tag cluster resources": AWS tags
-#: keys up to 128 and values up to 256 characters; Azure tag names up to 512 and values up to 256 characters, names
-#: without < > % & \ ? /; GCP applies them as labels: keys and values up to 63 characters of lowercase letters,
-#: digits, - and _, keys starting with a letter; read 2026-12).
-_TAG_LIMITS = {"aws": (128, 256), "azure": (512, 256), "gcp": (63, 63)}
-_AZURE_FORBIDDEN = set("<>%&\\?/")
-_GCP_LABEL = re.compile(r"^[a-z0-9_-]*$")
-
-
 def tag_problems(cloud: str, tags: Mapping[str, str]) -> list[str]:
-    """Why some tags cannot be applied on ``cloud`` (lengths and characters); empty when all can."""
-    key_max, value_max = _TAG_LIMITS[cloud]
-    out = []
-    for key, value in tags.items():
-        if len(key) > key_max or len(value) > value_max:
-            out.append(f"{key[:40]!r} is longer than {cloud.upper()} allows (keys up to {key_max}, values up to "
-                       f"{value_max} characters); shorten it")
-        elif cloud == "azure" and _AZURE_FORBIDDEN & set(key):
-            out.append(f"key {key!r} has a character Azure refuses in tag names (< > % & \\ ? /); rename it")
-        elif cloud == "gcp" and not (_GCP_LABEL.match(key) and _GCP_LABEL.match(value) and key[:1].isalpha()):
-            out.append(f"{key!r}: {value!r} is not a GCP label (lowercase letters, digits, - and _, a key starting "
-                       f"with a letter); rename it")
-    return out
+    """Why some tags cannot be applied on ``cloud`` (its profile's limits and rules); empty when all can."""
+    rules = profile(cloud)
+    return [problem for key, value in tags.items() if (problem := rules.tag_problem(key, value))]
 
 
 Workers = Annotated[int, Field(ge=1), _at_most("max_workers_cap")]

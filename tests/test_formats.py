@@ -119,3 +119,18 @@ def test_each_advise_finding_id_is_written_in_one_python_module_outside_the_test
     for spec in FINDINGS:
         holders = [str(p.relative_to(repo)) for p, text in texts.items() if f'"{spec.id}"' in text]
         assert holders == [f"stackplan/advise/findings/{spec.build.__module__.rsplit('.', 1)[1]}.py"], spec.id
+
+
+def test_the_cloud_word_type_and_the_cloud_profiles_agree():
+    from typing import get_args
+
+    from dbxtypes.clouds import PROFILES, cloud_of_node_id
+    from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, CLOUDS, DEFAULT_AVAILABILITY, Cloud
+
+    assert get_args(Cloud) == CLOUDS == tuple(p.name for p in PROFILES)
+    assert ATTRIBUTES_BLOCK["gcp"] == "gcp_attributes" and DEFAULT_AVAILABILITY["aws"] == "SPOT_WITH_FALLBACK"
+    # the clouds' node id schemes do not overlap: each id belongs to at most one
+    for node_id, cloud in [("g5.xlarge", "aws"), ("Standard_NC4as_T4_v3", "azure"), ("a2-highgpu-1g", "gcp"),
+                           ("u-6tb1.112xlarge", "aws"), ("n2-custom-4-16384", "gcp"), ("weird", None)]:
+        assert cloud_of_node_id(node_id) == cloud, node_id
+        assert sum(p.owns_node_id(node_id) for p in PROFILES) == (cloud is not None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbxtypes.clouds import profile
 from dbxtypes.shape import ClusterShape, PoolShape
 from dbxtypes.vocabulary import (
     ATTRIBUTES_BLOCK,
@@ -17,9 +18,6 @@ from dbxtypes.vocabulary import (
     on_demand_base,
 )
 from policies.rule import Rule, View
-
-#: Instance pools: the availability field per cloud block (GCP pools call it ``gcp_availability``).
-_POOL_AVAILABILITY_FIELD = {"aws": "availability", "azure": "availability", "gcp": "gcp_availability"}
 
 
 def _check_cluster(view: ClusterShape) -> list[str]:
@@ -57,7 +55,7 @@ def _check_pool(pool: PoolShape) -> list[str]:
         return []
     out = []
     for cloud in pool.blocks:
-        field = _POOL_AVAILABILITY_FIELD[cloud]
+        field = profile(cloud).pool_availability_field
         value = pool.declared_availability_in(cloud)  # no default: pools are checked on what they declare
         if value == SPOT_WITHOUT_FALLBACK[cloud]:
             out.append(

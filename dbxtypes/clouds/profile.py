@@ -1,0 +1,57 @@
+"""The record of a cloud: everything the rest of the project reads about one cloud, in one module per cloud
+(`dbxtypes.clouds`). The per-cloud tables of `dbxtypes.vocabulary` are built from these records; the node catalog,
+the spec's tag checks, the components' attribute blocks and the policies read them. A new cloud is a profile module,
+a line in the registry, its word in `dbxtypes.vocabulary.Cloud`, and its data rows (node types, serving workload
+types, DBU rates and spot factors)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _no_rule(key: str, value: str) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class CloudProfile:
+    #: The stack's ``cloud`` word.
+    name: str
+    #: How reports name it.
+    display: str
+    #: The cluster's attribute block for this cloud (Clusters API JSON, snake_case).
+    attributes_block: str
+    #: The block's ``availability`` words (databricks-sdk ``compute.AwsAvailability``, ``AzureAvailability``,
+    #: ``GcpAvailability``).
+    on_demand: str
+    spot_with_fallback: str
+    spot: str
+    #: What a cluster runs on when the block (or its availability) is absent.
+    default_availability: str
+    #: The field an instance pool's block names its availability by.
+    pool_availability_field: str
+    #: What the components add to a block that asks for spot: the price cap.
+    spot_bid: Mapping[str, Any]
+    #: Tag limits where Databricks applies cluster tags: longest key, longest value.
+    tag_key_max: int
+    tag_value_max: int
+    #: A node type id of this cloud (by its naming scheme, for ids not in the node catalog; the clouds' schemes do
+    #: not overlap).
+    node_id: re.Pattern[str]
+    #: A node type id of this cloud that names a CPU machine (None: cannot tell from the name).
+    cpu_node: Callable[[str], bool | None]
+    #: Anything else the cloud refuses in a tag (key, value) -> why, or None.
+    tag_rule: Callable[[str, str], str | None] = field(default=_no_rule)
+
+    def owns_node_id(self, node_type_id: str) -> bool:
+        return bool(self.node_id.match(node_type_id))
+
+    def tag_problem(self, key: str, value: str) -> str | None:
+        """Why a tag cannot be applied on this cloud (lengths, then characters); None when it can."""
+        if len(key) > self.tag_key_max or len(value) > self.tag_value_max:
+            return (f"{key[:40]!r} is longer than {self.name.upper()} allows (keys up to {self.tag_key_max}, values "
+                    f"up to {self.tag_value_max} characters); shorten it")
+        return self.tag_rule(key, value)
