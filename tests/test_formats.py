@@ -134,3 +134,12 @@ def test_the_cloud_word_type_and_the_cloud_profiles_agree():
                            ("u-6tb1.112xlarge", "aws"), ("n2-custom-4-16384", "gcp"), ("weird", None)]:
         assert cloud_of_node_id(node_id) == cloud, node_id
         assert sum(p.owns_node_id(node_id) for p in PROFILES) == (cloud is not None)
+
+
+def test_every_type_the_program_creates_has_a_resource_kind_module_of_its_own():
+    from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+    from pricing.kinds import KINDS
+
+    assert sorted(k.token for k in KINDS) == sorted(PROGRAM_RESOURCE_TYPES)
+    modules = [k.facts.__module__ for k in KINDS]
+    assert len(set(modules)) == len(modules), "one module per resource type"

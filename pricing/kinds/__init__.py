@@ -1,4 +1,4 @@
-"""The resource kinds: one module per Pulumi resource type (or a few closely related ones), each a
+"""The resource kinds: one module per Pulumi resource type, each a
 `pricing.kinds.kind.ResourceKind` record, registered here. The cost model (`pricing.plan_cost`), the reports'
 facts (`stackplan.summary`) and the offline engine's mock ids and state (`stackplan.engine`) iterate this registry;
 a new resource type is one module and one line below (and its token in `dbxtypes.vocabulary`)."""
@@ -8,7 +8,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from . import access, cluster, instance_pool, job, serving_endpoint, unity_catalog, workspace_file
+from . import (
+    catalog,
+    cluster,
+    cluster_policy,
+    grants,
+    instance_pool,
+    job,
+    permissions,
+    schema,
+    serving_endpoint,
+    volume,
+    workspace_file,
+)
 from .kind import ResourceKind
 
 KINDS: tuple[ResourceKind, ...] = (
@@ -16,12 +28,12 @@ KINDS: tuple[ResourceKind, ...] = (
     job.KIND,
     instance_pool.KIND,
     serving_endpoint.KIND,
-    unity_catalog.CATALOG_KIND,
-    unity_catalog.SCHEMA_KIND,
-    unity_catalog.VOLUME_KIND,
-    access.GRANTS_KIND,
-    access.PERMISSIONS_KIND,
-    access.CLUSTER_POLICY_KIND,
+    catalog.KIND,
+    schema.KIND,
+    volume.KIND,
+    grants.KIND,
+    permissions.KIND,
+    cluster_policy.KIND,
     workspace_file.KIND,
 )
 BY_TOKEN: Mapping[str, ResourceKind] = MappingProxyType({k.token: k for k in KINDS})

@@ -22,6 +22,18 @@ def name_id(name: str, inputs: Mapping[str, Any]) -> str:
     return f"{name}-id"
 
 
+def full_name_id(*keys: str) -> Callable[[str, Mapping[str, Any]], str]:
+    """A mock id as the provider gives a Unity Catalog securable: the dotted full name of ``keys`` (a catalog
+    ``name``; a schema ``catalog.schema``; a volume ``catalog.schema.volume``: Terraform provider docs, Import
+    sections of databricks_catalog, _schema, _volume), or a readable placeholder when an input is missing."""
+    def mock_id(name: str, inputs: Mapping[str, Any]) -> str:
+        if all(inputs.get(k) for k in keys):
+            return ".".join(str(inputs[k]) for k in keys)
+        return name_id(name, inputs)
+
+    return mock_id
+
+
 def echo(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The offline state of a created resource: its inputs, as a create echoes them."""
     return dict(inputs)

@@ -1,0 +1,17 @@
+"""``databricks:index/catalog:Catalog``: a Unity Catalog catalog (no cost of its own; its id is its name)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbxtypes.vocabulary import CATALOG
+
+from .kind import ResourceKind, full_name_id
+
+
+def facts(inputs: Mapping[str, Any]) -> str:
+    return str(inputs.get("name", ""))
+
+
+KIND = ResourceKind(CATALOG, "Catalog", facts, mock_id=full_name_id("name"))
