@@ -227,7 +227,8 @@ def priced(config):
        st.floats(1.0, 3.0))
 def test_stack_cost_is_monotone_in_hours_and_in_workers_and_zero_against_itself(config, hours_key, factor):
     """One priced program run per generated stack (each has a training cluster; the other roles at random) serves
-    the hours and the self-diff checks; one more run with one more training worker serves the workers check."""
+    every check: the self-diff, more hours, and one more worker on the training cluster (the plan re-priced with
+    the cluster's numWorkers raised; that the program sets numWorkers from the spec is tested on its own)."""
     plan = priced(config)
     assert diff_costs(plan, plan)["total"]["delta"]["monthly_expected"] == 0
     more = copy.deepcopy(plan)
@@ -237,12 +238,13 @@ def test_stack_cost_is_monotone_in_hours_and_in_workers_and_zero_against_itself(
     before, after = plan["cost"]["total"]["monthly"], more["cost"]["total"]["monthly"]
     for key in ("min", "expected", "max"):
         assert after[key] >= before[key] - 1e-9
-    if config["dbx-ai-infra:training"]["num_workers"] < 8:
-        bigger = copy.deepcopy(config)
-        bigger["dbx-ai-infra:training"]["num_workers"] += 1
-        grown = priced(bigger)["cost"]["total"]
-        assert grown["hourly"] > plan["cost"]["total"]["hourly"]
-        assert grown["monthly"]["expected"] >= plan["cost"]["total"]["monthly"]["expected"]
+    bigger = copy.deepcopy(plan)
+    (training,) = [r for r in bigger["resources"] if r["type"] == "databricks:index/cluster:Cluster"
+                   and r["inputs"]["customTags"]["workload_type"] == "training"]
+    training["inputs"]["numWorkers"] += 1
+    grown = price_plan(bigger, PRICES).to_json()["total"]
+    assert grown["hourly"] > plan["cost"]["total"]["hourly"]
+    assert grown["monthly"]["expected"] >= plan["cost"]["total"]["monthly"]["expected"]
 
 
 def test_one_more_training_worker_costs_more_on_a_fixed_stack():
