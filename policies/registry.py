@@ -35,6 +35,7 @@ from policies.rules import (
     disallow_node_type_with_pool,
     disallow_plaintext_secrets,
     disallow_scale_to_zero_in_production,
+    flag_unrecognised_export_fields,
     prefer_interconnect_for_multi_node_training,
     require_api_conformance,
     require_autotermination,
@@ -75,6 +76,7 @@ ALL_RULES: tuple[Rule, ...] = (
     prefer_interconnect_for_multi_node_training.RULE,
     require_serving_inference_table.RULE,
     require_serving_rate_limit.RULE,
+    flag_unrecognised_export_fields.RULE,
 )
 RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in ALL_RULES})
 assert len(RULES_BY_NAME) == len(ALL_RULES), "duplicate rule names"
@@ -300,12 +302,13 @@ class _Enabled:
     def __init__(self, cfg: PolicyConfig) -> None:
         self.rules = [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in ALL_RULES
                       if cfg.level(rule) != "disabled"]
-        self._by_type: dict[str, list[tuple[Rule, str, Mapping[str, Any]]]] = {}
+        self._by_type: dict[tuple[str, str], list[tuple[Rule, str, Mapping[str, Any]]]] = {}
 
-    def for_type(self, resource_type: str) -> list[tuple[Rule, str, Mapping[str, Any]]]:
-        found = self._by_type.get(resource_type)
+    def for_type(self, resource_type: str, source: Source = "pulumi") -> list[tuple[Rule, str, Mapping[str, Any]]]:
+        found = self._by_type.get((resource_type, source))
         if found is None:
-            found = self._by_type[resource_type] = [e for e in self.rules if resource_type in e[0].resource_types]
+            found = self._by_type[(resource_type, source)] = [
+                e for e in self.rules if resource_type in e[0].resource_types and source in e[0].sources]
         return found
 
 
@@ -317,7 +320,7 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
     resource's `views_of`, where the caller has read them already."""
     if enabled is None:
         enabled = _Enabled(load_policy_config(config))
-    rules = enabled.for_type(resource_type)
+    rules = enabled.for_type(resource_type, source)
     if not rules:
         return []
     if views is None:

@@ -51,6 +51,9 @@ class Rule:
     #: The stack fields that decide this rule's outcome, most telling first: a finding points at the first one the
     #: stack sets, in the resource's section (``min_workers``) or at the top (``tags``); else at the section.
     stack_fields: tuple[str, ...] = ()
+    #: What the rule judges: ``pulumi`` (what the project generates) and ``api`` (documents of a workspace); an
+    #: export-only rule says ``("api",)`` and is never called on a plan.
+    sources: tuple[Source, ...] = ("pulumi", "api")
 
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):
