@@ -332,30 +332,31 @@ def is_gpu_compute(props: Mapping[str, Any], node_types: Iterable[str | None], g
 def classify(props: Mapping[str, Any], compute_kind: str, tags: Mapping[str, Any], gpu: bool = True) -> str:
     """A cluster's workload role: ``training``, ``inference``, ``interactive`` or ``unknown``.
 
-    First match wins:
+    The evidence, strongest first (first match wins):
 
     1. tag ``workload_type`` with value ``training``, ``inference`` or ``interactive`` (case-insensitive);
     2. tag ``workload`` when its value is one of those three words;
     3. not GPU compute (``gpu`` false, see `is_gpu_compute`) -> ``unknown``: a CPU cluster is not AI compute;
-    4. shape: ``autoscale`` set -> ``inference``;
-    5. single node (``num_workers`` 0 with the ``singleNode`` Spark profile, or ``is_single_node`` true)
-       -> ``interactive``;
-    6. a job cluster (inside a Job, or ``cluster_source`` ``JOB`` in API JSON) -> ``training``;
-    7. otherwise ``unknown``; role-specific rules then stay silent and pricing cannot tell the hours.
+    4. job context: a job cluster, a run's cluster, a ``new_cluster`` template (inside a Job, or ``cluster_source``
+       ``JOB`` in API JSON) -> ``training``: GPU batch work, never a serving cluster, single node or not;
+    5. an all-purpose single node (``num_workers`` 0 with the ``singleNode`` Spark profile, or ``is_single_node``
+       true) -> ``interactive``;
+    6. otherwise ``unknown``: an untagged multi-node all-purpose cluster, autoscaled or not, is not taken to serve
+       a model (autoscaling alone is no evidence); the generic rules judge it (auto-termination included), and
+       ``databricks-cluster-tag-autoscaled-gpu-compute`` names the risk of an autoscaled one whose base can be
+       all spot.
     """
     role = tag_role(tags)
     if role:
         return role
     if not gpu:
         return UNKNOWN_ROLE
-    if isinstance(props.get("autoscale"), Mapping):
-        return "inference"
+    if compute_kind == JOBS_COMPUTE:
+        return "training"
     workers = as_number(props.get("num_workers")) or 0
     profile = as_mapping(props.get("spark_conf")).get(SINGLE_NODE_PROFILE_KEY) == SINGLE_NODE_PROFILE
     if props.get("is_single_node") is True or (workers == 0 and profile):
         return "interactive"
-    if compute_kind == JOBS_COMPUTE:
-        return "training"
     return UNKNOWN_ROLE
 
 

@@ -464,8 +464,13 @@ def _present_violation(path: str, where: str, element: Mapping[str, Any], value:
     return ElementViolation(path, kind, value, f"{where} {verb} {_show(value)}; {reason} ({kind})")
 
 
-def _absent_violation(path: str, element: Mapping[str, Any]) -> ElementViolation | None:
+def _absent_violation(path: str, element: Mapping[str, Any], final: bool = False) -> ElementViolation | None:
     kind = element["type"]
+    if final and kind == "fixed":
+        # the cluster as it exists (an export): a policy applies its fixed values at creation, so one that is not
+        # there was never applied
+        return ElementViolation(path, kind, None, f"{path} is not set, but the policy fixes it to "
+                                                  f"{_show(element.get('value'))} (fixed)")
     if kind in _ABSENT_IS_FINE:
         return None
     if "defaultValue" in element:
@@ -491,10 +496,13 @@ def evaluate(
     *,
     cluster_type: str = "all-purpose",
     dbus_per_hour: float | None = None,
+    final: bool = False,
 ) -> PolicyResult:
     """Check a cluster (Clusters API JSON shape) against a policy definition (JSON text or dict).
 
-    ``cluster_type`` and ``dbus_per_hour`` feed the virtual attributes of the same names. Violations come in the
+    ``cluster_type`` and ``dbus_per_hour`` feed the virtual attributes of the same names. ``final``: the cluster as
+    it exists (a workspace export), not a request: a ``fixed`` attribute it lacks breaks the policy (Databricks
+    would have set it when the cluster was made under the policy). Violations come in the
     definition's order (list items in list order). Raises ``DefinitionError`` for an invalid definition,
     ``TypeError``/``ValueError`` for a cluster that is not a mapping or an unknown ``cluster_type``.
     """
@@ -533,7 +541,7 @@ def evaluate(
                     f"{_describe(element)}); no job cluster can meet this policy. Fix: mark it isOptional."))
             continue
         if not found:
-            absent = _absent_violation(path, element)
+            absent = _absent_violation(path, element, final)
             if absent is not None:
                 violations.append(absent)
             continue
@@ -544,9 +552,10 @@ def evaluate(
     return PolicyResult(tuple(violations), tuple(unchecked))
 
 
-def evaluate_shape(definition: str | dict, shape: ClusterShape, *, dbus_per_hour: float | None = None
-                   ) -> PolicyResult:
+def evaluate_shape(definition: str | dict, shape: ClusterShape, *, dbus_per_hour: float | None = None,
+                   final: bool = False) -> PolicyResult:
     """`evaluate` for a `ClusterShape`: its Clusters API props, and ``cluster_type`` from its compute kind (a job
     cluster is ``job``, an all-purpose cluster ``all-purpose``)."""
     cluster_type = "job" if shape.compute_kind == JOBS_COMPUTE else "all-purpose"
-    return evaluate(definition, dict(shape.props), cluster_type=cluster_type, dbus_per_hour=dbus_per_hour)
+    return evaluate(definition, dict(shape.props), cluster_type=cluster_type, dbus_per_hour=dbus_per_hour,
+                    final=final)

@@ -2,11 +2,21 @@
 
 Recognised (each from the REST API reference, and what ``databricks <group> <list|get> -o json`` prints):
 
-- a cluster (``clusters/get``), a list of clusters, or ``{"clusters": [...]}`` (``clusters/list``);
+- a cluster (``clusters/get``), a list of clusters, or ``{"clusters": [...]}`` (``clusters/list``); a cluster with
+  neither id nor name (a ``new_cluster`` template: an MLflow project's backend config, a runs/submit cluster) is a
+  job cluster, which ends with its run;
 - a job (``jobs/get``: ``{"job_id", "settings": {...}}``), a list of jobs, or ``{"jobs": [...]}`` (``jobs/list``
-  with ``expand_tasks``); its job clusters and task clusters are checked;
+  with ``expand_tasks``), in the Jobs API 2.1 shape (``tasks``, ``job_clusters``) or 2.0 (a job-level
+  ``new_cluster`` or ``existing_cluster_id`` with its task); bare job settings (a jobs/create payload), a one-off
+  run (runs/submit: ``tasks``, or ``new_cluster`` with its ``libraries`` and task), a serverless job (tasks with an
+  ``environment_key``, no cluster); its job clusters and task clusters are checked;
+- the jobs and clusters of a rendered Asset Bundle (``databricks bundle validate -o json``: ``resources.jobs``,
+  ``resources.clusters``) and of a dbx deployment file (``{"environments": {ENV: {"workflows": [...]}}}``, or the
+  older ``{ENV: {"jobs": [...]}}``);
 - an instance pool (``instance-pools/get``) or ``{"instance_pools": [...]}``;
-- a cluster policy (``policies/get``) or ``{"policies": [...]}`` (a cluster naming one is checked against it);
+- a cluster policy (``policies/get``) or ``{"policies": [...]}`` (a cluster naming one is checked against it), or a
+  bare policy definition (``{"spark_version": {"type": "fixed", ...}, ...}``: read as a policy, never as a cluster;
+  ``--cluster-policy`` checks the export's clusters against it);
 - any list or mix of these, and several JSON documents one after another (paged exports concatenated).
 
 Anything else is invalid input naming the item and its keys.
@@ -49,6 +59,27 @@ class ExportItem:
     source: str
 
 
+#: The limit types of a cluster-policy definition (Cluster policy definitions reference, "Policy definitions").
+POLICY_LIMIT_TYPES = frozenset({"fixed", "forbidden", "allowlist", "blocklist", "regex", "range", "unlimited"})
+#: A Jobs API 2.0 task at the job level (and a runs/submit run's), besides its cluster.
+TASK_KEYS = frozenset({"notebook_task", "spark_jar_task", "spark_python_task", "spark_submit_task",
+                       "python_wheel_task", "pipeline_task", "sql_task", "dbt_task", "run_job_task"})
+
+
+def is_policy_definition(item: Mapping[str, Any]) -> bool:
+    """A bare cluster-policy definition: every value a limit (``{"type": "fixed", "value": ...}``)."""
+    return bool(item) and all(isinstance(v, Mapping) and v.get("type") in POLICY_LIMIT_TYPES for v in item.values())
+
+
+def _is_job_settings(item: Mapping[str, Any]) -> bool:
+    """Job settings without the jobs/get envelope: a jobs/create payload, a runs/submit run, a 2.0 job."""
+    if isinstance(item.get("tasks"), list) or isinstance(item.get("job_clusters"), list):
+        return True
+    if isinstance(item.get("new_cluster"), Mapping) or "existing_cluster_id" in item:
+        return True
+    return bool(TASK_KEYS & set(item))
+
+
 def _kind(item: Mapping[str, Any]) -> str | None:
     if isinstance(item.get("settings"), Mapping):
         return JOB
@@ -56,6 +87,10 @@ def _kind(item: Mapping[str, Any]) -> str | None:
         return INSTANCE_POOL
     if "definition" in item and "spark_version" not in item:
         return CLUSTER_POLICY_EXPORT
+    if is_policy_definition(item):
+        return CLUSTER_POLICY_EXPORT
+    if _is_job_settings(item):
+        return JOB
     if CLUSTER_KEYS & set(item):
         return CLUSTER
     return None
@@ -65,18 +100,59 @@ def _item(kind: str, obj: Mapping[str, Any], label: str, index: int, source: str
     if kind == JOB:
         settings = obj["settings"] if isinstance(obj.get("settings"), Mapping) else obj
         job_id = obj.get("job_id")
-        name = str(settings.get("name") or job_id or f"job[{index}]")
+        name = str(settings.get("name") or settings.get("run_name") or job_id or f"job[{index}]")
         return ExportItem(JOB, settings, label, name, f"job:{job_id or name}", source)
     if kind == INSTANCE_POOL:
         name = str(obj.get("instance_pool_name") or obj.get("instance_pool_id") or f"pool[{index}]")
         return ExportItem(INSTANCE_POOL, obj, label, name, f"instance-pool:{obj.get('instance_pool_id') or name}",
                           source)
     if kind == CLUSTER_POLICY_EXPORT:
+        if is_policy_definition(obj):  # a bare definition: the policy object it would be the definition of
+            obj = {"definition": obj}
         name = str(obj.get("name") or obj.get("policy_id") or f"policy[{index}]")
         return ExportItem(kind, obj, label, name, f"cluster-policy:{obj.get('policy_id') or name}", source)
     cluster_id, cluster_name = obj.get("cluster_id"), obj.get("cluster_name")
+    if not cluster_id and not cluster_name and "cluster_source" not in obj:
+        # a new_cluster template (no id, no name: a job's or a run's cluster, an MLflow backend config): it exists
+        # for one run, as a job cluster, and is judged as one
+        return ExportItem(CLUSTER, {**obj, "cluster_source": "JOB"}, label, f"cluster[{index}]", f"cluster:{index}",
+                          source)
     name = str(cluster_name or cluster_id or f"cluster[{index}]")
     return ExportItem(CLUSTER, obj, label, name, f"cluster:{cluster_id or cluster_name or index}", source)
+
+
+def _nested(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem] | None:
+    """The jobs and clusters of a rendered Asset Bundle or of a dbx deployment file; None for another document."""
+    out: list[ExportItem] = []
+    resources = doc.get("resources")
+    if isinstance(resources, Mapping) and ("bundle" in doc or {"jobs", "clusters"} & set(resources)):
+        for key, kind in (("jobs", JOB), ("clusters", CLUSTER)):
+            group = resources.get(key)
+            for name, obj in (group.items() if isinstance(group, Mapping) else ()):
+                if isinstance(obj, Mapping):  # a bundle job: its settings, plus bundle-only keys (permissions)
+                    props = {k: v for k, v in obj.items() if k != "permissions"}
+                    where = f"{label}.resources.{key}.{name}" if label else f"resources.{key}.{name}"
+                    if kind == JOB:
+                        out.append(ExportItem(JOB, props, where, str(props.get("name") or name), f"job:{name}",
+                                              source))
+                    else:
+                        out.append(_item(CLUSTER, {"cluster_name": name, **props}, where, len(out), source))
+        return out
+    given = doc.get("environments")
+    environments: Mapping[str, Any] = given if isinstance(given, Mapping) else doc
+    found = False
+    for env, body in environments.items():
+        if not isinstance(body, Mapping):
+            continue
+        for key in ("workflows", "jobs"):
+            if isinstance(body.get(key), list):
+                found = True
+                for i, obj in enumerate(body[key]):
+                    where = f"{label}.{env}.{key}[{i}]" if label else f"{env}.{key}[{i}]"
+                    if isinstance(obj, Mapping):
+                        out.append(ExportItem(JOB, obj, where, str(obj.get("name") or where), f"job:{env}:"
+                                              f"{obj.get('name') or i}", source))
+    return out if found else None
 
 
 def export_items(doc: Any, source: str, label: str = "", index: int = 0) -> list[ExportItem]:
@@ -107,6 +183,9 @@ def export_items(doc: Any, source: str, label: str = "", index: int = 0) -> list
         return out
     kind = _kind(doc)
     if kind is None:
+        nested = _nested(doc, source, label)
+        if nested is not None:
+            return nested
         keys = ", ".join(sorted(map(str, doc))[:8]) or "no keys"
         raise InputError.single(source, label, f"does not look like a Databricks cluster, job, instance pool or "
                                 f"cluster policy (has {clip(keys)}).", FIX)

@@ -49,6 +49,7 @@ from policies.rules import (
     require_tags,
     require_training_checkpoints,
     require_volumes_for_caches,
+    tag_autoscaled_gpu_compute,
 )
 
 #: Every rule, mandatory ones first; the pack lists its policies in this order.
@@ -77,6 +78,7 @@ ALL_RULES: tuple[Rule, ...] = (
     require_serving_inference_table.RULE,
     require_serving_rate_limit.RULE,
     flag_unrecognised_export_fields.RULE,
+    tag_autoscaled_gpu_compute.RULE,
 )
 RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in ALL_RULES})
 assert len(RULES_BY_NAME) == len(ALL_RULES), "duplicate rule names"

@@ -38,9 +38,10 @@ class ExportAudit:
 
 
 def export_files(path: str) -> list[Path]:
-    """The files of ``--cluster-json``: one file, or the ``*.json`` files of a directory, read as one input."""
+    """The files of ``--cluster-json``: one file, or the ``*.json`` files of a directory and of its sub-directories
+    (an export is often split by object kind), read as one input, in path order."""
     where = Path(path)
-    files = sorted(where.glob("*.json")) if where.is_dir() else [where]
+    files = sorted(p for p in where.rglob("*.json") if p.is_file()) if where.is_dir() else [where]
     if where.is_dir() and not files:
         raise InputError.single(path, "--cluster-json", "is a directory with no *.json file.",
                                 "export clusters, jobs or pools into it (databricks clusters list -o json > "
@@ -87,7 +88,8 @@ class _Policies:
         policy = self.by_id.get(str(item.props.get("policy_id"))) if item.resource_type == CLUSTER else None
         if policy is None:
             return None
-        outcome = evaluate_shape(policy[1], shapes_of_resource(CLUSTER, item.props, source="api")[0])
+        # the export shows the cluster as it is: a fixed attribute it lacks was never applied (final)
+        outcome = evaluate_shape(policy[1], shapes_of_resource(CLUSTER, item.props, source="api")[0], final=True)
         if outcome.allowed:
             return None
         broken = "; ".join(v.message for v in outcome.violations)

@@ -95,8 +95,11 @@ def test_camel_to_snake(key: str, expected: str) -> None:
 @pytest.mark.parametrize("cluster,cluster_type,role", [
     ({"custom_tags": {"workload_type": "Training"}, "autoscale": {"max_workers": 2}}, "all-purpose", "training"),
     ({"custom_tags": {"workload_type": "batch", "workload": "inference"}}, "job", "inference"),
-    ({"custom_tags": {"workload": "llm-serving"}, "autoscale": {"max_workers": 2}}, "job", "inference"),
-    ({"num_workers": 0, "spark_conf": {"spark.databricks.cluster.profile": "singleNode"}}, "job", "interactive"),
+    # job context: GPU batch work, never serving, single node or not
+    ({"custom_tags": {"workload": "llm-serving"}, "autoscale": {"max_workers": 2}}, "job", "training"),
+    ({"num_workers": 0, "spark_conf": {"spark.databricks.cluster.profile": "singleNode"}}, "job", "training"),
+    # autoscaling alone tells no role: an untagged autoscaled all-purpose cluster is unknown
+    ({"autoscale": {"min_workers": 2, "max_workers": 8}}, "all-purpose", "unknown"),
     ({"is_single_node": True}, "all-purpose", "interactive"),
     ({"num_workers": 4}, "job", "training"),
     ({"num_workers": 0}, "job", "training"),  # no workers but no singleNode profile: shape says job -> training

@@ -206,6 +206,13 @@ CASES: dict[str, Case] = {
         CLUSTER, INFERENCE, with_(INFERENCE, init_scripts="s3://bucket/init.sh"),
         "Fix: remove or correct it (the workspace refuses it or drops it silently).",
         with_(INFERENCE, autoscale=None), False),
+    "databricks-cluster-tag-autoscaled-gpu-compute": Case(
+        CLUSTER, with_(INFERENCE, custom_tags={"workload": "serve", "cost_center": "ai-team"},
+                       aws_attributes__first_on_demand=3),
+        with_(INFERENCE, custom_tags={"workload": "serve", "cost_center": "ai-team"},
+              aws_attributes__first_on_demand=1),
+        "or tag it with its role (training, interactive).",
+        with_(INFERENCE, autoscale=None), False, sources=("api",)),
     "databricks-export-unrecognised-field": Case(
         CLUSTER, INFERENCE, with_(INFERENCE, aws_attributes__availability="SPOT_PLEASE"),
         "if you would send it, check its spelling against the API reference.",
@@ -282,7 +289,7 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 24
+    assert len(RULE_NAMES) == 25
 
 
 def test_rule_names_are_unique_kebab_case() -> None:
@@ -315,6 +322,7 @@ def test_enforcement_levels() -> None:
         "databricks-serving-require-inference-table",
         "databricks-serving-require-rate-limit",
         "databricks-export-unrecognised-field",
+        "databricks-cluster-tag-autoscaled-gpu-compute",
     }
     # mandatory rules come first
     levels = [r.enforcement for r in ALL_RULES]

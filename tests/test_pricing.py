@@ -514,7 +514,9 @@ def test_role_falls_back_to_the_shape_when_untagged():
     in_job["customTags"] = {}
     cost = price_plan(plan_of(resource(CLUSTER, "s", auto), resource(CLUSTER, "d", single), job("j", in_job)),
                       load_prices())
-    assert [entry(cost, n)["workload_type"] for n in ("s", "d", "j")] == ["inference", "interactive", "training"]
+    # autoscaling alone tells no role: the untagged autoscaled cluster is unknown, and unpriced (no hours to use)
+    assert [entry(cost, n)["workload_type"] for n in ("s", "d", "j")] == ["unknown", "interactive", "training"]
+    assert entry(cost, "s")["unpriced"]
 
 
 def test_invalid_assumptions_raise():

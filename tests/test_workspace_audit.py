@@ -19,6 +19,8 @@ from stackplan.cli import main
 ALL_SPOT = "databricks-cluster-disallow-all-spot-inference"
 TRAINING = "databricks-cluster-disallow-autoscaled-or-spot-training"
 TAGS = {"workload": "etl", "cost_center": "data"}
+#: A serving cluster says so (autoscaling alone does not tell a role).
+SERVING_TAGS = {"workload": "chat", "cost_center": "ml", "workload_type": "inference"}
 
 #: A CPU ETL cluster as clusters/get returns it: autoscaled, spot workers, a CPU runtime.
 ETL = {
@@ -57,12 +59,21 @@ def _gpu(cluster: dict, **extra) -> dict:
 
 # --- AI compute told apart ------------------------------------------------------------------------------------------
 
+ASK_ROLE = "databricks-cluster-tag-autoscaled-gpu-compute"
+
+
 def test_a_cpu_etl_cluster_with_spot_workers_passes_the_role_rules_and_the_same_shape_on_gpu_fails_them():
     assert {v.policy for v in evaluate_cluster_json(ETL)} & {ALL_SPOT, TRAINING} == set()
-    on_gpu = {v.policy for v in evaluate_cluster_json(_gpu(ETL))}
-    assert ALL_SPOT in on_gpu  # autoscaled GPU compute is inference: all-spot is refused
+    # untagged autoscaled GPU compute is not taken to be inference: the all-spot risk is named, advisory, with the
+    # ask for its role tag
+    on_gpu = {v.policy: v for v in evaluate_cluster_json(_gpu(ETL))}
+    assert ALL_SPOT not in on_gpu and on_gpu[ASK_ROLE].enforcement == "advisory"
+    assert "workload_type=inference" in on_gpu[ASK_ROLE].message
     gpu_runtime = {v.policy for v in evaluate_cluster_json({**ETL, "spark_version": "15.4.x-gpu-ml-scala2.12"})}
-    assert ALL_SPOT in gpu_runtime  # a GPU runtime tells AI compute too
+    assert ASK_ROLE in gpu_runtime  # a GPU runtime tells AI compute too
+    tagged = {v.policy for v in evaluate_cluster_json(_gpu({**ETL, "custom_tags": {**TAGS, "workload_type":
+                                                                                   "inference"}}))}
+    assert ALL_SPOT in tagged and ASK_ROLE not in tagged  # tagged: judged as the serving cluster it says it is
 
 
 def test_a_cpu_cluster_tagged_as_inference_is_judged_as_inference():
@@ -122,7 +133,7 @@ def test_what_is_no_databricks_object_is_refused_with_its_place(doc, fragment):
 def test_check_reads_concatenated_pages_and_a_directory_of_exports(capsys, tmp_path):
     pages = tmp_path / "clusters.json"
     pages.write_text(json.dumps({"clusters": [ETL], "next_page_token": "t"}) + "\n"
-                     + json.dumps({"clusters": [_gpu(ETL, cluster_id="0101-gpu", cluster_name="gpu-serve")]}) + "\n")
+                     + json.dumps({"clusters": [_gpu(ETL, cluster_id="0101-gpu", cluster_name="gpu-serve", custom_tags=SERVING_TAGS)]}) + "\n")
     assert main(["check", "--cluster-json", str(pages), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["checked"]["clusters"] == 2 and doc["checked"]["gpu_clusters"] == 1
@@ -198,7 +209,7 @@ def test_a_cluster_that_breaks_the_policy_it_names_is_reported(capsys, tmp_path,
 
 def test_ci_formats_name_the_object_and_its_place_in_the_export(capsys, tmp_path):
     export = tmp_path / "c.json"
-    export.write_text(json.dumps({"clusters": [ETL, _gpu(ETL, cluster_id="0101-gpu", cluster_name="gpu-serve")]}))
+    export.write_text(json.dumps({"clusters": [ETL, _gpu(ETL, cluster_id="0101-gpu", cluster_name="gpu-serve", custom_tags=SERVING_TAGS)]}))
     assert main(["check", "--cluster-json", str(export), "--format", "github"]) == 1
     commands = [c for c in capsys.readouterr().out.splitlines() if ALL_SPOT in c]
     assert commands and all("::clusters[1] gpu-serve: " in c and ",line=" not in c for c in commands)

@@ -36,8 +36,12 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if cluster.get("is_single_node") is True:
         return [f"is_single_node is set without kind CLASSIC_PREVIEW, and the legacy settings are incomplete "
                 f"(missing {', '.join(missing)}). Fix: set kind CLASSIC_PREVIEW, or add {', '.join(missing)}."]
+    spark = [m for m in missing if m.startswith("spark_conf")]
+    why = ("without them Spark waits for workers that never come" if spark else
+           "without it Databricks does not treat the cluster as a single node (the tag marks it, and cluster "
+           "policies for single nodes match on it)")
     return [f"cluster has no workers (num_workers 0, no autoscale) but is not configured as single node: missing "
-            f"{', '.join(missing)}; without them Spark waits for workers that never come. "
+            f"{', '.join(missing)}; {why}. "
             f"Fix: add {', '.join(missing)} (or set is_single_node true with kind CLASSIC_PREVIEW)."]
 
 

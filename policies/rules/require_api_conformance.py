@@ -58,7 +58,9 @@ RESPONSE_EXTRA: Mapping[str, Mapping[str, Any]] = {
         "spark_jar_task": {"type": "jobs.SparkJarTask"}, "spark_python_task": {"type": "jobs.SparkPythonTask"},
         "spark_submit_task": {"type": "jobs.SparkSubmitTask"}, "python_wheel_task": {"type": "jobs.PythonWheelTask"},
         "pipeline_task": {"type": "jobs.PipelineTask"}, "max_retries": {}, "min_retry_interval_millis": {},
-        "retry_on_timeout": {}},
+        "retry_on_timeout": {},
+        # a one-off run (Jobs API runs/submit): the run's own fields
+        "run_name": {}, "idempotency_token": {}, "access_control_list": {}},
 }
 
 

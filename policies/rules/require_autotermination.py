@@ -26,7 +26,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
         if view.role == "inference":
             return []  # a serving cluster keeps its on-demand base up; idle workers go by autoscaling
         why = "is absent, so the cluster never terminates" if absent else "is 0, so the cluster never terminates"
-        return [f"all-purpose cluster autotermination_minutes {why} and idle GPUs keep billing. "
+        return [f"all-purpose cluster autotermination_minutes {why} and idle {'GPUs' if view.gpu else 'nodes'} keep "
+                "billing. "
                 f"Fix: set autotermination_minutes between 10 and {limit}."]
     if value > limit:
         return [f"all-purpose cluster autotermination_minutes is {value}, above the limit of {limit}. "

@@ -21,8 +21,10 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if isinstance(view, ClusterShape):
         found = [("libraries", spec) for spec in view.libraries]
         for task in view.tasks:
-            key = task.get("task_key", "?")
-            found += [(f"tasks[{key}].libraries", spec) for spec in pypi_packages(task.get("libraries"))]
+            key = task.get("task_key")
+            # a Jobs API 2.0 job holds its one task's libraries itself (no task_key)
+            where = f"tasks[{key}].libraries" if key else "the job's libraries (Jobs API 2.0)"
+            found += [(where, spec) for spec in pypi_packages(task.get("libraries"))]
     elif isinstance(view, ResourceView) and view.resource_type == LIBRARY:
         found = [("the library resource", spec) for spec in pypi_packages([view.props])]
     else:
