@@ -228,6 +228,19 @@ class ClusterShape:
     #: AI compute: a GPU runtime, a GPU node type, or a ``workload_type`` tag naming a role (see `is_gpu_compute`).
     gpu: bool = True
 
+    @property
+    def role_tagged(self) -> bool:
+        """The role comes from a tag (the strongest evidence), not from the cluster's shape (see `classify`)."""
+        return tag_role(self.tags) is not None
+
+    def role_subject(self) -> str:
+        """How a message names the cluster by its role: ``training cluster``, or, when the role was read off the
+        shape, what the cluster is and that its role was taken from that (a message states no guess as a fact)."""
+        if self.role_tagged or self.role == UNKNOWN_ROLE:
+            return f"{self.role} cluster"
+        kind = "job cluster" if self.compute_kind == JOBS_COMPUTE else "cluster"
+        return f"GPU {kind} with no {ROLE_TAG} tag (taken as {self.role})"
+
     # -- size ---------------------------------------------------------------------------------------------------
     @property
     def min_workers(self) -> int | float:

@@ -657,7 +657,9 @@ def test_checkpoint_untagged_job_cluster_is_training() -> None:
     cluster = with_(TRAINING, spark_env_vars=None, custom_tags={"cost_center": "x"})
     job = {"name": "j", "tasks": [{"task_key": "fit", "new_cluster": cluster}]}
     messages = run(CKPT, job, "api", JOB)
-    assert len(messages) == 1 and messages[0].startswith("tasks[fit].new_cluster: training cluster")
+    # judged as training, and the message says the role was taken from the job context, not tagged
+    assert len(messages) == 1 and messages[0].startswith(
+        "tasks[fit].new_cluster: GPU job cluster with no workload_type tag (taken as training) has no checkpoint")
 
 
 def test_gpu_memory_number_tag_cpu_node_and_unknown() -> None:

@@ -17,7 +17,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if view.autoscale is not None:
         scale = as_mapping(view.props.get("autoscale"))
         out.append(
-            f"training cluster is autoscaled (min_workers {scale.get('min_workers', 0)}, max_workers "
+            f"{view.role_subject()} is autoscaled (min_workers {scale.get('min_workers', 0)}, max_workers "
             f"{scale.get('max_workers', '?')}): distributed training needs a fixed world size, and a downscale kills "
             f"the run. Fix: remove autoscale and set num_workers."
         )
@@ -27,8 +27,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
             if avail == SPOT_WITHOUT_FALLBACK[cloud]:
                 key = ATTRIBUTES_BLOCK[cloud]
                 out.append(
-                    f"training cluster uses {key}.availability {avail}: spot capacity with no on-demand fallback, "
-                    f"so a reclaim stops the run and it cannot get nodes back. "
+                    f"{view.role_subject()} uses {key}.availability {avail}: spot capacity with no on-demand "
+                    f"fallback, so a reclaim stops the run and it cannot get nodes back. "
                     f"Fix: set {key}.availability to {SPOT_WITH_FALLBACK[cloud]}."
                 )
     return out

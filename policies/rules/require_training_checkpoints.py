@@ -47,7 +47,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     where = "set spark_env_vars CHECKPOINT_DIR"
     if view.compute_kind == JOBS_COMPUTE:
         where += " or pass --checkpoint-dir in the task parameters"
-    return [f"training cluster has no checkpoint location, so a lost node or a timeout restarts training from zero. "
+    return [f"{view.role_subject()} has no checkpoint location, so a lost node or a timeout restarts training from "
+            "zero. "
             f"Fix: {where}, pointing at /Volumes/<catalog>/<schema>/<volume>/checkpoints."]
 
 
