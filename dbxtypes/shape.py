@@ -11,7 +11,7 @@ Missing values and defaults (``source`` says where the properties came from):
 * ``num_workers`` absent means 0 on both sources (provider and API default).
 * ``autotermination_minutes`` absent means 60 for Pulumi inputs (the provider's default is applied at create time)
   but 0, "never terminates", for Clusters API JSON (the API omits the field when auto-termination is off).
-* ``first_on_demand`` absent means 1 (`DEFAULT_FIRST_ON_DEMAND`).
+* ``first_on_demand`` absent means 0: every node on the block's availability (`DEFAULT_FIRST_ON_DEMAND`).
 * a cloud attributes block without ``availability`` (or no block at all) means the cloud's default,
   `DEFAULT_AVAILABILITY` (spot with fallback on AWS, on demand on Azure and GCP).
 """

@@ -41,8 +41,11 @@ ON_DEMAND_AVAILABILITIES: Final = frozenset(ON_DEMAND.values())
 #: profile says why: AWS spot with fallback, the API's backend default; Azure and GCP on demand). Policies and
 #: pricing both read this table.
 DEFAULT_AVAILABILITY: Final = MappingProxyType({p.name: p.default_availability for p in PROFILES})
-#: ``first_on_demand`` when absent: the API default, 1 (the driver on demand).
-DEFAULT_FIRST_ON_DEMAND: Final = 1
+#: ``first_on_demand`` when absent: 0, so every node, the driver included, runs on the block's availability
+#: (pulumi-databricks 1.118.0, ``ClusterAwsAttributesArgs.first_on_demand``, from the Terraform provider's docs: "If
+#: unspecified, the default value is 0"; Clusters API: "If first_on_demand is zero, this availability type will be
+#: used for the entire cluster"). The components always set it.
+DEFAULT_FIRST_ON_DEMAND: Final = 0
 
 
 _Count = TypeVar("_Count", int, float)

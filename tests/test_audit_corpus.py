@@ -54,6 +54,10 @@ VERDICTS: dict[str, tuple[int, set[tuple[str, str]], dict[str, int]]] = {
     # the export shows the cluster as it is: a fixed attribute of its policy it lacks breaks the policy
     "cluster-breaks-its-policy.json": (0, {("cluster-policy-violated", "advisory")},
                                        {"clusters": 1, "cluster_policies": 1}),
+    # first_on_demand absent means 0 (the provider's documented default): the only node of this serving cluster
+    # runs on spot
+    "inference-single-node-no-first-on-demand.json": (1, {("databricks-cluster-disallow-all-spot-inference",
+                                                           "mandatory")}, {"clusters": 1, "gpu_clusters": 1}),
     # an export split by object kind, one directory each
     "split-export": (0, set(), {"clusters": 2, "jobs": 2, "job_clusters": 1}),
 }

@@ -77,7 +77,7 @@ def resource(rtype: str, name: str, inputs: dict[str, Any], stack: str = "t") ->
 
 
 def cluster(name: str, node: str, *, workers: int | None = 0, autoscale: tuple[int, int] | None = None,
-            role: str = "training", availability: str | None = "ON_DEMAND", first_on_demand: int | None = None,
+            role: str = "training", availability: str | None = "ON_DEMAND", first_on_demand: int | None = 1,
             cloud: str = "aws", pool: str | None = None, driver: str | None = None, **extra: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {"sparkVersion": "15.4.x-gpu-ml-scala2.12", "customTags": {"workload_type": role}}
     if pool:
@@ -368,12 +368,12 @@ def test_spot_lowers_the_vm_price_of_the_spot_share_only(cloud, node, availabili
     vm, dbu = _node(node)
     workers = 3
 
-    def hourly(avail: str, fod: int | None = None) -> dict[str, Any]:
+    def hourly(avail: str, fod: int | None = 1) -> dict[str, Any]:
         c = cluster("c", node, workers=workers, cloud=cloud, availability=avail, first_on_demand=fod)
         return entry(price_plan(plan_of(resource(CLUSTER, "c", c), cloud=cloud), load_prices()), "c")
 
     od, spot = hourly(on_demand), hourly(availability)
-    # driver on demand (firstOnDemand defaults to 1), 3 spot workers: only their VM part is discounted
+    # driver on demand (firstOnDemand 1, as the components set it), 3 spot workers: only their VM part is discounted
     assert spot["spot_nodes"] == {"min": 3, "max": 3}
     assert od["hourly"] - spot["hourly"] == pytest.approx(workers * vm * (1 - factor))
     assert spot["hourly"] == pytest.approx(vm + dbu * rate + workers * (vm * factor + dbu * rate))
@@ -382,9 +382,10 @@ def test_spot_lowers_the_vm_price_of_the_spot_share_only(cloud, node, availabili
     # firstOnDemand 2: one spot worker fewer
     two = hourly(availability, 2)
     assert two["hourly"] - spot["hourly"] == pytest.approx(vm * (1 - factor))
-    # firstOnDemand 0: the driver is spot too
+    # firstOnDemand 0: the driver is spot too; and so is an absent firstOnDemand (the provider's default is 0)
     zero = hourly(availability, 0)
     assert spot["hourly"] - zero["hourly"] == pytest.approx(vm * (1 - factor))
+    assert hourly(availability, None)["hourly"] == pytest.approx(zero["hourly"])
     assert spot["saving_monthly_expected"] == pytest.approx(workers * vm * (1 - factor) * 40)
 
 
@@ -405,8 +406,8 @@ def test_missing_attributes_block_follows_the_cloud_default():
     vm, dbu = _node("g5.xlarge")
     aws = cluster("c", "g5.xlarge", workers=2, availability=None)
     cost = price_plan(plan_of(resource(CLUSTER, "c", aws)), load_prices())
-    # AWS backend default: SPOT_WITH_FALLBACK, firstOnDemand 1
-    assert entry(cost, "c")["hourly"] == pytest.approx(vm + dbu * 0.55 + 2 * (vm * AWS_SPOT + dbu * 0.55))
+    # AWS backend default: SPOT_WITH_FALLBACK, and firstOnDemand 0 (the provider's default): all three nodes spot
+    assert entry(cost, "c")["hourly"] == pytest.approx(3 * (vm * AWS_SPOT + dbu * 0.55))
     vm_g, dbu_g = _node("g2-standard-4")
     gcp = cluster("c", "g2-standard-4", workers=2, availability=None, cloud="gcp")
     cost = price_plan(plan_of(resource(CLUSTER, "c", gcp), cloud="gcp"), load_prices())
