@@ -23,7 +23,7 @@ SNAPSHOT = Path(__file__).resolve().parent / "data" / "sdk_types.json"
 #: The API objects the project checks, by ``module.Class`` in ``databricks.sdk.service``; nested types come along.
 ROOTS = ("compute.ClusterSpec", "compute.ClusterDetails", "compute.Library", "compute.InstancePoolAndStats",
          "jobs.JobSettings", "jobs.Job", "catalog.CatalogInfo", "catalog.SchemaInfo", "catalog.VolumeInfo",
-         "catalog.Privilege", "compute.Policy")
+         "catalog.Privilege", "compute.Policy", "serving.ServingModelWorkloadType")
 
 Field = Mapping[str, Any]
 

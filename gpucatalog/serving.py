@@ -79,12 +79,25 @@ def load_serving_catalog(path: str | None = None) -> ServingCatalog:
                           data.concurrency_per_replica, data.launch_usd)
 
 
+#: The workload types the API enum of the pinned databricks-sdk lists (``serving.ServingModelWorkloadType``).
+SDK_ENUM = "serving.ServingModelWorkloadType"
+
+
+def sdk_knows(workload_type: str) -> bool:
+    """Whether databricks-sdk's ``ServingModelWorkloadType`` lists a workload type: auto-sizing picks only those (a
+    type the SDK does not list may be refused, or arrive in a newer SDK; a stack may still pin one)."""
+    from dbxtypes.sdk_types import enum_values
+
+    return workload_type in enum_values(SDK_ENUM)
+
+
 class ServingSizingError(ValueError):
     """A workload type that is not offered or does not fit; the message names the types that would."""
 
 
 def _fits(catalog: ServingCatalog, cloud: str, need_gb: float) -> list[ServingType]:
-    return [t for t in catalog.of_cloud(cloud) if t.gpu_memory_gb >= need_gb]
+    """The types of ``cloud`` that hold ``need_gb`` and that databricks-sdk lists, smallest first."""
+    return [t for t in catalog.of_cloud(cloud) if t.gpu_memory_gb >= need_gb and sdk_knows(t.workload_type)]
 
 
 def _names(types: list[ServingType]) -> str:
@@ -93,8 +106,9 @@ def _names(types: list[ServingType]) -> str:
 
 def choose_serving_type(catalog: ServingCatalog, cloud: str, need_gb: float, pinned: str | None = None
                         ) -> ServingType:
-    """The smallest workload type of ``cloud`` whose total GPU memory holds ``need_gb``, or the pinned one after
-    checking it; raises `ServingSizingError`."""
+    """The smallest workload type of ``cloud`` whose total GPU memory holds ``need_gb`` among those databricks-sdk
+    lists (`sdk_knows`), or the pinned one after checking it (any type of the catalog); raises
+    `ServingSizingError`."""
     fitting = _fits(catalog, cloud, need_gb)
     if pinned is not None:
         chosen = catalog.get(cloud, pinned)
@@ -109,7 +123,8 @@ def choose_serving_type(catalog: ServingCatalog, cloud: str, need_gb: float, pin
                                      f"{need_gb:g} GB. Fix: use one that fits: {_names(fitting)}.")
         return chosen
     if not fitting:
-        largest = catalog.of_cloud(cloud)[-1:] if catalog.of_cloud(cloud) else ()
+        known = [t for t in catalog.of_cloud(cloud) if sdk_knows(t.workload_type)]
+        largest = known[-1:]
         raise ServingSizingError(f"no GPU workload type of Model Serving on {cloud} holds {need_gb:g} GB (the "
                                  f"largest: {_names(list(largest))}). Fix: serve a smaller or quantized model "
                                  f"(precision int8 or int4), or use provisioned throughput for foundation models.")

@@ -76,7 +76,7 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
         book = price_book(loaded, options.prices)
         plan.cost = cost_of(plan, book)
         plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book)
-    return Built(loaded, plan, list(notes))
+    return Built(loaded, plan, [*loaded.resolved.warnings, *notes])
 
 
 def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = True,

@@ -7,9 +7,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbxtypes.errors import InputError, Problem
+from dbxtypes.sdk_types import enum_values
 from dbxtypes.vocabulary import PROJECT, SECTIONS
 from gpucatalog import Catalog, Estimate, NodeChoice, NodeType, SizingError, choose_node, estimate, load_catalog
-from gpucatalog.serving import ServingSizingError, ServingType, choose_serving_type, load_serving_catalog
+from gpucatalog.serving import (
+    SDK_ENUM,
+    ServingSizingError,
+    ServingType,
+    choose_serving_type,
+    load_serving_catalog,
+    sdk_knows,
+)
 
 from .models import StackSpec
 
@@ -81,6 +89,8 @@ class ResolvedStack:
     #: The policy limits the spec was validated against (`policies.registry.PolicyConfig.limits`: a mandatory
     #: policy's threshold, infinite for an advisory or disabled one); empty: the defaults.
     limits: Mapping[str, Any] = field(default_factory=dict)
+    #: What the stack may do but should hear about (a pinned serving type databricks-sdk does not list).
+    warnings: list[str] = field(default_factory=list)
 
 
 def _estimate(spec: StackSpec, role: str) -> Estimate | None:
@@ -135,13 +145,14 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
             continue
         workloads[role] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
                                    driver=driver)
-    endpoints = _endpoints(spec, problems)
+    warnings: list[str] = []
+    endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)
-    return ResolvedStack(spec, source, workloads, endpoints, dict(limits or {}))
+    return ResolvedStack(spec, source, workloads, endpoints, dict(limits or {}), warnings)
 
 
-def _endpoints(spec: StackSpec, problems: list[Problem]) -> dict[str, Endpoint]:
+def _endpoints(spec: StackSpec, problems: list[Problem], warnings: list[str]) -> dict[str, Endpoint]:
     """Each endpoint's GPU workload type: the smallest of the cloud that holds the model, or its checked pin."""
     if spec.serving is None:
         return {}
@@ -155,6 +166,10 @@ def _endpoints(spec: StackSpec, problems: list[Problem]) -> dict[str, Endpoint]:
         except ServingSizingError as exc:
             problems.append(Problem(where, str(exc)))
             continue
+        if e.workload_type is not None and not sdk_knows(e.workload_type):
+            warnings.append(f"{where}: {e.workload_type} is not in databricks-sdk's ServingModelWorkloadType "
+                            f"({', '.join(enum_values(SDK_ENUM))}): the workspace may refuse it; auto-sizing "
+                            "picks only listed types.")
         smaller = [t for t in serving.of_cloud(spec.cloud) if t.gpu_memory_gb < chosen.gpu_memory_gb]
         out[name] = Endpoint(name, chosen, est.need_gb, est, e.workload_type is not None,
                              smaller[-1] if smaller else None)

@@ -40,13 +40,32 @@ def run_json(capsys, *argv: str) -> tuple[int, dict[str, Any]]:
     ("aws", 7, "GPU_MEDIUM"),       # 16.8 GB: one A10G (24 GB); GPU_SMALL (one T4, 16 GB) does not hold it
     ("azure", 7, "GPU_LARGE"),      # Azure has no GPU_MEDIUM: one A100 80GB
     ("gcp", 7, "GPU_MEDIUM"),       # one L4 (24 GB)
-    ("aws", 70, "GPU_MEDIUM_8"),    # 168 GB: 8 x A10G (192 GB)
-    ("azure", 70, "GPU_LARGE_8"),   # 168 GB: 8 x A100 80GB (GPU_LARGE_2, 160 GB, is too small)
+    # 168 GB: 8 x H100 (640 GB); GPU_MEDIUM_8 (8 x A10G, 192 GB) would hold it, but databricks-sdk's
+    # ServingModelWorkloadType does not list it, so auto-sizing does not pick it
+    ("aws", 70, "GPU_XLARGE_8"),
 ])
 def test_the_smallest_workload_type_of_the_cloud_that_holds_the_model(cloud, params, expected):
     need = memory_need_gb(params, "fp16", "inference")
     assert need == pytest.approx(params * 2 * 1.2)
     assert choose_serving_type(load_serving_catalog(), cloud, need).workload_type == expected
+
+
+def test_auto_sizing_picks_only_types_the_sdk_lists_and_a_pin_of_another_is_taken_with_a_warning(write_stack):
+    from gpucatalog.serving import sdk_knows
+    from stackplan.pipeline import build
+    from tests.conftest import BASE_CONFIG
+
+    assert not sdk_knows("GPU_MEDIUM_8") and sdk_knows("GPU_XLARGE_8")
+    # Azure lists GPU_LARGE_2 and GPU_LARGE_8, which the SDK does not: a 70B model fits none it lists
+    with pytest.raises(ServingSizingError, match="no GPU workload type of Model Serving on azure holds 168 GB"):
+        choose_serving_type(load_serving_catalog(), "azure", 168.0)
+    pinned = choose_serving_type(load_serving_catalog(), "aws", 168.0, "GPU_MEDIUM_8")
+    assert pinned.workload_type == "GPU_MEDIUM_8"  # a stack may pin it
+    config = {**BASE_CONFIG, "dbx-ai-infra:serving": {"endpoints": {"big": {
+        "entity": "ml.models.chat", "entity_version": "1", "model": {"params_billions": 70, "precision": "fp16"},
+        "workload_type": "GPU_MEDIUM_8"}}}}
+    built = build(str(write_stack(config)))
+    assert any("GPU_MEDIUM_8 is not in databricks-sdk's ServingModelWorkloadType" in n for n in built.notes)
 
 
 def test_a_model_no_type_holds_is_refused():
