@@ -39,8 +39,11 @@ class InferenceClusterArgs(ClusterBaseArgs):
 
 
 class InferenceCluster(pulumi.ComponentResource):
-    """An autoscaled GPU serving cluster whose base never runs on spot. Idle workers are released down to the base
-    every ``scale_down_minutes`` (optimized autoscaling); ``autotermination_minutes`` 0 keeps the base up."""
+    """An autoscaled GPU cluster for Spark batch and streaming inference whose base never runs on spot. Databricks
+    autoscaling follows Spark's task backlog, not HTTP requests: online per-request serving belongs on a Model
+    Serving endpoint (`ServingEndpoint`). Idle workers are released down to the base every ``scale_down_minutes``
+    (optimized autoscaling, ``spark.databricks.aggressiveWindowDownS``, at most 600 s; the stack's default is the
+    slowest, see the README); ``autotermination_minutes`` 0 keeps the base up."""
 
     cluster_id: pulumi.Output[str]
 
