@@ -47,6 +47,8 @@ storage = UnityCatalogStorage(f"{prefix}-uc", UnityCatalogStorageArgs(
     schemas={name: [VolumeArgs(**v.model_dump()) for v in schema.volumes] for name, schema in uc_spec.schemas.items()},
     tags=spec.tags,
     grants=[GrantArgs(**g.model_dump()) for g in effective_grants(spec)],
+    storage_root=uc_spec.storage_root,
+    existing_catalog=uc_spec.existing_catalog,
 ))
 model_cache_dir = storage.volume_paths[uc_spec.model_cache_volume]
 pulumi.export("volume_paths", storage.volume_paths)

@@ -33,6 +33,14 @@ class UnityCatalogStorageArgs:
     schemas: Mapping[str, Sequence[VolumeArgs]]
     tags: Mapping[str, str]
     grants: Sequence[GrantArgs] = field(default_factory=tuple)
+    #: The catalog's managed location (``storage_root``); None: the metastore's root, which a workspace enabled for
+    #: Unity Catalog automatically does not have (then the catalog create fails: "Metastore storage root URL does
+    #: not exist"; Databricks docs, "Create catalogs", managed location).
+    storage_root: str | None = None
+    #: The catalog exists already: no Catalog resource; its grants are added per principal (`databricks.Grant`,
+    #: authoritative only for that principal on the securable), never one `databricks.Grants`, which replaces every
+    #: grant on the securable (pulumi-databricks 1.118.0 docs of Grant and Grants).
+    existing_catalog: bool = False
 
 
 def volume_path(catalog: str, schema: str, volume: str) -> str:
@@ -48,20 +56,23 @@ class UnityCatalogStorage(pulumi.ComponentResource):
     def __init__(self, name: str, args: UnityCatalogStorageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(UNITY_CATALOG_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        catalog = databricks.Catalog(f"{name}-catalog", name=args.catalog, properties=dict(args.tags),
-                                     comment="AI workloads: data, model caches, checkpoints, vector indexes",
-                                     opts=child)
+        catalog_name: pulumi.Input[str] = args.catalog
+        if not args.existing_catalog:
+            catalog = databricks.Catalog(f"{name}-catalog", name=args.catalog, properties=dict(args.tags),
+                                         comment="AI workloads: data, model caches, checkpoints, vector indexes",
+                                         storage_root=args.storage_root, opts=child)
+            catalog_name = catalog.name
         schemas: dict[str, databricks.Schema] = {}
         volumes: dict[str, databricks.Volume] = {}
         self.volume_paths = {}
         for schema_name, schema_volumes in args.schemas.items():
-            schema = databricks.Schema(f"{name}-schema-{schema_name}", catalog_name=catalog.name, name=schema_name,
+            schema = databricks.Schema(f"{name}-schema-{schema_name}", catalog_name=catalog_name, name=schema_name,
                                        properties=dict(args.tags), opts=child)
             schemas[schema_name] = schema
             for vol in schema_volumes:
                 ref = f"{schema_name}.{vol.name}"
                 volumes[ref] = databricks.Volume(
-                    f"{name}-volume-{schema_name}-{vol.name}", catalog_name=catalog.name, schema_name=schema.name,
+                    f"{name}-volume-{schema_name}-{vol.name}", catalog_name=catalog_name, schema_name=schema.name,
                     name=vol.name, volume_type=vol.volume_type, comment=vol.comment,
                     storage_location=vol.storage_location, opts=child)
                 self.volume_paths[ref] = volume_path(args.catalog, schema_name, vol.name)
@@ -71,10 +82,17 @@ class UnityCatalogStorage(pulumi.ComponentResource):
         for grant in args.grants:
             by_target.setdefault(grant.securable, []).append(grant)
         for target, grants in by_target.items():
+            if target == "catalog" and args.existing_catalog:
+                # a catalog the stack does not own: add each principal's grants, leave the others' as they are
+                for g in grants:
+                    slug = "".join(c if c.isalnum() else "-" for c in g.principal.lower())
+                    databricks.Grant(f"{name}-grant-catalog-{slug}", principal=g.principal,
+                                     privileges=list(g.privileges), catalog=catalog_name, opts=child)
+                continue
             entries = [databricks.GrantsGrantArgs(principal=g.principal, privileges=list(g.privileges)) for g in grants]
             databricks.Grants(
                 f"{name}-grants-{target.replace('.', '-')}", grants=entries,
-                catalog=catalog.name if target == "catalog" else None,
+                catalog=catalog_name if target == "catalog" else None,
                 schema=schemas[target].id if target in schemas else None,
                 volume=volumes[target].id if target in volumes else None, opts=child)
 

@@ -123,8 +123,8 @@ MODEL_SERVING_ENDPOINT: Final = "databricks:index/modelServing:ModelServing"
 WORKSPACE_FILE: Final = "databricks:index/file:File"
 #: Every provider resource type the program creates. The offline engine imports only these modules of the provider
 #: SDK (`pulumi_private.use_provider_subset`); a component that creates another type adds it here.
-PROGRAM_RESOURCE_TYPES: Final = (CATALOG, CLUSTER, CLUSTER_POLICY, GRANTS, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT,
-                                 PERMISSIONS, SCHEMA, VOLUME, WORKSPACE_FILE)
+PROGRAM_RESOURCE_TYPES: Final = (CATALOG, CLUSTER, CLUSTER_POLICY, GRANT, GRANTS, INSTANCE_POOL, JOB,
+                                 MODEL_SERVING_ENDPOINT, PERMISSIONS, SCHEMA, VOLUME, WORKSPACE_FILE)
 #: Resource types that carry cluster definitions (a Cluster, or a Job's job clusters and task clusters).
 CLUSTER_BEARING_TYPES: Final = (CLUSTER, JOB)
 STACK_TYPE: Final = "pulumi:pulumi:Stack"

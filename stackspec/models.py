@@ -282,6 +282,12 @@ class UnityCatalogSpec(_Spec):
                                                   description="Schemas and their volumes (default layout).")
     model_cache_volume: str = Field("models.hf_cache", description="<schema>.<volume> for HF_HOME.")
     grants: list[GrantSpec] = Field(default_factory=list)
+    storage_root: str | None = Field(None, min_length=1, description=(
+        "The catalog's managed location (s3://, abfss:// or gs://, the stack's cloud). Needed where the metastore "
+        "has no storage root, the default for workspaces enabled for Unity Catalog automatically."))
+    existing_catalog: bool = Field(False, description=(
+        "Use a catalog that already exists: no Catalog resource; schemas are made under it, and catalog grants "
+        "are added per principal (databricks.Grant), never replacing the catalog's other grants."))
 
     def volume_refs(self) -> set[str]:
         return {f"{s}.{v.name}" for s, schema in self.schemas.items() for v in schema.volumes}
@@ -479,6 +485,18 @@ class StackSpec(_Spec):
         for group in dict.fromkeys(g for e in logging for g in e.can_manage):
             self.unity_catalog.grants.append(GrantSpec(principal=group, privileges=["USE_SCHEMA", "SELECT"],
                                                        securable=schema))
+
+    @model_validator(mode="after")
+    def _catalog_location(self) -> StackSpec:
+        uc = self.unity_catalog
+        if uc.storage_root is not None and uc.existing_catalog:
+            raise ValueError("unity_catalog.storage_root and existing_catalog are both set: an existing catalog keeps "
+                             "its own managed location; remove storage_root")
+        schemes = profile(self.cloud).storage_schemes
+        if uc.storage_root is not None and not uc.storage_root.startswith(schemes):
+            raise ValueError(f"unity_catalog.storage_root {uc.storage_root!r} is not {self.cloud} storage; use a "
+                             f"{' or '.join(schemes)} URI")
+        return self
 
     @model_validator(mode="after")
     def _cross_section(self) -> StackSpec:

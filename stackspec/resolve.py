@@ -146,6 +146,13 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
         workloads[role] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
                                    driver=driver)
     warnings: list[str] = []
+    uc = spec.unity_catalog
+    if uc.storage_root is None and not uc.existing_catalog:
+        warnings.append(f"{PROJECT}:unity_catalog: neither storage_root nor existing_catalog is set: a workspace "
+                        "whose metastore has no storage root (the default for workspaces enabled for Unity Catalog "
+                        f"automatically) refuses to create catalog {uc.catalog}, and everything under it. Fix: set "
+                        "storage_root to the catalog's managed location, or existing_catalog: true to use a catalog "
+                        "that exists.")
     endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)

@@ -167,3 +167,50 @@ def test_a_valid_file_is_not_an_error(write_stack):
     loaded = load_stack(str(write_stack(BASE_CONFIG)))
     assert loaded.name == "test" and loaded.spec.inference.max_workers == 6
     assert loaded.resolved.workloads["inference"].node.node_type_id == "g5.xlarge"
+
+
+# --- the catalog's managed location (issue 26) -------------------------------------------------------------------------
+
+def _uc_config(**uc):
+    from tests.conftest import BASE_CONFIG
+
+    return {**BASE_CONFIG, "dbx-ai-infra:unity_catalog": {**BASE_CONFIG.get("dbx-ai-infra:unity_catalog", {}), **uc}}
+
+
+def test_storage_root_goes_to_the_catalog_and_must_be_the_clouds_storage(write_stack, capsys):
+    from stackplan.pipeline import build
+
+    built = build(str(write_stack(_uc_config(storage_root="s3://bucket/uc"))))
+    (catalog,) = [r for r in built.plan.resources if r.type == "databricks:index/catalog:Catalog"]
+    assert catalog.inputs["storageRoot"] == "s3://bucket/uc" and not built.notes
+    assert main(["check", "--stack", str(write_stack(_uc_config(storage_root="gs://bucket/uc")))]) == 2
+    err = capsys.readouterr().err
+    assert "storage_root 'gs://bucket/uc' is not aws storage; use a s3:// URI" in err
+
+
+def test_without_a_location_or_an_existing_catalog_the_preview_says_the_catalog_may_be_refused(write_stack, capsys):
+    assert main(["preview", "--stack", str(write_stack(_uc_config()))]) in (0, 1)
+    assert "note: dbx-ai-infra:unity_catalog: neither storage_root nor existing_catalog is set" in \
+        capsys.readouterr().err
+
+
+def test_an_existing_catalog_is_not_created_and_its_grants_are_added_per_principal(write_stack):
+    from stackplan.pipeline import build
+
+    config = _uc_config(existing_catalog=True, grants=[{"principal": "ml-engineers", "privileges": ["USE_CATALOG"]},
+                                                      {"principal": "ml-engineers", "securable": "models",
+                                                       "privileges": ["USE_SCHEMA"]}])
+    plan = build(str(write_stack(config))).plan
+    types = [r.type for r in plan.resources]
+    assert "databricks:index/catalog:Catalog" not in types
+    grants = [r.inputs for r in plan.resources if r.type == "databricks:index/grant:Grant"]
+    assert {"principal": "ml-engineers", "privileges": ["USE_CATALOG"], "catalog": "ai"} in grants
+    # the catalog is not the stack's: no authoritative Grants on it; its schemas' grants stay authoritative
+    assert not [r for r in plan.resources if r.type == "databricks:index/grants:Grants" and "catalog" in r.inputs]
+    assert {r.inputs["catalogName"] for r in plan.resources if r.type == "databricks:index/schema:Schema"} == {"ai"}
+
+
+def test_an_existing_catalog_keeps_its_own_location(write_stack, capsys):
+    config = _uc_config(existing_catalog=True, storage_root="s3://bucket/uc")
+    assert main(["check", "--stack", str(write_stack(config))]) == 2
+    assert "storage_root and existing_catalog are both set" in capsys.readouterr().err

@@ -31,5 +31,6 @@ PROFILE = CloudProfile(
     default_availability="SPOT_WITH_FALLBACK", pool_availability_field="availability",
     spot_bid={"spot_bid_price_percent": 100},
     tag_key_max=128, tag_value_max=256,
+    storage_schemes=("s3://",),
     node_id=NODE_ID, cpu_node=cpu_node,
 )

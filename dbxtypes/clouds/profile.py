@@ -43,6 +43,8 @@ class CloudProfile:
     node_id: re.Pattern[str]
     #: A node type id of this cloud that names a CPU machine (None: cannot tell from the name).
     cpu_node: Callable[[str], bool | None]
+    #: The URI schemes of the cloud storage a Unity Catalog managed location names (a catalog's ``storage_root``).
+    storage_schemes: tuple[str, ...] = ()
     #: Anything else the cloud refuses in a tag (key, value) -> why, or None.
     tag_rule: Callable[[str, str], str | None] = field(default=_no_rule)
 

@@ -11,7 +11,8 @@ from .kind import ResourceKind, full_name_id
 
 
 def facts(inputs: Mapping[str, Any]) -> str:
-    return str(inputs.get("name", ""))
+    root = inputs.get("storageRoot")
+    return str(inputs.get("name", "")) + (f", managed location {root}" if root else "")
 
 
 KIND = ResourceKind(CATALOG, "Catalog", facts, mock_id=full_name_id("name"))
