@@ -74,6 +74,10 @@ def _range(minimum: float | None = None, maximum: float | None = None, default: 
     return element
 
 
+#: Any instance pool id (a pool-backed workload's policy requires one).
+POOL_ID_PATTERN = "^.+$"
+
+
 def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
     """The cluster-policy definition (a JSON-able dict) for one workload."""
     block = ATTRIBUTES_BLOCK[limits.cloud]
@@ -137,7 +141,11 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
                                               default=limits.autotermination_minutes)
         d["cluster_type"] = _fixed("all-purpose")
     if limits.pool_backed:
-        # A pool-backed cluster has no availability of its own; the (on-demand) pool decides.
+        # A pool-backed cluster has no availability of its own; the (on-demand) pool decides. So the pool is what
+        # must be there: a cluster made under the policy without a pool and without an attributes block would run
+        # on the cloud's default availability (spot on AWS), which the optional availability would let through.
+        # (Pinning the pool's id needs the id, known after `pulumi up`: left to a later change.)
+        d["instance_pool_id"] = {"type": "regex", "pattern": POOL_ID_PATTERN}
         d[f"{block}.availability"] = {**d[f"{block}.availability"], "isOptional": True}
         if f"{block}.first_on_demand" in d:
             d[f"{block}.first_on_demand"] = {**d[f"{block}.first_on_demand"], "isOptional": True}

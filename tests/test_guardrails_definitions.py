@@ -143,6 +143,15 @@ def test_pool_backed_workload_may_omit_node_type_and_availability():
     assert evaluate(policy_definition(_limits("inference", pool_backed=True)), pooled).allowed
 
 
+def test_a_pool_backed_policy_refuses_a_cluster_with_neither_pool_nor_attribute_block():
+    """The seed's mistake made in the UI under a pool-backed inference policy: no pool and no attribute block means
+    the cloud's default availability (spot on AWS), with the whole base on it; the policy asks for the pool."""
+    bare = {k: v for k, v in GOOD["inference"].items() if k not in ("aws_attributes",)}
+    outcome = evaluate(policy_definition(_limits("inference", pool_backed=True)), bare)
+    assert not outcome.allowed
+    assert [v.path for v in outcome.violations] == ["instance_pool_id"]
+
+
 def test_a_missing_required_tag_is_filled_in_by_the_policy_not_refused():
     """Databricks applies a fixed value to an attribute the user left out: the tag ends up set."""
     untagged = mutate(GOOD["training"], "custom_tags/cost_center", None)
@@ -231,3 +240,22 @@ def test_the_inference_policy_and_component_share_the_on_demand_base(plan_of, st
         assert policy[f"{block.replace('Attributes', '_attributes')}.first_on_demand"]["minValue"] == base
         checked += 1
     assert checked or stack != "dev"  # dev's inference cluster has its own cloud block
+
+
+def test_prods_inference_policy_refuses_a_cluster_with_no_attribute_block(plan_of):
+    """Issue 26: prod's inference workload is pool-backed; a cluster made in the UI under its policy with no pool
+    and no attribute block (spot by AWS's default) is refused, where it used to pass."""
+    import json
+
+    plan = plan_of("prod")
+    (definition,) = [json.loads(r["inputs"]["definition"]) for r in plan["resources"]
+                     if r["type"] == "databricks:index/clusterPolicy:ClusterPolicy"
+                     and json.loads(r["inputs"]["definition"]).get("custom_tags.workload_type", {}).get("value")
+                     == "inference"]
+    (cluster,) = [r["inputs"] for r in plan["resources"] if r["type"] == "databricks:index/cluster:Cluster"
+                  and r["inputs"]["customTags"]["workload_type"] == "inference"]
+    ui = {"spark_version": cluster["sparkVersion"], "autoscale": {"min_workers": 2, "max_workers": 4},
+          "custom_tags": {k: v for k, v in cluster["customTags"].items()}, "data_security_mode": "SINGLE_USER",
+          "autotermination_minutes": 0, "node_type_id": "g5.xlarge"}
+    outcome = evaluate(definition, ui)
+    assert not outcome.allowed and "instance_pool_id" in [v.path for v in outcome.violations]
