@@ -56,11 +56,17 @@ pulumi.export("volume_paths", storage.volume_paths)
 # The GPU collector: uploaded to its Volume, run by every cluster as an init script (issue 14).
 init_scripts: tuple[str, ...] = ()
 collector_env: dict[str, str] = {}
+#: What every cluster, job and endpoint reads, so waits for: the catalog's schemas, Volumes and grants (its model
+#: cache and checkpoints; an endpoint's inference-table schema) and the collector's init script. A plain path string
+#: tells Pulumi nothing; a cluster whose init script or Volume is not there yet fails to start, and the provider
+#: deletes a cluster that terminates while it waits for it to run.
+reads: list[pulumi.Resource] = [storage]
 if spec.monitoring.enabled:
     collector = GpuCollector(f"{prefix}-gpu-collector", GpuCollectorArgs(
         volume_dir=storage.volume_paths[spec.monitoring.volume], script=script_text()),
         opts=pulumi.ResourceOptions(depends_on=[storage]))
     init_scripts = (collector.script_path,)
+    reads.append(collector)
     collector_env = {GPU_TIMELINE_ENV: collector.timeline_dir,
                      COLLECTOR_INTERVAL_ENV: str(spec.monitoring.interval_seconds)}
     pulumi.export("gpu_timeline_dir", collector.timeline_dir)
@@ -106,7 +112,8 @@ if spec.training is not None:
     checkpoint_dir = f"{storage.volume_paths[t.checkpoint_volume]}/{prefix}-training"
     training = TrainingCluster(f"{prefix}-training", TrainingClusterArgs(
         **base_args("training"), num_workers=t.num_workers, spot=t.spot, first_on_demand=t.first_on_demand,
-        checkpoint_dir=checkpoint_dir, job=TrainingJobArgs(**t.job.model_dump()) if t.job else None))
+        checkpoint_dir=checkpoint_dir, job=TrainingJobArgs(**t.job.model_dump()) if t.job else None),
+        opts=pulumi.ResourceOptions(depends_on=reads))
     pulumi.export("training_cluster_id", training.cluster_id)
     pulumi.export("checkpoint_dir", training.checkpoint_dir)
     if training.job_id is not None:
@@ -116,12 +123,14 @@ if spec.inference is not None:
     i = spec.inference
     inference = InferenceCluster(f"{prefix}-inference", InferenceClusterArgs(
         **base_args("inference"), min_workers=i.min_workers, max_workers=i.max_workers,
-        spot_above_base=i.spot_above_base, scale_down_minutes=i.scale_down_minutes))
+        spot_above_base=i.spot_above_base, scale_down_minutes=i.scale_down_minutes),
+        opts=pulumi.ResourceOptions(depends_on=reads))
     pulumi.export("inference_cluster_id", inference.cluster_id)
 
 if spec.dev is not None:
     dev = DevCluster(f"{prefix}-dev", DevClusterArgs(**base_args("dev"), shuffle_partitions=spec.dev.shuffle_partitions,
-                                                     model_cache_dir=model_cache_dir))
+                                                     model_cache_dir=model_cache_dir),
+                     opts=pulumi.ResourceOptions(depends_on=reads))
     pulumi.export("dev_cluster_id", dev.cluster_id)
 
 if spec.serving is not None:
@@ -134,5 +143,6 @@ if spec.serving is not None:
             tags=spec.tags, gpu_memory_need_gb=sized.need_gb,
             inference_table=(uc_spec.catalog, spec.serving.inference_table_schema) if e.inference_table else None,
             rate_limit_per_user_per_minute=e.rate_limit_per_user_per_minute, can_query=tuple(e.can_query),
-            can_manage=tuple(e.can_manage)))
+            can_manage=tuple(e.can_manage)),
+            opts=pulumi.ResourceOptions(depends_on=[storage]))  # its inference-table schema and grants
         pulumi.export(f"serving_endpoint_{endpoint_name}", endpoint.endpoint_name)

@@ -71,6 +71,14 @@ def cloud_attributes(cloud: str, availability: Availability, first_on_demand: in
     return {rules.attributes_block: block}
 
 
+def child_options(component: pulumi.Resource, opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions:
+    """A component's child's options: parented to the component, and waiting for what the component was told to wait
+    for. Pulumi hands a child its parent's provider and protection, not its ``depends_on``; a cluster must wait for
+    the Volumes, grants and init script it reads (the provider waits for it to run, and deletes it if its init
+    script cannot be read)."""
+    return pulumi.ResourceOptions(parent=component, depends_on=opts.depends_on if opts is not None else None)
+
+
 def pool_attributes(cloud: str) -> dict[str, Any]:
     """Pools are on-demand: a pool-backed cluster takes its availability from the pool."""
     rules = profile(cloud)

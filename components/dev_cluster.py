@@ -15,7 +15,7 @@ from dbxtypes.vocabulary import (
     SINGLE_NODE_TAGS,
 )
 
-from ._common import ClusterBaseArgs, cluster_settings
+from ._common import ClusterBaseArgs, child_options, cluster_settings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +45,6 @@ class DevCluster(pulumi.ComponentResource):
         cluster = databricks.Cluster(
             f"{name}-cluster", cluster_name=name, num_workers=0,
             autotermination_minutes=args.autotermination_minutes, **settings,
-            opts=pulumi.ResourceOptions(parent=self))
+            opts=child_options(self, opts))
         self.cluster_id = cluster.id
         self.register_outputs({"cluster_id": self.cluster_id})

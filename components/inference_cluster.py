@@ -15,7 +15,7 @@ from dbxtypes.vocabulary import (
     on_demand_base,
 )
 
-from ._common import Availability, ClusterBaseArgs, cluster_settings
+from ._common import Availability, ClusterBaseArgs, child_options, cluster_settings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +57,6 @@ class InferenceCluster(pulumi.ComponentResource):
         cluster = databricks.Cluster(
             f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
             autoscale={"min_workers": args.min_workers, "max_workers": args.max_workers},
-            **settings, opts=pulumi.ResourceOptions(parent=self))
+            **settings, opts=child_options(self, opts))
         self.cluster_id = cluster.id
         self.register_outputs({"cluster_id": self.cluster_id})

@@ -10,6 +10,8 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import CLOUD_TAG, GPU_MEMORY_NEED_TAG, ROLE_TAG, SERVING_ENDPOINT_TYPE, STACK_TAG
 
+from ._common import child_options
+
 
 @dataclass(frozen=True, kw_only=True)
 class ServingEndpointArgs:
@@ -43,7 +45,7 @@ class ServingEndpoint(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ServingEndpointArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(SERVING_ENDPOINT_TYPE, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         tags = {**args.tags, ROLE_TAG: "inference", CLOUD_TAG: args.cloud, STACK_TAG: args.stack}
         if args.gpu_memory_need_gb is not None:
             tags[GPU_MEMORY_NEED_TAG] = f"{args.gpu_memory_need_gb:g}"

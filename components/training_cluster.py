@@ -12,7 +12,7 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import CHECKPOINT_DIR_ARG, CHECKPOINT_DIR_ENV, RESUME_ARG, TRAINING_CLUSTER_TYPE
 
-from ._common import Availability, ClusterBaseArgs, cluster_settings
+from ._common import Availability, ClusterBaseArgs, child_options, cluster_settings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,7 +82,7 @@ class TrainingCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: TrainingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TRAINING_CLUSTER_TYPE, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         availability: Availability = "spot_with_fallback" if args.spot else "on_demand"
         settings = cluster_settings(args, "training", availability=availability,
                                     first_on_demand=args.first_on_demand)

@@ -40,6 +40,9 @@ class Resource(_Model):
     name: str
     parent: str | None = None
     inputs: dict[str, Any] = Field(default_factory=dict)
+    #: The URNs Pulumi waits for before creating it: its explicit ``depends_on`` (a component's expanded to the
+    #: component's resources) and the resources whose outputs its inputs use; sorted.
+    dependencies: list[str] = Field(default_factory=list)
 
     @property
     def bears_clusters(self) -> bool:

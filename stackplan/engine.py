@@ -78,6 +78,7 @@ class _RecordingMonitor(pulumi_private.MockMonitor):
                 "name": request.name,
                 "parent": parent or None,
                 "inputs": plain(pulumi_private.deserialize_properties(request.object)),
+                "dependencies": sorted(set(request.dependencies)),
             })
         return response
 

@@ -119,3 +119,58 @@ def test_pulumi_config_values_are_strings_as_the_cli_gives_them():
     config = cli_config("prod")
     assert all(isinstance(v, str) for v in config.values())
     assert json.loads(config["dbx-ai-infra:training"])["num_workers"] == 2
+
+
+# --- the first deployment: what each resource waits for (issue 26) -------------------------------------------------
+
+def _creation_order(resources: list[dict]) -> list[dict]:
+    """The resources in an order Pulumi may create them: each after every resource it depends on."""
+    by_urn = {r["urn"]: r for r in resources}
+    done: set[str] = set()
+    order: list[dict] = []
+    pending = list(resources)
+    while pending:
+        ready = [r for r in pending if all(d in done or d not in by_urn for d in r["dependencies"])]
+        assert ready, "a dependency cycle"
+        for r in ready:
+            done.add(r["urn"])
+            order.append(r)
+        pending = [r for r in pending if r["urn"] not in done]
+    return order
+
+
+def _paths_read(inputs: dict) -> set[str]:
+    """The /Volumes/... paths a cluster, job or endpoint reads, wherever they appear in its inputs."""
+    text = json.dumps(inputs)
+    return set(re.findall(r"/Volumes/[A-Za-z0-9_]+/[A-Za-z0-9_]+/[A-Za-z0-9_]+", text))
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_in_creation_order_every_compute_resource_finds_what_it_reads(stack, plan_of):
+    plan = plan_of(stack)
+    order = _creation_order(plan["resources"])
+    made: set[str] = set()
+    volumes = {f"/Volumes/{r['inputs']['catalogName']}/{r['inputs']['schemaName']}/{r['inputs']['name']}": r["urn"]
+               for r in plan["resources"] if r["type"] == "databricks:index/volume:Volume"}
+    grants = [r for r in plan["resources"] if r["type"] in ("databricks:index/grants:Grants",
+                                                            "databricks:index/grant:Grant")]
+    files = {r["inputs"]["path"]: r["urn"] for r in plan["resources"] if r["type"] == "databricks:index/file:File"}
+    checked = 0
+    for r in order:
+        if r["type"] in ("databricks:index/cluster:Cluster", "databricks:index/job:Job"):
+            for path in _paths_read(r["inputs"]):
+                volume = volumes[path]
+                assert volume in made, (r["name"], path)  # the Volume exists before the cluster starts
+                # and the grants that let its identity read it (on the Volume, its schema, the catalog)
+                assert all(g["urn"] in made for g in grants), (r["name"], "grants")
+                checked += 1
+            for script in re.findall(r'"destination": "([^"]+)"', json.dumps(r["inputs"])):
+                assert files[script] in made, (r["name"], script)
+        if r["type"] == "databricks:index/modelServing:ModelServing":
+            table = (r["inputs"].get("aiGateway") or {}).get("inferenceTableConfig") or {}
+            if table.get("enabled"):
+                schema = [s for s in plan["resources"] if s["type"] == "databricks:index/schema:Schema"
+                          and s["inputs"]["name"] == table["schemaName"]]
+                assert schema and schema[0]["urn"] in made, r["name"]
+        made.add(r["urn"])
+    assert checked  # every shipped stack has compute that reads a Volume
