@@ -79,6 +79,12 @@ if spec.cluster_policies.enabled:
     policy_ids = policies.policy_ids
     pulumi.export("cluster_policy_ids", policy_ids)
 
+
+def users_of(section_name: str) -> tuple[str, ...]:
+    """The groups that use a workload: its cluster_policies.can_use."""
+    return next((tuple(groups) for role, groups in spec.cluster_policies.can_use.items() if role == section_name), ())
+
+
 # One instance pool per workload that asks for one.
 pool_ids: dict[str, pulumi.Output[str]] = {}
 for section_name in SECTIONS:
@@ -87,7 +93,8 @@ for section_name in SECTIONS:
         continue
     pool = GpuInstancePool(f"{prefix}-{section_name}-pool", GpuInstancePoolArgs(
         cloud=spec.cloud, node_type_id=stack.workloads[section_name].node.node_type_id, spark_version=spec.runtime,
-        tags=spec.tags, role=ROLE_OF_SECTION[section_name], **pool_spec.model_dump()))
+        tags=spec.tags, role=ROLE_OF_SECTION[section_name], **pool_spec.model_dump(),
+        user_groups=users_of(section_name)))
     pool_ids[section_name] = pool.pool_id
     pulumi.export(f"{section_name}_pool_id", pool.pool_id)
 
@@ -104,6 +111,7 @@ def base_args(section_name: str) -> dict:
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
                 spark_env_vars=env, instance_pool_id=pool_ids.get(section_name), gpu_memory_need_gb=workload.need_gb,
                 policy_id=policy_ids.get(section_name),
+                user_groups=users_of(section_name),
                 driver_node_type_id=workload.driver.node_type_id if workload.driver else None)
 
 

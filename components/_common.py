@@ -7,11 +7,13 @@ training cluster it mirrors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pulumi
+import pulumi_databricks as databricks
 
 from dbxtypes.clouds import profile
 from dbxtypes.vocabulary import (
@@ -54,6 +56,9 @@ class ClusterBaseArgs:
     driver_node_type_id: str | None = None
     #: Init scripts on Unity Catalog Volumes (``/Volumes/...``), run on every node at start, in order.
     init_scripts: Sequence[str] = ()
+    #: The groups that use the workload (the stack's ``cluster_policies.can_use`` of its section): they may manage
+    #: the runs of its job. Its SINGLE_USER clusters admit only their single user.
+    user_groups: Sequence[str] = ()
     #: The stack, carried as tag ``dbx_stack``: with ``workload_type`` it names the stack workload a cluster (or a job
     #: run's cluster, whose name Databricks makes up) belongs to, for matching telemetry to the stack.
     stack: str | None = None
@@ -77,6 +82,28 @@ def child_options(component: pulumi.Resource, opts: pulumi.ResourceOptions | Non
     the Volumes, grants and init script it reads (the provider waits for it to run, and deletes it if its init
     script cannot be read)."""
     return pulumi.ResourceOptions(parent=component, depends_on=opts.depends_on if opts is not None else None)
+
+
+_APPLICATION_ID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def identity(name: str) -> dict[str, str]:
+    """How an access control or a ``run_as`` names a user or a service principal: a service principal by its
+    application id (a UUID), a user by user name."""
+    return {"service_principal_name": name} if _APPLICATION_ID.match(name) else {"user_name": name}
+
+
+def permissions(name: str, target: Mapping[str, Any], entries: Sequence[tuple[dict[str, str], str]],
+                opts: pulumi.ResourceOptions) -> databricks.Permissions | None:
+    """A ``databricks.Permissions`` on one workspace object (``target``: ``{"cluster_id": ...}``), one access control
+    per (principal, level); None when there is nobody to name. Databricks gives the creator (the deployer) CAN_MANAGE
+    of what it creates; the people the stack is for need their own (Permissions API: clusters take CAN_ATTACH_TO,
+    CAN_RESTART, CAN_MANAGE; jobs CAN_VIEW, CAN_MANAGE_RUN, IS_OWNER, CAN_MANAGE; instance pools CAN_ATTACH_TO,
+    CAN_MANAGE; pulumi-databricks 1.118.0 Permissions docs)."""
+    controls = [databricks.PermissionsAccessControlArgs(**who, permission_level=level) for who, level in entries]
+    if not controls:
+        return None
+    return databricks.Permissions(f"{name}-permissions", access_controls=controls, **target, opts=opts)
 
 
 def pool_attributes(cloud: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dbxtypes.vocabulary import (
     SINGLE_NODE_TAGS,
 )
 
-from ._common import ClusterBaseArgs, child_options, cluster_settings
+from ._common import ClusterBaseArgs, child_options, cluster_settings, identity, permissions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,4 +47,7 @@ class DevCluster(pulumi.ComponentResource):
             autotermination_minutes=args.autotermination_minutes, **settings,
             opts=child_options(self, opts))
         self.cluster_id = cluster.id
+        # the dev cluster's single user may start and restart it without being an admin
+        permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
+                    child_options(self, opts))
         self.register_outputs({"cluster_id": self.cluster_id})

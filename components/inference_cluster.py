@@ -15,7 +15,7 @@ from dbxtypes.vocabulary import (
     on_demand_base,
 )
 
-from ._common import Availability, ClusterBaseArgs, child_options, cluster_settings
+from ._common import Availability, ClusterBaseArgs, child_options, cluster_settings, identity, permissions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,4 +59,6 @@ class InferenceCluster(pulumi.ComponentResource):
             autoscale={"min_workers": args.min_workers, "max_workers": args.max_workers},
             **settings, opts=child_options(self, opts))
         self.cluster_id = cluster.id
+        permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
+                    child_options(self, opts))
         self.register_outputs({"cluster_id": self.cluster_id})

@@ -11,7 +11,7 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import INSTANCE_POOL_TYPE
 
-from ._common import pool_attributes, role_tags
+from ._common import permissions, pool_attributes, role_tags
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,6 +25,8 @@ class GpuInstancePoolArgs:
     min_idle_instances: int
     idle_instance_autotermination_minutes: int
     max_capacity: int | None = None
+    #: The groups that create clusters on the pool (its workload's ``cluster_policies.can_use``): CAN_ATTACH_TO.
+    user_groups: tuple[str, ...] = ()
 
 
 class GpuInstancePool(pulumi.ComponentResource):
@@ -41,5 +43,8 @@ class GpuInstancePool(pulumi.ComponentResource):
             idle_instance_autotermination_minutes=args.idle_instance_autotermination_minutes,
             preloaded_spark_versions=[args.spark_version], custom_tags=role_tags(args.tags, args.role),
             max_capacity=args.max_capacity, **attributes, opts=pulumi.ResourceOptions(parent=self))
+        permissions(f"{name}-pool", {"instance_pool_id": pool.id},
+                    [({"group_name": g}, "CAN_ATTACH_TO") for g in args.user_groups],
+                    pulumi.ResourceOptions(parent=self))
         self.pool_id = pool.id
         self.register_outputs({"pool_id": self.pool_id})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +11,7 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import CHECKPOINT_DIR_ARG, CHECKPOINT_DIR_ENV, RESUME_ARG, TRAINING_CLUSTER_TYPE
 
-from ._common import Availability, ClusterBaseArgs, child_options, cluster_settings
+from ._common import Availability, ClusterBaseArgs, child_options, cluster_settings, identity, permissions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,12 +49,9 @@ class TrainingClusterArgs(ClusterBaseArgs):
                              f"got {self.checkpoint_dir!r}")
 
 
-_APPLICATION_ID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-
-
-def run_as(identity: str) -> dict[str, str]:
-    """The job's ``run_as``: a service principal is named by its application id (a UUID), a user by user name."""
-    return {"service_principal_name": identity} if _APPLICATION_ID.match(identity) else {"user_name": identity}
+def run_as(name: str) -> dict[str, str]:
+    """The job's ``run_as``: its dedicated cluster's single user (`identity`)."""
+    return identity(name)
 
 
 def _timeout(job: TrainingJobArgs) -> dict[str, Any]:
@@ -93,6 +89,9 @@ class TrainingCluster(pulumi.ComponentResource):
             f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
             **settings, opts=child)
         self.cluster_id = cluster.id
+        # its single user may start and restart it (SINGLE_USER access mode admits nobody else)
+        permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
+                    child)
         self.checkpoint_dir = args.checkpoint_dir
         self.job_id = None
         if args.job is not None:
@@ -119,5 +118,9 @@ class TrainingCluster(pulumi.ComponentResource):
                 tasks=[databricks.JobTaskArgs(**task)],
                 opts=child)
             self.job_id = job.id
+            # the workload's groups (and its run-as identity) may start, cancel and repair runs
+            permissions(f"{name}-job", {"job_id": job.id},
+                        [(identity(args.single_user_name), "CAN_MANAGE_RUN"),
+                         *(({"group_name": g}, "CAN_MANAGE_RUN") for g in args.user_groups)], child)
         self.register_outputs({"cluster_id": self.cluster_id, "checkpoint_dir": self.checkpoint_dir,
                                "job_id": self.job_id})

@@ -174,3 +174,28 @@ def test_in_creation_order_every_compute_resource_finds_what_it_reads(stack, pla
                 assert schema and schema[0]["urn"] in made, r["name"]
         made.add(r["urn"])
     assert checked  # every shipped stack has compute that reads a Volume
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_the_people_the_stack_names_can_use_its_compute(stack, plan_of):
+    """Every cluster's single user may restart it, a job's workload groups may manage its runs, a pool's groups may
+    attach to it (the deployer alone would own them otherwise)."""
+    plan = plan_of(stack)
+    by_urn = {r["urn"]: r for r in plan["resources"]}
+    acl: dict[str, list[dict]] = {}
+    for r in plan["resources"]:
+        if r["type"] == "databricks:index/permissions:Permissions":
+            target = next(r["inputs"][k] for k in ("clusterId", "jobId", "instancePoolId", "clusterPolicyId",
+                                                   "servingEndpointId") if k in r["inputs"])
+            acl[target] = r["inputs"]["accessControls"]
+    ids = {r["id"]: r for r in by_urn.values()}
+    for r in plan["resources"]:
+        if r["type"] == "databricks:index/cluster:Cluster":
+            user = r["inputs"]["singleUserName"]
+            assert {"permissionLevel": "CAN_RESTART"}.items() <= next(
+                a for a in acl[r["id"]] if user in (a.get("userName"), a.get("servicePrincipalName"))).items(), r["name"]
+        if r["type"] == "databricks:index/job:Job":
+            assert any(a["permissionLevel"] == "CAN_MANAGE_RUN" for a in acl[r["id"]]), r["name"]
+        if r["type"] == "databricks:index/instancePool:InstancePool" and r["id"] in acl:
+            assert all(a["permissionLevel"] == "CAN_ATTACH_TO" and a.get("groupName") for a in acl[r["id"]])
+    assert ids  # the plan has resources
