@@ -1,7 +1,8 @@
 """Policy findings in the formats CI systems read: SARIF 2.1.0, JUnit XML and GitHub Actions workflow commands.
 
 Every format takes `Located` findings: a violation with the file behind it and, for a stack, the line of the stack
-field that decides it (`stackplan.cli.finding_lines`); a cluster JSON has no lines, its findings name the cluster.
+field that decides it (`stackplan.formats._findings.finding_lines`); a cluster JSON has no lines, its findings name
+the cluster.
 
 SARIF (code scanning on GitHub, GitLab, Azure DevOps): one run, the tool's rules (every enabled policy, with its
 description, remediation and default level), one result per finding with its physical location (file, line) and its
