@@ -21,17 +21,27 @@ pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("aw
                                 reason="the collector is a bash script")
 
 
-def _collect(tmp_path: Path, *, driver: str = "FALSE", output: Path = RECORDED) -> list[Path]:
+def _env(tmp_path: Path, *, driver: str = "FALSE", output: Path | None = RECORDED,
+         out: Path | None = None) -> dict[str, str]:
+    """The script's environment: a stand-in nvidia-smi (none at all when ``output`` is None: a CPU node), and every
+    path it writes (Volume, local spool, log) under ``tmp_path``."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    fake = bin_dir / "nvidia-smi"
-    fake.write_text(f"#!/bin/bash\ncat '{output}'\n")
-    fake.chmod(0o755)
+    if output is not None:
+        fake = bin_dir / "nvidia-smi"
+        fake.write_text(f"#!/bin/bash\nif [ \"$1\" = -L ]; then echo 'GPU 0: NVIDIA A100 (UUID: GPU-0)'; "
+                        f"else cat '{output}'; fi\n")
+        fake.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "GPU_TIMELINE_DIR": str(out or tmp_path / "volume" / "gpu_timeline"),
+            "DB_CLUSTER_ID": "0101-abc", "DB_IS_DRIVER": driver, "COLLECTOR_INSTANCE_ID": "i-0123",
+            "COLLECTOR_ONCE": "1", "COLLECTOR_SPOOL_DIR": str(tmp_path / "spool"),
+            "COLLECTOR_LOG": str(tmp_path / "collector.log")}
+
+
+def _collect(tmp_path: Path, *, driver: str = "FALSE", output: Path = RECORDED) -> list[Path]:
     out = tmp_path / "volume" / "gpu_timeline"
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GPU_TIMELINE_DIR": str(out),
-           "DB_CLUSTER_ID": "0101-abc", "DB_IS_DRIVER": driver, "COLLECTOR_INSTANCE_ID": "i-0123",
-           "COLLECTOR_ONCE": "1"}
-    subprocess.run(["bash", str(SCRIPT)], env=env, check=True, timeout=30)
+    subprocess.run(["bash", str(SCRIPT)], env=_env(tmp_path, driver=driver, output=output), check=True, timeout=30)
     return sorted(out.rglob("*"))
 
 
@@ -63,6 +73,29 @@ def test_garbage_lines_are_skipped(tmp_path):
     (data,) = [p for p in _collect(tmp_path, output=odd) if p.is_file()]
     rows = list(csv.DictReader(data.open()))
     assert [(r["gpu_index"], r["gpu_util_percent"]) for r in rows] == [("0", "50")]
+
+
+def test_a_node_without_a_gpu_runs_no_collector(tmp_path):
+    """A CPU driver has no nvidia-smi: nothing is written (it used to write header-only files every minute)."""
+    run = subprocess.run(["bash", str(SCRIPT)], env=_env(tmp_path, output=None), timeout=30, check=False)
+    assert run.returncode == 0
+    assert not (tmp_path / "volume").exists() and not (tmp_path / "spool").exists()
+    assert "no GPU on this node" in (tmp_path / "collector.log").read_text()
+
+
+def test_a_volume_that_cannot_be_written_keeps_the_sample_on_local_disk_until_it_can(tmp_path):
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the Volume directory should be")
+    env = _env(tmp_path, out=blocked / "gpu_timeline")
+    assert subprocess.run(["bash", str(SCRIPT)], env=env, timeout=30, check=False).returncode == 0
+    kept = sorted((tmp_path / "spool").glob("*.csv"))
+    assert len(kept) == 1 and "kept on local disk" in (tmp_path / "collector.log").read_text()
+    # the Volume is back: the next minute moves the kept sample and the new one, whole
+    blocked.unlink()
+    subprocess.run(["bash", str(SCRIPT)], env=env, timeout=30, check=True)
+    moved = sorted((blocked / "gpu_timeline" / "0101-abc" / "i-0123").glob("*"))
+    assert kept[0].name in {p.name for p in moved} and not [p for p in moved if p.name.endswith(".tmp")]
+    assert not list((tmp_path / "spool").glob("*.csv"))
 
 
 def test_without_a_volume_directory_it_refuses_to_start(tmp_path):
