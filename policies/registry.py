@@ -278,10 +278,11 @@ def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source
 
 
 def messages_for_views(rule: Rule, views: Iterable[View], thresholds: Mapping[str, Any]) -> list[str]:
-    """A rule's messages over the views of one resource; a job cluster's messages start with its label."""
+    """A rule's messages over the views of one resource; a job cluster's messages start with its label. A view of a
+    source the rule does not judge (`Rule.sources`: an export-only rule on a Pulumi input) gets none."""
     out = []
     for view in views:
-        if view.resource_type not in rule.resource_types:
+        if view.resource_type not in rule.resource_types or view.source not in rule.sources:
             continue
         for message in rule.check(view, thresholds):
             out.append(f"{view.label}: {message}" if view.label else message)

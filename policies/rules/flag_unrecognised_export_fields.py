@@ -18,8 +18,6 @@ from policies.rules.require_api_conformance import judged
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if view.source != "api":
-        return []
     return [f"{p}. Fix: if the workspace wrote it, nothing to do (a field newer than the checker's databricks-sdk); "
             "if you would send it, check its spelling against the API reference." for p in judged(view)[1]]
 

@@ -17,8 +17,7 @@ from policies.rule import Rule, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or view.source != "api" or view.role != UNKNOWN_ROLE or not view.gpu \
-            or view.autoscale is None:
+    if not isinstance(view, ClusterShape) or view.role != UNKNOWN_ROLE or not view.gpu or view.autoscale is None:
         return []
     if view.compute_kind != ALL_PURPOSE or view.pool_backed:
         return []

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from stackplan.reportdoc import Report
 
+#: The report kinds (`stackplan.reportdoc`), in the order the CLI names them.
+KINDS = ("preview", "check", "cost", "audit", "drift", "advise")
 STACKS = frozenset({"preview", "check", "cost"})
 FINDINGS = STACKS | {"audit", "drift"}
-EVERY = FINDINGS | {"advise"}
+EVERY = frozenset(KINDS)
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,6 @@ def help_text(*kinds: str) -> str:
 
 def accepts(name: str, kind: str) -> bool:
     return kind in BY_NAME[name].kinds
-
-
-#: The report kinds, in the order the CLI names them.
-KINDS = ("preview", "check", "cost", "audit", "drift", "advise")
 
 
 def kinds_of(name: str) -> list[str]:

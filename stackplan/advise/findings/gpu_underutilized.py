@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
-from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, resize
+from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, at_least_one, num, resize
 from ..targets import Target
 
 
@@ -15,7 +14,7 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
                 f"{c.thresholds['gpu_low_percent']:g}%) on {t.node_type_id} x {t.min_workers} worker(s)"
                 + (f" (up to {t.max_workers})" if t.max_workers > t.min_workers else "") + ".")
     workers = t.min_workers
-    fewer = max(1, math.ceil(round(workers * util / high, 1))) if workers > 1 else workers
+    fewer = at_least_one(workers * util / high) if workers > 1 else workers
     section = getattr(c.spec, t.section, None)
     if fewer < workers and t.section in ("training", "inference"):
         edit, current = resize(t, c, lo=fewer)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
-from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, resize, resize_text
+from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, at_least_one, num, resize, resize_text
 from ..targets import Target
 
 
@@ -17,7 +16,7 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
     evidence = (f"request P99 was {p99:,.0f} ms over {int(num(row, 'requests')):,} requests (SLA {c.sla:g} ms) while "
                 f"the GPUs were busy (median {num(row, 'median_busy_util'):.0f}%): too few workers"
                 + (f"; the cluster sat at its maximum of {hi} workers {share:.0f}% of the time." if at_max else "."))
-    new_lo = max(lo + 1, math.ceil(round(lo * p99 / c.sla, 1)))
+    new_lo = max(lo + 1, at_least_one(lo * p99 / c.sla))
     edit, current = resize(t, c, lo=new_lo, hi=hi + (new_lo - lo) if at_max else hi)
     return Outcome(evidence, Proposal(resize_text(edit, current), edit, current))
 
