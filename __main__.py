@@ -3,10 +3,13 @@
 Runs unchanged under ``pulumi up`` and under the offline engine (``python -m stackplan preview``).
 """
 
+import functools
+
 import pulumi
 
 from collector import script_text
 from components import (
+    AccessArgs,
     ClusterPolicies,
     ClusterPoliciesArgs,
     DevCluster,
@@ -29,6 +32,7 @@ from components import (
 )
 from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import COLLECTOR_INTERVAL_ENV, GPU_TIMELINE_ENV, HF_HOME_ENV, ROLE_OF_SECTION, SECTIONS
+from guardrails.definitions import pin_pool, pinned_pool
 from guardrails.stack import definitions_for_stack
 from stackspec import load_from_pulumi
 from stackspec.access import effective_grants
@@ -71,13 +75,12 @@ if spec.monitoring.enabled:
                      COLLECTOR_INTERVAL_ENV: str(spec.monitoring.interval_seconds)}
     pulumi.export("gpu_timeline_dir", collector.timeline_dir)
 
-policy_ids: dict[str, pulumi.Output[str]] = {}
-if spec.cluster_policies.enabled:
-    policies = ClusterPolicies(f"{prefix}-policy", ClusterPoliciesArgs(
-        definitions=definitions_for_stack(stack), can_use={str(k): v for k, v in spec.cluster_policies.can_use.items()},
-        max_clusters_per_user=spec.cluster_policies.max_clusters_per_user))
-    policy_ids = policies.policy_ids
-    pulumi.export("cluster_policy_ids", policy_ids)
+
+def access_of(section_name: str, target: str) -> tuple[AccessArgs, ...]:
+    """The stack's ``permissions.<section>.<target>`` entries (cluster, job, pool)."""
+    workload = getattr(spec.permissions, section_name)
+    return tuple(AccessArgs(**entry.model_dump(exclude_none=True)) for entry in getattr(workload, target)) \
+        if workload is not None else ()
 
 
 def users_of(section_name: str) -> tuple[str, ...]:
@@ -94,9 +97,22 @@ for section_name in SECTIONS:
     pool = GpuInstancePool(f"{prefix}-{section_name}-pool", GpuInstancePoolArgs(
         cloud=spec.cloud, node_type_id=stack.workloads[section_name].node.node_type_id, spark_version=spec.runtime,
         tags=spec.tags, role=ROLE_OF_SECTION[section_name], **pool_spec.model_dump(),
-        user_groups=users_of(section_name)))
+        user_groups=users_of(section_name), access=access_of(section_name, "pool")))
     pool_ids[section_name] = pool.pool_id
     pulumi.export(f"{section_name}_pool_id", pool.pool_id)
+
+policy_ids: dict[str, pulumi.Output[str]] = {}
+if spec.cluster_policies.enabled:
+    # A pool-backed workload's policy pins its pool, so it is made from the pool's id (the pool comes first).
+    definitions: dict[str, pulumi.Input[dict]] = {}
+    for name, definition in definitions_for_stack(stack).items():
+        definitions[name] = pool_ids[name].apply(functools.partial(pin_pool, definition)) \
+            if pinned_pool(definition) else definition
+    policies = ClusterPolicies(f"{prefix}-policy", ClusterPoliciesArgs(
+        definitions=definitions, can_use={str(k): v for k, v in spec.cluster_policies.can_use.items()},
+        max_clusters_per_user=spec.cluster_policies.max_clusters_per_user))
+    policy_ids = policies.policy_ids
+    pulumi.export("cluster_policy_ids", policy_ids)
 
 
 def base_args(section_name: str) -> dict:
@@ -111,7 +127,7 @@ def base_args(section_name: str) -> dict:
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
                 spark_env_vars=env, instance_pool_id=pool_ids.get(section_name), gpu_memory_need_gb=workload.need_gb,
                 policy_id=policy_ids.get(section_name),
-                user_groups=users_of(section_name),
+                user_groups=users_of(section_name), cluster_access=access_of(section_name, "cluster"),
                 driver_node_type_id=workload.driver.node_type_id if workload.driver else None)
 
 
@@ -120,7 +136,8 @@ if spec.training is not None:
     checkpoint_dir = f"{storage.volume_paths[t.checkpoint_volume]}/{prefix}-training"
     training = TrainingCluster(f"{prefix}-training", TrainingClusterArgs(
         **base_args("training"), num_workers=t.num_workers, spot=t.spot, first_on_demand=t.first_on_demand,
-        checkpoint_dir=checkpoint_dir, job=TrainingJobArgs(**t.job.model_dump()) if t.job else None),
+        checkpoint_dir=checkpoint_dir, job=TrainingJobArgs(**t.job.model_dump()) if t.job else None,
+        job_access=access_of("training", "job")),
         opts=pulumi.ResourceOptions(depends_on=reads))
     pulumi.export("training_cluster_id", training.cluster_id)
     pulumi.export("checkpoint_dir", training.checkpoint_dir)

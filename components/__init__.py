@@ -1,5 +1,6 @@
 """Pulumi components for Databricks AI compute and storage. One public component per module."""
 
+from ._common import AccessArgs
 from .cluster_policies import ClusterPolicies, ClusterPoliciesArgs
 from .dev_cluster import DevCluster, DevClusterArgs
 from .gpu_collector import GpuCollector, GpuCollectorArgs
@@ -9,7 +10,7 @@ from .serving_endpoint import ServingEndpoint, ServingEndpointArgs
 from .training_cluster import TrainingCluster, TrainingClusterArgs, TrainingJobArgs
 from .unity_catalog import GrantArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs, volume_path
 
-__all__ = ["ClusterPolicies", "ClusterPoliciesArgs", "DevCluster", "DevClusterArgs", "GpuCollector",
+__all__ = ["AccessArgs", "ClusterPolicies", "ClusterPoliciesArgs", "DevCluster", "DevClusterArgs", "GpuCollector",
            "GpuCollectorArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs", "InferenceCluster",
            "InferenceClusterArgs", "ServingEndpoint", "ServingEndpointArgs", "TrainingCluster",
            "TrainingClusterArgs", "TrainingJobArgs", "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs",

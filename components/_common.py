@@ -35,6 +35,26 @@ AVAILABILITY: dict[str, dict[str, str]] = {
 
 
 @dataclass(frozen=True, kw_only=True)
+class AccessArgs:
+    """One principal and a permission level on a workspace object: exactly one of ``group_name``, ``user_name``,
+    ``service_principal_name`` (the Permissions API's names)."""
+
+    permission_level: str
+    group_name: str | None = None
+    user_name: str | None = None
+    service_principal_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if sum(v is not None for v in (self.group_name, self.user_name, self.service_principal_name)) != 1:
+            raise ValueError("an access control names exactly one of group_name, user_name, service_principal_name")
+
+    def entry(self) -> tuple[dict[str, str], str]:
+        who = {k: v for k, v in (("group_name", self.group_name), ("user_name", self.user_name),
+                                 ("service_principal_name", self.service_principal_name)) if v is not None}
+        return who, self.permission_level
+
+
+@dataclass(frozen=True, kw_only=True)
 class ClusterBaseArgs:
     """Settings every cluster component takes. The stack spec holds the defaults; none are repeated here."""
 
@@ -59,6 +79,8 @@ class ClusterBaseArgs:
     #: The groups that use the workload (the stack's ``cluster_policies.can_use`` of its section): they may manage
     #: the runs of its job. Its SINGLE_USER clusters admit only their single user.
     user_groups: Sequence[str] = ()
+    #: More access to each of the workload's clusters, beyond its single user's CAN_RESTART.
+    cluster_access: Sequence[AccessArgs] = ()
     #: The stack, carried as tag ``dbx_stack``: with ``workload_type`` it names the stack workload a cluster (or a job
     #: run's cluster, whose name Databricks makes up) belongs to, for matching telemetry to the stack.
     stack: str | None = None
@@ -94,13 +116,18 @@ def identity(name: str) -> dict[str, str]:
 
 
 def permissions(name: str, target: Mapping[str, Any], entries: Sequence[tuple[dict[str, str], str]],
-                opts: pulumi.ResourceOptions) -> databricks.Permissions | None:
+                opts: pulumi.ResourceOptions, extra: Sequence[AccessArgs] = ()) -> databricks.Permissions | None:
     """A ``databricks.Permissions`` on one workspace object (``target``: ``{"cluster_id": ...}``), one access control
     per (principal, level); None when there is nobody to name. Databricks gives the creator (the deployer) CAN_MANAGE
     of what it creates; the people the stack is for need their own (Permissions API: clusters take CAN_ATTACH_TO,
     CAN_RESTART, CAN_MANAGE; jobs CAN_VIEW, CAN_MANAGE_RUN, IS_OWNER, CAN_MANAGE; instance pools CAN_ATTACH_TO,
-    CAN_MANAGE; pulumi-databricks 1.118.0 Permissions docs)."""
-    controls = [databricks.PermissionsAccessControlArgs(**who, permission_level=level) for who, level in entries]
+    CAN_MANAGE; pulumi-databricks 1.118.0 Permissions docs). ``extra`` (the stack's ``permissions`` section) comes
+    after ``entries``; a principal named twice keeps its last level (one access control per principal)."""
+    by_principal: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], str]] = {}
+    for who, level in [*entries, *(a.entry() for a in extra)]:
+        by_principal[tuple(sorted(who.items()))] = (who, level)
+    controls = [databricks.PermissionsAccessControlArgs(**who, permission_level=level)
+                for who, level in by_principal.values()]
     if not controls:
         return None
     return databricks.Permissions(f"{name}-permissions", access_controls=controls, **target, opts=opts)

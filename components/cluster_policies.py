@@ -15,11 +15,17 @@ from dbxtypes.vocabulary import CLUSTER_POLICIES_TYPE
 
 @dataclass(frozen=True, kw_only=True)
 class ClusterPoliciesArgs:
-    #: Workload (training | inference | dev) -> cluster-policy definition (JSON-able dict).
-    definitions: Mapping[str, Mapping[str, Any]]
+    #: Workload (training | inference | dev) -> cluster-policy definition (JSON-able dict). An Output when it reads
+    #: another resource's output (a pool-backed workload's definition pins its pool's id): the policy then waits
+    #: for that resource.
+    definitions: Mapping[str, pulumi.Input[Mapping[str, Any]]]
     #: Workload -> groups granted CAN_USE on its policy.
     can_use: Mapping[str, Sequence[str]] = field(default_factory=dict)
     max_clusters_per_user: int | None = None
+
+
+def _as_json(definition: Mapping[str, Any]) -> str:
+    return json.dumps(definition, sort_keys=True)
 
 
 class ClusterPolicies(pulumi.ComponentResource):
@@ -38,7 +44,7 @@ class ClusterPolicies(pulumi.ComponentResource):
             policy = databricks.ClusterPolicy(
                 f"{name}-{workload}", name=f"{name}-{workload}",
                 description=f"dbx-ai-infra guardrails for {workload} clusters (generated from the stack)",
-                definition=json.dumps(definition, sort_keys=True),
+                definition=pulumi.Output.from_input(definition).apply(_as_json),
                 max_clusters_per_user=args.max_clusters_per_user, opts=child)
             self.policy_ids[workload] = policy.id
             groups = args.can_use.get(workload, ())

@@ -49,5 +49,5 @@ class DevCluster(pulumi.ComponentResource):
         self.cluster_id = cluster.id
         # the dev cluster's single user may start and restart it without being an admin
         permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
-                    child_options(self, opts))
+                    child_options(self, opts), args.cluster_access)
         self.register_outputs({"cluster_id": self.cluster_id})

@@ -60,5 +60,5 @@ class InferenceCluster(pulumi.ComponentResource):
             **settings, opts=child_options(self, opts))
         self.cluster_id = cluster.id
         permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
-                    child_options(self, opts))
+                    child_options(self, opts), args.cluster_access)
         self.register_outputs({"cluster_id": self.cluster_id})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +11,7 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import INSTANCE_POOL_TYPE
 
-from ._common import permissions, pool_attributes, role_tags
+from ._common import AccessArgs, permissions, pool_attributes, role_tags
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,6 +27,8 @@ class GpuInstancePoolArgs:
     max_capacity: int | None = None
     #: The groups that create clusters on the pool (its workload's ``cluster_policies.can_use``): CAN_ATTACH_TO.
     user_groups: tuple[str, ...] = ()
+    #: More access to the pool (the stack's ``permissions.<workload>.pool``).
+    access: Sequence[AccessArgs] = ()
 
 
 class GpuInstancePool(pulumi.ComponentResource):
@@ -45,6 +47,6 @@ class GpuInstancePool(pulumi.ComponentResource):
             max_capacity=args.max_capacity, **attributes, opts=pulumi.ResourceOptions(parent=self))
         permissions(f"{name}-pool", {"instance_pool_id": pool.id},
                     [({"group_name": g}, "CAN_ATTACH_TO") for g in args.user_groups],
-                    pulumi.ResourceOptions(parent=self))
+                    pulumi.ResourceOptions(parent=self), args.access)
         self.pool_id = pool.id
         self.register_outputs({"pool_id": self.pool_id})

@@ -11,7 +11,7 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import CHECKPOINT_DIR_ARG, CHECKPOINT_DIR_ENV, RESUME_ARG, TRAINING_CLUSTER_TYPE
 
-from ._common import Availability, ClusterBaseArgs, child_options, cluster_settings, identity, permissions
+from ._common import AccessArgs, Availability, ClusterBaseArgs, child_options, cluster_settings, identity, permissions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,6 +37,8 @@ class TrainingClusterArgs(ClusterBaseArgs):
     #: A /Volumes/... directory; each run writes checkpoints there and resumes from the newest.
     checkpoint_dir: str
     job: TrainingJobArgs | None = None
+    #: More access to the training job, beyond its run-as identity's and ``user_groups``' CAN_MANAGE_RUN.
+    job_access: Sequence[AccessArgs] = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -91,7 +93,7 @@ class TrainingCluster(pulumi.ComponentResource):
         self.cluster_id = cluster.id
         # its single user may start and restart it (SINGLE_USER access mode admits nobody else)
         permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
-                    child)
+                    child, args.cluster_access)
         self.checkpoint_dir = args.checkpoint_dir
         self.job_id = None
         if args.job is not None:
@@ -121,6 +123,7 @@ class TrainingCluster(pulumi.ComponentResource):
             # the workload's groups (and its run-as identity) may start, cancel and repair runs
             permissions(f"{name}-job", {"job_id": job.id},
                         [(identity(args.single_user_name), "CAN_MANAGE_RUN"),
-                         *(({"group_name": g}, "CAN_MANAGE_RUN") for g in args.user_groups)], child)
+                         *(({"group_name": g}, "CAN_MANAGE_RUN") for g in args.user_groups)], child,
+                        args.job_access)
         self.register_outputs({"cluster_id": self.cluster_id, "checkpoint_dir": self.checkpoint_dir,
                                "job_id": self.job_id})

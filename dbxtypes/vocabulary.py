@@ -97,6 +97,20 @@ SECTIONS: Final[tuple[Section, ...]] = ("training", "inference", "dev")
 #: Stack spec section -> role.
 ROLE_OF_SECTION: Final = MappingProxyType({"training": "training", "inference": "inference", "dev": "interactive"})
 
+#: The workspace objects a stack's ``permissions`` section gives access to, per workload.
+PermissionObject = Literal["cluster", "job", "pool"]
+#: Permission levels each object takes (Permissions API, pulumi-databricks 1.118.0 ``Permissions`` docs, read
+#: 2026-12-03: clusters CAN_ATTACH_TO, CAN_RESTART, CAN_MANAGE; jobs CAN_VIEW, CAN_MANAGE_RUN, IS_OWNER, CAN_MANAGE;
+#: instance pools CAN_ATTACH_TO, CAN_MANAGE). IS_OWNER is left out: a job has one owner, the deployer, and a group
+#: cannot own one.
+PERMISSION_LEVELS: Final = MappingProxyType({
+    "cluster": ("CAN_ATTACH_TO", "CAN_RESTART", "CAN_MANAGE"),
+    "job": ("CAN_VIEW", "CAN_MANAGE_RUN", "CAN_MANAGE"),
+    "pool": ("CAN_ATTACH_TO", "CAN_MANAGE"),
+})
+#: How an access control names its principal (one of them per entry).
+PRINCIPAL_FIELDS: Final = ("group_name", "user_name", "service_principal_name")
+
 ComputeKind = Literal["all_purpose", "jobs_compute"]
 #: Databricks compute kinds (billing SKUs): an all-purpose cluster, or a job cluster.
 ALL_PURPOSE: Final = "all_purpose"

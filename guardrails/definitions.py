@@ -74,8 +74,10 @@ def _range(minimum: float | None = None, maximum: float | None = None, default: 
     return element
 
 
-#: Any instance pool id (a pool-backed workload's policy requires one).
-POOL_ID_PATTERN = "^.+$"
+#: Stands for the id of the workload's own instance pool in a pool-backed definition. The id exists only once the
+#: pool is created, so `policy_definition` writes this and `pin_pool` puts the id in (the ClusterPolicies component,
+#: from the pool's output: Pulumi then creates the pool before the policy).
+POOL_ID_PLACEHOLDER = "{{instance_pool_id}}"
 
 
 def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
@@ -87,7 +89,7 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
         "data_security_mode": _fixed("SINGLE_USER"),
     }
     node_types = sorted(limits.node_types)
-    d["node_type_id"] = {"type": "allowlist", "values": node_types, "isOptional": limits.pool_backed}
+    d["node_type_id"] = {"type": "allowlist", "values": node_types}
     # Without driver_node_type_id the driver takes the (allowlisted) worker node type; a CPU driver is allowlisted.
     d["driver_node_type_id"] = {"type": "allowlist", "values": sorted(limits.driver_node_types or node_types),
                                 "isOptional": True}
@@ -141,13 +143,33 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
                                               default=limits.autotermination_minutes)
         d["cluster_type"] = _fixed("all-purpose")
     if limits.pool_backed:
-        # A pool-backed cluster has no availability of its own; the (on-demand) pool decides. So the pool is what
-        # must be there: a cluster made under the policy without a pool and without an attributes block would run
-        # on the cloud's default availability (spot on AWS), which the optional availability would let through.
-        # (Pinning the pool's id needs the id, known after `pulumi up`: left to a later change.)
-        d["instance_pool_id"] = {"type": "regex", "pattern": POOL_ID_PATTERN}
+        # A pool-backed cluster has no availability of its own: the (on-demand) pool decides. So the policy pins the
+        # pool (compute policy reference, "instance_pool_id": the pool of the workers, and of the driver unless
+        # driver_instance_pool_id is set; "fixed" applies the value to a cluster that leaves it out). A cluster made in
+        # the UI under the policy lands on the pool; one that names a node type (off the pool, on the cloud's default
+        # availability: spot on AWS) or another pool is refused. docs.databricks.com/admin/clusters/policy-definition
+        # (read 2026-12-03).
+        d["instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
+        d["node_type_id"] = {"type": "forbidden", "hidden": True}
+        if not limits.driver_node_types:  # the driver on the same pool; a CPU driver stays outside, allowlisted
+            d["driver_instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
+            d["driver_node_type_id"] = {"type": "forbidden", "hidden": True}
+        else:
+            d["driver_instance_pool_id"] = {"type": "forbidden", "hidden": True}
+            d["driver_node_type_id"] = {**d["driver_node_type_id"], "isOptional": False}
         d[f"{block}.availability"] = {**d[f"{block}.availability"], "isOptional": True}
         if f"{block}.first_on_demand" in d:
             d[f"{block}.first_on_demand"] = {**d[f"{block}.first_on_demand"], "isOptional": True}
             d[f"{block}.first_on_demand"].pop("defaultValue", None)
     return d
+
+
+def pin_pool(definition: Mapping[str, Any], pool_id: str) -> dict[str, Any]:
+    """``definition`` with its pool placeholder (`POOL_ID_PLACEHOLDER`) replaced by ``pool_id``."""
+    return {path: ({**element, "value": pool_id} if element.get("value") == POOL_ID_PLACEHOLDER else dict(element))
+            for path, element in definition.items()}
+
+
+def pinned_pool(definition: Mapping[str, Any]) -> bool:
+    """True when the definition pins an instance pool (so it needs the pool's id: `pin_pool`)."""
+    return any(element.get("value") == POOL_ID_PLACEHOLDER for element in definition.values())

@@ -36,6 +36,8 @@ from dbxtypes.vocabulary import (
     MAX_SCALE_DOWN_SECONDS,
     MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
     MAX_WORKERS_CAP,
+    PERMISSION_LEVELS,
+    PRINCIPAL_FIELDS,
     REQUIRED_TAGS,
     RESERVED_TAGS,
     SCALE_DOWN_WINDOW_KEY,
@@ -361,6 +363,59 @@ class ClusterPoliciesSpec(_Spec):
     max_clusters_per_user: int | None = Field(None, ge=1, description="Per-user cluster limit per policy.")
 
 
+class AccessControlSpec(_Spec):
+    """One principal and the permission level it gets (the Permissions API's field names)."""
+
+    group_name: str | None = Field(None, min_length=1, description="A workspace group.")
+    user_name: str | None = Field(None, min_length=1, description="A user, by user name (e-mail).")
+    service_principal_name: str | None = Field(None, min_length=1, description="A service principal's application id.")
+    permission_level: str = Field(description="The level, e.g. CAN_RESTART (the levels each object takes: README).")
+
+    @model_validator(mode="after")
+    def _one_principal(self) -> AccessControlSpec:
+        named = [f for f in PRINCIPAL_FIELDS if getattr(self, f) is not None]
+        if len(named) != 1:
+            raise ValueError(f"names {' and '.join(named) or 'no principal'}; give exactly one of "
+                             f"{', '.join(PRINCIPAL_FIELDS)}")
+        return self
+
+    def principal(self) -> dict[str, str]:
+        return {f: getattr(self, f) for f in PRINCIPAL_FIELDS if getattr(self, f) is not None}
+
+
+def _levels(kind: str) -> AfterValidator:
+    levels = PERMISSION_LEVELS[kind]
+
+    def check(entries: list[AccessControlSpec]) -> list[AccessControlSpec]:
+        for entry in entries:
+            if entry.permission_level not in levels:
+                raise ValueError(f"permission_level {entry.permission_level!r} is not one a {kind} takes; use one of "
+                                 f"{', '.join(levels)}")
+        return entries
+    return AfterValidator(check)
+
+
+ClusterAccess = Annotated[list[AccessControlSpec], _levels("cluster")]
+JobAccess = Annotated[list[AccessControlSpec], _levels("job")]
+PoolAccess = Annotated[list[AccessControlSpec], _levels("pool")]
+
+
+class WorkloadPermissionsSpec(_Spec):
+    """More access to one workload's objects, beyond what the stack already gives (README: who can do what)."""
+
+    cluster: ClusterAccess = Field(default_factory=list, description="On each of the workload's clusters.")
+    job: JobAccess = Field(default_factory=list, description="On the training job (training only).")
+    pool: PoolAccess = Field(default_factory=list, description="On the workload's instance pool.")
+
+
+class PermissionsSpec(_Spec):
+    """Optional ``dbx-ai-infra:permissions``: access per workload, added to what the stack gives by itself."""
+
+    training: WorkloadPermissionsSpec | None = None
+    inference: WorkloadPermissionsSpec | None = None
+    dev: WorkloadPermissionsSpec | None = None
+
+
 class ConcurrencySpec(_Spec):
     """Provisioned concurrency of an endpoint: each replica serves 4 concurrent requests (workload size Small)."""
 
@@ -442,6 +497,8 @@ class StackSpec(_Spec):
     exceptions: list[ExceptionSpec] = Field(default_factory=list, description="Accepted policy findings.")
     serving: ServingSpec | None = Field(None, description="GPU Model Serving endpoints.")
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    permissions: PermissionsSpec = Field(default_factory=PermissionsSpec, description=(
+        "More access per workload (cluster, job, pool) beyond its single user and cluster_policies.can_use groups."))
 
     def usage_assumptions(self) -> dict[str, Any]:
         """The usage assumptions the cost model prices the stack by: the ``usage`` section, and each scale-to-zero
@@ -485,6 +542,21 @@ class StackSpec(_Spec):
         for group in dict.fromkeys(g for e in logging for g in e.can_manage):
             self.unity_catalog.grants.append(GrantSpec(principal=group, privileges=["USE_SCHEMA", "SELECT"],
                                                        securable=schema))
+
+    def _permission_targets(self) -> None:
+        """Each permissions entry names an object the stack makes."""
+        for role in SECTIONS:
+            access = getattr(self.permissions, role)
+            if access is None:
+                continue
+            if getattr(self, role) is None:
+                raise ValueError(f"permissions.{role} is set but the stack has no {role} section")
+            if access.job and not (role == "training" and self.training and self.training.job):
+                raise ValueError(f"permissions.{role}.job is set but the stack makes no {role} job (only "
+                                 f"training.job makes one); remove it")
+            if access.pool and getattr(self.instance_pools, role) is None:
+                raise ValueError(f"permissions.{role}.pool is set but the stack has no instance_pools.{role}; remove "
+                                 f"it or add the pool")
 
     @model_validator(mode="after")
     def _catalog_location(self) -> StackSpec:
@@ -532,6 +604,7 @@ class StackSpec(_Spec):
         for role in self.cluster_policies.can_use:
             if getattr(self, role) is None:
                 raise ValueError(f"cluster_policies.can_use.{role} is set but the stack has no {role} section")
+        self._permission_targets()
         for role in SECTIONS:
             section = getattr(self, role)
             for lib in (section.libraries if section else []):

@@ -129,12 +129,16 @@ def test_a_raised_cap_moves_the_spec_and_the_rules_together(tmp_path, capsys):
 
 def test_export_policies_and_evaluate_one_against_exported_clusters(tmp_path, capsys):
     out_dir = tmp_path / "policies"
-    code, _, _ = run(capsys, "export-policies", "--stack", "prod", "--out", str(out_dir))
+    code, _, err = run(capsys, "export-policies", "--stack", "prod", "--out", str(out_dir))
     assert code == 0
     files = sorted(p.name for p in out_dir.iterdir())
     assert files == ["prod-policy-inference.json", "prod-policy-training.json"]
     definition = json.loads((out_dir / "prod-policy-inference.json").read_text())
     assert definition["aws_attributes.first_on_demand"]["minValue"] == 3
+    # the pool's id is not known offline: the file marks it (and says so), naming the pool
+    marker = "<id of instance pool prod-inference-pool: known after pulumi up>"
+    assert definition["instance_pool_id"] == definition["driver_instance_pool_id"] == {"type": "fixed", "value": marker}
+    assert "pins driver_instance_pool_id, instance_pool_id" in err
 
     clusters = tmp_path / "clusters.json"
     clusters.write_text(json.dumps({"clusters": [API_EXAMPLE]}))

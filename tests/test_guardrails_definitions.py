@@ -10,7 +10,7 @@ import pytest
 from dbxtypes.shape import ClusterShape, shapes_of_resource
 from gpucatalog import load_catalog
 from guardrails import evaluate, evaluate_shape, parse_definition
-from guardrails.definitions import WorkloadLimits, policy_definition
+from guardrails.definitions import POOL_ID_PLACEHOLDER, WorkloadLimits, pin_pool, pinned_pool, policy_definition
 from tests.conftest import SHIPPED, resources
 
 
@@ -135,21 +135,49 @@ def test_dbu_ceiling_and_job_cluster_type():
     assert {v.path for v in evaluate(inference, GOOD["inference"], cluster_type="job").violations} == {"cluster_type"}
 
 
-def test_pool_backed_workload_may_omit_node_type_and_availability():
+def _pinned(role="inference", pool="pool-1", **over):
+    return pin_pool(policy_definition(_limits(role, pool_backed=True, **over)), pool)
+
+
+def test_pool_backed_workload_omits_node_type_and_availability_and_is_pinned_to_its_pool():
     pooled = {k: v for k, v in GOOD["inference"].items()
               if k not in ("node_type_id", "driver_node_type_id", "aws_attributes")}
-    pooled["instance_pool_id"] = "pool-1"
+    pooled["instance_pool_id"] = pooled["driver_instance_pool_id"] = "pool-1"
     assert not evaluate(policy_definition(_limits("inference")), pooled).allowed
-    assert evaluate(policy_definition(_limits("inference", pool_backed=True)), pooled).allowed
+    assert evaluate(_pinned(), pooled).allowed
+    other = {**pooled, "instance_pool_id": "pool-2", "driver_instance_pool_id": "pool-2"}
+    assert {v.path for v in evaluate(_pinned(), other).violations} == {"instance_pool_id", "driver_instance_pool_id"}
 
 
-def test_a_pool_backed_policy_refuses_a_cluster_with_neither_pool_nor_attribute_block():
-    """The seed's mistake made in the UI under a pool-backed inference policy: no pool and no attribute block means
-    the cloud's default availability (spot on AWS), with the whole base on it; the policy asks for the pool."""
+def test_a_pool_backed_policy_refuses_the_seed_mistake_made_without_a_pool():
+    """The seed's mistake made in the UI under a pool-backed inference policy: a node type and no attribute block
+    means the cloud's default availability (spot on AWS), with the whole base on it. The policy pins the pool: a
+    cluster that names its node type is refused; one that leaves the node out is put on the pool (fixed applies)."""
     bare = {k: v for k, v in GOOD["inference"].items() if k not in ("aws_attributes",)}
-    outcome = evaluate(policy_definition(_limits("inference", pool_backed=True)), bare)
+    outcome = evaluate(_pinned(), bare)
     assert not outcome.allowed
-    assert [v.path for v in outcome.violations] == ["instance_pool_id"]
+    assert {v.path for v in outcome.violations} == {"node_type_id", "driver_node_type_id"}
+    nodeless = {k: v for k, v in bare.items() if k not in ("node_type_id", "driver_node_type_id")}
+    assert evaluate(_pinned(), nodeless).allowed  # created under the policy: the policy sets the pool
+    # the same cluster as a workspace export (the pool was never applied) is refused
+    assert {"instance_pool_id", "driver_instance_pool_id"} <= {
+        v.path for v in evaluate(_pinned(), nodeless, final=True).violations}
+
+
+def test_a_pool_backed_policy_with_a_cpu_driver_keeps_the_driver_off_the_pool():
+    definition = _pinned(driver_node_types=["m5.xlarge"])
+    pooled = {k: v for k, v in GOOD["inference"].items() if k not in ("node_type_id", "aws_attributes")}
+    pooled.update(instance_pool_id="pool-1", driver_node_type_id="m5.xlarge")
+    assert evaluate(definition, pooled).allowed
+    assert "driver_instance_pool_id" in {v.path for v in evaluate(
+        definition, {**pooled, "driver_instance_pool_id": "pool-1"}).violations}
+
+
+def test_a_definition_says_whether_it_needs_a_pool_id():
+    unpinned = policy_definition(_limits("inference", pool_backed=True))
+    assert pinned_pool(unpinned) and not pinned_pool(_pinned())
+    assert not pinned_pool(policy_definition(_limits("inference")))
+    assert unpinned["instance_pool_id"]["value"] == POOL_ID_PLACEHOLDER
 
 
 def test_a_missing_required_tag_is_filled_in_by_the_policy_not_refused():
@@ -244,7 +272,7 @@ def test_the_inference_policy_and_component_share_the_on_demand_base(plan_of, st
 
 def test_prods_inference_policy_refuses_a_cluster_with_no_attribute_block(plan_of):
     """Issue 26: prod's inference workload is pool-backed; a cluster made in the UI under its policy with no pool
-    and no attribute block (spot by AWS's default) is refused, where it used to pass."""
+    and no attribute block (spot by AWS's default) is refused, where it used to pass: the policy pins the pool."""
     import json
 
     plan = plan_of("prod")
@@ -258,4 +286,7 @@ def test_prods_inference_policy_refuses_a_cluster_with_no_attribute_block(plan_o
           "custom_tags": {k: v for k, v in cluster["customTags"].items()}, "data_security_mode": "SINGLE_USER",
           "autotermination_minutes": 0, "node_type_id": "g5.xlarge"}
     outcome = evaluate(definition, ui)
-    assert not outcome.allowed and "instance_pool_id" in [v.path for v in outcome.violations]
+    assert not outcome.allowed and "node_type_id" in [v.path for v in outcome.violations]
+    # the policy pins prod's own inference pool, which the plan makes first
+    (pool,) = [r for r in plan["resources"] if r["type"] == "databricks:index/instancePool:InstancePool"]
+    assert definition["instance_pool_id"] == {"type": "fixed", "value": pool["id"]}

@@ -221,8 +221,11 @@ def test_recorded_stack_plans_get_the_offline_verdict_over_grpc(stub, plan_of, s
     """A plan recorded by the offline engine, sent resource by resource as the CLI sends it: same diagnostics."""
     plan = copy.deepcopy(plan_of(stack))
     assert analyze_plan(stub, plan) == expected_diagnostics(plan)
-    # and a broken variant of the same plan: the inference/training clusters lose their on-demand base
+    # and a broken variant of the same plan: the clusters lose their on-demand base (a pool-backed one has none of
+    # its own) and their cost_center tag
     for res in plan["resources"]:
+        if res["type"] == "databricks:index/cluster:Cluster":
+            res["inputs"]["customTags"].pop("cost_center")
         block = next((k for k in ("awsAttributes", "azureAttributes", "gcpAttributes") if k in res["inputs"]), None)
         if res["type"] == "databricks:index/cluster:Cluster" and block:
             res["inputs"][block]["availability"] = {"awsAttributes": "SPOT", "azureAttributes": "SPOT_AZURE",

@@ -156,7 +156,12 @@ def test_in_creation_order_every_compute_resource_finds_what_it_reads(stack, pla
                                                             "databricks:index/grant:Grant")]
     files = {r["inputs"]["path"]: r["urn"] for r in plan["resources"] if r["type"] == "databricks:index/file:File"}
     checked = 0
+    ids = {r["id"]: r["urn"] for r in plan["resources"] if r.get("id")}
     for r in order:
+        # any input that holds another resource's id (a policy pinning its pool, a cluster on its policy) comes after it
+        for value in re.findall(r'([A-Za-z0-9_.-]+-id)\b', json.dumps(r["inputs"])):
+            if value in ids and ids[value] != r["urn"]:
+                assert ids[value] in made, (r["name"], value)
         if r["type"] in ("databricks:index/cluster:Cluster", "databricks:index/job:Job"):
             for path in _paths_read(r["inputs"]):
                 volume = volumes[path]
@@ -197,5 +202,58 @@ def test_the_people_the_stack_names_can_use_its_compute(stack, plan_of):
         if r["type"] == "databricks:index/job:Job":
             assert any(a["permissionLevel"] == "CAN_MANAGE_RUN" for a in acl[r["id"]]), r["name"]
         if r["type"] == "databricks:index/instancePool:InstancePool" and r["id"] in acl:
-            assert all(a["permissionLevel"] == "CAN_ATTACH_TO" and a.get("groupName") for a in acl[r["id"]])
+            # its groups may create clusters on it (attach, or manage where the permissions section says so)
+            assert all(a["permissionLevel"] in ("CAN_ATTACH_TO", "CAN_MANAGE") and a.get("groupName")
+                       for a in acl[r["id"]])
     assert ids  # the plan has resources
+
+
+def test_the_new_workspace_stacks_permissions_section_reaches_each_object(plan_of):
+    """The `permissions` section adds access on top of what the stack gives, one access control per principal."""
+    plan = plan_of("new-workspace")
+    acl = {r["name"]: r["inputs"]["accessControls"] for r in plan["resources"]
+           if r["type"] == "databricks:index/permissions:Permissions"}
+    assert {"groupName": "ml-platform", "permissionLevel": "CAN_MANAGE"} in acl["new-workspace-training-cluster-permissions"]
+    job = acl["new-workspace-training-job-permissions"]
+    assert {"groupName": "ml-leads", "permissionLevel": "CAN_VIEW"} in job
+    assert {"groupName": "ml-engineers", "permissionLevel": "CAN_MANAGE_RUN"} in job  # the can_use group stays
+    assert {"groupName": "ml-platform", "permissionLevel": "CAN_MANAGE"} in acl["new-workspace-training-pool-pool-permissions"]
+    # the dev workload asked for nothing more: its cluster keeps only its single user
+    assert [a["permissionLevel"] for a in acl["new-workspace-dev-cluster-permissions"]] == ["CAN_RESTART"]
+
+
+def test_a_principal_named_again_in_permissions_takes_that_level(write_stack):
+    from stackplan.pipeline import build
+    from tests.conftest import BASE_CONFIG
+
+    user = BASE_CONFIG["dbx-ai-infra:single_user_name"]
+    config = {**BASE_CONFIG, "dbx-ai-infra:permissions": {
+        "inference": {"cluster": [{"user_name": user, "permission_level": "CAN_MANAGE"}]}}}
+    plan = build(str(write_stack(config))).plan
+    (controls,) = [r.inputs["accessControls"] for r in plan.resources
+                   if r.type == "databricks:index/permissions:Permissions" and r.name.endswith("inference-cluster-permissions")]
+    assert controls == [{"userName": user, "permissionLevel": "CAN_MANAGE"}]
+
+
+@pytest.mark.parametrize("access, message", [
+    ({"training": {"cluster": [{"group_name": "g", "permission_level": "CAN_MANAGE"}]}},
+     "permissions.training is set but the stack has no training section"),
+    ({"inference": {"cluster": [{"group_name": "g", "permission_level": "CAN_MANAGE_RUN"}]}},
+     "permission_level 'CAN_MANAGE_RUN' is not one a cluster takes; use one of CAN_ATTACH_TO, CAN_RESTART, CAN_MANAGE"),
+    ({"inference": {"job": [{"group_name": "g", "permission_level": "CAN_VIEW"}]}},
+     "permissions.inference.job is set but the stack makes no inference job"),
+    ({"inference": {"pool": [{"group_name": "g", "permission_level": "CAN_MANAGE"}]}},
+     "permissions.inference.pool is set but the stack has no instance_pools.inference"),
+    ({"inference": {"cluster": [{"group_name": "g", "user_name": "u@x.com", "permission_level": "CAN_MANAGE"}]}},
+     "names group_name and user_name; give exactly one of group_name, user_name, service_principal_name"),
+])
+def test_a_permissions_entry_the_stack_cannot_apply_is_refused(write_stack, capsys, access, message):
+    from stackplan.cli import main
+    from tests.conftest import BASE_CONFIG
+
+    config = {**BASE_CONFIG, "dbx-ai-infra:permissions": access}
+    config.pop("dbx-ai-infra:training", None)
+    config.pop("dbx-ai-infra:instance_pools", None)
+    assert main(["preview", "--stack", str(write_stack(config))]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from dbxtypes.errors import InputError
-from dbxtypes.vocabulary import CLUSTER_POLICY
+from dbxtypes.vocabulary import CLUSTER_POLICY, INSTANCE_POOL
 from stackplan.exits import EXIT_OK
 from stackplan.pipeline import build_plan
 
@@ -25,9 +25,20 @@ def cmd_export_policies(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise InputError.single(args.out, "--out", "exists and is not a directory.", "pass a directory for --out.")
     out.mkdir(parents=True, exist_ok=True)
+    # Offline, a pool's id is the engine's stand-in: the file marks it instead, naming the pool.
+    unknown_ids = {r.id: f"<id of instance pool {r.inputs.get('instancePoolName', r.name)}: known after pulumi up>"
+                   for r in plan.resources if r.type == INSTANCE_POOL}
     for r in policies:
         definition = json.loads(r.inputs["definition"])
+        marked = sorted(p for p, e in definition.items() if isinstance(e, dict) and e.get("value") in unknown_ids)
+        for p in marked:
+            definition[p] = {**definition[p], "value": unknown_ids[definition[p]["value"]]}
         path = out / f"{r.inputs['name']}.json"
         common.emit(args, json.dumps(definition, indent=2, sort_keys=True), str(path))
         print(f"wrote {path}", file=sys.stderr)
+        if marked:
+            print(f"note: {path} pins {', '.join(marked)} to the instance pool the stack creates; its id exists only "
+                  "after `pulumi up` (`pulumi stack output <workload>_pool_id`): put it in place of the <id of ...> "
+                  "marker before creating this policy by hand. `pulumi up` makes the policy with the id itself.",
+                  file=sys.stderr)
     return EXIT_OK
