@@ -7,6 +7,7 @@ type must be offered on the cloud and large enough; otherwise the error names th
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -19,12 +20,11 @@ from dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
 SERVING_FILE = Path(__file__).resolve().parent / "serving_types.yaml"
 
 
-class ServingType(BaseModel):
-    """One GPU workload type of one cloud; ``dbu_per_hour`` is one replica's, None where no public figure exists."""
+class ServingOffer(BaseModel):
+    """GPUs Model Serving offers on one cloud; ``dbu_per_hour`` is one replica's, None where no public figure exists."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    workload_type: str
     gpu: str
     gpu_count: int = Field(ge=1)
     gpu_memory_gb: float = Field(gt=0)
@@ -32,6 +32,12 @@ class ServingType(BaseModel):
     source: str
     date: str
     doubt: str | None = None
+
+
+class ServingType(ServingOffer):
+    """One GPU workload type of one cloud: an offer with the name the API takes."""
+
+    workload_type: str
 
 
 class LaunchPrice(BaseModel):
@@ -47,6 +53,7 @@ class _ServingFile(BaseModel):
 
     types: dict[str, list[ServingType]]
     not_offered: dict[str, dict[str, str]] = Field(default_factory=dict)
+    unnamed: dict[str, list[ServingOffer]] = Field(default_factory=dict)
     concurrency_per_replica: int = Field(ge=1)
     launch_usd: LaunchPrice
 
@@ -57,6 +64,8 @@ class ServingCatalog:
     not_offered: dict[str, dict[str, str]]
     concurrency_per_replica: int
     launch_usd: LaunchPrice
+    #: Offers a public source prices but no source read names the workload type of: recorded, never chosen.
+    unnamed: dict[str, tuple[ServingOffer, ...]] = dataclasses.field(default_factory=dict)
 
     def of_cloud(self, cloud: str) -> tuple[ServingType, ...]:
         """The cloud's types, smallest total GPU memory first."""
@@ -76,7 +85,8 @@ def load_serving_catalog(path: str | None = None) -> ServingCatalog:
     text = read_text(source, "serving catalog")
     data = _ServingFile.model_validate(parse_yaml(text, source) if path else parse_packaged_yaml(text, source))
     return ServingCatalog({c: tuple(ts) for c, ts in data.types.items()}, data.not_offered,
-                          data.concurrency_per_replica, data.launch_usd)
+                          data.concurrency_per_replica, data.launch_usd,
+                          {c: tuple(rows) for c, rows in data.unnamed.items()})
 
 
 #: The workload types the API enum of the pinned databricks-sdk lists (``serving.ServingModelWorkloadType``).

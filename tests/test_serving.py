@@ -218,10 +218,10 @@ def test_a_scale_to_zero_endpoint_costs_its_active_hours_and_launches(capsys, wr
 
 
 def test_a_type_with_no_public_rate_is_unpriced_not_zero(capsys, write_stack):
-    stack = write_stack(serving("azure", chat=endpoint(workload_type="GPU_LARGE_2")))
+    stack = write_stack(serving("aws", chat=endpoint(workload_type="GPU_XLARGE_8")))
     code, plan = run_json(capsys, "preview", "--stack", str(stack))
     e = _entry(plan, "test-serving-chat")
-    assert e["unpriced"] == "no public serving DBU rate for GPU_LARGE_2 on azure"
+    assert e["unpriced"] == "no public serving DBU rate for GPU_XLARGE_8 on aws"
     assert e["monthly"]["expected"] is None
 
 
@@ -243,3 +243,15 @@ def test_each_inference_cluster_and_endpoint_is_priced_the_other_way(capsys):
     assert ("the endpoint is cheaper" in b["message"]) is (b["monthly_cost_delta"] > 0)
     md = main(["cost", "--stack", "prod", "--format", "markdown"])
     assert md == 0 and "cluster-vs-endpoint" in capsys.readouterr().out
+
+
+def test_offers_without_an_api_name_are_recorded_but_never_chosen():
+    """The AWS 8 x A100 40 GB offer (538.4 DBU/h) is priced publicly but no source names its workload type."""
+    from gpucatalog.serving import choose_serving_type, load_serving_catalog
+
+    catalog = load_serving_catalog()
+    (a100_40,) = [o for o in catalog.unnamed["aws"] if o.gpu == "A100 40GB"]
+    assert (a100_40.gpu_count, a100_40.gpu_memory_gb, a100_40.dbu_per_hour) == (8, 320, 538.4)
+    assert a100_40.source and a100_40.date and a100_40.doubt
+    # a model that would fit it is sized to a named type, never to the unnamed offer
+    assert choose_serving_type(catalog, "aws", 300).workload_type == "GPU_XLARGE_8"
