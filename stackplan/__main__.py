@@ -1,22 +1,15 @@
 import os
-import signal
 import sys
 
+from . import interrupts
 
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # SIGTERM ends the run like Ctrl-C: partial outputs removed, exit 130
-
-
-signal.signal(signal.SIGTERM, _terminate)
+interrupts.install()
 try:
     from .cli import main
 
     code = main()
 except KeyboardInterrupt:  # before main() could take over (while importing): nothing was opened yet
-    print("interrupted: nothing was written.", file=sys.stderr)
-    from .exits import EXIT_INTERRUPTED
-
-    code = EXIT_INTERRUPTED
+    interrupts.exit_now()
 # Tearing the interpreter down after pulumi_databricks is imported takes about a second (bench/RESULTS.md),
 # and nothing is left to clean up: outputs are written and closed. Flush and leave at once.
 try:

@@ -248,7 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --format {args.format} does not carry --cluster-policy results yet. Fix: use --format table "
               "or --json for the cluster-policy evaluation.", file=sys.stderr)
         return EXIT_INVALID
-    from .output import check_out, cleanup_partial_outputs
+    from .interrupts import MESSAGE, cleanup_partial_outputs, exit_on_signal
+    from .output import check_out
     from .workspace import WorkspaceUnavailable
 
     if getattr(args, "out", None) in (None, "-") and sys.stdout.isatty():
@@ -261,10 +262,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .commands.common import inputs
 
             check_out(args.out, inputs(args))  # before any work: a bad --out changes nothing
-        return args.func(args)
+        # A signal ends the run from its handler: Pulumi's runtime and DuckDB swallow or convert KeyboardInterrupt.
+        with exit_on_signal():
+            return args.func(args)
     except KeyboardInterrupt:
         cleanup_partial_outputs()
-        print("interrupted: nothing was written.", file=sys.stderr)
+        print(MESSAGE, file=sys.stderr)
         return EXIT_INTERRUPTED
     except RecursionError:
         print("error: an input is nested too deeply to read. Fix: pass a Databricks export or a stack file as "

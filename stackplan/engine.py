@@ -120,7 +120,8 @@ def run_program(stack: LoadedStack, program: Path = PROGRAM, *, from_config: boo
     # whole package is most of a run's start-up (issue 23).
     pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
     try:
-        # Pulumi keeps its runtime settings in context variables: an empty context is a clean runtime.
+        # Pulumi keeps its runtime settings in context variables: an empty context is a clean runtime. (A signal
+        # must not raise in here: stackplan.interrupts.)
         return contextvars.Context().run(_run, stack, program, not from_config)
     except pulumi.RunError as exc:
         raise ProgramError(str(exc)) from None

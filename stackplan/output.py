@@ -17,15 +17,7 @@ from pathlib import Path
 
 from dbxtypes.errors import InputError
 
-#: Temporary files being written, removed by `cleanup_partial_outputs` when a run is interrupted.
-_PARTIAL: set[str] = set()
-
-
-def cleanup_partial_outputs() -> None:
-    """Remove the temporary files of writes still under way (on Ctrl-C or SIGTERM)."""
-    for tmp in list(_PARTIAL):
-        Path(tmp).unlink(missing_ok=True)
-        _PARTIAL.discard(tmp)
+from .interrupts import PARTIAL
 
 
 def _umask() -> int:
@@ -91,7 +83,7 @@ def write_text(text: str, out: str | None, inputs: Iterable[str | None] = ()) ->
     except OSError as exc:
         raise InputError.single(out, "--out", f"cannot write in {directory} ({exc.strerror}).",
                                 "choose a writable --out.") from None
-    _PARTIAL.add(tmp)
+    PARTIAL.add(tmp)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(data)
@@ -104,4 +96,4 @@ def write_text(text: str, out: str | None, inputs: Iterable[str | None] = ()) ->
         Path(tmp).unlink(missing_ok=True)
         raise
     finally:
-        _PARTIAL.discard(tmp)
+        PARTIAL.discard(tmp)

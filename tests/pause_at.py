@@ -5,8 +5,15 @@ before or after the point it meant).
 
 POINT is where a user's Ctrl-C may land:
 - ``import``: while the provider SDK is being imported (the first seconds of a run);
-- ``program``: inside the Pulumi program under the mock runtime, at the first resource it registers;
-- ``write``: with the output's temporary file written, before it is renamed into place.
+- ``program``: inside the Pulumi program under the mock runtime, as it registers a resource;
+- ``write``: with the output's temporary file written, before it is renamed into place;
+- ``body``: in the program's own code (not an RPC), at its first ``pulumi.export``; Pulumi's runtime catches what
+  is raised there and waits for every RPC before re-raising;
+- ``frame``: inside ``pathlib``'s ``as_uri``, which Pulumi's runtime calls for each stack frame of a registration
+  under ``except BaseException`` (a KeyboardInterrupt raised there was swallowed and the run exited 0);
+- ``duckdb``: inside advise's analysis, as its DuckDB query runs (DuckDB turns a KeyboardInterrupt into its own
+  error).
+A point may carry a count, ``frame:40``: the 40th time the run passes it.
 """
 
 from __future__ import annotations
@@ -41,21 +48,58 @@ class _PauseOnImport(importlib.abc.MetaPathFinder):
         return None
 
 
-def install(point: str) -> None:
-    if point == "import":
+def _pause_on_call(owner: object, name: str, nth: int) -> None:
+    """Wrap ``owner.name`` so that its ``nth`` call pauses first."""
+    original = getattr(owner, name)
+    calls = [0]
+
+    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls[0] += 1
+        if calls[0] == nth:
+            ready_and_wait()
+        return original(*args, **kwargs)
+
+    setattr(owner, name, wrapper)
+
+
+def install(spec: str) -> None:
+    point, _, count = spec.partition(":")
+    nth = int(count or 1)
+    if point == "body":
+        import pulumi
+
+        _pause_on_call(pulumi, "export", nth)
+    elif point == "frame":
+        import pathlib
+
+        from stackplan import engine
+
+        run = engine._run
+
+        def run_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - as_uri is only watched inside the run
+            _pause_on_call(pathlib.PurePath, "as_uri", nth)
+            return run(*args, **kwargs)
+
+        engine._run = run_then_pause
+    elif point == "duckdb":
+        import duckdb
+
+        connect = duckdb.connect
+
+        def connect_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            con = connect(*args, **kwargs)
+            print(READY, file=sys.stderr, flush=True)
+            # a query that runs inside DuckDB until the signal comes (DuckDB checks for signals as it runs)
+            con.execute("SELECT count(*) FROM range(9223372036854775807) t(i) WHERE i % 7 = 8")
+            return con
+
+        duckdb.connect = connect_then_pause
+    elif point == "import":
         sys.meta_path.insert(0, _PauseOnImport())
     elif point == "program":
         from stackplan import engine
 
-        register = engine._Mocks.new_resource
-
-        def new_resource(self, args):  # noqa: ANN001, ANN202
-            if not getattr(new_resource, "paused", False):
-                new_resource.paused = True  # type: ignore[attr-defined]
-                ready_and_wait()
-            return register(self, args)
-
-        engine._Mocks.new_resource = new_resource  # type: ignore[method-assign]
+        _pause_on_call(engine._Mocks, "new_resource", nth)
     elif point == "write":
         from stackplan import output
 

@@ -239,14 +239,12 @@ def test_huge_prices_are_refused_and_tiny_ones_are_numbers(write_stack, tmp_path
 
 # --- interrupted runs ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("point", "sig"), [("import", signal.SIGTERM), ("program", signal.SIGINT),
-                                          ("program", signal.SIGTERM), ("write", signal.SIGINT)])
-def test_an_interrupted_run_says_one_line_exits_130_and_leaves_nothing(tmp_path, point, sig):
-    """The signal is sent once the run has said it stands at ``point`` (tests/pause_at.py), never after a sleep:
-    the outcome does not depend on the machine's speed."""
-    out = tmp_path / "plan.json"
-    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "pause_at.py"), point, "preview", "--stack", "prod",
-                             "--json", "--out", str(out)], cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+def _interrupt_at(point: str, sig: int, argv: list[str], tmp_path: Path) -> None:
+    """Run ``argv`` paused at ``point`` (tests/pause_at.py), signal it once it says it stands there (never after a
+    sleep: the outcome does not depend on the machine's speed), and check the one line, exit 130, nothing left."""
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "pause_at.py"), point, *argv], cwd=REPO,
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = proc.stderr.readline().decode()
     if first.strip() != READY:  # the run ended or failed before reaching the point: show why
         proc.kill()
@@ -254,10 +252,43 @@ def test_an_interrupted_run_says_one_line_exits_130_and_leaves_nothing(tmp_path,
     if point == "write":
         assert [p.name for p in tmp_path.iterdir()] != [], "the temporary output exists at the pause"
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"hung after the signal at {point}")
     assert proc.returncode == 130, err
     assert err.decode().strip().splitlines() == ["interrupted: nothing was written."]
-    assert list(tmp_path.iterdir()) == []
+    assert not [p for p in tmp_path.iterdir() if p.name != "usage"]
+
+
+@pytest.mark.parametrize(("point", "sig"), [
+    ("import", signal.SIGTERM), ("program", signal.SIGINT), ("write", signal.SIGINT),
+    # in the program's own code: Pulumi's runtime catches it there and waited for RPCs that never came (a hang)
+    ("body:2", signal.SIGTERM),
+    # inside the frame lookup Pulumi runs under `except BaseException`: the interrupt was swallowed, exit 0
+    ("frame:40", signal.SIGINT),
+])
+def test_an_interrupted_run_says_one_line_exits_130_and_leaves_nothing(tmp_path, point, sig):
+    _interrupt_at(point, sig, ["preview", "--stack", "prod", "--json", "--out", str(tmp_path / "plan.json")], tmp_path)
+
+
+def test_an_interrupt_inside_a_duckdb_query_of_advise_is_an_interrupt(tmp_path):
+    """DuckDB turned Ctrl-C into its own "Query interrupted" error (exit 1)."""
+    assert main(["sample-usage", "--stack", "dev", "--out", str(tmp_path / "usage"), "--days", "1"]) == 0
+    _interrupt_at("duckdb", signal.SIGINT, ["advise", "--stack", "dev", "--usage", str(tmp_path / "usage"),
+                                            "--out", str(tmp_path / "advice.txt")], tmp_path)
+
+
+@settings(max_examples=3, deadline=None, derandomize=False)
+@given(point=st.one_of(st.integers(1, 600).map(lambda n: f"frame:{n}"), st.integers(1, 5).map(lambda n: f"body:{n}"),
+                       st.integers(1, 30).map(lambda n: f"program:{n}"), st.just("write"), st.just("import")),
+       sig=st.sampled_from([signal.SIGINT, signal.SIGTERM]))
+def test_an_interrupt_at_a_random_moment_of_a_preview_ends_the_same_way(tmp_path_factory, point, sig):
+    """Random moments of a run, each a place the run says it reached (a registration, a frame lookup, the program's
+    own code, the write, the import), so the outcome never depends on timing."""
+    tmp_path = tmp_path_factory.mktemp("interrupt")
+    _interrupt_at(point, sig, ["preview", "--stack", "dev", "--json", "--out", str(tmp_path / "plan.json")], tmp_path)
 
 
 # --- keep the class closed: random and mutated inputs to every subcommand -----------------------------------------

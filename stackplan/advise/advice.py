@@ -3,7 +3,6 @@ the stack priced by the existing cost model on the edited stack (`price_edit`)."
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan
 from dbxtypes.vocabulary import PROJECT
+from stackplan.interrupts import scratch_dir
 
 from .analysis import Analysis, plain
 from .findings import FINDING_IDS, FINDINGS
@@ -107,8 +107,8 @@ def price_edit(plan: Plan, proposal: Proposal, *, policy_config: Any, prices: st
     from stackplan.pipeline import build_plan
 
     assert plan.cost is not None and plan.stack_file
-    with tempfile.TemporaryDirectory(prefix="advise-") as tmp:
-        edited = Path(tmp) / f"Pulumi.{plan.stack}.yaml"
+    with scratch_dir("advise-") as tmp:
+        edited = tmp / f"Pulumi.{plan.stack}.yaml"
         edited.write_text(edited_stack_text(Path(plan.stack_file), proposal.edit), encoding="utf-8")
         try:
             after = build_plan(str(edited), policy_config=policy_config, prices=prices, with_cost=True)
