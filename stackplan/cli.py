@@ -18,6 +18,7 @@ from dbxtypes.errors import InputError, ProgramError
 
 from . import formats, version
 from .exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VIOLATIONS
+from .workspace import CONNECT_TIMEOUT_S, HTTP_TIMEOUT_S, RETRY_BUDGET_S
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -129,7 +130,10 @@ def parser() -> argparse.ArgumentParser:
     stacks_arg(group)
     p.add_argument("--workspace", action="store_true",
                    help="read the workspace live through databricks-sdk (its standard auth: the environment or "
-                        "--profile; never a token on the command line)")
+                        f"--profile; never a token on the command line). Gives up after {CONNECT_TIMEOUT_S} s "
+                        f"without a connection, {HTTP_TIMEOUT_S} s without a response, {RETRY_BUDGET_S} s of "
+                        "retries on one list; a host that does not resolve or refuses the connection is invalid "
+                        "input (exit 2), one that does not answer is exit 1")
     p.add_argument("--profile", metavar="NAME", help="with --workspace: a ~/.databrickscfg profile")
     p.add_argument("--save-export", metavar="DIR",
                    help="with --workspace: also write what was read to DIR, for a later --cluster-json DIR")

@@ -144,3 +144,72 @@ def test_drift_against_the_live_workspace(workspace, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["against"].startswith("workspace http://127.0.0.1:")
     assert doc["counts"]["drift-missing"] == 4 and doc["counts"]["drift-unowned-gpu"] == 2  # chat-serving, the job
+
+
+def _closed_port() -> int:
+    """A local port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_host_that_refuses_connections_is_invalid_input_at_once(workspace, monkeypatch, capsys):
+    """It waited about 10 minutes in silence (the SDK retried for 300 s per list), then exited 1."""
+    host = f"https://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("DATABRICKS_HOST", host)
+    assert main(["check", "--workspace"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {host}: DATABRICKS_HOST: refuses connections on port" in err and "Fix: check the workspace URL" in err
+    assert workspace.seen == []  # no API call was tried
+
+
+def test_a_host_that_does_not_resolve_is_invalid_input(workspace, monkeypatch, capsys):
+    monkeypatch.setenv("DATABRICKS_HOST", "https://no-such-workspace.invalid")
+    assert main(["check", "--workspace"]) == 2
+    assert "DATABRICKS_HOST: does not resolve (no-such-workspace.invalid" in capsys.readouterr().err
+
+
+def test_a_host_that_does_not_answer_is_unavailable_not_the_inputs_fault(workspace, monkeypatch, capsys):
+    import socket
+
+    from stackplan import workspace as live
+
+    def silent(address, timeout=None):  # noqa: ANN001, ANN202 - socket.create_connection's shape
+        assert timeout == live.CONNECT_TIMEOUT_S  # the connect is bounded
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", silent)
+    assert main(["check", "--workspace"]) == 1
+    err = capsys.readouterr().err
+    assert f"no answer to a connection within {live.CONNECT_TIMEOUT_S} s (not the input's fault" in err
+
+
+def test_the_sdk_is_told_how_long_to_retry(workspace, monkeypatch, capsys):
+    """A server that answers 503 for ever: the SDK gives up after the retry budget, not its 300 s default."""
+    from stackplan import workspace as live
+
+    monkeypatch.setattr(live, "RETRY_BUDGET_S", 1)
+    for _ in range(50):
+        workspace.script.append(("/api/2.1/clusters/list", 503, {"Retry-After": "1"},
+                                 {"error_code": "TEMPORARILY_UNAVAILABLE", "message": "try later"}))
+    assert main(["check", "--workspace"]) == 1
+    err = capsys.readouterr().err
+    assert "listing clusters took longer than 1 s with retries" in err and "not the input's fault" in err
+
+
+def test_a_profile_without_a_config_file_says_the_file_is_missing(workspace, capsys, tmp_path):
+    assert main(["check", "--workspace", "--profile", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'no.databrickscfg'}: --profile: names profile 'nope', but this file" in err
+    assert "does not exist" in err and "Traceback" not in err
+
+
+def test_on_a_terminal_a_live_read_says_where_it_connects_and_what_it_read(workspace, capsys):
+    from stackplan.workspace import read_workspace
+
+    host, doc = read_workspace(progress=True)
+    err = capsys.readouterr().err
+    assert err.startswith(f"connecting to {host}...\n")
+    assert "read 2 clusters." in err and "read 1 jobs." in err and len(doc["clusters"]) == 2
