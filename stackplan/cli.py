@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from dbxtypes.errors import InputError, ProgramError
+from dbxtypes.text import printable
 
 from . import formats, version
 from .exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VIOLATIONS
@@ -278,17 +279,17 @@ def main(argv: Sequence[str] | None = None) -> int:
               "written by their tools.", file=sys.stderr)
         return EXIT_INVALID
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return EXIT_INVALID
     except ProgramError as exc:
-        print(f"error: the Pulumi program failed: {exc}", file=sys.stderr)
+        print(printable(f"error: the Pulumi program failed: {exc}"), file=sys.stderr)
         return EXIT_VIOLATIONS
     except WorkspaceUnavailable as exc:
-        print(f"error: {exc} (not the input's fault: try again later)", file=sys.stderr)
+        print(printable(f"error: {exc} (not the input's fault: try again later)"), file=sys.stderr)
         return EXIT_VIOLATIONS
     except Exception as exc:  # noqa: BLE001 - the CLI prints a sentence, not a traceback
         if os.environ.get("STACKPLAN_DEBUG"):
             raise
-        print(f"error: unexpected {type(exc).__name__}: {exc} (set STACKPLAN_DEBUG=1 for a traceback)",
+        print(printable(f"error: unexpected {type(exc).__name__}: {exc} (set STACKPLAN_DEBUG=1 for a traceback)"),
               file=sys.stderr)
         return EXIT_VIOLATIONS

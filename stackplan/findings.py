@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.plan import Violation
+from dbxtypes.text import printable
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_NAME = "dbx-ai-infra stackplan"
@@ -138,38 +139,42 @@ def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: st
     """The findings as JUnit XML; ``policies`` are the names of every policy that ran; ``source`` is the input a
     policy with no finding is reported against; ``errors`` (file, message) are inputs that could not be checked,
     each an ``<error>`` case of a ``stackplan`` suite."""
-    root = ET.Element("testsuites", name=suite)
+    def x(text: str) -> str:  # XML 1.0 refuses most control characters and the non-characters: escaped
+        return printable(text)
+
+    root = ET.Element("testsuites", name=x(suite))
     if errors:
         broken = ET.SubElement(root, "testsuite", name="stackplan", tests=str(len(errors)), failures="0",
                                errors=str(len(errors)), skipped="0")
         for file, message in errors:
-            case = ET.SubElement(broken, "testcase", name=f"load {file}", classname="stackplan", file=file)
-            ET.SubElement(case, "error", message=message, type="invalid input").text = message
+            case = ET.SubElement(broken, "testcase", name=x(f"load {file}"), classname="stackplan", file=x(file))
+            ET.SubElement(case, "error", message=x(message), type="invalid input").text = x(message)
     for policy in dict.fromkeys([*policies, *(f.violation.policy for f in findings)]):
         mine = [f for f in findings if f.violation.policy == policy]
         failures = sum(1 for f in mine if f.violation.mandatory)
-        testsuite = ET.SubElement(root, "testsuite", name=policy, tests=str(max(1, len(mine))),
+        testsuite = ET.SubElement(root, "testsuite", name=x(policy), tests=str(max(1, len(mine))),
                                   failures=str(failures), errors="0", skipped="0")
         if not mine:
-            ET.SubElement(testsuite, "testcase", name=f"{policy}: no finding", classname=policy, file=source)
+            ET.SubElement(testsuite, "testcase", name=x(f"{policy}: no finding"), classname=x(policy), file=x(source))
         for f in mine:
             v = f.violation
-            case = ET.SubElement(testsuite, "testcase", name=_where(f), classname=policy, file=f.source)
+            case = ET.SubElement(testsuite, "testcase", name=x(_where(f)), classname=x(policy), file=x(f.source))
             if f.line:
                 case.set("line", str(f.line))
             if v.mandatory:
-                failure = ET.SubElement(case, "failure", message=v.shown_message, type=v.level)
-                failure.text = f"{v.urn}\n{v.shown_message}"
+                failure = ET.SubElement(case, "failure", message=x(v.shown_message), type=v.level)
+                failure.text = x(f"{v.urn}\n{v.shown_message}")
             else:
-                ET.SubElement(case, "system-out").text = f"{v.level}: {v.shown_message}"
+                ET.SubElement(case, "system-out").text = x(f"{v.level}: {v.shown_message}")
     tree = ET.ElementTree(root)
     ET.indent(tree)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def command_data(text: str) -> str:
-    """Text as the data of a workflow command (after ``::``)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Text as the data of a workflow command (after ``::``); other control characters escaped (an escape sequence
+    in a name would reach the CI log raw)."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"), one_line=True)
 
 
 def _property(text: str) -> str:

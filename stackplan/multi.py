@@ -16,6 +16,7 @@ from typing import Any
 
 from dbxtypes.errors import InputError, ProgramError
 from dbxtypes.plan import Plan
+from dbxtypes.text import printable
 
 from .exits import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS
 
@@ -66,13 +67,13 @@ def progress(total: int, what: str) -> Iterator[Callable[[str], None]]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    bar = Progress(TextColumn(f"{what} [bold]{{task.fields[name]}}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    bar = Progress(TextColumn(f"{what} {{task.fields[name]}}", markup=False), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=Console(stderr=True, markup=False, emoji=False), transient=True)
     with bar:
         task = bar.add_task(what, total=total, name="")
 
         def advance(name: str) -> None:
-            bar.update(task, advance=1, name=name)
+            bar.update(task, advance=1, name=printable(name, one_line=True))
 
         yield advance
 

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dbxtypes.plan import Plan, Violation
+from dbxtypes.text import printable
 
 from .summary import facts, money, short_type, violations_summary
 
@@ -30,16 +31,31 @@ def current_width() -> int:
     return _width
 
 
+def plain_console(buffer: io.StringIO, width: int, colour: bool = False) -> Console:
+    """A console that shows text as written: no markup (``[red]``, ``[/x]`` in a name or an env var is text, never a
+    style or a MarkupError), no emoji codes, no highlighting."""
+    return Console(file=buffer, width=width, no_color=not colour, force_terminal=colour, highlight=False,
+                   soft_wrap=False, markup=False, emoji=False)
+
+
 def _console(buffer: io.StringIO) -> Console:
-    return Console(file=buffer, width=_width, no_color=not _colour, force_terminal=_colour, highlight=False,
-                   soft_wrap=False)
+    return plain_console(buffer, _width, _colour)
+
+
+def cell(text: str, style: str = "") -> Text:
+    """A table cell of input text: control characters escaped (`dbxtypes.text.printable`)."""
+    return Text(printable(text), style=style)
+
+
+def title(text: str) -> Text:
+    return Text(printable(text, one_line=True))
 
 
 def plan_table(plan: Plan) -> str:
     buffer = io.StringIO()
     console = _console(buffer)
     cost = plan.cost.resources if plan.cost is not None else {}
-    table = Table(title=f"Stack {plan.stack} ({plan.cloud}) - {len(plan.resources)} resources",
+    table = Table(title=title(f"Stack {plan.stack} ({plan.cloud}) - {len(plan.resources)} resources"),
                   title_justify="left")
     table.add_column("type")
     table.add_column("name")
@@ -54,7 +70,7 @@ def plan_table(plan: Plan) -> str:
         if cost:
             c = cost.get(r.urn)
             row += ["", ""] if c is None else [money(c.hourly), money(c.monthly.expected)]
-        table.add_row(*map(Text, row))  # Text, not markup: names are shown as written
+        table.add_row(*map(cell, row))  # names are shown as written
     console.print(table)
     if plan.cost is not None:
         total = plan.cost.total
@@ -65,29 +81,28 @@ def plan_table(plan: Plan) -> str:
     if plan.sizing:
         console.print("Sizing (GPU memory need -> node):")
         for line in plan.sizing:
-            console.print(f"  {line.text}", soft_wrap=True, markup=False)
+            console.print(printable(f"  {line.text}"), soft_wrap=True)
     for advice in plan.advice or []:
-        console.print(f"Advice ({advice.id}): {advice.resource_name}: {advice.message}", soft_wrap=True,
-                      markup=False)
+        console.print(printable(f"Advice ({advice.id}): {advice.resource_name}: {advice.message}"), soft_wrap=True)
     if plan.violations is not None:
-        console.print(violations_table(plan.violations), end="")
+        buffer.write(violations_table(plan.violations))  # rendered already: printed again, it was read as markup
     return buffer.getvalue()
 
 
-def violations_table(violations: list[Violation], title: str = "Policy violations") -> str:
+def violations_table(violations: list[Violation], heading: str = "Policy violations") -> str:
     buffer = io.StringIO()
     console = _console(buffer)
     if not violations:
         console.print("Policies: no violations.")
         return buffer.getvalue()
-    table = Table(title=f"{title}: {violations_summary(violations)}", title_justify="left")
+    table = Table(title=title(f"{heading}: {violations_summary(violations)}"), title_justify="left")
     table.add_column("level")
     table.add_column("policy", overflow="fold")
     table.add_column("resource", overflow="fold")
     table.add_column("message", overflow="fold", ratio=2)
-    for v in violations:  # Text, not markup: a message such as "local[*]" or "[red]" is shown as written
+    for v in violations:  # a message such as "local[*]" or "[red]" is shown as written
         style = _LEVEL_STYLE["mandatory"] if v.mandatory else _LEVEL_STYLE.get(v.level, "")
-        table.add_row(Text(v.level, style=style), Text(v.policy), Text(v.resource_name), Text(v.shown_message))
+        table.add_row(cell(v.level, style), cell(v.policy), cell(v.resource_name), cell(v.shown_message))
     console.print(table)
     return buffer.getvalue()
 
@@ -95,7 +110,8 @@ def violations_table(violations: list[Violation], title: str = "Policy violation
 def diff_table(diff: dict[str, Any]) -> str:
     buffer = io.StringIO()
     console = _console(buffer)
-    table = Table(title=f"Cost change: {diff.get('base_stack')} -> {diff.get('head_stack')}", title_justify="left")
+    table = Table(title=title(f"Cost change: {diff.get('base_stack')} -> {diff.get('head_stack')}"),
+                  title_justify="left")
     table.add_column("change", overflow="fold")
     for column in ("type", "name"):
         table.add_column(column)
@@ -110,7 +126,7 @@ def diff_table(diff: dict[str, Any]) -> str:
             continue
         delta = row["delta"].get("monthly_expected")
         status = row["status"] + (f": {', '.join(row['what'])}" if row.get("what") else "")
-        table.add_row(*map(Text, (status, short_type(row["type"]), row["name"], expected(row["base"]),
+        table.add_row(*map(cell, (status, short_type(row["type"]), row["name"], expected(row["base"]),
                                   expected(row["head"]), "unknown" if delta is None else f"{delta:+,.2f}")))
     total = diff["total"]
     delta = total["delta"].get("monthly_expected")
@@ -118,6 +134,6 @@ def diff_table(diff: dict[str, Any]) -> str:
                   "unknown" if delta is None else f"{delta:+,.2f}")
     console.print(table)
     for z in diff.get("sizing") or []:
-        console.print(f"Sizing of {z['workload']}: {z['base'] or '-'}  ->  {z['head'] or '-'}", soft_wrap=True,
-                      markup=False)
+        console.print(printable(f"Sizing of {z['workload']}: {z['base'] or '-'}  ->  {z['head'] or '-'}"),
+                      soft_wrap=True)
     return buffer.getvalue()

@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 
 from dbxtypes.plan import Cost, CostEntry, Plan, SizingLine
+from dbxtypes.text import printable
 from dbxtypes.vocabulary import INSTANCE_POOL, USAGE_DEFAULTS
 
 from .summary import cents, money, short_type, signed_money, violations_summary
@@ -46,6 +47,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # every value a template shows: control characters escaped (a PR comment, a page in a browser)
+        finalize=lambda value: printable(value) if isinstance(value, str) else value,
     )
 
 

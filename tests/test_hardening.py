@@ -9,6 +9,7 @@ import copy
 import io
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -335,3 +336,87 @@ def test_fuzzed_inputs_exit_0_1_or_2_without_traceback_or_leftovers(tmp_path_fac
     leftovers = [p.name for p in out.parent.iterdir() if p.name != "report.txt"]
     assert leftovers == []
     assert out.exists() == (code in (0, 1)), "a report is written exactly when the run succeeds"
+
+
+# --- text is never markup, and never reaches a terminal or XML raw (issue 27, items 3 and 6) ------------------------
+
+_HOSTILE = ["/dbfs/cache[/x]", "[red]boom[/red] [bold]", "jobClusters[train]", ":smile: [link=x]y[/link]",
+            "evil\x1b[2J\x1b]0;pwn\x07\x01\ufffe\u009b31m\r"]
+_RAW = ("\x1b", "\x07", "\x01", "\ufffe", "\u009b", "\r")
+
+
+def _hostile_stack(tmp_path: Path, value: str) -> Path:
+    config = copy.deepcopy(BASE_CONFIG)
+    config["dbx-ai-infra:dev"]["spark_env_vars"] = {"CACHE": "/dbfs/cache[/x]", "NOTE": value}
+    config["dbx-ai-infra:exceptions"] = [{"rule": "databricks-cluster-require-volumes-for-caches",
+                                          "resource": "test-dev-cluster", "reason": f"[TICKET-7] {value}"}]
+    path = tmp_path / "Pulumi.test.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("value", _HOSTILE, ids=range(len(_HOSTILE)))
+def test_brackets_and_controls_in_a_stack_are_shown_as_written_and_alike_in_preview_and_check(tmp_path, capsys, value):
+    """`/dbfs/cache[/x]` was "unexpected MarkupError"; the violations table was printed a second time through markup,
+    dropping `[excepted until ...: reason]` and `[train]`; an escape sequence reached the terminal raw."""
+    stack = _hostile_stack(tmp_path, value)
+    tables = {}
+    for command in ("preview", "cost", "check"):
+        code, out, err = run(capsys, command, "--stack", str(stack))
+        assert code == 0 and "Traceback" not in err and "unexpected" not in err, err
+        assert not any(c in out for c in _RAW), out
+        tables[command] = out[out.index("Policy violations"):] if command != "cost" else ""
+        if command != "cost":
+            flat = re.sub(r"\s+", " ", out.replace("│", " "))  # a table's cells, read across their wrapped lines
+            assert "/dbfs/cache[/x]" in out and "[excepted: [TICKET-7]" in flat
+    assert tables["preview"] == tables["check"]
+
+
+def test_controls_in_a_cluster_name_are_escaped_in_every_format(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    name = "evil\x1b[2J\x1b]0;pwn\x07\x01\ufffe[red]x[/red]"
+    clusters = tmp_path / "c.json"
+    clusters.write_text(json.dumps({"clusters": [{"cluster_name": name, "spark_version": "15.4.x-scala2.12",
+                                                  "node_type_id": "g5.xlarge", "num_workers": 2}]}))
+    for fmt in ("table", "github", "junit", "sarif", "json"):  # the formats an audit takes
+        code, out, err = run(capsys, "check", "--cluster-json", str(clusters), "--format", fmt)
+        assert code in (0, 1) and "Traceback" not in err, (fmt, err)
+        if fmt in ("sarif", "json"):  # JSON escapes them itself, and keeps the value exact
+            assert "\\u001b" in out and "\x1b" not in out
+            continue
+        assert not any(c in out for c in _RAW), fmt
+        assert "\\x1b[2J" in out, fmt  # shown, escaped: the reader sees what was there
+        if fmt == "junit":
+            ET.fromstring(out.encode())  # well-formed XML
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.text(alphabet=st.sampled_from(list("[]/:\\x ab") + ["\x1b", "\x00", "\x07", "\x9b", "\ufffe",
+                                                                     "\ud800", "\r", "\n", "\t", "é"]),
+                     min_size=1, max_size=24),
+       field=st.sampled_from(["cluster_name", "tag", "spark_env", "policy_id"]))
+def test_any_markup_or_control_in_any_string_field_is_shown_safely(tmp_path_factory, value, field):
+    import xml.etree.ElementTree as ET
+
+    cluster = {"cluster_name": "c", "spark_version": "15.4.x-scala2.12", "node_type_id": "g5.xlarge",
+               "num_workers": 2, "custom_tags": {"workload": "w", "cost_center": "c"}}
+    if field == "tag":
+        cluster["custom_tags"]["team"] = value
+    elif field == "spark_env":
+        cluster["spark_env_vars"] = {"HF_HOME": f"/dbfs/{value}"}
+    else:
+        cluster[field] = value
+    path = tmp_path_factory.mktemp("ctl") / "c.json"
+    path.write_text(json.dumps({"clusters": [cluster]}), encoding="utf-8", errors="surrogatepass")
+    for fmt in ("table", "github", "junit"):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            code = main(["check", "--cluster-json", str(path), "--format", fmt])
+        assert code in (0, 1, 2) and "Traceback" not in err.getvalue() and "unexpected" not in err.getvalue()
+        shown = out.getvalue() + err.getvalue()
+        assert not any(c in shown for c in ("\x1b", "\x00", "\x07", "\x9b", "\ufffe", "\ud800", "\r"))
+        if fmt == "junit" and code in (0, 1):
+            ET.fromstring(out.getvalue().encode())

@@ -52,13 +52,13 @@ def money(value: Any) -> str:
 
 
 def advise_table(doc: Mapping[str, Any], width: int) -> str:
-    from rich.console import Console
     from rich.table import Table
-    from rich.text import Text
+
+    from stackplan.render import cell, plain_console, title
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, no_color=True, highlight=False, soft_wrap=False)
-    table = Table(title=f"Advice for stack {doc['stack']} from {doc['usage']}", title_justify="left")
+    console = plain_console(buffer, width)
+    table = Table(title=title(f"Advice for stack {doc['stack']} from {doc['usage']}"), title_justify="left")
     columns: tuple[tuple[str, dict[str, Any]], ...] = (
         ("severity", {"no_wrap": True}),
         ("finding", {"no_wrap": True, "min_width": max(len(f["id"]) for f in doc["findings"]) if doc["findings"]
@@ -71,13 +71,13 @@ def advise_table(doc: Mapping[str, Any], width: int) -> str:
         proposal = f["proposal"]["summary"] if f["proposal"] else (f["note"] or "no change")
         if f["proposal"] and f["proposal"]["blocked_by"]:
             proposal += f" (refused by {', '.join(f['proposal']['blocked_by'])})"
-        table.add_row(*map(Text, (f["severity"], f["id"], f["workload"], f["evidence"], proposal,
+        table.add_row(*map(cell, (f["severity"], f["id"], f["workload"], f["evidence"], proposal,
                                   money(f["monthly_cost_delta"]))))
     console.print(table)
     if not doc["findings"]:
         console.print("No findings.")
     for note in doc["notes"]:
-        console.print(Text(f"note: {note}"))
+        console.print(cell(f"note: {note}"))
     return buffer.getvalue()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dbxtypes.text import printable
 from stackplan.reportdoc import AdviceReport, AuditReport, DriftReport, Report, StacksReport
 
 
@@ -17,10 +18,11 @@ def _stacks(report: StacksReport) -> str:
     runs = ordered(report.runs) if report.kind == "cost" and report.several else report.runs
     for r in runs:
         if r.plan is None:
-            parts.append(r.error_line)
+            parts.append(printable(r.error_line))
         elif report.kind == "check":
-            parts.append(f"Checked stack {r.plan.stack} ({r.plan.stack_file}): "
-                         f"{_count(len(r.plan.resources), 'resource')}.\n" + violations_table(r.plan.violations or []))
+            parts.append(printable(f"Checked stack {r.plan.stack} ({r.plan.stack_file}): "
+                                   f"{_count(len(r.plan.resources), 'resource')}.\n")
+                         + violations_table(r.plan.violations or []))
         else:
             parts.append(plan_table(r.plan) + (diff_table(r.diff) if r.diff else ""))
     return "\n".join(parts)
@@ -30,12 +32,13 @@ def _audit(report: AuditReport) -> str:
     from policies.exports import summary_text
     from stackplan.render import violations_table
 
-    text = f"Checked {report.source}: {summary_text(report.audit.counts)}.\n" + \
+    text = printable(f"Checked {report.source}: {summary_text(report.audit.counts)}.\n") + \
         violations_table(report.audit.violations)
     for r in report.cluster_policy or []:
-        text += f"Cluster policy: {r['cluster']}: {'allowed' if r['allowed'] else 'refused'}\n"
-        text += "".join(f"  - {v['message']}\n" for v in r["violations"])
-        text += "".join(f"  - not checked: {u}\n" for u in r["unchecked"])
+        lines = [f"Cluster policy: {r['cluster']}: {'allowed' if r['allowed'] else 'refused'}\n",
+                 *(f"  - {v['message']}\n" for v in r["violations"]),
+                 *(f"  - not checked: {u}\n" for u in r["unchecked"])]
+        text += "".join(map(printable, lines))
     return text
 
 
@@ -43,10 +46,10 @@ def _drift(report: DriftReport) -> str:
     from stackplan.render import violations_table
 
     plan, counts = report.plan, report.counts
-    head = (f"Drift of stack {plan.stack} ({plan.stack_file}) against {report.against}: "
-            f"{_count(counts['drift-changed'], 'changed field')}, "
-            f"{_count(counts['drift-missing'], 'missing resource')}, "
-            f"{counts['drift-unowned-gpu']} GPU compute owned by no stack.\n")
+    head = printable(f"Drift of stack {plan.stack} ({plan.stack_file}) against {report.against}: "
+                     f"{_count(counts['drift-changed'], 'changed field')}, "
+                     f"{_count(counts['drift-missing'], 'missing resource')}, "
+                     f"{counts['drift-unowned-gpu']} GPU compute owned by no stack.\n")
     return head + (violations_table(report.found, "Drift") if report.found else "No drift.\n")
 
 
