@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 from ruamel.yaml import YAML
-from ruamel.yaml.constructor import DuplicateKeyError
+from ruamel.yaml.constructor import DuplicateKeyError, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from .errors import InputError, clip
@@ -103,14 +103,28 @@ def _expanded_nodes(text: str, source: str) -> None:
                                     f"nodes.", "write the values out, without nested aliases.")
 
 
+class _CoreConstructor(SafeConstructor):
+    """YAML 1.2's core schema has no timestamps: ``2027-02-30`` (or ``2027-02-28``) is a string, as the Pulumi CLI
+    reads it. The field that wants a date parses it, so an impossible one is a clear error, not a ValueError."""
+
+
+_CoreConstructor.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
+
+
+def _reader() -> YAML:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Constructor = _CoreConstructor
+    return yaml
+
+
 def parse_yaml(text: str, source: str) -> Any:
     """YAML text as data, read with YAML 1.2 core semantics, as the Pulumi CLI reads stack files: ``no``, ``on``
-    and ``yes`` stay strings, ``1e-300`` is a number. A syntax error names its line and column; a key given twice
+    and ``yes`` stay strings, ``1e-300`` is a number, ``2027-03-31`` is a string. A syntax error names its line and column; a key given twice
     in one mapping is an error (the CLI would keep only one of them); aliases may not expand the document beyond
     `MAX_YAML_NODES` nodes."""
     try:
         _expanded_nodes(text, source)
-        return YAML(typ="safe", pure=True).load(text)
+        return _reader().load(text)
     except DuplicateKeyError as exc:
         mark = exc.problem_mark
         key = str(exc.problem).split('"')[1] if '"' in str(exc.problem) else "a key"

@@ -214,3 +214,26 @@ def test_an_existing_catalog_keeps_its_own_location(write_stack, capsys):
     config = _uc_config(existing_catalog=True, storage_root="s3://bucket/uc")
     assert main(["check", "--stack", str(write_stack(config))]) == 2
     assert "storage_root and existing_catalog are both set" in capsys.readouterr().err
+
+
+def test_an_unquoted_impossible_date_is_invalid_input_naming_the_field(write_stack, capsys):
+    """`expires: 2027-02-30` was "unexpected ValueError" (exit 1): the YAML reader made it a date and failed."""
+    from tests.conftest import BASE_CONFIG
+
+    text = write_stack(BASE_CONFIG).read_text() + (
+        "  dbx-ai-infra:exceptions:\n  - rule: databricks-cluster-require-autotermination\n"
+        "    resource: test-dev\n    reason: x\n    expires: 2027-02-30\n")
+    code = main(["preview", "--stack", str(write_stack(text=text))])
+    err = capsys.readouterr().err
+    assert code == 2 and "dbx-ai-infra:exceptions[0].expires" in err and "Fix: write a real date, YYYY-MM-DD." in err
+
+
+def test_an_unquoted_date_where_a_string_belongs_is_that_string(write_stack):
+    """YAML 1.2's core schema (the Pulumi CLI's) has no timestamps: `single_user_name: 2027-02-30` is a string."""
+    from stackplan.pipeline import build
+    from tests.conftest import BASE_CONFIG
+
+    text = write_stack(BASE_CONFIG).read_text().replace("ml@example.com", "2027-02-30")
+    built = build(str(write_stack(text=text)))
+    assert {r.inputs.get("singleUserName") for r in built.plan.resources
+            if r.type == "databricks:index/cluster:Cluster"} == {"2027-02-30"}
