@@ -119,9 +119,9 @@ def _reader() -> YAML:
 
 def parse_yaml(text: str, source: str) -> Any:
     """YAML text as data, read with YAML 1.2 core semantics, as the Pulumi CLI reads stack files: ``no``, ``on``
-    and ``yes`` stay strings, ``1e-300`` is a number, ``2027-03-31`` is a string. A syntax error names its line and column; a key given twice
-    in one mapping is an error (the CLI would keep only one of them); aliases may not expand the document beyond
-    `MAX_YAML_NODES` nodes."""
+    and ``yes`` stay strings, ``1e-300`` is a number, ``2027-03-31`` is a string. A syntax error names its line and
+    column; a key given twice in one mapping is an error (the CLI would keep only one of them); aliases may not
+    expand the document beyond `MAX_YAML_NODES` nodes."""
     try:
         _expanded_nodes(text, source)
         return _reader().load(text)

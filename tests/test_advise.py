@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pricing import load_prices
 from stackplan.advise.findings import PLANTS
@@ -602,3 +604,99 @@ def test_the_collectors_own_files_are_read_as_written(tmp_path: Path) -> None:
     analysis = run_local(str(usage), [target], load_policy_config(None).advise_thresholds(), None)
     assert analysis.gpu_hourly and analysis.gpu_hourly[0]["util"] == pytest.approx(sum(known) / len(known))
     assert analysis.summary[0]["minutes"] == 1
+
+
+# --- broken, empty and out-of-window inputs (issue 27, item 5) ------------------------------------------------------
+
+def _copy(usage: Path, tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name
+    shutil.copytree(usage, target)
+    return target
+
+
+def _mutate_line(path: Path, index: int, change: Any) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[index] = change(lines[index])
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+BROKEN = {
+    # (file, how it breaks, what the message must name)
+    "truncated-json-line": ("cluster_events.jsonl", lambda p: p.write_text(p.read_text()[:-30], encoding="utf-8"),
+                            "line "),
+    "broken-json-in-tags": ("clusters.csv", lambda p: _mutate_line(p, 1, lambda s: s[:s.index('"{') + 20] + '"'),
+                            "Malformed JSON"),
+    "corrupt-parquet": ("gpu_timeline.csv", lambda p: (p.unlink(), p.with_suffix(".parquet").write_bytes(
+        b"PAR1" + b"\x00" * 40 + b"PAR1")), "gpu_timeline"),
+    "not-a-time": ("requests.csv", lambda p: _mutate_line(p, 3, lambda s: "yesterday," + s.split(",", 1)[1]),
+                   "requests.csv"),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_an_unreadable_input_is_exit_2_naming_the_file_and_the_fix(advise: Any, stack_file: Path, tmp_path: Path,
+                                                                   case: str) -> None:
+    """DuckDB's own text with exit 1 (a truncated JSON line, broken JSON in tags) became exit 2 with the file."""
+    file, breaks, named = BROKEN[case]
+    usage = _copy(advise("none")[1], tmp_path, case)
+    breaks(usage / file)
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(usage), "--out", str(tmp_path / "o.json"))
+    assert result.returncode == 2, result.stderr
+    assert str(usage) in result.stderr and named in result.stderr and "Fix:" in result.stderr
+    assert "Traceback" not in result.stderr and "error: unexpected" not in result.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_iso_timestamps_in_cluster_events_read_like_epoch_milliseconds(advise: Any, stack_file: Path,
+                                                                        tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    doc, usage = advise("spot-reclaim-hits-base")
+    iso = _copy(usage, tmp_path, "iso")
+    events = [json.loads(line) for line in (iso / "cluster_events.jsonl").read_text().splitlines()]
+    for e in events:
+        e["timestamp"] = datetime.fromtimestamp(e["timestamp"] / 1000, UTC).isoformat().replace("+00:00", "Z")
+    (iso / "cluster_events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    again = advise_json(stack_file, iso, tmp_path / "iso.json")
+    assert _ids(again) == _ids(doc)
+
+
+@pytest.mark.parametrize("emptied", ["header-only", "zero-bytes"])
+def test_an_empty_gpu_timeline_is_a_note_that_gpu_use_was_not_judged(advise: Any, stack_file: Path, tmp_path: Path,
+                                                                      emptied: str) -> None:
+    usage = _copy(advise("gpu-underutilized")[1], tmp_path, emptied)
+    header = (usage / "gpu_timeline.csv").read_text().splitlines()[0]
+    (usage / "gpu_timeline.csv").write_text(f"{header}\n" if emptied == "header-only" else "")
+    doc = advise_json(stack_file, usage, tmp_path / "e.json")
+    assert "gpu-underutilized" not in {f["id"] for f in doc["findings"]}
+    assert f"{usage / 'gpu_timeline.csv'} holds no rows: GPU use" in " ".join(doc["notes"])
+
+
+def test_usage_rows_outside_the_export_window_are_named_and_left_out(advise: Any, stack_file: Path,
+                                                                     tmp_path: Path) -> None:
+    """Rows dated 2099 stretched the bill's window to 73 years: "billed $0/month" and priced cuts."""
+    doc, usage = advise("none")
+    future = _copy(usage, tmp_path, "future")
+    lines = (future / "usage.csv").read_text().splitlines()
+    moved = [lines[0], *lines[1:], *(line.replace("2026-", "2099-") for line in lines[1:4])]
+    (future / "usage.csv").write_text("\n".join(moved) + "\n")
+    again = advise_json(stack_file, future, tmp_path / "f.json")
+    assert [w["billed_monthly_usd"] for w in again["workloads"]] == [w["billed_monthly_usd"] for w in doc["workloads"]]
+    note = next(n for n in again["notes"] if "usage row(s)" in n)
+    assert note.startswith(f"3 usage row(s) of {future / 'usage.csv'} start outside the export window") and "2099-" in note
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["clusters.csv", "gpu_timeline.csv", "node_timeline.csv", "cluster_events.jsonl",
+                             "usage.csv", "list_prices.csv", "requests.csv"]), data=st.data())
+def test_any_broken_advise_input_is_exit_0_or_2_never_a_traceback(advise: Any, stack_file: Path,
+                                                                  tmp_path_factory: pytest.TempPathFactory,
+                                                                  name: str, data: Any) -> None:
+    usage = _copy(advise("none")[1], tmp_path_factory.mktemp("broken"), "u")
+    raw = (usage / name).read_bytes()
+    cut_at = data.draw(st.integers(0, len(raw)))
+    junk = data.draw(st.binary(max_size=12))
+    (usage / name).write_bytes(raw[:cut_at] + junk + raw[cut_at + data.draw(st.integers(0, 30)):])
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(usage))
+    assert result.returncode in (0, 2), result.stderr
+    assert "Traceback" not in result.stderr and "error: unexpected" not in result.stderr, result.stderr

@@ -11,11 +11,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from dbxtypes.errors import InputError, clip
+from dbxtypes.errors import InputError, cut
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
 from .findings import FINDING_IDS, FINDINGS
-from .sources import API_TABLES, Input, api_rows, column_types, find_inputs, view_sql
+from .sources import API_TABLES, EMPTY, Input, api_rows, column_types, find_inputs, view_sql
 
 SQL_DIR = Path(__file__).parent / "sql"
 
@@ -91,6 +91,10 @@ class Analysis:
     gpu_hourly: list[dict[str, Any]] = field(default_factory=list)
     p99_hourly: list[dict[str, Any]] = field(default_factory=list)
     unmatched_clusters: int = 0
+    #: Usage rows outside the export window, left out of the bill: count, first and last start, the window.
+    usage_outside: dict[str, Any] = field(default_factory=dict)
+    #: Inputs present but without a row (a header-only or empty file): name -> path.
+    empty_inputs: dict[str, str] = field(default_factory=dict)
 
 
 def _fetch(con: Any, sql: str) -> list[dict[str, Any]]:
@@ -118,6 +122,9 @@ def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping
                      "requests"):
             inp: Input | None = found.get(name)
             types: dict[str, str] = {}
+            if inp is not None and inp.fmt == EMPTY:
+                con.execute(view_sql(name, None, types))
+                continue
             if inp is not None and not inp.reader:  # an API response: clusters.json, cluster_events.json
                 columns = API_TABLES[name]
                 con.execute(f"CREATE TEMP TABLE {name}_json ({', '.join(f'{c} VARCHAR' for c in columns)})")
@@ -143,6 +150,9 @@ def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping
             gpu_hourly=_fetch(con, "SELECT * FROM gpu_hourly ORDER BY workload, hour"),
             p99_hourly=_fetch(con, "SELECT * FROM p99_hourly ORDER BY workload, hour"),
             unmatched_clusters=int(unmatched[0]) if unmatched else 0,
+            usage_outside=next(iter(_fetch(con, "SELECT * FROM usage_outside WHERE rows_outside > 0")), {}),
+            empty_inputs={name: str(inp.path) for name, inp in found.items()
+                          if (con.execute(f"SELECT count(*) FROM {name}").fetchone() or (0,))[0] == 0},
         )
     finally:
         con.close()
@@ -153,11 +163,29 @@ def _run(con: Any, statement: str, found: Mapping[str, Input]) -> None:
 
     try:
         con.execute(statement)
-    except duckdb.ConversionException as exc:  # a value of an input that is not what its column says
-        names = [n for n in found if re.search(rf"\b{n}\b", statement)]
-        where = ", ".join(str(found[n].path) for n in names) or "the exports"
-        raise InputError.single(where, "", f"holds a value that cannot be read: {clip(str(exc).splitlines()[0])}",
-                                "fix or drop the row; timestamps are ISO 8601, numbers plain.") from None
+    except (duckdb.ConversionException, duckdb.InvalidInputException) as exc:
+        # a value that is not what its column says, a malformed JSON line, a truncated file: DuckDB names the file
+        # and line where it can; the message names the inputs the statement read
+        named = [str(inp.path) for inp in found.values() if str(inp.path) in str(exc)]
+        names = named or [str(found[n].path) for n in found if re.search(rf"\b{n}\b", statement)]
+        raise InputError.single(", ".join(names) or "the exports", "",
+                                f"holds a value that cannot be read: {_duckdb_problem(exc, named)}",
+                                "fix or drop that row (a JSON line whole, timestamps ISO 8601 or epoch "
+                                "milliseconds, numbers plain), or export the file again.") from None
+
+
+def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
+    """DuckDB's message, short: the line it names first, without the file (named already) or its advice to change
+    the reader's options (which the user cannot pass), quoted input cut."""
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    text = re.sub(r"\s*\bTry [^.]*(\.|$)", "", text)
+    text = text.removeprefix("Invalid Input Error: ").removeprefix("Conversion Error: ")
+    for path in paths:
+        text = text.replace(f' in file "{path}"', "").replace(f'"{path}"', "the file")
+    line = re.search(r"\bin line (\d+)", text)
+    if line:
+        text = f"line {line.group(1)}: " + re.sub(r",? ?\bin line \d+:?", "", text).strip(" :,")
+    return cut(text, 240)
 
 
 def emitted_sql(*, stack: str, telemetry: str, days: int, targets: list[dict[str, Any]],

@@ -29,6 +29,15 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
                if n not in analysis.inputs]
     if missing:
         notes.append(f"not in the export, so not judged from it: {', '.join(missing)}.")
+    for name, path in analysis.empty_inputs.items():
+        notes.append(f"{path} holds no rows: {JUDGED_FROM.get(name, name)} not judged.")
+    out = analysis.usage_outside
+    if out:
+        window = (f"the export window {_day(out['window_first'])} to {_day(out['window_last'])}"
+                  if out.get("window_first") else "the time of this run (they start in the future)")
+        notes.append(f"{out['rows_outside']} usage row(s) of {analysis.inputs.get('usage', 'usage')} start outside "
+                     f"{window} (from {_day(out['first_outside'])} to {_day(out['last_outside'])}): left out of "
+                     f"the bill. Fix: export usage for the days the telemetry covers.")
     return {
         "stack": plan.stack, "stack_file": plan.stack_file, "usage": usage_dir,
         "inputs": analysis.inputs, "sla_p99_ms": sla,
@@ -41,6 +50,17 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
             "p99_hourly": [{k: plain(v) for k, v in r.items()} for r in analysis.p99_hourly],
         },
     }
+
+
+#: What each input tells the findings: named when an input is present but empty.
+JUDGED_FROM = {"gpu_timeline": "GPU use (gpu-underutilized, gpu-balanced, latency-over-sla-*)",
+               "node_timeline": "CPU, memory and network use", "cluster_events": "reclaims, resizes and idle time",
+               "usage": "the bill (cost-drift)", "list_prices": "the bill's prices (cost-drift)",
+               "requests": "latency (latency-over-sla-*)", "clusters": "which cluster is which workload"}
+
+
+def _day(value: Any) -> str:
+    return str(value)[:10] if value is not None else "?"
 
 
 def money(value: Any) -> str:

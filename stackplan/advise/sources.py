@@ -60,12 +60,16 @@ _EMPTY: Mapping[str, str] = {
 }
 
 
+#: The format of an input file that holds nothing at all (0 bytes).
+EMPTY = "empty"
+
+
 @dataclass(frozen=True)
 class Input:
     name: str
     path: Path  #: the file, or the directory of files
     reader: str  #: a DuckDB table expression reading it
-    fmt: str  #: parquet | csv | json | jsonl
+    fmt: str  #: parquet | csv | json | jsonl | empty
 
 
 def _quote(text: str) -> str:
@@ -85,7 +89,8 @@ def find_inputs(usage_dir: str) -> dict[str, Input]:
         for ext in exts:
             file = root / f"{name}.{ext}"
             if file.is_file():
-                found[name] = _input(name, file, ext)
+                # a 0-byte file is an input without rows (the analysis notes what it could not judge)
+                found[name] = Input(name, file, "", EMPTY) if file.stat().st_size == 0 else _input(name, file, ext)
                 break
         else:
             folder = root / name
@@ -109,7 +114,7 @@ def _input(name: str, path: Path, fmt: str, glob: str | None = None) -> Input:
         reader = f"read_csv({where}, header = true, union_by_name = true, auto_detect = true)"
     elif fmt == "jsonl" and name == "cluster_events":
         reader = (f"read_json({where}, format = 'newline_delimited', columns = {{cluster_id: 'VARCHAR', "
-                  f"timestamp: 'BIGINT', type: 'VARCHAR', details: 'JSON'}})")
+                  f"timestamp: 'VARCHAR', type: 'VARCHAR', details: 'JSON'}})")
     else:
         reader = ""  # clusters.json, cluster_events.json: API responses, read in Python (small), see `api_rows`
     return Input(name, path, reader, fmt)
@@ -187,7 +192,10 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
                        f"gpu_mem_used_mb, CAST(gpu_mem_total_mb AS DOUBLE) AS gpu_mem_total_mb FROM {src}")
     if name == "cluster_events":
         return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, "
-                       f"CAST(to_timestamp(CAST(timestamp AS DOUBLE) / 1000) AS TIMESTAMP) AS at, "
+                       # epoch milliseconds as the API writes them, or an ISO 8601 time as a SQL export writes it
+                       f"CAST(CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
+                       f"THEN to_timestamp(CAST(timestamp AS DOUBLE) / 1000) "
+                       f"ELSE CAST(CAST(timestamp AS VARCHAR) AS TIMESTAMPTZ) END AS TIMESTAMP) AS at, "
                        f"CAST(type AS VARCHAR) AS type, json_extract_string(details, '$.reason.code') AS reason_code, "
                        f"TRY_CAST(json_extract_string(details, '$.current_num_workers') AS INTEGER) AS "
                        f"current_workers, TRY_CAST(json_extract_string(details, '$.target_num_workers') AS INTEGER) "
