@@ -22,22 +22,23 @@ class AdviseThreshold(NamedTuple):
     minimum: float
     integer: bool
     description: str
+    maximum: float | None = None
 
 
-#: Name -> (default, smallest allowed value, integer?, what it means).
+#: Name -> (default, smallest allowed value, integer?, what it means, largest allowed value).
 ADVISE_THRESHOLDS: Final = MappingProxyType({
     "gpu_low_percent": AdviseThreshold(
-        30, 0, False, "Median GPU utilisation of busy minutes below this: too many workers or too large a GPU."),
+        30, 0, False, "Median GPU utilisation of busy minutes below this: too many workers or too large a GPU.", 100),
     "gpu_high_percent": AdviseThreshold(
-        60, 0, False, "Median GPU utilisation of busy minutes at or above this: the GPUs are the busy part."),
+        60, 0, False, "Median GPU utilisation of busy minutes at or above this: the GPUs are the busy part.", 100),
     "gpu_idle_percent": AdviseThreshold(
-        5, 0, False, "A cluster minute whose mean GPU utilisation is at or below this is idle (not busy)."),
+        5, 0, False, "A cluster minute whose mean GPU utilisation is at or below this is idle (not busy).", 100),
     "min_busy_minutes": AdviseThreshold(
         30, 1, True, "Fewest busy cluster minutes before a workload's GPU use is judged."),
     "sla_p99_ms": AdviseThreshold(
         None, 1, False, "Request P99 latency SLA, ms (--sla-p99-ms wins); none: latency is not judged."),
     "at_max_share_percent": AdviseThreshold(
-        10, 0, False, "Share of minutes at max_workers above which the cluster 'sat at its maximum'."),
+        10, 0, False, "Share of minutes at max_workers above which the cluster 'sat at its maximum'.", 100),
     "breach_window_minutes": AdviseThreshold(
         15, 1, True, "Minutes after a spot reclaim in which an SLA breach counts as caused by it."),
     "churn_resizes_per_hour": AdviseThreshold(
@@ -45,7 +46,7 @@ ADVISE_THRESHOLDS: Final = MappingProxyType({
     "idle_stretch_minutes": AdviseThreshold(
         30, 1, True, "An idle stretch before a cluster stops at least this long counts as idle time."),
     "idle_share_percent": AdviseThreshold(
-        15, 0, False, "Share of a workload's up time spent in such idle stretches above which it is reported."),
+        15, 0, False, "Share of a workload's up time spent in such idle stretches above which it is reported.", 100),
     "target_autotermination_minutes": AdviseThreshold(
         15, 10, True, "The auto-termination proposed for an idle cluster (Databricks' least is 10)."),
     "cost_drift_percent": AdviseThreshold(
@@ -55,3 +56,7 @@ ADVISE_THRESHOLDS: Final = MappingProxyType({
     "low_bandwidth_gbps": AdviseThreshold(
         200, 0, False, "A node type without GPU interconnect and below this bandwidth is a low-bandwidth family."),
 })
+
+#: Thresholds that must stay in order, lower first (effective values: defaults overlaid by the config): a low line at
+#: or above the high line would call the same GPUs both underused and the busy part.
+ADVISE_ORDER: Final = (("gpu_idle_percent", "gpu_low_percent"), ("gpu_low_percent", "gpu_high_percent"))

@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.constructor import DuplicateKeyError, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from .errors import InputError, clip
+from .errors import InputError, clip, cut
 
 #: The largest input document read (stack files, price and policy files; cluster exports are larger).
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -139,6 +139,11 @@ def parse_yaml(text: str, source: str) -> Any:
     except YAMLError as exc:
         raise InputError.single(source, "", f"YAML error: {str(exc).splitlines()[0]}.",
                                 "correct the YAML there.") from None
+    except ValueError as exc:  # a number Python will not read (over 4,300 digits)
+        number = _number_problem(exc)
+        if number is None:
+            raise
+        raise InputError.single(source, "", f"{number[0]}.", number[1]) from None
 
 
 def key_lines(tree: Any, path: tuple[str, ...] = ()) -> dict[str, int]:
@@ -183,14 +188,35 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e400: Python reads it as infinity, which no field means
+        raise ValueError(f"the number {cut(text, 40)} is too large to be a number of any field (it reads as infinity)")
+    return value
+
+
+def _number_problem(exc: ValueError) -> tuple[str, str] | None:
+    """A number Python will not read: (problem, fix), instead of its own limit text."""
+    if "digits" in str(exc) and "limit" in str(exc):
+        return ("holds a number of more than 4,300 digits", "write the number as it is meant (every number Databricks "
+                "takes fits in 64 bits).")
+    if "too large" in str(exc):
+        return (str(exc), "write the number as it is meant.")
+    return None
+
+
 def parse_json(text: str, source: str) -> Any:
     """JSON text as data; a syntax error names its line and column."""
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float,
+                          object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError.single(source, "", f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.",
                                 "correct the JSON there.") from None
-    except ValueError as exc:  # NaN, Infinity, a repeated key
+    except ValueError as exc:  # NaN, Infinity, a repeated key, a number Python will not read
+        number = _number_problem(exc)
+        if number is not None:
+            raise InputError.single(source, "", f"{number[0]}.", number[1]) from None
         fix = "keep one of them." if "twice" in str(exc) else "write a finite number (NaN and Infinity are not JSON)."
         raise InputError.single(source, "", f"{exc}.", fix) from None
     except RecursionError:
@@ -201,7 +227,7 @@ def parse_json(text: str, source: str) -> Any:
 def json_decoder() -> json.JSONDecoder:
     """The decoder `parse_json` reads with (no NaN, no repeated keys), for reading a document piece by piece
     (``raw_decode``)."""
-    return json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    return json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
 
 
 def parse_json_stream(text: str, source: str) -> list[Any]:
@@ -226,7 +252,9 @@ def parse_json_stream(text: str, source: str) -> list[Any]:
             raise InputError.single(source, "", f"not valid JSON at line {exc.lineno}, column {exc.colno} (document "
                                     f"{len(docs) + 1}): {exc.msg}.", "correct the JSON there.") from None
         except ValueError as exc:
-            raise InputError.single(source, "", f"{exc}.", "correct the JSON there.") from None
+            number = _number_problem(exc)
+            raise InputError.single(source, "", f"{number[0] if number else exc}.",
+                                    number[1] if number else "correct the JSON there.") from None
         docs.append(doc)
 
 

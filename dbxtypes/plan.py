@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -18,8 +18,11 @@ from .errors import InputError, problems_from_pydantic
 from .vocabulary import CLUSTER_BEARING_TYPES, Cloud
 
 Enforcement = Literal["mandatory", "advisory"]
+#: The largest magnitude of any number in a plan: no money, count or hour of a real plan comes near it, and a value
+#: past it (``-1e308`` in a plan given to ``--against``) broke the decimal arithmetic of costs.
+MAX_PLAN_NUMBER = 1e15
 #: A JSON number as it was written: an int stays an int (so a plan's JSON round-trips to the same text).
-Number = int | float
+Number = Annotated[int | float, Field(ge=-MAX_PLAN_NUMBER, le=MAX_PLAN_NUMBER)]
 
 
 class _Model(BaseModel):

@@ -91,6 +91,11 @@ ROLES: Final[tuple[Role, ...]] = ("training", "inference", "interactive")
 UNKNOWN_ROLE: Final = "unknown"
 #: The workload word of a Model Serving endpoint in costs and reports (an endpoint is not a cluster role).
 SERVING_WORKLOAD: Final = "serving"
+#: Model Serving's default limits on provisioned concurrency: 1024 per served model (with route optimization), 4096
+#: per workspace; more only through the Databricks account team (docs.databricks.com/aws/en/machine-learning/
+#: model-serving/model-serving-limits, "Custom models and AI agents", read 2026-12-03).
+MAX_CONCURRENCY_PER_MODEL: Final = 1024
+MAX_CONCURRENCY_PER_WORKSPACE: Final = 4096
 #: Stack spec sections, each a workload.
 Section = Literal["training", "inference", "dev"]
 SECTIONS: Final[tuple[Section, ...]] = ("training", "inference", "dev")

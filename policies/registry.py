@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from dbxtypes.advise import ADVISE_THRESHOLDS
+from dbxtypes.advise import ADVISE_ORDER, ADVISE_THRESHOLDS
 from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
@@ -252,7 +252,17 @@ def _advise_settings(raw: Mapping[str, Any] | None, where: str) -> dict[str, flo
         if number < spec.minimum:
             raise InputError.single(where, f"advise.{key}", f"must be at least {spec.minimum:g}, got {clip(value)}.",
                                     "raise the value.")
+        if spec.maximum is not None and number > spec.maximum:
+            raise InputError.single(where, f"advise.{key}", f"must be at most {spec.maximum:g}, got {clip(value)}.",
+                                    "lower the value.")
         out[key] = float(number)
+    effective = {**{k: t.default for k, t in ADVISE_THRESHOLDS.items()}, **out}
+    for low, high in ADVISE_ORDER:
+        below, above = effective[low], effective[high]
+        if below is not None and above is not None and below >= above:
+            given = low if low in out else high
+            raise InputError.single(where, f"advise.{given}", f"puts {low} ({below:g}) at or above {high} "
+                                    f"({above:g}).", f"keep {low} below {high}.")
     return out
 
 

@@ -6,8 +6,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from dbxtypes.errors import InputError
-from dbxtypes.plan import Cost, CostEntry, Plan, coerce_plan
+from dbxtypes.plan import MAX_PLAN_NUMBER, Cost, CostEntry, Plan, coerce_plan
 from dbxtypes.vocabulary import CLOUDS, ROLES
 
 from .book import PriceBook
@@ -42,7 +44,12 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
             kind = kind_of(r.type)
             if kind is None or kind.price is None or kind.phase != phase:
                 continue
-            entry = kind.price(r, ctx)
+            try:
+                entry = kind.price(r, ctx)
+            except ValidationError:  # a figure past any real cost: infinite, NaN, or beyond MAX_PLAN_NUMBER
+                raise InputError.single("prices", "", f"the figures give {r.name} a cost that is not a finite "
+                                        f"number of a sane size.", "check the price overrides for figures too large "
+                                        "(such as 1e308).") from None
             if entry is not None:
                 entries[r.urn] = entry
     order = {r.urn: i for i, r in enumerate(typed.resources)}  # plan order
@@ -69,7 +76,8 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
     rank: dict[str, int] = {role: i for i, role in enumerate(ROLES)}
     by_workload = dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
 
-    if not all(math.isfinite(v) for v in (total["hourly"], total["hourly_max"], *monthly.values())):
+    if not all(math.isfinite(v) and abs(v) <= MAX_PLAN_NUMBER
+               for v in (total["hourly"], total["hourly_max"], *monthly.values())):
         raise InputError.single("prices", "", "the figures give a cost that is not a finite number.",
                                 "check the price overrides for figures too large (such as 1e308).")
     return Cost.model_validate({

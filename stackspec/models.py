@@ -33,6 +33,8 @@ from dbxtypes.vocabulary import (
     DEFAULT_RUNTIME,
     GPU_ML_RUNTIME_PATTERN,
     MAX_AUTOTERMINATION_MINUTES,
+    MAX_CONCURRENCY_PER_MODEL,
+    MAX_CONCURRENCY_PER_WORKSPACE,
     MAX_SCALE_DOWN_SECONDS,
     MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
     MAX_WORKERS_CAP,
@@ -420,7 +422,9 @@ class ConcurrencySpec(_Spec):
     """Provisioned concurrency of an endpoint: each replica serves 4 concurrent requests (workload size Small)."""
 
     min: int = Field(4, ge=0, description="Provisioned concurrency kept ready. Default 4 (one replica).")
-    max: int = Field(4, ge=1, description="Most provisioned concurrency. Default 4.")
+    max: int = Field(4, ge=1, le=MAX_CONCURRENCY_PER_MODEL, description=(
+        f"Most provisioned concurrency. Default 4; at most {MAX_CONCURRENCY_PER_MODEL}, Model Serving's limit per "
+        f"served model."))
 
     @model_validator(mode="after")
     def _order(self) -> ConcurrencySpec:
@@ -455,6 +459,15 @@ class ServingSpec(_Spec):
         min_length=1, description="Endpoints by name (unique in the workspace).")
     inference_table_schema: Identifier = Field("serving", description="Schema of the inference tables. Default "
                                                                       "serving.")
+
+    @model_validator(mode="after")
+    def _workspace_concurrency(self) -> ServingSpec:
+        total = sum(e.concurrency.max for e in self.endpoints.values())
+        if total > MAX_CONCURRENCY_PER_WORKSPACE:
+            raise ValueError(f"the endpoints' concurrency.max add up to {total:,}, over Model Serving's "
+                             f"{MAX_CONCURRENCY_PER_WORKSPACE:,} per workspace; lower them (or raise the limit "
+                             f"with your Databricks account team first)")
+        return self
 
 
 class ExceptionSpec(_Spec):
@@ -512,7 +525,7 @@ class StackSpec(_Spec):
 
     @field_validator("tags")
     @classmethod
-    def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
+    def _tags(cls, tags: dict[str, str], info: ValidationInfo) -> dict[str, str]:
         missing = [t for t in REQUIRED_TAGS if not tags.get(t)]
         if missing:
             raise ValueError(f"missing required tag(s) {', '.join(missing)}; every resource carries "
@@ -520,6 +533,9 @@ class StackSpec(_Spec):
         reserved = [t for t in tags if t in RESERVED_TAGS]
         if reserved:
             raise ValueError(f"tag(s) {', '.join(reserved)} are set by the components or by Databricks")
+        cloud = info.data.get("cloud")
+        for problem in tag_problems(cloud, tags) if cloud else []:
+            raise ValueError(problem)
         return tags
 
     def _monitoring_layout(self) -> None:
@@ -576,8 +592,6 @@ class StackSpec(_Spec):
             raise ValueError("the stack defines no workload; add at least one of training, inference, dev, serving")
         self._serving_layout()
         self._monitoring_layout()
-        for problem in tag_problems(self.cloud, self.tags):
-            raise ValueError(f"tags: {problem}")
         for role in SECTIONS:
             pool, section = getattr(self.instance_pools, role), getattr(self, role)
             if pool is None or section is None or pool.max_capacity is None:

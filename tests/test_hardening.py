@@ -420,3 +420,70 @@ def test_any_markup_or_control_in_any_string_field_is_shown_safely(tmp_path_fact
         assert not any(c in shown for c in ("\x1b", "\x00", "\x07", "\x9b", "\ufffe", "\ud800", "\r"))
         if fmt == "junit" and code in (0, 1):
             ET.fromstring(out.getvalue().encode())
+
+
+# --- values past Databricks' limits and past Python's (issue 27, item 7) --------------------------------------------
+
+def _endpoint(**over):
+    return {"entity": "a.b.c", "entity_version": "1", "model": {"params_billions": 7, "precision": "fp16"}, **over}
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    ({"dbx-ai-infra:serving": {"endpoints": {"e": _endpoint(concurrency={"min": 4, "max": 4_000_000})}}},
+     "serving.endpoints.e.concurrency.max: Input should be less than or equal to 1024"),
+    ({"dbx-ai-infra:serving": {"endpoints": {f"e{i}": _endpoint(concurrency={"min": 4, "max": 1024})
+                                             for i in range(5)}}},
+     "concurrency.max add up to 5,120, over Model Serving's 4,096 per workspace"),
+    ({"dbx-ai-infra:tags": {"workload": "w", "cost_center": "c", "": "x"}}, "tags: a tag key is empty"),
+    ({"dbx-ai-infra:tags": {"workload": "w", "cost_center": "c", "AWS:team": "x"}}, "which AWS keeps for itself"),
+    ({"dbx-ai-infra:tags": {"workload": "w", "cost_center": "c", "team": "a\x00b"}}, "control character \\x00"),
+    ({"dbx-ai-infra:tags": {"workload": "w", "cost_center": "c\x1b[2J"}}, "control character \\x1b"),
+])
+def test_values_past_databricks_limits_are_invalid_input(write_stack, capsys, change, fragment):
+    code, _, err = run(capsys, "preview", "--stack", str(write_stack({**BASE_CONFIG, **change})))
+    assert code == 2 and fragment in err and "Fix:" in err, err
+    assert "\x1b" not in err and "\x00" not in err
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ('{"clusters": [{"cluster_name": "c", "num_workers": 1, "aws_attributes": {"first_on_demand": 1e400}}]}',
+     "the number 1e400 is too large"),
+    ('{"clusters": [{"cluster_name": "c", "num_workers": ' + "9" * 5000 + "}]}",
+     "holds a number of more than 4,300 digits"),
+])
+def test_numbers_python_will_not_read_are_named_not_leaked(tmp_path, capsys, text, fragment):
+    """`first_on_demand: 1e400` was read as infinity, hence absent; 5,000 digits leaked Python's limit text."""
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    code, _, err = run(capsys, "check", "--cluster-json", str(path))
+    assert code == 2 and fragment in err and "set_int_max_str_digits" not in err, err
+
+
+def test_a_stack_number_of_5000_digits_is_invalid_input(write_stack, capsys):
+    text = write_stack(BASE_CONFIG).read_text().replace("num_workers: 2", "num_workers: " + "9" * 5000, 1)
+    code, _, err = run(capsys, "preview", "--stack", str(write_stack(text=text)))
+    assert code == 2 and "more than 4,300 digits" in err and "set_int_max_str_digits" not in err
+
+
+def test_a_plan_with_an_absurd_number_given_to_against_is_invalid_input(tmp_path, capsys):
+    """-1e308 in a saved plan was "unexpected InvalidOperation" (the decimal arithmetic of costs)."""
+    code, out, _ = run(capsys, "preview", "--stack", "dev", "--json")
+    plan = json.loads(out)
+    plan["cost"]["total"]["monthly"]["expected"] = -1e308
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(plan))
+    code, _, err = run(capsys, "cost", "--stack", "dev", "--against", str(base))
+    assert code == 2 and "cost.total.monthly.expected" in err and "unexpected" not in err
+
+
+@pytest.mark.parametrize(("advise", "fragment"), [
+    ({"gpu_low_percent": 80}, "advise.gpu_low_percent: puts gpu_low_percent (80) at or above gpu_high_percent (60)"),
+    ({"gpu_high_percent": 20}, "advise.gpu_high_percent: puts gpu_low_percent (30) at or above gpu_high_percent (20)"),
+    ({"gpu_idle_percent": 40}, "puts gpu_idle_percent (40) at or above gpu_low_percent (30)"),
+    ({"idle_share_percent": 150}, "advise.idle_share_percent: must be at most 100"),
+])
+def test_advise_thresholds_out_of_order_or_range_are_refused(tmp_path, capsys, advise, fragment):
+    config = tmp_path / "pc.json"
+    config.write_text(json.dumps({"advise": advise}))
+    code, _, err = run(capsys, "check", "--stack", "dev", "--policy-config", str(config))
+    assert code == 2 and fragment in err, err

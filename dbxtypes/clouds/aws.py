@@ -31,6 +31,9 @@ PROFILE = CloudProfile(
     default_availability="SPOT_WITH_FALLBACK", pool_availability_field="availability",
     spot_bid={"spot_bid_price_percent": 100},
     tag_key_max=128, tag_value_max=256,
+    # "Do not use aws:, AWS:, or any upper or lowercase combination of such as a prefix for either keys or values as
+    # it is reserved for AWS use" (AWS Tagging Best Practices / EC2 "Tag restrictions", read 2026-12-03)
+    tag_reserved_prefixes=("aws:",),
     storage_schemes=("s3://",),
     node_id=NODE_ID, cpu_node=cpu_node,
 )

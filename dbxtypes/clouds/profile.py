@@ -47,12 +47,25 @@ class CloudProfile:
     storage_schemes: tuple[str, ...] = ()
     #: Anything else the cloud refuses in a tag (key, value) -> why, or None.
     tag_rule: Callable[[str, str], str | None] = field(default=_no_rule)
+    #: Key and value prefixes the cloud keeps for itself (compared without case).
+    tag_reserved_prefixes: tuple[str, ...] = ()
 
     def owns_node_id(self, node_type_id: str) -> bool:
         return bool(self.node_id.match(node_type_id))
 
     def tag_problem(self, key: str, value: str) -> str | None:
-        """Why a tag cannot be applied on this cloud (lengths, then characters); None when it can."""
+        """Why a tag cannot be applied on this cloud (an empty key, control characters, a reserved prefix, lengths,
+        then the cloud's characters); None when it can."""
+        if not key.strip():
+            return "a tag key is empty; name the tag"
+        control = next((c for c in key + value if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F), None)
+        if control is not None:
+            return (f"tag {key!r} holds the control character \\x{ord(control):02x}; no cloud applies it to a "
+                    f"resource, remove it")
+        reserved = next((p for p in self.tag_reserved_prefixes for text in (key, value)
+                         if text.lower().startswith(p)), None)
+        if reserved is not None:
+            return f"tag {key!r} starts with {reserved!r}, which {self.name.upper()} keeps for itself; rename it"
         if len(key) > self.tag_key_max or len(value) > self.tag_value_max:
             return (f"{key[:40]!r} is longer than {self.name.upper()} allows (keys up to {self.tag_key_max}, values "
                     f"up to {self.tag_value_max} characters); shorten it")
