@@ -26,9 +26,18 @@ def _umask() -> int:
     return mask
 
 
+def _inside(path: Path, directory: Path) -> bool:
+    """Whether ``path`` (which may not exist yet) lies under ``directory``, links resolved."""
+    try:
+        return path.resolve().is_relative_to(directory.resolve())
+    except (OSError, RuntimeError):  # a link loop: the other checks say what is wrong
+        return False
+
+
 def check_out(out: str, inputs: Iterable[str | None] = ()) -> None:
-    """Refuse an ``--out`` that would damage something before any work is done: an input file of the run, a
-    directory, a socket or block device, a directory that does not exist, an empty path."""
+    """Refuse an ``--out`` that would damage something before any work is done: an input file of the run, a path
+    inside a directory of inputs, a directory, a socket or block device, a directory that does not exist, an empty
+    path."""
     if out == "":
         raise InputError.single("", "--out", "is empty.", "pass a file path, or - for standard output.")
     if out == "-":
@@ -38,6 +47,11 @@ def check_out(out: str, inputs: Iterable[str | None] = ()) -> None:
         if given and Path(given).exists() and path.exists() and os.path.samefile(given, path):
             raise InputError.single(out, "--out", f"is an input of this run ({given}); writing there would replace "
                                     f"it.", "choose another --out.")
+        if given and Path(given).is_dir() and _inside(path, Path(given)):
+            # a directory of inputs is read whole (recursively): the report would be read as an input next time
+            raise InputError.single(out, "--out", f"is inside {given}, a directory this run reads; the next run "
+                                    f"would read the report as one of its inputs.",
+                                    "write the report outside that directory.")
     if path.exists() or path.is_symlink():
         try:
             mode = path.stat().st_mode

@@ -487,3 +487,16 @@ def test_advise_thresholds_out_of_order_or_range_are_refused(tmp_path, capsys, a
     config.write_text(json.dumps({"advise": advise}))
     code, _, err = run(capsys, "check", "--stack", "dev", "--policy-config", str(config))
     assert code == 2 and fragment in err, err
+
+
+def test_an_out_inside_a_directory_the_run_reads_is_refused(tmp_path, capsys):
+    """`check --cluster-json DIR --out DIR/report.json` read its own report as an export on the next run."""
+    exports = tmp_path / "export"
+    exports.mkdir()
+    (exports / "clusters.json").write_text(json.dumps({"clusters": []}))
+    for out in (exports / "report.json", exports / "sub" / ".." / "r.json"):
+        code, _, err = run(capsys, "check", "--cluster-json", str(exports), "--json", "--out", str(out))
+        assert code == 2 and "a directory this run reads" in err
+    assert sorted(p.name for p in exports.iterdir()) == ["clusters.json"]
+    code, _, _ = run(capsys, "check", "--cluster-json", str(exports), "--json", "--out", str(tmp_path / "r.json"))
+    assert code == 0 and (tmp_path / "r.json").exists()
