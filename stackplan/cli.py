@@ -179,6 +179,9 @@ def parser() -> argparse.ArgumentParser:
                         "warehouse); with --usage, also advise locally")
     p.add_argument("--days", type=int, default=30, metavar="N", help="with --emit-sql: the window, days (default 30)")
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
+    p.add_argument("--write-stack", metavar="FILE",
+                   help="also write the stack with every proposal applied that no mandatory policy refuses, to FILE "
+                        "(a new stack file, comments kept; never the stack file itself; --out stays the report)")
     p.set_defaults(func=cmd_advise)
 
     p = sub.add_parser("export-policies", formatter_class=raw, epilog=EXAMPLES_EXPORT + _EXIT_CODES,

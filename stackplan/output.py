@@ -34,40 +34,40 @@ def _inside(path: Path, directory: Path) -> bool:
         return False
 
 
-def check_out(out: str, inputs: Iterable[str | None] = ()) -> None:
+def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out") -> None:
     """Refuse an ``--out`` that would damage something before any work is done: an input file of the run, a path
     inside a directory of inputs, a directory, a socket or block device, a directory that does not exist, an empty
     path."""
     if out == "":
-        raise InputError.single("", "--out", "is empty.", "pass a file path, or - for standard output.")
+        raise InputError.single("", flag, "is empty.", "pass a file path, or - for standard output.")
     if out == "-":
         return
     path = Path(out)
     for given in inputs:
         if given and Path(given).exists() and path.exists() and os.path.samefile(given, path):
-            raise InputError.single(out, "--out", f"is an input of this run ({given}); writing there would replace "
-                                    f"it.", "choose another --out.")
+            raise InputError.single(out, flag, f"is an input of this run ({given}); writing there would replace "
+                                    f"it.", f"choose another {flag}.")
         if given and Path(given).is_dir() and _inside(path, Path(given)):
             # a directory of inputs is read whole (recursively): the report would be read as an input next time
-            raise InputError.single(out, "--out", f"is inside {given}, a directory this run reads; the next run "
+            raise InputError.single(out, flag, f"is inside {given}, a directory this run reads; the next run "
                                     f"would read the report as one of its inputs.",
                                     "write the report outside that directory.")
     if path.exists() or path.is_symlink():
         try:
             mode = path.stat().st_mode
         except OSError as exc:
-            raise InputError.single(out, "--out", f"cannot be read ({exc.strerror}).",
-                                    "choose another --out.") from None
+            raise InputError.single(out, flag, f"cannot be read ({exc.strerror}).",
+                                    f"choose another {flag}.") from None
         if stat.S_ISDIR(mode):
-            raise InputError.single(out, "--out", "is a directory.", "pass a file path inside it.")
+            raise InputError.single(out, flag, "is a directory.", "pass a file path inside it.")
         if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
-            raise InputError.single(out, "--out", "is neither a regular file, a character device nor a FIFO.",
+            raise InputError.single(out, flag, "is neither a regular file, a character device nor a FIFO.",
                                     "choose a regular file.")
     else:
         directory = path.parent if str(path.parent) else Path(".")
         if not directory.is_dir():
-            raise InputError.single(out, "--out", f"directory {directory} does not exist.",
-                                    "create it or choose another --out.")
+            raise InputError.single(out, flag, f"directory {directory} does not exist.",
+                                    f"create it or choose another {flag}.")
 
 
 def write_text(text: str, out: str | None, inputs: Iterable[str | None] = ()) -> None:

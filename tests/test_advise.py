@@ -451,7 +451,7 @@ def test_markdown_and_table(advise: Any, stack_file: Path, tmp_path: Path) -> No
                  str(md)]) == 0
     text = md.read_text()
     assert "| warning | `idle-cluster` | obs-dev |" in text
-    assert "dbx-ai-infra:dev.autotermination_minutes: 15  # was 60" in text
+    assert "dbx-ai-infra:dev:\n  autotermination_minutes: 15  # was 60\n" in text  # the stack file's own YAML
     table = tmp_path / "advice.txt"
     assert main(["advise", "--stack", str(stack_file), "--usage", str(usage), "--out", str(table)]) == 0
     assert "idle-cluster" in table.read_text() and "obs-dev" in table.read_text()
@@ -700,3 +700,52 @@ def test_any_broken_advise_input_is_exit_0_or_2_never_a_traceback(advise: Any, s
     result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(usage))
     assert result.returncode in (0, 2), result.stderr
     assert "Traceback" not in result.stderr and "error: unexpected" not in result.stderr, result.stderr
+
+
+# --- proposals a person can apply (issue 27, item 9) ----------------------------------------------------------------
+
+def test_each_proposal_is_yaml_the_stack_takes_and_write_stack_applies_them_all(advise: Any, stack_file: Path,
+                                                                                tmp_path: Path) -> None:
+    """The config: block of the Markdown was refused when pasted (dotted keys); the table showed no keys."""
+    from ruamel.yaml import YAML
+
+    from stackplan.advise.advice import edited_config
+    from stackspec.load import read_stack_file
+
+    _, usage = advise("gpu-underutilized")
+    nxt = tmp_path / "Pulumi.obs-next.yaml"
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(usage), "--sla-p99-ms", str(SLA),
+                      "--json", "--out", str(tmp_path / "a.json"), "--write-stack", str(nxt))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "a.json").read_text())
+    proposal = finding(doc, "gpu-underutilized")["proposal"]
+    # the fragment is the stack's own YAML: merged into the stack's config, it gives the same stack as the edit
+    fragment = YAML(typ="safe", pure=True).load(proposal["yaml"])
+    config = read_stack_file(stack_file)
+    merged = {k: ({**config[k], **v} if isinstance(v, dict) and k in config else v) for k, v in fragment.items()}
+    assert {**config, **merged} == edited_config(config, {k.split(":", 1)[1]: v for k, v in proposal["edit"].items()})
+    assert "# was " in proposal["yaml"]
+    # --write-stack: every applicable proposal, the comments kept, and it checks clean
+    written = nxt.read_text()
+    assert "wrote" in result.stderr and str(nxt) in result.stderr
+    assert [line for line in stack_file.read_text().splitlines() if line.lstrip().startswith("#")] == \
+        [line for line in written.splitlines() if line.lstrip().startswith("#")]
+    assert _run_cli("check", "--stack", str(nxt)).returncode == 0
+    edited = read_stack_file(nxt)
+    for key, value in proposal["edit"].items():
+        section, *path = key.split(":", 1)[1].split(".")
+        node = edited[f"dbx-ai-infra:{section}"]
+        for part in path:
+            node = node[part]
+        assert node == value
+    # the table shows the edit too
+    table = _run_cli("advise", "--stack", str(stack_file), "--usage", str(usage), "--sla-p99-ms", str(SLA))
+    assert "Edits: set these keys in the stack file" in table.stdout and proposal["yaml"].splitlines()[1] in table.stdout
+
+
+def test_write_stack_refuses_the_stack_file_itself(advise: Any, stack_file: Path) -> None:
+    _, usage = advise("gpu-underutilized")
+    before = stack_file.read_text()
+    result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(usage), "--write-stack", str(stack_file))
+    assert result.returncode == 2 and "--write-stack: is an input of this run" in result.stderr
+    assert "is an input of this run" in result.stderr and stack_file.read_text() == before

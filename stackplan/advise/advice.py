@@ -15,10 +15,12 @@ from stackplan.interrupts import scratch_dir
 
 from .analysis import Analysis, plain
 from .findings import FINDING_IDS, FINDINGS
-from .record import SEVERITY_ORDER, Context, Proposal, rounded
+from .record import SEVERITY_ORDER, Context, Proposal, edit_fragment, rounded
 from .targets import Target
 
-__all__ = ["Context", "Finding", "Proposal", "edited_config", "edited_stack_text", "findings_of", "price_edit"]
+__all__ = ["Context", "Finding", "Proposal", "edit_fragment", "edited_config", "edited_stack_text", "findings_of",
+           "price_edit"]
+
 
 @dataclass
 class Finding:
@@ -72,31 +74,40 @@ def edited_config(config: Mapping[str, Any], edit: Mapping[str, Any]) -> dict[st
     import copy
 
     out = copy.deepcopy(dict(config))
+    _apply(out, edit)
+    return out
+
+
+def _apply(config: Any, edit: Mapping[str, Any]) -> None:
+    """Set the dotted keys of ``edit`` in a ``config`` mapping, in place (a bare section key stays bare)."""
     for dotted, value in edit.items():
         section, *path = dotted.split(".")
-        key = f"{PROJECT}:{section}" if f"{PROJECT}:{section}" in out or section not in out else section
-        node = out.setdefault(key, {})
+        key = f"{PROJECT}:{section}" if f"{PROJECT}:{section}" in config or section not in config else section
+        node = config.setdefault(key, {})
         for part in path[:-1]:
             node = node.setdefault(part, {})
         if value is None:
             node.pop(path[-1], None)
         else:
             node[path[-1]] = value
-    return out
 
 
 def edited_stack_text(stack_file: Path, edit: Mapping[str, Any]) -> str:
-    """The stack file with the edit applied, as YAML (comments are not kept)."""
+    """The stack file with the edit applied, as YAML: its comments, order and quoting kept (ruamel's round trip),
+    so the file can be committed as it is."""
     import io
 
     from ruamel.yaml import YAML
 
-    from stackspec.load import read_stack_file
+    from dbxtypes.documents import read_text
 
-    yaml = YAML(typ="safe", pure=True)
-    yaml.default_flow_style = False
+    yaml = YAML(typ="rt", pure=True)
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    doc = yaml.load(read_text(stack_file, "stack file"))
+    _apply(doc["config"], edit)
     buffer = io.StringIO()
-    yaml.dump({"config": edited_config(read_stack_file(stack_file), edit)}, buffer)
+    yaml.dump(doc, buffer)
     return buffer.getvalue()
 
 

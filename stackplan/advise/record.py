@@ -40,6 +40,7 @@ class Proposal:
     def to_json(self) -> dict[str, Any]:
         return {"summary": self.summary, "edit": {f"{PROJECT}:{k}": v for k, v in self.edit.items()},
                 "current": {f"{PROJECT}:{k}": v for k, v in self.current.items()},
+                "yaml": edit_fragment(self.edit, self.current),
                 "monthly_before": rounded(self.monthly_before), "monthly_after": rounded(self.monthly_after),
                 "blocked_by": self.blocked_by}
 
@@ -160,3 +161,39 @@ def usage_key(t: Target) -> str | None:
     from dbxtypes.vocabulary import usage_hours_key
 
     return usage_hours_key(t.role, t.kind, always_on=t.role == "inference" and t.autotermination_minutes == 0)
+
+
+def edit_fragment(edit: Mapping[str, Any], current: Mapping[str, Any] | None = None) -> str:
+    """The edit as the stack file's YAML, to paste under ``config:`` (each section as the file writes it, the old
+    value in a comment; a removal is a comment, since YAML cannot say "remove")."""
+    import json
+
+    nested: dict[str, Any] = {}
+    for dotted, value in edit.items():
+        if value is not None:
+            section, *path = dotted.split(".")
+            node = nested.setdefault(f"{PROJECT}:{section}", {})
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = (value, (current or {}).get(dotted))
+
+    def scalar(value: Any) -> str:  # JSON's scalars and lists are YAML too; a plain word stays plain
+        if isinstance(value, str) and value and value.replace("_", "").replace("-", "").isalnum() and \
+                value.lower() not in ("true", "false", "null", "yes", "no", "on", "off"):
+            return value
+        return json.dumps(value)
+
+    lines: list[str] = []
+
+    def emit(node: Mapping[str, Any], depth: int) -> None:
+        for key, item in node.items():
+            if isinstance(item, dict):
+                lines.append(f"{'  ' * depth}{key}:")
+                emit(item, depth + 1)
+            else:
+                value, was = item
+                lines.append(f"{'  ' * depth}{key}: {scalar(value)}  # was {'unset' if was is None else scalar(was)}")
+
+    emit(nested, 0)
+    lines += [f"# remove {PROJECT}:{dotted}" for dotted, value in edit.items() if value is None]
+    return "\n".join(lines) + "\n"

@@ -96,6 +96,13 @@ def advise_table(doc: Mapping[str, Any], width: int) -> str:
     console.print(table)
     if not doc["findings"]:
         console.print("No findings.")
+    edits = [f for f in doc["findings"] if f["proposal"] and not f["proposal"]["blocked_by"]]
+    if edits:
+        console.print("Edits: set these keys in the stack file (under config:), or apply them all with "
+                      "--write-stack FILE:")
+        for f in edits:
+            console.print(cell(f"# {f['id']} on {f['workload']}"))
+            console.print(cell(f["proposal"]["yaml"].rstrip("\n")))
     for note in doc["notes"]:
         console.print(cell(f"note: {note}"))
     return buffer.getvalue()
@@ -215,10 +222,6 @@ def _whole(value: Any) -> str:
     return "n/a" if value is None else f"{float(value):,.0f}"
 
 
-def _was(value: Any) -> str:
-    return "not set (the default)" if value is None else str(value)
-
-
 def _proposal_text(f: Mapping[str, Any]) -> str:
     if not f["proposal"]:
         return str(f["note"] or "no change")
@@ -242,8 +245,8 @@ def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
             "severity": f["severity"], "id": f["id"], "workload": cell(f["workload"]),
             "evidence": cell(f["evidence"]), "proposal": cell(_proposal_text(f)),
             "delta": money(f["monthly_cost_delta"]),
-            "edit_lines": [f"{k}: {'(remove)' if v is None else v}  # was {_was(proposal['current'].get(k))}"
-                           for k, v in proposal["edit"].items()] if proposal else [],
+            # the fragment to paste under the stack file's config: (or let --write-stack apply it)
+            "edit_lines": proposal["yaml"].splitlines() if proposal else [],
             "before": _usd(proposal["monthly_before"]) if proposal else "",
             "after": _usd(proposal["monthly_after"]) if proposal else "",
         })

@@ -24,6 +24,10 @@ def cmd_advise(args: argparse.Namespace) -> int:
     from . import common
 
     policy_config = common.policy_config(args)
+    if args.write_stack:
+        from stackplan.output import check_out
+
+        check_out(args.write_stack, common.inputs(args), "--write-stack")  # never the stack itself: before any work
     config = load_policy_config(policy_config)
     thresholds = config.advise_thresholds()
     sla = args.sla_p99_ms if args.sla_p99_ms is not None else thresholds.get("sla_p99_ms")
@@ -72,5 +76,51 @@ def cmd_advise(args: argparse.Namespace) -> int:
     from stackplan.advise.report import advise_doc
 
     doc = advise_doc(plan, [f.to_json() for f in findings], analysis, thresholds, sla, args.usage)
+    if args.write_stack:
+        _write_stack(args, plan, findings, doc["notes"], policy_config)
     common.emit(args, formats.render(common.fmt(args), AdviceReport(doc)))
     return EXIT_OK
+
+
+def _write_stack(args: argparse.Namespace, plan: Any, findings: list[Any], notes: list[str],
+                 policy_config: Any) -> None:
+    """``--write-stack FILE``: the stack file with every proposal no mandatory policy refuses applied (the first of
+    two that set one key wins: findings come most severe first), checked by building it, then written."""
+    from stackplan.advise.advice import edited_stack_text
+    from stackplan.interrupts import scratch_dir
+    from stackplan.output import write_text
+    from stackplan.pipeline import build_plan
+
+    from . import common
+
+    combined: dict[str, Any] = {}
+    applied: list[str] = []
+    for f in findings:
+        p = f.proposal
+        if p is None or p.blocked_by:
+            continue
+        clash = [k for k, v in p.edit.items() if k in combined and combined[k] != v]
+        if clash:
+            notes.append(f"--write-stack: {f.id} on {f.workload} not applied: it sets {', '.join(clash)} "
+                         f"differently from an edit applied before it.")
+            continue
+        combined.update(p.edit)
+        applied.append(f"{f.id} on {f.workload}")
+    stack_file = Path(plan.stack_file)
+    text = edited_stack_text(stack_file, combined)
+    with scratch_dir("write-stack-") as tmp:
+        trial = tmp / stack_file.name
+        trial.write_text(text, encoding="utf-8")
+        try:
+            after = build_plan(str(trial), policy_config=policy_config, prices=args.prices)
+        except InputError as exc:
+            raise InputError.single(args.write_stack, "--write-stack", f"the proposals together make a stack that "
+                                    f"is not valid ({exc}).", "apply them one by one (each proposal's yaml).") from None
+    mandatory = sorted({v.policy for v in after.violations or [] if v.mandatory})
+    if mandatory:
+        raise InputError.single(args.write_stack, "--write-stack", f"the proposals together break "
+                                f"{', '.join(mandatory)}.", "apply them one by one (each proposal's yaml).")
+    write_text(text, args.write_stack, common.inputs(args))
+    print(f"wrote {args.write_stack}: {len(applied)} edit(s) applied"
+          + (f" ({'; '.join(applied)})" if applied else " (no proposal to apply: the stack as it is)"),
+          file=sys.stderr)
