@@ -12,9 +12,11 @@ ARGS ?=
 
 .PHONY: install preview check cost test test-slow lint schema sdk-types bench bench-record clean
 
-$(VENV)/.installed-runtime: requirements.txt
+# The last step installs the `stackplan` command (pyproject's [project.scripts]): an editable install of this checkout.
+$(VENV)/.installed-runtime: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
 $(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed-runtime

@@ -237,3 +237,26 @@ def test_an_unquoted_date_where_a_string_belongs_is_that_string(write_stack):
     built = build(str(write_stack(text=text)))
     assert {r.inputs.get("singleUserName") for r in built.plan.resources
             if r.type == "databricks:index/cluster:Cluster"} == {"2027-02-30"}
+
+
+def test_the_installed_stackplan_command_enters_where_python_m_stackplan_does(tmp_path):
+    """`python -m stackplan` worked only from the repository root; the set-up installs `stackplan` into .venv."""
+    command = Path(sys.executable).parent / "stackplan"
+    assert command.exists(), "the set-up (make install) installs the stackplan command"
+    stack = tmp_path / "elsewhere" / "Pulumi.mine.yaml"
+    stack.parent.mkdir()
+    stack.write_text((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    out = tmp_path / "plan.json"
+    done = subprocess.run([str(command), "preview", "--stack", str(stack), "--json", "--out", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert json.loads(out.read_text())["stack"] == "mine"
+    bad = subprocess.run([str(command), "preview", "--stack", str(tmp_path / "Pulumi.none.yaml")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"stackplan": "stackplan.__main__:run"}  # where `python -m stackplan` enters
