@@ -86,3 +86,11 @@ def test_the_smallest_stack_of_the_readme_previews_as_described(tmp_path):
     assert [c["nodeTypeId"] for c in clusters] == ["g5.xlarge"] and clusters[0]["numWorkers"] == 0
     assert clusters[0]["customTags"]["gpu_memory_need_gb"] == "16.8"
     assert [r["name"] for r in plan["resources"] if r["type"].endswith("clusterPolicy:ClusterPolicy")] == ["small-policy-dev"]
+
+
+def test_the_readme_never_suggests_putting_a_host_or_a_token_in_the_committed_stack_file():
+    """`pulumi config set --secret databricks:token` encrypts the token into stacks/Pulumi.<stack>.yaml, which is
+    committed; the README's own advice is the environment or a profile."""
+    for bad in ("databricks:token", "config set databricks:host", "config set --secret databricks"):
+        assert bad not in README, bad
+    assert "DATABRICKS_CONFIG_PROFILE" in README and "export DATABRICKS_TOKEN" in README
