@@ -134,10 +134,10 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
     }]}
 
 
-def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: str, source: str,
+def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: str, sources: Sequence[str],
               errors: Sequence[tuple[str, str]] = ()) -> str:
-    """The findings as JUnit XML; ``policies`` are the names of every policy that ran; ``source`` is the input a
-    policy with no finding is reported against; ``errors`` (file, message) are inputs that could not be checked,
+    """The findings as JUnit XML; ``policies`` are the names of every policy that ran; a policy with no finding is
+    one passing case per input of ``sources`` (each ``file`` attribute one path); ``errors`` (file, message) are inputs that could not be checked,
     each an ``<error>`` case of a ``stackplan`` suite."""
     def x(text: str) -> str:  # XML 1.0 refuses most control characters and the non-characters: escaped
         return printable(text)
@@ -152,10 +152,12 @@ def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: st
     for policy in dict.fromkeys([*policies, *(f.violation.policy for f in findings)]):
         mine = [f for f in findings if f.violation.policy == policy]
         failures = sum(1 for f in mine if f.violation.mandatory)
-        testsuite = ET.SubElement(root, "testsuite", name=x(policy), tests=str(max(1, len(mine))),
+        clean = [] if mine else list(sources)
+        testsuite = ET.SubElement(root, "testsuite", name=x(policy), tests=str(len(mine) + len(clean)),
                                   failures=str(failures), errors="0", skipped="0")
-        if not mine:
-            ET.SubElement(testsuite, "testcase", name=x(f"{policy}: no finding"), classname=x(policy), file=x(source))
+        for source in clean:
+            ET.SubElement(testsuite, "testcase", name=x(f"{policy}: no finding in {source}"), classname=x(policy),
+                          file=x(source))
         for f in mine:
             v = f.violation
             case = ET.SubElement(testsuite, "testcase", name=x(_where(f)), classname=x(policy), file=x(f.source))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from junitparser import Failure, JUnitXml
@@ -183,3 +184,17 @@ def test_a_urn_names_the_section_of_its_component():
         == "unity_catalog"
     assert section_of_urn(base + "databricks:index/cluster:Cluster::loose") is None
     assert section_of_urn("not a urn") is None
+
+
+def test_junit_file_attributes_hold_one_path_each(capsys):
+    """`check --all --format junit` put four paths joined by commas in the file attribute of a passing case."""
+    import xml.etree.ElementTree as ET
+
+    from stackplan.cli import main
+    from stackspec import available_stacks
+
+    assert main(["check", "--all", "--format", "junit"]) in (0, 1)
+    root = ET.fromstring(capsys.readouterr().out.encode())
+    files = {case.get("file") for case in root.iter("testcase")}
+    assert files and all(f and "," not in f and Path(f).is_file() for f in files), files
+    assert len(files) == len(available_stacks())  # each stack file is named, on its own

@@ -19,8 +19,8 @@ class Findings:
     errors: list[tuple[str, str]]
     #: JUnit's suite name.
     suite: str
-    #: The input(s) the findings come from, as JUnit names them.
-    source: str
+    #: The inputs the findings come from (JUnit reports a policy without a finding once per input: one path each).
+    sources: list[str]
 
 
 def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, str], int]:
@@ -59,11 +59,11 @@ def findings_of(report: Report) -> Findings:
             located += [Located(v, run.source, lines.get((v.policy, v.urn))) for v in violations]
         errors = [(r.source, r.error or "") for r in report.runs if r.error is not None]
         return Findings(located, errors, f"stackplan {report.kind} {', '.join(r.stack for r in report.runs)}",
-                        ", ".join(r.source for r in report.runs))
+                        [r.source for r in report.runs])
     if isinstance(report, AuditReport):
         audit = report.audit
         return Findings([Located(v, audit.files.get(v.urn, report.source), element=audit.labels.get(v.urn))
-                         for v in audit.violations], [], f"stackplan check {report.source}", report.source)
+                         for v in audit.violations], [], f"stackplan check {report.source}", [report.source])
     assert isinstance(report, DriftReport)
     plan = report.plan
     stack_urns = {r.urn for r in plan.resources}
@@ -71,7 +71,7 @@ def findings_of(report: Report) -> Findings:
     source = plan.stack_file or plan.stack
     return Findings([Located(v, source, lines.get((v.policy, v.urn))) if v.urn in stack_urns
                      else Located(v, report.files.get(v.urn, report.against)) for v in report.found],
-                    [], f"stackplan drift {plan.stack} {source}", source)
+                    [], f"stackplan drift {plan.stack} {source}", [source])
 
 
 def policy_config_of(report: Report) -> Any:

@@ -10,5 +10,5 @@ from ._findings import enabled_rules, findings_of
 
 def render(report: Report) -> str:
     found = findings_of(report)
-    return junit_xml(found.located, enabled_rules(report), suite=found.suite, source=found.source,
+    return junit_xml(found.located, enabled_rules(report), suite=found.suite, sources=found.sources,
                      errors=found.errors)
