@@ -1,0 +1,97 @@
+"""The README's example outputs and figures come from the program: each test computes one and fails when the README
+says something else (its "33 resources", the PR comment's "$935.20", stayed behind when the program moved on)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import pytest
+
+from stackplan.pipeline import build_plan
+from stackplan.summary import money
+from tests.conftest import BASE_CONFIG
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def prod():
+    return build_plan("prod", with_cost=True)
+
+
+def _entry(plan, name):
+    (found,) = [e for urn, e in plan.cost.resources.items() if urn.endswith(f"::{name}")]
+    return found
+
+
+def test_the_resource_count_of_prod(prod):
+    assert f"Checked stack prod (stacks/Pulumi.prod.yaml): {len(prod.resources)} resources." in README
+
+
+def test_the_worked_example_of_the_cost_model(prod):
+    training, inference = _entry(prod, "prod-training-cluster"), _entry(prod, "prod-inference-cluster")
+    pool = _entry(prod, "prod-inference-pool-pool")
+    assert f"At 40 hours a month that is **{money(training.monthly.expected)}**" in README
+    assert f"= {money(training.all_on_demand_monthly_expected)}, so spot" in README
+    assert f"saves {money(training.saving_monthly_expected)} a month" in README
+    assert f"**{money(inference.monthly.expected)}** expected" in README
+    assert f"1.006 x 730 = {money(pool.monthly.expected)}" in README
+
+
+def test_the_serving_prices_and_the_cluster_or_endpoint_comparison(prod):
+    chat = _entry(prod, "prod-serving-chat")
+    assert f"**{money(chat.monthly.expected)}/month**" in README and f"16 concurrency: {money(chat.monthly.max)})" in README
+    dev = build_plan("dev", with_cost=True)
+    assert f"**{money(_entry(dev, 'dev-serving-chat-dev').monthly.expected)}/month**" in README
+    advice = next(a for a in prod.advice if a.id == "cluster-vs-endpoint")
+    endpoint, cluster = re.findall(r"\$[\d,]+\.\d\d", advice.message)[:2]
+    assert f"({endpoint} against the\ncluster's {cluster} a month)" in README
+
+
+def test_the_cheaper_single_gpu_advice_line(write_stack):
+    config = copy.deepcopy(BASE_CONFIG)
+    config["dbx-ai-infra:gpu_family"] = "t4"
+    for section in ("dbx-ai-infra:training", "dbx-ai-infra:dev"):
+        config.pop(section)
+    config["dbx-ai-infra:inference"] = {"model": {"params_billions": 7, "precision": "fp16"}}  # 2 to 10 workers
+    plan = build_plan(str(write_stack(config, name="t4")), with_cost=True)
+    advice = next(a for a in plan.advice if a.id == "cheaper-single-gpu")
+    assert f"Advice (cheaper-single-gpu): {advice.resource_name}: {advice.message}" in README
+
+
+RUNNER_PLANS = "/home/runner/work/_temp/plans"
+
+
+def _pr_comment(tmp_path: Path) -> list[str]:
+    """The head of the comment the workflow posts for a pull request that raises prod's inference base from 2 to 3
+    workers: `cost --all --against PLANS --format markdown`, the plans written by `preview --json` on the base."""
+    from stackplan.cli import main
+    from stackspec import available_stacks
+
+    plans, head = tmp_path / "plans", tmp_path / "head"
+    plans.mkdir()
+    head.mkdir()
+    for stack in available_stacks():
+        assert main(["preview", "--stack", stack, "--json", "--out", str(plans / f"{stack}.json")]) in (0, 1)
+        text = (REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+        if stack == "prod":
+            text = text.replace("  dbx-ai-infra:inference:\n    min_workers: 2\n",
+                                "  dbx-ai-infra:inference:\n    min_workers: 3\n")
+        (head / f"Pulumi.{stack}.yaml").write_text(text)
+    out = tmp_path / "report.md"
+    argv = [a for s in available_stacks() for a in ("--stack", str(head / f"Pulumi.{s}.yaml"))]
+    assert main(["cost", *argv, "--against", str(plans), "--format", "markdown", "--out", str(out)]) == 0
+    lines = out.read_text().replace(str(plans), RUNNER_PLANS).splitlines()
+    return lines[:lines.index("## Cost review: stack prod") + 1]
+
+
+def test_the_pull_request_comment_in_the_readme_is_what_the_workflow_posts(tmp_path, capsys):
+    expected = _pr_comment(tmp_path)
+    capsys.readouterr()
+    block = README[README.index("   ```markdown\n   ## Stack review"):]
+    shown = [line.removeprefix("   ") for line in block.splitlines()[1:]]
+    shown = shown[:shown.index("## Cost review: stack prod") + 1]
+    assert shown == expected, "\n".join(["README's PR comment is stale; the program writes:", *expected])
