@@ -137,8 +137,8 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
 def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: str, sources: Sequence[str],
               errors: Sequence[tuple[str, str]] = ()) -> str:
     """The findings as JUnit XML; ``policies`` are the names of every policy that ran; a policy with no finding is
-    one passing case per input of ``sources`` (each ``file`` attribute one path); ``errors`` (file, message) are inputs that could not be checked,
-    each an ``<error>`` case of a ``stackplan`` suite."""
+    one passing case per input of ``sources`` (each ``file`` attribute one path); ``errors`` (file, message) are
+    inputs that could not be checked, each an ``<error>`` case of a ``stackplan`` suite."""
     def x(text: str) -> str:  # XML 1.0 refuses most control characters and the non-characters: escaped
         return printable(text)
 

@@ -749,3 +749,14 @@ def test_write_stack_refuses_the_stack_file_itself(advise: Any, stack_file: Path
     result = _run_cli("advise", "--stack", str(stack_file), "--usage", str(usage), "--write-stack", str(stack_file))
     assert result.returncode == 2 and "--write-stack: is an input of this run" in result.stderr
     assert "is an input of this run" in result.stderr and stack_file.read_text() == before
+
+
+def test_the_advise_table_keeps_ids_workloads_and_money_whole_at_80_columns(advise: Any) -> None:
+    from stackplan.advise.report import advise_table, money
+
+    doc, _ = advise("gpu-underutilized")
+    lines = advise_table(doc, 80).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for f in doc["findings"]:
+        assert any(money(f["monthly_cost_delta"]) in line for line in lines)  # it was "-$2,565.…"
+        assert any(f["id"] in line and f["workload"] in line for line in lines)

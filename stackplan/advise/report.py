@@ -74,25 +74,40 @@ def money(value: Any) -> str:
 def advise_table(doc: Mapping[str, Any], width: int) -> str:
     from rich.table import Table
 
-    from stackplan.render import cell, plain_console, title
+    from stackplan.render import TEXT_MIN, cell, plain_console, table_width, title
 
     buffer = io.StringIO()
     console = plain_console(buffer, width)
     table = Table(title=title(f"Advice for stack {doc['stack']} from {doc['usage']}"), title_justify="left")
-    columns: tuple[tuple[str, dict[str, Any]], ...] = (
-        ("severity", {"no_wrap": True}),
-        ("finding", {"no_wrap": True, "min_width": max(len(f["id"]) for f in doc["findings"]) if doc["findings"]
-                     else 7}),  # an id is a contract: never cut
-        ("workload", {"overflow": "fold"}), ("evidence", {"overflow": "fold", "ratio": 3}),
-        ("proposal", {"overflow": "fold", "ratio": 2}), ("$/month", {"justify": "right"}))
-    for name, kw in columns:
-        table.add_column(name, **kw)
-    for f in doc["findings"]:
-        proposal = f["proposal"]["summary"] if f["proposal"] else (f["note"] or "no change")
+    findings = doc["findings"]
+
+    def widest(values: list[str], header: str) -> int:
+        return max([len(v) for v in values] + [len(header)])
+
+    def proposal_of(f: Mapping[str, Any]) -> str:
+        text = f["proposal"]["summary"] if f["proposal"] else (f["note"] or "no change")
         if f["proposal"] and f["proposal"]["blocked_by"]:
-            proposal += f" (refused by {', '.join(f['proposal']['blocked_by'])})"
-        table.add_row(*map(cell, (f["severity"], f["id"], f["workload"], f["evidence"], proposal,
-                                  money(f["monthly_cost_delta"]))))
+            text += f" (refused by {', '.join(f['proposal']['blocked_by'])})"
+        return str(text)
+
+    # ids, workloads and money never cut; where the width cannot hold evidence and proposal apart at a readable
+    # width, they share one column (the proposal on its own line)
+    fixed = [widest([f["severity"] for f in findings], "severity"), widest([f["id"] for f in findings], "finding"),
+             widest([f["workload"] for f in findings], "workload"),
+             widest([money(f["monthly_cost_delta"]) for f in findings], "$/month")]
+    apart = width >= table_width([*fixed, TEXT_MIN, TEXT_MIN])
+    table.add_column("severity", no_wrap=True, min_width=fixed[0])
+    table.add_column("finding", no_wrap=True, min_width=fixed[1])  # an id is a contract: never cut
+    table.add_column("workload", no_wrap=True, min_width=fixed[2])
+    if apart:
+        table.add_column("evidence", overflow="fold", ratio=3)
+        table.add_column("proposal", overflow="fold", ratio=2)
+    else:
+        table.add_column("evidence / proposal", overflow="fold")
+    table.add_column("$/month", justify="right", no_wrap=True, min_width=fixed[3])
+    for f in findings:
+        text = [f["evidence"], proposal_of(f)] if apart else [f"{f['evidence']}\n-> {proposal_of(f)}"]
+        table.add_row(*map(cell, (f["severity"], f["id"], f["workload"], *text, money(f["monthly_cost_delta"]))))
     console.print(table)
     if not doc["findings"]:
         console.print("No findings.")
