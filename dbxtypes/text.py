@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 
-#: C0 controls but tab and newline, DEL and the C1 controls (CSI is U+009B), lone surrogates, the non-characters.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
+#: C0 controls but tab and newline, DEL and the C1 controls (CSI is U+009B), the bidirectional overrides and
+#: isolates (they reorder what a reader sees: "Trojan Source"), lone surrogates, the non-characters.
+_CLASS = "\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f{_CLASS}]")
 #: The same, with newline and tab: for one-line places (a table title, an attribute).
-_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
+_UNSAFE_LINE = re.compile(f"[\x00-\x1f{_CLASS}]")
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -500,3 +500,13 @@ def test_an_out_inside_a_directory_the_run_reads_is_refused(tmp_path, capsys):
     assert sorted(p.name for p in exports.iterdir()) == ["clusters.json"]
     code, _, _ = run(capsys, "check", "--cluster-json", str(exports), "--json", "--out", str(tmp_path / "r.json"))
     assert code == 0 and (tmp_path / "r.json").exists()
+
+
+def test_bidirectional_overrides_in_a_name_are_shown_escaped(tmp_path, capsys):
+    """U+202E reverses what follows on screen ("gpu\u202etxt.exe" reads as "gpuexe.txt"): shown as an escape."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"clusters": [{"cluster_name": "gpu\u202etxt.exe", "num_workers": 1,
+                                              "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge"}]}))
+    for fmt in ("table", "github", "junit"):
+        code, out, err = run(capsys, "check", "--cluster-json", str(path), "--format", fmt)
+        assert "\u202e" not in out + err and "gpu\\u202etxt.exe" in out, fmt
