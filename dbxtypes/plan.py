@@ -268,6 +268,8 @@ class Plan(_Model):
     sizing: list[SizingLine] | None = None
     #: Advisory findings with a priced effect (`Advice`), such as a cheaper single-GPU node.
     advice: list[Advice] | None = None
+    #: The stack's cost limits (``dbx-ai-infra:budget``), as the policy ``databricks-stack-budget`` reads them.
+    budget: dict[str, Number | None] | None = None
 
     @classmethod
     def from_json(cls, doc: Any, source: str = "plan") -> Plan:
@@ -293,6 +295,11 @@ class Plan(_Model):
     @property
     def has_mandatory(self) -> bool:
         return any(v.mandatory for v in self.violations or ())
+
+    @property
+    def stack_urn(self) -> str:
+        """The URN of the stack itself (Pulumi's root resource): what a stack-level finding is about."""
+        return f"urn:pulumi:{self.stack}::{self.project}::pulumi:pulumi:Stack::{self.project}-{self.stack}"
 
 
 _RESOURCES = TypeAdapter(list[Resource])

@@ -49,6 +49,7 @@ from policies.rules import (
     require_tags,
     require_training_checkpoints,
     require_volumes_for_caches,
+    stack_budget,
     tag_autoscaled_gpu_compute,
 )
 
@@ -80,8 +81,12 @@ ALL_RULES: tuple[Rule, ...] = (
     flag_unrecognised_export_fields.RULE,
     tag_autoscaled_gpu_compute.RULE,
 )
-RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in ALL_RULES})
-assert len(RULES_BY_NAME) == len(ALL_RULES), "duplicate rule names"
+#: Rules that judge a stack as a whole (its priced plan), not one resource: the pipeline calls them once per stack
+#: (`stackplan.pipeline.budget_findings`), never per resource; their names, levels and exceptions work as any rule's.
+STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE,)
+#: Every rule by name, the resource rules (`ALL_RULES`) then the stack rules.
+RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in (*ALL_RULES, *STACK_RULES)})
+assert len(RULES_BY_NAME) == len(ALL_RULES) + len(STACK_RULES), "duplicate rule names"
 
 #: Default thresholds (each belongs to one rule, see ``Rule.thresholds``).
 DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType({k: v for r in ALL_RULES for k, v in r.thresholds.items()})
@@ -170,7 +175,7 @@ def _config_model() -> type[BaseModel]:
     """A pydantic model of the policy config: one optional field per policy (a level or its settings), and ``all``."""
     fields: dict[str, Any] = {"all": (_Settings | None, Field(None)),
                               "advise": (dict[str, Any] | None, Field(None))}
-    for rule in ALL_RULES:
+    for rule in RULES_BY_NAME.values():
         fields[rule.name.replace("-", "_")] = (_Settings | None, Field(None, alias=rule.name))
     return create_model("PolicyConfigFile", __config__=ConfigDict(extra="forbid", populate_by_name=False), **fields)
 
@@ -219,8 +224,8 @@ def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConf
                                     f"{sorted(everything.model_extra)}.",
                                     "set thresholds per policy.")
         if everything.enforcementLevel is not None:
-            enforcement.update({r.name: everything.enforcementLevel for r in ALL_RULES})
-    for rule in ALL_RULES:
+            enforcement.update({r.name: everything.enforcementLevel for r in RULES_BY_NAME.values()})
+    for rule in RULES_BY_NAME.values():
         value = getattr(parsed, rule.name.replace("-", "_"))
         if value is None:
             continue

@@ -8,11 +8,12 @@ arguments or prints; notes (an exception that expires soon, ...) come back in `B
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
-from dbxtypes.plan import Plan, SizingLine
+from dbxtypes.plan import Plan, SizingLine, Violation
 from stackspec import LoadedStack
 
 
@@ -58,16 +59,10 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]
     plan.sizing += [SizingLine.model_validate(e.sizing()) for e in loaded.resolved.endpoints.values()]
     notes: list[str] = []
-    if options.policies:
-        from policies.registry import ALL_RULES, evaluate_plan
-
-        from .exceptions import apply_exceptions
-
-        plan.violations, notes = apply_exceptions(
-            evaluate_plan(plan, options.policy_config), loaded.spec.exceptions, rules=[r.name for r in ALL_RULES],
-            resources=[r.name for r in plan.resources], today=datetime.now(UTC).date(),
-            source=plan.stack_file or loaded.name)
-    if options.cost:
+    budget = loaded.spec.budget.model_dump(exclude_none=True) if loaded.spec.budget is not None else None
+    if budget:
+        plan.budget = budget
+    if options.cost or (options.policies and budget):  # a budget is judged on the priced stack
         from pricing import cheaper_gpu_advice, serving_comparison
         from pricing import price_plan as cost_of
 
@@ -76,7 +71,48 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
         book = price_book(loaded, options.prices)
         plan.cost = cost_of(plan, book)
         plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book)
+    if options.policies:
+        from policies.registry import RULES_BY_NAME, evaluate_plan
+
+        from .exceptions import apply_exceptions
+
+        plan.violations, notes = apply_exceptions(
+            evaluate_plan(plan, options.policy_config) + budget_findings(plan, options.policy_config),
+            loaded.spec.exceptions, rules=list(RULES_BY_NAME),
+            resources=[plan.stack, *(r.name for r in plan.resources)], today=datetime.now(UTC).date(),
+            source=plan.stack_file or loaded.name)
     return Built(loaded, plan, [*loaded.resolved.warnings, *notes])
+
+
+def budget_findings(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | None = None) -> list[Violation]:
+    """The ``databricks-stack-budget`` findings of a priced plan: its monthly limits, or with ``diff`` (a cost diff
+    from a base, `pricing.diff_costs`) the increase limits of the change; at the rule's configured level (none when
+    the stack sets no budget, or the policy config disables the rule)."""
+    from policies.registry import load_policy_config
+    from policies.rules import stack_budget
+
+    if not plan.budget or plan.cost is None:
+        return []
+    level = load_policy_config(policy_config).level(stack_budget.RULE)
+    if level == "disabled":
+        return []
+    if diff is None:
+        total = plan.cost.total
+        names = {r.urn: r.name for r in plan.resources}
+        contributors = [(names.get(urn, urn), float(e.monthly.expected or 0)) for urn, e in plan.cost.resources.items()]
+        messages = stack_budget.over_budget(float(total.monthly.expected or 0), float(total.monthly.max or 0),
+                                            contributors, plan.budget)
+    else:
+        def expected(side: Mapping[str, Any] | None) -> float:
+            return float((side or {}).get("monthly_expected") or 0)
+
+        changes = [(str(row["name"]), float(row["delta"].get("monthly_expected") or 0)) for row in diff["rows"]
+                   if row["status"] != "unchanged"]
+        messages = stack_budget.over_increase(expected(diff["total"]["base"]), expected(diff["total"]["head"]),
+                                              changes, plan.budget)
+    enforcement: Literal["mandatory", "advisory"] = "advisory" if level == "advisory" else "mandatory"
+    return [Violation(policy=stack_budget.NAME, enforcement=enforcement, urn=plan.stack_urn,
+                      resource_name=plan.stack, message=m) for m in messages]
 
 
 def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = True,

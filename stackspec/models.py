@@ -470,6 +470,23 @@ class ServingSpec(_Spec):
         return self
 
 
+class BudgetSpec(_Spec):
+    """What the stack may cost (``dbx-ai-infra:budget``): limits of the policy ``databricks-stack-budget``."""
+
+    monthly_expected_max: float | None = Field(None, gt=0, description="Most the expected month may cost, USD.")
+    monthly_max_max: float | None = Field(None, gt=0, description="Most the month may cost at full size, USD.")
+    increase_max: float | None = Field(None, ge=0, description="Most a change may add a month (cost --against), USD.")
+    increase_max_percent: float | None = Field(None, ge=0, description=(
+        "Most a change may add a month, percent of the base's expected month (cost --against)."))
+
+    @model_validator(mode="after")
+    def _some(self) -> BudgetSpec:
+        if all(v is None for v in self.model_dump().values()):
+            raise ValueError("sets no limit; set monthly_expected_max, monthly_max_max, increase_max or "
+                             "increase_max_percent, or remove budget")
+        return self
+
+
 class ExceptionSpec(_Spec):
     """An accepted exception (``dbx-ai-infra:exceptions``): a finding the team has reviewed and accepts, with why and
     until when. The finding is still reported, marked excepted with its reason; after ``expires`` it fails again."""
@@ -510,6 +527,7 @@ class StackSpec(_Spec):
     exceptions: list[ExceptionSpec] = Field(default_factory=list, description="Accepted policy findings.")
     serving: ServingSpec | None = Field(None, description="GPU Model Serving endpoints.")
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    budget: BudgetSpec | None = Field(None, description="Cost limits: a mandatory finding when the stack breaks one.")
     permissions: PermissionsSpec = Field(default_factory=PermissionsSpec, description=(
         "More access per workload (cluster, job, pool) beyond its single user and cluster_policies.can_use groups."))
 

@@ -52,19 +52,24 @@ def _base_for(stack: str, args: argparse.Namespace) -> str | None:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from stackplan.pipeline import base_plan
+    from policies.rules.stack_budget import NAME as BUDGET
+    from stackplan.pipeline import base_plan, budget_findings
 
     config = common.policy_config(args)
 
     def work(stack: str) -> StackRun:
         run = common.plan_run(stack, args, config, cost=True)
-        run.exit = EXIT_OK
         assert run.plan is not None
         run.base = _base_for(run.plan.stack, args)
         if run.base is not None:
             from pricing import diff_costs
 
             run.diff = diff_costs(base_plan(run.base, policy_config=config, prices=args.prices), run.plan)
+            # the budget's increase limits judge the change (a stack without a budget has none)
+            run.plan.violations = [*(run.plan.violations or []), *budget_findings(run.plan, config, run.diff)]
+        # cost fails only on the stack's own budget: its other findings are check's to fail on
+        run.exit = EXIT_VIOLATIONS if any(v.mandatory and v.policy == BUDGET for v in run.plan.violations or []) \
+            else EXIT_OK
         return run
 
     runs = run_each(common.stacks(args), work, what="cost", keep_errors=common.several(args))

@@ -28,14 +28,14 @@ def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, st
     ``stack_fields`` that the stack sets, in the resource's section or at the top; else the section the resource is
     built from; else ``config:`` (a default no line states)."""
     from dbxtypes.vocabulary import section_of_urn
-    from policies.registry import ALL_RULES
+    from policies.registry import RULES_BY_NAME
     from stackplan.drift import DRIFT_STACK_FIELDS
     from stackspec import section_lines
 
     if not plan.stack_file or not Path(plan.stack_file).is_file():
         return {}
     lines = section_lines(Path(plan.stack_file))
-    fields = {**{r.name: r.stack_fields for r in ALL_RULES}, **DRIFT_STACK_FIELDS}
+    fields = {**{r.name: r.stack_fields for r in RULES_BY_NAME.values()}, **DRIFT_STACK_FIELDS}
     found = {}
     for v in violations:
         section = section_of_urn(v.urn) or ""
@@ -81,13 +81,13 @@ def policy_config_of(report: Report) -> Any:
 def rules_of(report: Report, found: list[Located]) -> list[RuleInfo]:
     """SARIF's rules: every policy of the pack (a disabled one marked so), and the drift and own-policy findings
     that occur."""
-    from policies.registry import ALL_RULES, load_policy_config
+    from policies.registry import RULES_BY_NAME, load_policy_config
     from stackplan.audit import OWN_POLICY
     from stackplan.drift import DRIFT_RULES
 
     levels = load_policy_config(policy_config_of(report))
     rules = [RuleInfo(r.name, r.description, r.remediation, levels.level(r) if levels.level(r) != "disabled"
-                      else r.enforcement, enabled=levels.level(r) != "disabled") for r in ALL_RULES]
+                      else r.enforcement, enabled=levels.level(r) != "disabled") for r in RULES_BY_NAME.values()]
     rules += [RuleInfo(name, text, fix, "advisory") for name, text, fix in DRIFT_RULES
               if any(f.violation.policy == name for f in found)]
     if any(f.violation.policy == OWN_POLICY for f in found):
@@ -98,7 +98,7 @@ def rules_of(report: Report, found: list[Located]) -> list[RuleInfo]:
 
 def enabled_rules(report: Report) -> list[str]:
     """JUnit's suites: the policies that ran."""
-    from policies.registry import ALL_RULES, load_policy_config
+    from policies.registry import RULES_BY_NAME, load_policy_config
 
     levels = load_policy_config(policy_config_of(report))
-    return [r.name for r in ALL_RULES if levels.level(r) != "disabled"]
+    return [r.name for r in RULES_BY_NAME.values() if levels.level(r) != "disabled"]
