@@ -74,6 +74,8 @@ class Violation(_Model):
     resource_name: str
     message: str
     exception: AcceptedException | None = None
+    #: With ``check --baseline``: ``unchanged`` (the baseline holds it: reported, fails nothing) or ``new``.
+    baseline: Literal["new", "unchanged"] | None = None
 
     @property
     def excepted(self) -> bool:
@@ -82,12 +84,14 @@ class Violation(_Model):
 
     @property
     def mandatory(self) -> bool:
-        """A mandatory finding that fails the run (one under a live exception does not)."""
-        return self.enforcement == "mandatory" and not self.excepted
+        """A mandatory finding that fails the run (one under a live exception, or in the baseline, does not)."""
+        return self.enforcement == "mandatory" and not self.excepted and self.baseline != "unchanged"
 
     @property
     def level(self) -> str:
-        """The word reports show: mandatory, advisory, excepted, or mandatory (exception expired)."""
+        """The word reports show: mandatory, advisory, excepted, baselined, or mandatory (exception expired)."""
+        if self.baseline == "unchanged" and self.exception is None:
+            return "baselined"
         if self.exception is None:
             return self.enforcement
         if self.exception.expired:

@@ -129,6 +129,11 @@ def parser() -> argparse.ArgumentParser:
                        help="evaluate the policies on stacks or on exported cluster JSON")
     group = p.add_mutually_exclusive_group()
     stacks_arg(group)
+    p.add_argument("--write-baseline", metavar="FILE",
+                   help="also record today's findings in FILE (a baseline, for --baseline in later runs)")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="report the findings FILE holds as baselined (they fail nothing) and fail only on new ones; "
+                        "list the baselined ones that are gone as fixed")
     p.add_argument("--workspace", action="store_true",
                    help="read the workspace live through databricks-sdk (its standard auth: the environment or "
                         f"--profile; never a token on the command line). Gives up after {CONNECT_TIMEOUT_S} s "

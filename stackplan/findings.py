@@ -121,6 +121,8 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
         }
         if v.policy in index:
             result["ruleIndex"] = index[v.policy]
+        if v.baseline is not None:  # check --baseline: SARIF's own words for a finding the baseline holds, or not
+            result["baselineState"] = v.baseline
         if v.exception is not None:
             result["properties"]["exception"] = v.exception.to_json()
             if v.excepted:

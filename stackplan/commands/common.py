@@ -13,7 +13,7 @@ from stackplan.multi import StackRun
 from stackplan.pipeline import Options, build
 
 #: The arguments that name files a run reads (``--out`` may not be one of them).
-INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "cluster_policy", "policy_config", "usage")
+INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "cluster_policy", "policy_config", "usage", "baseline")
 
 
 def policy_config(args: argparse.Namespace) -> Any:
@@ -84,3 +84,37 @@ def plan_run(stack: str, args: argparse.Namespace, config: Any, *, cost: bool) -
     plan = built.plan
     return StackRun(stack, plan.stack_file or stack, plan=plan,
                     exit=EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK)
+
+
+def with_baseline(args: argparse.Namespace, violations: list[Any]) -> list[Any]:
+    """``check --baseline FILE``: the findings marked against it (its fixed ones noted on stderr); else as given."""
+    if not getattr(args, "baseline", None):
+        return violations
+    from stackplan import baseline
+
+    marked, fixed = baseline.apply(violations, baseline.read(args.baseline))
+    for line in baseline.fixed_lines(fixed, args.baseline):
+        print(f"note: {line}", file=sys.stderr)
+    counts = baseline.summary(marked, fixed)
+    print(f"note: baseline {args.baseline}: {counts['new']} new, {counts['unchanged']} baselined, {counts['fixed']} "
+          "fixed", file=sys.stderr)
+    return marked
+
+
+def write_baseline(args: argparse.Namespace, violations: list[Any]) -> None:
+    """``check --write-baseline FILE``: today's findings (before any --baseline marks them) as a baseline file."""
+    if not getattr(args, "write_baseline", None):
+        return
+    from stackplan import baseline
+    from stackplan.output import write_text
+
+    write_text(baseline.document(violations), args.write_baseline, inputs(args))
+    print(f"wrote {args.write_baseline}: {len(violations)} finding(s)", file=sys.stderr)
+
+
+def check_baseline_out(args: argparse.Namespace) -> None:
+    """``--write-baseline FILE`` checked like ``--out``, before any work."""
+    if getattr(args, "write_baseline", None):
+        from stackplan.output import check_out
+
+        check_out(args.write_baseline, inputs(args), "--write-baseline")

@@ -27,9 +27,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``check`` of stacks (a workspace export or a live read: `stackplan.commands.workspace`)."""
     config = common.policy_config(args)
     fmt = common.fmt(args)
+    common.check_baseline_out(args)
     pages = fmt in ("markdown", "html")  # a page shows what the stack costs beside its findings
     runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=pages), what="check",
                     keep_errors=common.several(args))
+    planned = [r for r in runs if r.plan is not None]
+    common.write_baseline(args, [v for r in planned for v in r.plan.violations or []])  # type: ignore[union-attr]
+    if args.baseline:
+        marked = common.with_baseline(args, [v for r in planned for v in r.plan.violations or []])  # type: ignore
+        for r in planned:
+            assert r.plan is not None
+            mine = {v.urn for v in r.plan.violations or []}
+            r.plan.violations = [v for v in marked if v.urn in mine]
+            r.exit = EXIT_VIOLATIONS if r.plan.has_mandatory else EXIT_OK
     common.emit(args, formats.render(fmt, StacksReport("check", runs, common.several(args), config)))
     code = worst(runs)
     return EXIT_OK if args.soft_fail and code == EXIT_VIOLATIONS else code

@@ -67,12 +67,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     config = common.policy_config(args)
     fmt = common.fmt(args)
+    common.check_baseline_out(args)
     wanted = {"places": fmt in formats.FINDING_FORMATS, "clusters": bool(args.cluster_policy)}
     if args.workspace:
         source, items = read_live(args)
         audit = audit_items(items, config, **wanted)
     else:
         source, audit = args.cluster_json, audit_export_path(args.cluster_json, config, **wanted)
+    common.write_baseline(args, audit.violations)
+    audit.violations = common.with_baseline(args, audit.violations)
     report = AuditReport(source, audit, config, cluster_policy_results(audit.clusters, args.cluster_policy)
                          if args.cluster_policy else None)
     common.emit(args, formats.render(fmt, report))
