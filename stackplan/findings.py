@@ -79,7 +79,7 @@ def _where(f: Located) -> str:
 def _level(v: Violation) -> str:
     if v.mandatory:
         return "error"
-    return "note" if v.excepted else "warning"
+    return "note" if v.excepted or v.baseline == "unchanged" else "warning"
 
 
 def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version: str) -> dict[str, Any]:

@@ -72,3 +72,13 @@ def test_a_baseline_that_is_not_one_is_invalid_input(tmp_path, capsys):
     assert code == 2 and "is not a baseline of version 1" in err
     code, _, err = run(capsys, "check", "--stack", "dev", "--write-baseline", str(tmp_path))
     assert code == 2 and "--write-baseline: is a directory" in err
+
+
+def test_github_annotations_and_junit_fail_only_on_new_findings(tmp_path, capsys):
+    baseline = tmp_path / "baseline.json"
+    first = export(tmp_path, SPOT_INFERENCE)
+    run(capsys, "check", "--cluster-json", str(first), "--write-baseline", str(baseline))
+    code, out, _ = run(capsys, "check", "--cluster-json", str(first), "--baseline", str(baseline), "--format", "github")
+    assert code == 0 and out.startswith("::notice ") and "::error" not in out
+    code, out, _ = run(capsys, "check", "--cluster-json", str(first), "--baseline", str(baseline), "--format", "junit")
+    assert code == 0 and "<failure" not in out
