@@ -56,6 +56,9 @@ __all__ = [
     "NodeChoice",
     "SizingError",
     "choose_node",
+    "choose_sharded_node",
+    "per_gpu_need_gb",
+    "SHARDING_OVERHEAD",
     "estimate",
     "memory_need_gb",
     "pick_node_type",
@@ -342,16 +345,75 @@ def choose_node(catalog: Catalog, cloud: str, family: str, need_gb: float, pinne
                 break
         if found is None:
             largest = max(nodes, key=lambda n: n.total_gpu_memory_gb)
+            across = (" For training, shard it over every GPU of the workers instead: model.sharding: fsdp (or "
+                      "deepspeed_zero3), with enough num_workers." if workload == "training" else "")
             raise SizingError(
                 f"The model needs {_gb(need_gb)} GB of GPU memory, but the largest {family!r} node type on {cloud}, "
                 f"{largest.node_type_id}, has {_node_memory(largest)}. Use a lower precision (e.g. int8 or int4), "
                 f"LoRA instead of full fine-tuning, or {_larger_families_hint(catalog, cloud, family, need_gb)}."
+                + across
             )
         node = found
     smaller = [n for n in nodes if n.total_gpu_memory_gb < node.total_gpu_memory_gb]
     # family order is (total GPU memory, price): the first of the largest smaller total is the cheapest of them
     next_smaller = max(smaller, key=lambda n: n.total_gpu_memory_gb) if smaller else None
     return NodeChoice(node=node, next_smaller=next_smaller, sharded=_sharding(node, workload))
+
+
+#: Sharding methods that split a training run's weights, gradients and optimizer state over every GPU of the cluster.
+SHARDING_LABELS = {"fsdp": "FSDP (full sharding)", "deepspeed_zero3": "DeepSpeed ZeRO-3"}
+#: What each GPU holds beyond its share when the state is sharded over every GPU: the activations of its own batch,
+#: the gathered layer being computed and communication buffers. A stated project assumption (1.2: the same 20% the
+#: inference rule adds for the KV cache and the framework), not a measured figure: the sizing line shows it.
+SHARDING_OVERHEAD = 1.2
+
+
+def per_gpu_need_gb(need_gb: float, gpus: int) -> float:
+    """A GPU's share of a sharded training need: ``need x SHARDING_OVERHEAD / gpus``, rounded to 2 decimals."""
+    return round(need_gb * SHARDING_OVERHEAD / gpus, 2)
+
+
+def choose_sharded_node(catalog: Catalog, cloud: str, family: str, need_gb: float, workers: int, how: str,
+                        pinned: str | None = None) -> NodeChoice:
+    """The node for a training need sharded over every GPU of ``workers`` nodes (``how``: fsdp or deepspeed_zero3):
+    the smallest node of the family (current ones first) whose GPU holds ``need x overhead / (workers x GPUs per
+    node)``; the choice says the arithmetic. Raises `SizingError` naming what was asked and how to fix it."""
+    _check_request(catalog, cloud, family, need_gb)
+    nodes = catalog.family_nodes(cloud, family)
+    if not nodes:
+        raise _family_missing_error(catalog, cloud, family)
+
+    def holds(node: NodeType) -> bool:
+        return node.gpu_memory_gb >= per_gpu_need_gb(need_gb, workers * node.gpu_count)
+
+    if pinned is not None:
+        node = catalog.get(pinned)
+        if node is None or node.cloud != cloud:
+            raise SizingError(f"Pinned node type {pinned!r} is not a {cloud} node type in the node catalog; drop the "
+                              f"pin to let the sizer choose.")
+        if not holds(node):
+            raise SizingError(f"Pinned node type {pinned!r} gives each GPU {node.gpu_memory_gb:g} GB, but "
+                              f"{_gb(need_gb)} GB sharded over {workers} x {node.gpu_count} GPUs needs "
+                              f"{_gb(per_gpu_need_gb(need_gb, workers * node.gpu_count))} GB per GPU. Add workers, "
+                              f"pin a node with more or larger GPUs, or drop the pin.")
+        found: NodeType | None = node
+    else:
+        current = [n for n in nodes if not n.deprecated]
+        found = next((n for pool in (current, nodes) for n in pool if holds(n)), None)
+    if found is None:
+        largest = max(nodes, key=lambda n: (n.gpu_count * n.gpu_memory_gb, n.gpu_memory_gb))
+        gpus = workers * largest.gpu_count
+        raise SizingError(
+            f"The model needs {_gb(need_gb)} GB for training; sharded over {workers} workers of the largest "
+            f"{family!r} node type on {cloud}, {largest.node_type_id} ({gpus} GPUs), each GPU needs "
+            f"{_gb(per_gpu_need_gb(need_gb, gpus))} GB, more than its {largest.gpu_memory_gb:g} GB. Add workers "
+            f"(num_workers), use a larger GPU family, LoRA, or a lower precision.")
+    gpus = workers * found.gpu_count
+    smaller = [n for n in nodes if _sort_key(n) < _sort_key(found)]
+    sharded = (f"{SHARDING_LABELS[how]} across {workers} workers x {found.gpu_count} GPUs = {gpus} GPUs: "
+               f"{_gb(need_gb)} GB x {SHARDING_OVERHEAD:g} / {gpus} = {_gb(per_gpu_need_gb(need_gb, gpus))} GB per GPU "
+               f"(of {found.gpu_memory_gb:g} GB)")
+    return NodeChoice(node=found, next_smaller=smaller[-1] if smaller else None, sharded=sharded)
 
 
 def pick_node_type(catalog: Catalog, cloud: str, family: str, need_gb: float, pinned: str | None = None) -> NodeType:

@@ -119,6 +119,9 @@ class ModelSpec(_Spec):
     params_billions: float = Field(gt=0, le=2000, description="Model size in billions of parameters.")
     precision: Precision = Field("bf16", description="Weight precision. Default bf16.")
     method: Literal["full", "lora"] = Field("full", description="Training method (training only). Default full.")
+    sharding: Literal["none", "fsdp", "deepspeed_zero3"] = Field("none", description=(
+        "Training only: none (the model fits one node, sharded over its GPUs if needed), or fsdp / deepspeed_zero3 "
+        "(weights, gradients and optimizer state split over every GPU of every worker). Default none."))
 
 
 class TrainingJobSpec(_Spec):

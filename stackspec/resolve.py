@@ -9,7 +9,17 @@ from typing import Any
 from dbxtypes.errors import InputError, Problem
 from dbxtypes.sdk_types import enum_values
 from dbxtypes.vocabulary import PROJECT, SECTIONS
-from gpucatalog import Catalog, Estimate, NodeChoice, NodeType, SizingError, choose_node, estimate, load_catalog
+from gpucatalog import (
+    Catalog,
+    Estimate,
+    NodeChoice,
+    NodeType,
+    SizingError,
+    choose_node,
+    choose_sharded_node,
+    estimate,
+    load_catalog,
+)
 from gpucatalog.serving import (
     SDK_ENUM,
     ServingSizingError,
@@ -18,6 +28,7 @@ from gpucatalog.serving import (
     load_serving_catalog,
     sdk_knows,
 )
+from gpucatalog.sizing import SHARDING_OVERHEAD
 
 from .models import StackSpec
 
@@ -124,9 +135,20 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
         est = _estimate(spec, role)
         need = est.need_gb if est else None
         field_path = f"{PROJECT}:{role}.node_type_id" if section.node_type_id else f"{PROJECT}:{role}.model"
+        sharding = section.model.sharding if section.model is not None else "none"
+        if sharding != "none" and role != "training":
+            problems.append(Problem(f"{PROJECT}:{role}.model.sharding", f"is {sharding}, but sharding across nodes "
+                                    f"is for training.", "remove it (inference shards over one node's GPUs)."))
+            continue
         try:
-            choice = choose_node(catalog, spec.cloud, family, need or 0.0, pinned=section.node_type_id,
-                                 workload="training" if role == "training" else "inference")
+            if sharding != "none":
+                choice = choose_sharded_node(catalog, spec.cloud, family, need or 0.0, section.num_workers, sharding,
+                                             pinned=section.node_type_id)
+                # what one node holds (its tag, which the GPU-memory-fit policy reads): its share with the overhead
+                need = round((need or 0.0) * SHARDING_OVERHEAD / section.num_workers, 2)
+            else:
+                choice = choose_node(catalog, spec.cloud, family, need or 0.0, pinned=section.node_type_id,
+                                     workload="training" if role == "training" else "inference")
         except SizingError as exc:
             problems.append(Problem(field_path, str(exc)))
             continue
