@@ -37,8 +37,18 @@ from guardrails.stack import definitions_for_stack
 from stackspec import load_from_pulumi
 from stackspec.access import effective_grants
 
+
+def policy_limits(section: object) -> dict:
+    """The limits of the stack's own policy section (`pulumi up` sees no --policy-config): its thresholds bound the
+    spec and the generated workspace policies, as offline."""
+    from policies.registry import load_policy_config
+
+    return load_policy_config(section if isinstance(section, dict) else None,
+                              "dbx-ai-infra:policy").limits()
+
+
 try:
-    stack = load_from_pulumi()
+    stack = load_from_pulumi(policy_limits)
 except InputError as exc:  # a clear message, before any resource is registered
     raise pulumi.RunError(str(exc)) from None
 

@@ -111,6 +111,15 @@ class PolicyConfig:
         """Every threshold of ``stackplan advise``: defaults overlaid by this config."""
         return {**{k: t.default for k, t in ADVISE_THRESHOLDS.items()}, **self.advise}
 
+    def as_document(self) -> dict[str, Any]:
+        """This config in the policy config file's shape (what `load_policy_config` reads back)."""
+        doc: dict[str, Any] = {name: {"enforcementLevel": level} for name, level in self.enforcement.items()}
+        for name, values in self.thresholds.items():
+            doc.setdefault(name, {}).update(values)
+        if self.advise:
+            doc["advise"] = dict(self.advise)
+        return doc
+
     def level(self, rule: Rule) -> str:
         """The effective enforcement level of a rule: ``mandatory``, ``advisory`` or ``disabled``."""
         return self.enforcement.get(rule.name, rule.enforcement)
@@ -181,6 +190,27 @@ def _config_model() -> type[BaseModel]:
 
 
 _CONFIG_MODEL = _config_model()
+
+
+def merged_policy_config(base: str | Path | Mapping[str, Any] | PolicyConfig | None, section: Any, where: str
+                         ) -> dict[str, Any]:
+    """A stack's ``policy`` section (checked on its own first, so a problem names the stack file) over a
+    ``--policy-config``: per policy, the section's level and thresholds win; ``advise`` settings merge; ``all``
+    is the section's when it sets one."""
+    load_policy_config(section, where)  # a problem names the stack file and its policy section
+    raw: Any = read_document(base, "policy config") if isinstance(base, (str, Path)) else \
+        base.as_document() if isinstance(base, PolicyConfig) else dict(base or {})
+    if not isinstance(raw, Mapping):
+        load_policy_config(base)  # raises the file's own error
+        raw = {}
+
+    def settings(value: Any) -> dict[str, Any]:
+        return {"enforcementLevel": value} if isinstance(value, str) else dict(value or {})
+
+    merged = {k: (settings(v) if k != "advise" else dict(v or {})) for k, v in raw.items()}
+    for key, value in section.items():
+        merged[key] = {**merged.get(key, {}), **settings(value)} if key not in ("all",) else settings(value)
+    return merged
 
 
 def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConfig | None = None,

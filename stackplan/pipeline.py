@@ -8,11 +8,13 @@ arguments or prints; notes (an exception that expires soon, ...) come back in `B
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, SizingLine, Violation
 from stackspec import LoadedStack
 
@@ -42,11 +44,20 @@ class Built:
 
 
 def load(stack: str, policy_config: Any = None) -> LoadedStack:
-    """Read and validate a stack once, bounded by the policy config's mandatory thresholds."""
-    from policies.registry import load_policy_config
+    """Read and validate a stack once, bounded by the mandatory thresholds of its policy config: ``policy_config``
+    with the stack's own ``dbx-ai-infra:policy`` section over it (read first: its thresholds bound the spec)."""
+    from policies.registry import load_policy_config, merged_policy_config
     from stackspec import load_stack
+    from stackspec.load import stack_policy_section
 
-    return load_stack(stack, limits=load_policy_config(policy_config).limits())
+    section, source = stack_policy_section(stack)
+    if section is not None:
+        if not isinstance(section, dict):
+            raise InputError.single(source, "dbx-ai-infra:policy", "is not a mapping of policy names.",
+                                    "write policy: {<policy-name>: advisory | mandatory | disabled | {...}}.")
+        policy_config = merged_policy_config(policy_config, section, f"{source}: dbx-ai-infra:policy")
+    parsed = load_policy_config(policy_config)
+    return dataclasses.replace(load_stack(stack, limits=parsed.limits()), policy_config=parsed)
 
 
 def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
@@ -54,6 +65,8 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     from .engine import run_program
 
     loaded = stack if isinstance(stack, LoadedStack) else load(stack, options.policy_config)
+    if loaded.policy_config is not None:  # the stack's own policy section, over --policy-config
+        options = dataclasses.replace(options, policy_config=loaded.policy_config)
     plan = run_program(loaded)
     plan.assumptions = loaded.spec.usage_assumptions()
     plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -48,6 +48,9 @@ class LoadedStack:
     config: dict[str, str]
     resolved: ResolvedStack
     limits: Mapping[str, Any] = field(default_factory=dict)
+    #: The policy config the stack is judged by: ``--policy-config`` with the stack's own ``policy`` section over
+    #: it (read by the policy layer; opaque here).
+    policy_config: Any = None
 
     @property
     def spec(self) -> StackSpec:
@@ -230,6 +233,14 @@ def spec_from_config(config: Mapping[str, Any], source: str, limits: Mapping[str
         raise InputError(source, problems) from None
 
 
+def stack_policy_section(stack: str, stacks_dir: Path = STACKS_DIR) -> tuple[Any, str]:
+    """A stack file's ``dbx-ai-infra:policy`` section as written (None when absent), and the file's display path:
+    read before the rest of the stack, since its thresholds bound the spec (the policy layer validates it)."""
+    path = stack_file_for(stack, stacks_dir)
+    config = read_stack_file(path)
+    return _from_pulumi_value(config.get(f"{PROJECT}:policy", config.get("policy"))), display_path(path)
+
+
 def load_stack(stack: str, stacks_dir: Path = STACKS_DIR, *, limits: Mapping[str, Any] | None = None
                ) -> LoadedStack:
     """Read, validate and resolve a stack given by name or file path (``limits``: see `spec_from_config`)."""
@@ -242,9 +253,17 @@ def load_stack(stack: str, stacks_dir: Path = STACKS_DIR, *, limits: Mapping[str
     return LoadedStack(stack_name_of(path), path, config, resolved, dict(limits or {}))
 
 
-def load_from_pulumi() -> ResolvedStack:
+def pulumi_config_section(name: str) -> Any:
+    """One ``dbx-ai-infra:<name>`` setting of the running Pulumi config, as data (None when absent)."""
+    import pulumi_private
+
+    return _from_pulumi_value(pulumi_private.all_config().get(f"{PROJECT}:{name}"))
+
+
+def load_from_pulumi(limits_of: Callable[[Any], Mapping[str, Any]] | None = None) -> ResolvedStack:
     """The program's entry: the stack spec from the running Pulumi config (`pulumi up`), or the stack the offline
-    engine validated for this run (`PROGRAM_STACK`)."""
+    engine validated for this run (`PROGRAM_STACK`). ``limits_of`` turns the stack's ``policy`` section into the
+    limits that bound the spec (the policy layer's reading; the program passes it)."""
     handed = PROGRAM_STACK.get()
     if handed is not None:
         return handed
@@ -255,4 +274,5 @@ def load_from_pulumi() -> ResolvedStack:
     config = pulumi_private.all_config()
     secret_keys = pulumi_private.secret_config_keys()
     source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
-    return resolve(spec_from_config(config, source, None, secret_keys), source)
+    limits = limits_of(pulumi_config_section("policy")) if limits_of is not None else None
+    return resolve(spec_from_config(config, source, limits, secret_keys), source, limits=limits)

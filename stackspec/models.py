@@ -531,6 +531,9 @@ class StackSpec(_Spec):
     serving: ServingSpec | None = Field(None, description="GPU Model Serving endpoints.")
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
     budget: BudgetSpec | None = Field(None, description="Cost limits: a mandatory finding when the stack breaks one.")
+    policy: dict[str, Any] | None = Field(None, description=(
+        "Policy levels and thresholds for this stack, in the policy config's shape, over --policy-config (read and "
+        "checked before the rest of the stack: its thresholds bound it)."))
     permissions: PermissionsSpec = Field(default_factory=PermissionsSpec, description=(
         "More access per workload (cluster, job, pool) beyond its single user and cluster_policies.can_use groups."))
 
