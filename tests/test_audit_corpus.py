@@ -17,9 +17,10 @@ UNRECOGNISED = "databricks-export-unrecognised-field"
 #: document -> (exit code, {(policy, enforcement)}, what was checked): judged by hand.
 VERDICTS: dict[str, tuple[int, set[tuple[str, str]], dict[str, int]]] = {
     # a clusters/get response with every read-only field a workspace writes: well configured, a two-node training
-    # cluster without a GPU interconnect (advisory)
+    # cluster without a GPU interconnect, pinned to one zone (both advisory)
     "clusters-get-gpu-training.json": (0, {("databricks-cluster-prefer-interconnect-for-multi-node-training",
-                                            "advisory")}, {"clusters": 1, "gpu_clusters": 1}),
+                                            "advisory"), ("databricks-cluster-prefer-auto-zone", "advisory")},
+                                       {"clusters": 1, "gpu_clusters": 1}),
     # clusters/list: a CPU job cluster (no auto-termination: it ends with its run) and a GPU single-node notebook
     "clusters-list-mixed.json": (0, set(), {"clusters": 2, "gpu_clusters": 1}),
     # Jobs API 2.0 (job-level new_cluster, libraries, spark_python_task, max_retries; one on an existing cluster)

@@ -221,6 +221,12 @@ CASES: dict[str, Case] = {
         CLUSTER, TRAINING, with_(TRAINING, node_type_id="p3.8xlarge"),
         "Fix: move to a current GPU family on aws (t4, a10g, a100, a100-80gb, h100, l4, l40s).",
         with_(TRAINING, node_type_id=None), False),
+    "databricks-cluster-prefer-auto-zone": Case(
+        CLUSTER, with_(TRAINING, aws_attributes={**TRAINING["aws_attributes"], "zone_id": "auto"}),
+        with_(TRAINING, aws_attributes={**TRAINING["aws_attributes"], "zone_id": "us-east-1a"}),
+        "Fix: set aws_attributes.zone_id to auto (Databricks picks a zone when the cluster starts).",
+        with_(TRAINING, aws_attributes={k: v for k, v in TRAINING["aws_attributes"].items() if k != "zone_id"}),
+        False, sources=("api",)),
     "databricks-cluster-prefer-interconnect-for-multi-node-training": Case(
         CLUSTER, with_(TRAINING, node_type_id="p4d.24xlarge"), TRAINING,
         "Fix: use fewer, larger nodes (g5.48xlarge: 8 GPUs on one node) or a family with a GPU interconnect "
@@ -289,7 +295,7 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 25
+    assert len(RULE_NAMES) == 26
 
 
 def test_rule_names_are_unique_kebab_case() -> None:
@@ -319,6 +325,7 @@ def test_enforcement_levels() -> None:
         "databricks-cluster-require-gpu-memory-fit",
         "databricks-cluster-avoid-retiring-node-types",
         "databricks-cluster-prefer-interconnect-for-multi-node-training",
+        "databricks-cluster-prefer-auto-zone",
         "databricks-serving-require-inference-table",
         "databricks-serving-require-rate-limit",
         "databricks-export-unrecognised-field",
