@@ -86,9 +86,64 @@ ALL_RULES: tuple[Rule, ...] = (
 #: Rules that judge a stack as a whole (its priced plan), not one resource: the pipeline calls them once per stack
 #: (`stackplan.pipeline.budget_findings`), never per resource; their names, levels and exceptions work as any rule's.
 STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE,)
-#: Every rule by name, the resource rules (`ALL_RULES`) then the stack rules.
-RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType({r.name: r for r in (*ALL_RULES, *STACK_RULES)})
-assert len(RULES_BY_NAME) == len(ALL_RULES) + len(STACK_RULES), "duplicate rule names"
+#: A team's own resource rules, loaded from ``--rules DIR`` for this run (`use_team_rules`): judged like the built-in
+#: ones, after them.
+TEAM_RULES: list[Rule] = []
+_BY_NAME: dict[str, Rule] = {r.name: r for r in (*ALL_RULES, *STACK_RULES)}
+assert len(_BY_NAME) == len(ALL_RULES) + len(STACK_RULES), "duplicate rule names"
+#: Every rule by name: the resource rules (`ALL_RULES`), the stack rules, then the team's.
+RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType(_BY_NAME)
+
+
+def resource_rules() -> tuple[Rule, ...]:
+    """The rules judged per resource, in order: the built-in ones, then the team's (`TEAM_RULES`)."""
+    return (*ALL_RULES, *TEAM_RULES)
+
+
+def load_team_rules(directory: str) -> list[Rule]:
+    """A team's rule modules: every ``*.py`` in ``directory`` (sorted), each defining ``RULE``, a `policies.rule.Rule`
+    written against the documented API. They are code the user trusts: loading one runs it. A module that does not
+    load, has no ``RULE``, or reuses a rule name is `InputError` naming the file and the fix."""
+    import importlib.util
+
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError.single(directory, "--rules", "is not a directory.", "pass the directory of rule modules.")
+    rules: list[Rule] = []
+    fix = "define RULE = policies.rule.Rule(name=..., check=..., ...) in the module (README: your own rules)."
+    for path in sorted(root.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"stackplan_team_rules.{path.stem}", path)
+        if spec is None or spec.loader is None:
+            raise InputError.single(str(path), "", "is not a Python module.", fix)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's module is its problem, named
+            first = (str(exc).splitlines() or [""])[0]
+            raise InputError.single(str(path), "", f"does not load: {type(exc).__name__}: {clip(first)}",
+                                    "fix the module (it runs as Python: the rules are code you trust).") from None
+        rule = getattr(module, "RULE", None)
+        if not isinstance(rule, Rule):
+            raise InputError.single(str(path), "RULE", "is missing or not a policies.rule.Rule.", fix)
+        if rule.name in _BY_NAME or rule.name in {r.name for r in rules}:
+            raise InputError.single(str(path), "RULE.name", f"{rule.name!r} is a rule already.",
+                                    "give the rule a name of its own.")
+        rules.append(rule)
+    if not rules:
+        raise InputError.single(directory, "--rules", "holds no rule module (*.py defining RULE).", fix)
+    return rules
+
+
+def use_team_rules(rules: Iterable[Rule]) -> None:
+    """Judge these rules too, in this process (names, levels, policy configs, reports and exceptions take them)."""
+    global _CONFIG_MODEL
+    for rule in rules:
+        if rule.name not in _BY_NAME:
+            TEAM_RULES.append(rule)
+            _BY_NAME[rule.name] = rule
+    _CONFIG_MODEL = _config_model()
 
 #: Default thresholds (each belongs to one rule, see ``Rule.thresholds``).
 DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType({k: v for r in ALL_RULES for k, v in r.thresholds.items()})
@@ -350,7 +405,7 @@ class _Enabled:
     type, the ones that judge it (worked out once per type, not once per resource)."""
 
     def __init__(self, cfg: PolicyConfig) -> None:
-        self.rules = [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in ALL_RULES
+        self.rules = [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in resource_rules()
                       if cfg.level(rule) != "disabled"]
         self._by_type: dict[tuple[str, str], list[tuple[Rule, str, Mapping[str, Any]]]] = {}
 

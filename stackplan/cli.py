@@ -116,6 +116,9 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
         p.add_argument("--policy-config", metavar="FILE",
                        help="policy config JSON: enforcement levels and thresholds, as Pulumi takes it")
+        p.add_argument("--rules", metavar="DIR",
+                       help="also judge your team's own rule modules (each *.py in DIR defines RULE; they are code "
+                            "you trust: loading one runs it)")
 
     p = sub.add_parser("preview", formatter_class=raw, epilog=EXAMPLES_PREVIEW + _EXIT_CODES,
                        help="run the program offline; show resources, violations and costs")
@@ -271,6 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a person reading: tables as wide as the window, in colour unless NO_COLOR is set (no-color.org)
         fit_terminal(shutil.get_terminal_size().columns, colour=not os.environ.get("NO_COLOR"))
     try:
+        if getattr(args, "rules", None):
+            from policies.registry import load_team_rules, use_team_rules
+
+            use_team_rules(load_team_rules(args.rules))
         if args.func is not cmd_export_policies and getattr(args, "out", None) is not None:
             from .commands.common import inputs
 

@@ -1,0 +1,39 @@
+"""An example team rule (`check --rules examples/rules`): every GPU cluster names the person who answers for it.
+
+A team rule is a module defining ``RULE``, a ``policies.rule.Rule``: ``check(view, config)`` receives each cluster
+definition as a ``ClusterShape`` (its Clusters API fields, snake_case, in ``view.props``; its tags in ``view.tags``),
+each instance pool as a ``PoolShape`` and other resources as a ``ResourceView``, and returns messages that end with a
+``Fix: ...`` hint. ``config`` holds the rule's thresholds (``thresholds`` overlaid by the policy config).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbxtypes.shape import ClusterShape
+from dbxtypes.vocabulary import CLUSTER, JOB
+from policies.common import gpu_node
+from policies.rule import Rule, View
+
+
+def check(view: View, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view, ClusterShape) or not any(gpu_node(n) for n in view.node_type_ids):
+        return []
+    tag = config["tag"]
+    if view.tags.get(tag):
+        return []
+    return [f"GPU cluster without an {tag!r} tag: nobody answers for what it costs. Fix: add the {tag} tag "
+            f"(dbx-ai-infra:tags in a stack)."]
+
+
+RULE = Rule(
+    name="acme-gpu-require-owner-tag",
+    description="GPU clusters must carry an owner tag naming who answers for them.",
+    enforcement="advisory",
+    resource_types=(CLUSTER, JOB),
+    check=check,
+    remediation="Add the owner tag.",
+    severity="medium",
+    thresholds={"tag": "owner"},
+)
