@@ -147,9 +147,10 @@ if spec.training is not None:
     training = TrainingCluster(f"{prefix}-training", TrainingClusterArgs(
         **base_args("training"), num_workers=t.num_workers, spot=t.spot, first_on_demand=t.first_on_demand,
         checkpoint_dir=checkpoint_dir, job=TrainingJobArgs(**t.job.model_dump()) if t.job else None,
-        job_access=access_of("training", "job")),
+        job_access=access_of("training", "job"), all_purpose_cluster=t.all_purpose_cluster),
         opts=pulumi.ResourceOptions(depends_on=reads))
-    pulumi.export("training_cluster_id", training.cluster_id)
+    if training.cluster_id is not None:
+        pulumi.export("training_cluster_id", training.cluster_id)
     pulumi.export("checkpoint_dir", training.checkpoint_dir)
     if training.job_id is not None:
         pulumi.export("training_job_id", training.job_id)

@@ -39,6 +39,9 @@ class TrainingClusterArgs(ClusterBaseArgs):
     job: TrainingJobArgs | None = None
     #: More access to the training job, beyond its run-as identity's and ``user_groups``' CAN_MANAGE_RUN.
     job_access: Sequence[AccessArgs] = ()
+    #: Also an all-purpose cluster (interactive work, ad-hoc runs); False: the job alone (job compute bills DBUs at
+    #: the Jobs rate, about a third of all-purpose), which needs ``job``.
+    all_purpose_cluster: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -46,6 +49,8 @@ class TrainingClusterArgs(ClusterBaseArgs):
             raise ValueError(f"num_workers must be >= 1, got {self.num_workers}")
         if self.first_on_demand < 1:
             raise ValueError(f"first_on_demand must be >= 1 so the driver is on-demand, got {self.first_on_demand}")
+        if not self.all_purpose_cluster and self.job is None:
+            raise ValueError("all_purpose_cluster=False needs a job: the training would have no compute at all")
         if not self.checkpoint_dir.startswith("/Volumes/"):
             raise ValueError(f"checkpoint_dir must be a Unity Catalog Volume path (/Volumes/...), "
                              f"got {self.checkpoint_dir!r}")
@@ -74,7 +79,7 @@ def _job_cluster(key: str, settings: dict[str, Any]) -> databricks.JobJobCluster
 class TrainingCluster(pulumi.ComponentResource):
     """A fixed-size GPU training cluster (never autoscaled) and, optionally, a resumable training job."""
 
-    cluster_id: pulumi.Output[str]
+    cluster_id: pulumi.Output[str] | None
     checkpoint_dir: str
     job_id: pulumi.Output[str] | None
 
@@ -87,13 +92,15 @@ class TrainingCluster(pulumi.ComponentResource):
         settings["spark_env_vars"][CHECKPOINT_DIR_ENV] = args.checkpoint_dir
         settings["num_workers"] = args.num_workers
 
-        cluster = databricks.Cluster(
-            f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
-            **settings, opts=child)
-        self.cluster_id = cluster.id
-        # its single user may start and restart it (SINGLE_USER access mode admits nobody else)
-        permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
-                    child, args.cluster_access)
+        self.cluster_id = None
+        if args.all_purpose_cluster:
+            cluster = databricks.Cluster(
+                f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
+                **settings, opts=child)
+            self.cluster_id = cluster.id
+            # its single user may start and restart it (SINGLE_USER access mode admits nobody else)
+            permissions(f"{name}-cluster", {"cluster_id": cluster.id},
+                        [(identity(args.single_user_name), "CAN_RESTART")], child, args.cluster_access)
         self.checkpoint_dir = args.checkpoint_dir
         self.job_id = None
         if args.job is not None:

@@ -11,7 +11,15 @@ Public API::
 Price data: ``pricing/rates.yaml`` ($/DBU, spot factors) and ``gpucatalog/node_types.yaml`` (VM $/h, DBU/h).
 """
 
-from .advice import CHEAPER_SINGLE_GPU, CLUSTER_VS_ENDPOINT, ENDPOINT_VS_CLUSTER, cheaper_gpu_advice, serving_comparison
+from .advice import (
+    CHEAPER_SINGLE_GPU,
+    CLUSTER_VS_ENDPOINT,
+    ENDPOINT_VS_CLUSTER,
+    TRAINING_ON_JOB_COMPUTE,
+    cheaper_gpu_advice,
+    job_compute_advice,
+    serving_comparison,
+)
 from .book import (
     TIERS,
     NodePrice,
@@ -36,7 +44,9 @@ __all__ = [
     "NodePriceOverride",
     "PriceBook",
     "PriceOverrides",
+    "TRAINING_ON_JOB_COMPUTE",
     "cheaper_gpu_advice",
+    "job_compute_advice",
     "serving_comparison",
     "diff_costs",
     "load_overrides_file",

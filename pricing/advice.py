@@ -15,17 +15,18 @@ from typing import Any
 
 from dbxtypes.plan import Advice, Plan, Resource
 from dbxtypes.shape import as_number, shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, MODEL_SERVING_ENDPOINT
+from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, JOB, MODEL_SERVING_ENDPOINT
 
 from .book import PriceBook
 from .plan_cost import price_plan
 
-__all__ = ["CHEAPER_SINGLE_GPU", "CLUSTER_VS_ENDPOINT", "ENDPOINT_VS_CLUSTER", "cheaper_gpu_advice",
-           "serving_comparison"]
+__all__ = ["CHEAPER_SINGLE_GPU", "CLUSTER_VS_ENDPOINT", "ENDPOINT_VS_CLUSTER", "TRAINING_ON_JOB_COMPUTE",
+           "cheaper_gpu_advice", "job_compute_advice", "serving_comparison"]
 
 CHEAPER_SINGLE_GPU = "cheaper-single-gpu"
 CLUSTER_VS_ENDPOINT = "cluster-vs-endpoint"
 ENDPOINT_VS_CLUSTER = "endpoint-vs-cluster"
+TRAINING_ON_JOB_COMPUTE = "training-on-job-compute"
 
 
 def _with_node(resource: Resource, node_type_id: str) -> Resource:
@@ -160,4 +161,36 @@ def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
                 f"an inference cluster for the same model ({need:g} GB -> {best[1]}, a driver and "
                 f"{_plural(replicas, 'worker')}, on demand, {entry.hours_per_month:g} h)",
                 "an inference cluster (dbx-ai-infra:inference) if the traffic is steady."))
+    return out
+
+
+def job_compute_advice(plan: Plan, prices: PriceBook) -> list[Advice]:
+    """For an all-purpose training cluster beside a training job of the same stack: what its hours would cost on the
+    job's compute (the same nodes, Jobs Compute DBUs, about a third of all-purpose: seed 000's second cost action),
+    priced with the same cost model (the job's own hourly price)."""
+    cost = plan.cost if plan.cost is not None else price_plan(plan, prices)
+    entries = [(r, cost.resources.get(r.urn)) for r in plan.resources]
+    jobs = [(r, e) for r, e in entries if r.type == JOB and e is not None and e.workload_type == "training"
+            and e.hourly]
+    out: list[Advice] = []
+    for resource, entry in entries:
+        if resource.type != CLUSTER or entry is None or entry.workload_type != "training" or not jobs:
+            continue
+        if not entry.hourly or not entry.hours_per_month or entry.monthly.expected is None:
+            continue
+        job, job_entry = jobs[0]
+        assert job_entry is not None and job_entry.hourly is not None
+        current = float(entry.monthly.expected)
+        other = float(job_entry.hourly) * float(entry.hours_per_month)
+        if other >= current:
+            continue
+        out.append(Advice(
+            id=TRAINING_ON_JOB_COMPUTE, urn=resource.urn, resource_name=resource.name,
+            monthly_cost_delta=other - current,
+            message=(f"this all-purpose training cluster costs ${current:,.2f} a month ({entry.hours_per_month:g} h "
+                     f"at ${float(entry.hourly):,.2f}/h); the same hours on the job's compute ({job.name}, Jobs "
+                     f"Compute DBUs, ${float(job_entry.hourly):,.2f}/h) would cost ${other:,.2f}: "
+                     f"${current - other:,.2f} a month less. Fix: run recurring training as the job and drop the "
+                     f"all-purpose cluster (dbx-ai-infra:training.all_purpose_cluster: false)."))
+        )
     return out

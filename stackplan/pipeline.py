@@ -76,14 +76,14 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     if budget:
         plan.budget = budget
     if options.cost or (options.policies and budget):  # a budget is judged on the priced stack
-        from pricing import cheaper_gpu_advice, serving_comparison
+        from pricing import cheaper_gpu_advice, job_compute_advice, serving_comparison
         from pricing import price_plan as cost_of
 
         from .costing import price_book
 
         book = price_book(loaded, options.prices)
         plan.cost = cost_of(plan, book)
-        plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book)
+        plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book) + job_compute_advice(plan, book)
     if options.policies:
         from policies.registry import RULES_BY_NAME, evaluate_plan
 

@@ -173,6 +173,8 @@ class TrainingSpec(ClusterWorkloadSpec):
     checkpoint_volume: str = Field("models.checkpoints", description="<schema>.<volume> for checkpoints.")
     autotermination_minutes: IdleMinutes = Field(60, description="Idle minutes before the cluster stops. Default 60.")
     job: TrainingJobSpec | None = Field(None, description="Optional training job on a job cluster.")
+    all_purpose_cluster: bool = Field(True, description=(
+        "Also an all-purpose training cluster beside the job. false: the job alone (job compute), which needs job."))
 
     @model_validator(mode="after")
     def _driver_within_cluster(self) -> TrainingSpec:
@@ -627,6 +629,9 @@ class StackSpec(_Spec):
                 raise ValueError(f"instance_pools.{role}.max_capacity {pool.max_capacity} is below the {largest} "
                                  f"nodes the {role} cluster needs at its largest (the driver and its workers); raise "
                                  f"max_capacity to at least {largest}")
+        if self.training and not self.training.all_purpose_cluster and self.training.job is None:
+            raise ValueError("training.all_purpose_cluster is false but training.job is not set: the training would "
+                             "have no compute; add training.job or set all_purpose_cluster: true")
         if self.training and self.training.job:
             repeated = [p for p in self.training.job.parameters if p.split("=", 1)[0] in CHECKPOINT_FLAGS]
             if repeated:

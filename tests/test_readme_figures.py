@@ -95,3 +95,10 @@ def test_the_pull_request_comment_in_the_readme_is_what_the_workflow_posts(tmp_p
     shown = [line.removeprefix("   ") for line in block.splitlines()[1:]]
     shown = shown[:shown.index("## Cost review: stack prod") + 1]
     assert shown == expected, "\n".join(["README's PR comment is stale; the program writes:", *expected])
+
+
+def test_the_job_compute_advice_figures(prod):
+    advice = next(a for a in prod.advice if a.id == "training-on-job-compute")
+    current, other = re.findall(r"\$[\d,]+\.\d\d", advice.message)[0], re.findall(r"would cost (\$[\d,]+\.\d\d)",
+                                                                                  advice.message)[0]
+    assert f"prod: {current} -> {other} a month" in README

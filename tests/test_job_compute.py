@@ -1,0 +1,33 @@
+"""Job compute for recurring training (issue 28, part 5): the priced advice, and the stack setting that acts on it."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from stackplan.cli import main
+from stackplan.pipeline import build_plan
+from tests.conftest import BASE_CONFIG
+
+
+def test_an_all_purpose_training_cluster_beside_its_job_is_priced_on_job_compute():
+    plan = build_plan("prod", with_cost=True)
+    (advice,) = [a for a in plan.advice if a.id == "training-on-job-compute"]
+    cost = {r.name: plan.cost.resources[r.urn] for r in plan.resources if r.urn in plan.cost.resources}
+    cluster, job = cost["prod-training-cluster"], cost["prod-training-job"]
+    assert advice.resource_name == "prod-training-cluster"
+    assert advice.monthly_cost_delta == pytest.approx(job.hourly * cluster.hours_per_month - cluster.monthly.expected)
+    assert advice.monthly_cost_delta < 0 and "training.all_purpose_cluster: false" in advice.message
+
+
+def test_the_job_alone_makes_no_all_purpose_cluster_and_needs_a_job(write_stack, capsys):
+    config = copy.deepcopy(BASE_CONFIG)
+    config["dbx-ai-infra:training"]["all_purpose_cluster"] = False
+    plan = build_plan(str(write_stack(config)), with_cost=True)
+    names = {r.name for r in plan.resources}
+    assert "test-training-job" in names and "test-training-cluster" not in names
+    assert not [a for a in plan.advice or [] if a.id == "training-on-job-compute"]
+    del config["dbx-ai-infra:training"]["job"]
+    assert main(["preview", "--stack", str(write_stack(config))]) == 2
+    assert "training.all_purpose_cluster is false but training.job is not set" in capsys.readouterr().err
