@@ -31,15 +31,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     pages = fmt in ("markdown", "html")  # a page shows what the stack costs beside its findings
     runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=pages), what="check",
                     keep_errors=common.several(args))
-    planned = [r for r in runs if r.plan is not None]
-    common.write_baseline(args, [v for r in planned for v in r.plan.violations or []])  # type: ignore[union-attr]
+    plans = [(r, r.plan) for r in runs if r.plan is not None]
+    common.write_baseline(args, [v for _, plan in plans for v in plan.violations or []])
     if args.baseline:
-        marked = common.with_baseline(args, [v for r in planned for v in r.plan.violations or []])  # type: ignore
-        for r in planned:
-            assert r.plan is not None
-            mine = {v.urn for v in r.plan.violations or []}
-            r.plan.violations = [v for v in marked if v.urn in mine]
-            r.exit = EXIT_VIOLATIONS if r.plan.has_mandatory else EXIT_OK
+        marked = common.with_baseline(args, [v for _, plan in plans for v in plan.violations or []])
+        for run, plan in plans:
+            mine = {v.urn for v in plan.violations or []}
+            plan.violations = [v for v in marked if v.urn in mine]
+            run.exit = EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK
     common.emit(args, formats.render(fmt, StacksReport("check", runs, common.several(args), config)))
     code = worst(runs)
     return EXIT_OK if args.soft_fail and code == EXIT_VIOLATIONS else code
