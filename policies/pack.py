@@ -30,7 +30,14 @@ from pulumi_policy import (
     Severity,
 )
 
-from policies.registry import ALL_RULES, load_policy_config, rule_messages, validate_threshold
+from policies.registry import (
+    load_policy_config,
+    load_team_rules,
+    resource_rules,
+    rule_messages,
+    use_team_rules,
+    validate_threshold,
+)
 from policies.rule import Rule
 from pulumi_private import UnknownValueError
 
@@ -90,15 +97,29 @@ def _make_validate(rule: Rule, defaults: Mapping[str, Any]):
     return validate
 
 
+#: The environment variable that names a directory of the team's own rule modules for the pack (the Pulumi CLI's
+#: policy pack config is keyed by the pack's declared policies, so it cannot name a directory).
+TEAM_RULES_ENV = "DBX_AI_INFRA_RULES"
+
+
+def team_rules_from_environment() -> None:
+    """Load the team's rules from ``$DBX_AI_INFRA_RULES`` (a directory, as ``--rules DIR``), when it is set."""
+    import os
+
+    directory = os.environ.get(TEAM_RULES_ENV)
+    if directory:
+        use_team_rules(load_team_rules(directory))
+
+
 def build_policies(config: Any = None) -> list[ResourceValidationPolicy]:
-    """One ``ResourceValidationPolicy`` per rule, in ``ALL_RULES`` order.
+    """One ``ResourceValidationPolicy`` per resource rule: the built-in ones, then the team's (`resource_rules`).
 
     ``config`` is anything `policies.registry.load_policy_config` accepts; it sets enforcement levels (a disabled
     rule stays listed, with level ``disabled``) and the threshold defaults.
     """
     cfg = load_policy_config(config)
     policies = []
-    for rule in ALL_RULES:
+    for rule in resource_rules():
         defaults = cfg.thresholds_for(rule)
         policies.append(ResourceValidationPolicy(
             name=rule.name,

@@ -49,3 +49,13 @@ def test_a_module_that_does_not_load_or_defines_no_rule_is_invalid_input(tmp_pat
         NAME, "databricks-resource-require-tags"))
     done = stackplan("check", "--stack", "dev", "--rules", str(tmp_path))
     assert done.returncode == 2 and "is a rule already" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_pack_takes_the_team_rules_from_its_environment():
+    """`pulumi preview --policy-pack policies` with DBX_AI_INFRA_RULES=DIR lists the team's rules as policies."""
+    code = (f"import os; os.environ['DBX_AI_INFRA_RULES'] = r'{EXAMPLE}'\n"
+            "from policies.pack import build_policies, team_rules_from_environment\n"
+            "team_rules_from_environment(); print([p.name for p in build_policies()][-1])")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == NAME
