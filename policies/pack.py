@@ -28,6 +28,8 @@ from pulumi_policy import (
     ResourceValidationArgs,
     ResourceValidationPolicy,
     Severity,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 
 from policies.registry import (
@@ -111,14 +113,70 @@ def team_rules_from_environment() -> None:
         use_team_rules(load_team_rules(directory))
 
 
-def build_policies(config: Any = None) -> list[ResourceValidationPolicy]:
-    """One ``ResourceValidationPolicy`` per resource rule: the built-in ones, then the team's (`resource_rules`).
+#: The budget policy's settings in the pack config (the stack file's ``budget`` is not visible to the pack): the
+#: limits, the cloud, and the usage assumptions that price the month (``USAGE_DEFAULTS`` keys).
+BUDGET_SETTINGS = {
+    "monthly_expected_max": {"type": "number", "description": "Most the expected month may cost, USD."},
+    "monthly_max_max": {"type": "number", "description": "Most the month may cost at full size, USD."},
+    "usage": {"type": "object", "description": "Usage assumptions (the stack's usage section), for the month."},
+}
+
+
+def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settings: Mapping[str, Any]) -> list[str]:
+    """The budget policy's messages for a stack's resources (``{urn, type, name, inputs}``) priced with the shipped
+    price book and the usage assumptions of ``settings``. What the pack cannot know there: the stack's own price
+    overrides (its ``pricing`` section) and a base to judge an increase against (``cost --against`` does that)."""
+    from dbxtypes.vocabulary import USAGE_DEFAULTS
+    from policies.common import node_cloud
+    from policies.rules import stack_budget
+    from pricing import load_prices, price_plan
+
+    budget = {k: settings[k] for k in ("monthly_expected_max", "monthly_max_max") if settings.get(k) is not None}
+    if not budget:
+        return []
+    clouds = [node_cloud(str(r["inputs"].get(k))) for r in resources for k in ("nodeTypeId", "node_type_id")
+              if r["inputs"].get(k)]
+    cloud = next((c for c in clouds if c), None)
+    if cloud is None:
+        return []  # no cluster with a node type: nothing a budget of GPU compute prices
+    usage = {k: v for k, v in (settings.get("usage") or {}).items() if k in USAGE_DEFAULTS}
+    defaults = {k: a.default for k, a in USAGE_DEFAULTS.items()}
+    plan = {"stack": stack, "project": "dbx-ai-infra", "cloud": cloud, "assumptions": {**defaults, **usage},
+            "resources": [{"urn": r["urn"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
+                          for r in resources]}
+    cost = price_plan(plan, load_prices())
+    names = {r["urn"]: r["name"] for r in resources}
+    contributors = [(names.get(urn, urn), float(e.monthly.expected or 0)) for urn, e in cost.resources.items()]
+    return stack_budget.over_budget(float(cost.total.monthly.expected or 0), float(cost.total.monthly.max or 0),
+                                    contributors, budget)
+
+
+def _budget_policy(level: str) -> StackValidationPolicy:
+    from policies.rules import stack_budget
+
+    def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        resources = [{"urn": r.urn, "type": r.resource_type, "name": r.name, "inputs": known_props(r.props)}
+                     for r in args.resources]
+        stack = args.resources[0].urn.split("::")[0].removeprefix("urn:pulumi:") if args.resources else "stack"
+        for message in budget_violations(resources, stack, args.get_config() or {}):
+            report_violation(message, None)
+
+    rule = stack_budget.RULE
+    return StackValidationPolicy(
+        name=rule.name, description=rule.description, validate=validate,
+        enforcement_level=EnforcementLevel(level), config_schema=PolicyConfigSchema(properties=BUDGET_SETTINGS),
+        remediation_steps=rule.remediation)
+
+
+def build_policies(config: Any = None) -> list[ResourceValidationPolicy | StackValidationPolicy]:
+    """One ``ResourceValidationPolicy`` per resource rule: the built-in ones, then the team's (`resource_rules`); and
+    the stack budget as a ``StackValidationPolicy`` (it prices the stack: its limits come in the pack config).
 
     ``config`` is anything `policies.registry.load_policy_config` accepts; it sets enforcement levels (a disabled
     rule stays listed, with level ``disabled``) and the threshold defaults.
     """
     cfg = load_policy_config(config)
-    policies = []
+    policies: list[ResourceValidationPolicy | StackValidationPolicy] = []
     for rule in resource_rules():
         defaults = cfg.thresholds_for(rule)
         policies.append(ResourceValidationPolicy(
@@ -130,4 +188,7 @@ def build_policies(config: Any = None) -> list[ResourceValidationPolicy]:
             severity=Severity(rule.severity),
             remediation_steps=rule.remediation,
         ))
+    from policies.rules import stack_budget
+
+    policies.append(_budget_policy(cfg.level(stack_budget.RULE)))
     return policies

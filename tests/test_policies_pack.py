@@ -13,6 +13,7 @@ from pulumi_policy import (
     ResourceValidationArgs,
     ResourceValidationPolicy,
     Severity,
+    StackValidationPolicy,
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
@@ -41,9 +42,15 @@ def collect(policy: ResourceValidationPolicy, args: ResourceValidationArgs) -> l
     return reported
 
 
+def resource_policies(config=None) -> list:
+    return [p for p in build_policies(config) if isinstance(p, ResourceValidationPolicy)]
+
+
 def test_one_policy_per_rule_with_metadata() -> None:
-    policies = build_policies()
-    assert [p.name for p in policies] == [r.name for r in ALL_RULES]
+    everything = build_policies()
+    assert [p.name for p in everything] == [r.name for r in ALL_RULES] + ["databricks-stack-budget"]
+    assert isinstance(everything[-1], StackValidationPolicy)
+    policies = resource_policies()
     for policy, rule in zip(policies, ALL_RULES, strict=True):
         assert isinstance(policy, ResourceValidationPolicy)
         assert policy.description == rule.description
@@ -67,7 +74,7 @@ def test_config_changes_levels_and_defaults() -> None:
 def test_validate_matches_evaluate_resource() -> None:
     expected = evaluate_resource(CLUSTER, BAD_CLUSTER, urn="urn:test", name="test")
     got = []
-    for policy in build_policies():
+    for policy in resource_policies():
         got += [(policy.name, message, urn) for message, urn in collect(policy, args_for(CLUSTER, BAD_CLUSTER))]
     assert got == [(v.policy, v.message, "urn:test") for v in expected]
     assert len({v.policy for v in expected}) >= 6
@@ -83,7 +90,7 @@ def test_validate_uses_runtime_config() -> None:
 
 
 def test_validate_ignores_other_types_and_judges_known_fields_beside_unknown_ones() -> None:
-    for policy in build_policies():
+    for policy in resource_policies():
         assert collect(policy, args_for("databricks:index/notebook:Notebook", BAD_CLUSTER)) == []
     (policy,) = [p for p in build_policies() if p.name == BOUNDS]
     props = {"instancePoolId": UNKNOWN_STRING_VALUE, "numWorkers": 100.0,
@@ -101,3 +108,22 @@ def test_pack_project_files() -> None:
     assert not any(r.startswith("pulumi-databricks") for r in requirements)
     main = (POLICIES_DIR / "__main__.py").read_text()
     assert "PolicyPack(" in main and "build_policies()" in main
+
+
+def test_the_budget_runs_as_a_stack_validation_policy_priced_with_the_shipped_book(plan_of) -> None:
+    """Under `pulumi preview` the budget's limits come in the pack config; the stack is priced with the shipped price
+    book and the usage assumptions given there."""
+    from policies.pack import budget_violations
+
+    plan = plan_of("prod")
+    resources = [{"urn": r["urn"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
+                 for r in plan["resources"]]
+    assert budget_violations(resources, "prod", {}) == []  # no limit set: nothing to judge
+    assert budget_violations(resources, "prod", {"monthly_expected_max": 10 ** 6}) == []
+    (message,) = budget_violations(resources, "prod", {"monthly_expected_max": 1000})
+    assert "over budget.monthly_expected_max $1,000.00" in message and "prod-training-job" in message
+    # the usage assumptions move the month: fewer training hours, a smaller bill
+    lean = budget_violations(resources, "prod", {"monthly_expected_max": 1000, "usage": {"training_hours_per_month": 1}})
+    assert lean and lean[0] != message
+    (policy,) = [p for p in build_policies() if p.name == "databricks-stack-budget"]
+    assert isinstance(policy, StackValidationPolicy)
