@@ -10,6 +10,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -47,6 +48,7 @@ from policies.rules import (
     require_serving_inference_table,
     require_serving_rate_limit,
     require_serving_workload_type_fit,
+    require_supported_runtime,
     require_tags,
     require_training_checkpoints,
     require_volumes_for_caches,
@@ -78,6 +80,7 @@ ALL_RULES: tuple[Rule, ...] = (
     avoid_retiring_node_types.RULE,
     prefer_interconnect_for_multi_node_training.RULE,
     prefer_auto_zone.RULE,
+    require_supported_runtime.RULE,
     require_serving_inference_table.RULE,
     require_serving_rate_limit.RULE,
     flag_unrecognised_export_fields.RULE,
@@ -212,6 +215,17 @@ def validate_threshold(rule: Rule, key: str, value: Any, where: str = "policy co
             raise InputError.single(where, f"{rule.name}.{key}", f"must be a list of names, got {clip(value)}.",
                                     f"write e.g. {json.dumps(list(rule.thresholds[key]) or ['prod'])}.")
         return tuple(value)  # type: ignore[return-value]
+    if schema.get("type") == "string":  # a date (require-supported-runtime's as_of)
+        if not isinstance(value, str):
+            raise InputError.single(where, f"{rule.name}.{key}", f"must be text, got {clip(value)}.",
+                                    "write it in quotes.")
+        if key == "as_of" and value:
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                raise InputError.single(where, f"{rule.name}.{key}", f"is not a date: {clip(value)}.",
+                                        "write YYYY-MM-DD, or leave it empty for today.") from None
+        return value  # type: ignore[return-value]
     integer = schema.get("type") == "integer"
     number = as_number(value) if not isinstance(value, str) else None
     if number is None or (integer and not float(number).is_integer()):

@@ -221,6 +221,10 @@ CASES: dict[str, Case] = {
         CLUSTER, TRAINING, with_(TRAINING, node_type_id="p3.8xlarge"),
         "Fix: move to a current GPU family on aws (t4, a10g, a100, a100-80gb, h100, l4, l40s).",
         with_(TRAINING, node_type_id=None), False),
+    "databricks-cluster-require-supported-runtime": Case(
+        CLUSTER, TRAINING, with_(TRAINING, spark_version="13.3.x-gpu-ml-scala2.12"),
+        "Fix: move to 16.4 LTS (to 2028-05-09), 17.3 LTS (to 2028-10-22).",
+        with_(TRAINING, spark_version=None), False, config={"as_of": "2026-12-03"}),
     "databricks-cluster-prefer-auto-zone": Case(
         CLUSTER, with_(TRAINING, aws_attributes={**TRAINING["aws_attributes"], "zone_id": "auto"}),
         with_(TRAINING, aws_attributes={**TRAINING["aws_attributes"], "zone_id": "us-east-1a"}),
@@ -290,12 +294,12 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
     case = CASES[rule_name]
     rtype = resource_type or case.resource_type
     given = camelize(props) if source == "pulumi" else props
-    return rule_messages(rule, rtype, given, rule.thresholds, source=source)
+    return rule_messages(rule, rtype, given, {**rule.thresholds, **case.config}, source=source)
 
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 26
+    assert len(RULE_NAMES) == 27
 
 
 def test_rule_names_are_unique_kebab_case() -> None:
@@ -326,6 +330,7 @@ def test_enforcement_levels() -> None:
         "databricks-cluster-avoid-retiring-node-types",
         "databricks-cluster-prefer-interconnect-for-multi-node-training",
         "databricks-cluster-prefer-auto-zone",
+        "databricks-cluster-require-supported-runtime",
         "databricks-serving-require-inference-table",
         "databricks-serving-require-rate-limit",
         "databricks-export-unrecognised-field",

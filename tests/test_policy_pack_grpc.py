@@ -38,7 +38,7 @@ GOOD_INFERENCE = {
     "libraries": [{"pypi": {"package": "vllm==0.6.3"}}],
 }
 BAD_INFERENCE = {
-    "clusterName": "dev-bad", "sparkVersion": "14.3.x-gpu-ml-scala2.12", "nodeTypeId": "g5.2xlarge",
+    "clusterName": "dev-bad", "sparkVersion": "13.3.x-gpu-ml-scala2.12", "nodeTypeId": "g5.2xlarge",
     "driverNodeTypeId": "g5.2xlarge", "numWorkers": 2.0, "autoscale": {"minWorkers": 2.0, "maxWorkers": 100.0},
     "azureAttributes": {"availability": "SPOT_AZURE", "spotBidMaxPrice": -1.0}, "autoterminationMinutes": 0.0,
     "dataSecurityMode": "WIDE_OPEN",
