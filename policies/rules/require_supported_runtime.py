@@ -7,6 +7,7 @@ production stack makes it mandatory for itself in its own policy section (``dbx-
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import date
 from typing import Any
@@ -26,19 +27,24 @@ def _supported_lts(today: date) -> str:
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ClusterShape) or not view.spark_version:
         return []
-    release = release_of(view.spark_version)
-    if release is None:
-        return []  # a runtime the table does not list: no verdict
     as_of = str(config.get("as_of") or "")
-    today = date.fromisoformat(as_of) if as_of else date.today()
+    return list(_verdict(view.spark_version, date.fromisoformat(as_of) if as_of else date.today()))
+
+
+@functools.lru_cache(maxsize=512)
+def _verdict(spark_version: str, today: date) -> tuple[str, ...]:
+    """The messages for one runtime on one day (the same for every cluster on it: an export holds thousands)."""
+    release = release_of(spark_version)
+    if release is None:
+        return ()  # a runtime the table does not list: no verdict
     fix = f"Fix: move to {_supported_lts(today)}."
     if release.end_of_support <= today:
-        return [f"runtime {view.spark_version} ({release.version}{' LTS' if release.lts else ''}) has been out of "
-                f"support since {release.end_of_support}: no fixes, and it may leave the API. {fix}"]
+        return (f"runtime {spark_version} ({release.version}{' LTS' if release.lts else ''}) has been out of "
+                f"support since {release.end_of_support}: no fixes, and it may leave the API. {fix}",)
     if not release.lts:
-        return [f"runtime {view.spark_version} ({release.version}) is not an LTS release: its support ends "
-                f"{release.end_of_support}, six months after its release. {fix}"]
-    return []
+        return (f"runtime {spark_version} ({release.version}) is not an LTS release: its support ends "
+                f"{release.end_of_support}, six months after its release. {fix}",)
+    return ()
 
 
 RULE = Rule(
