@@ -130,7 +130,8 @@ def load_team_rules(directory: str) -> list[Rule]:
         rule = getattr(module, "RULE", None)
         if not isinstance(rule, Rule):
             raise InputError.single(str(path), "RULE", "is missing or not a policies.rule.Rule.", fix)
-        if rule.name in _BY_NAME or rule.name in {r.name for r in rules}:
+        built_in = {r.name for r in (*ALL_RULES, *STACK_RULES)}
+        if rule.name in built_in or rule.name in {r.name for r in rules}:
             raise InputError.single(str(path), "RULE.name", f"{rule.name!r} is a rule already.",
                                     "give the rule a name of its own.")
         rules.append(rule)
@@ -139,13 +140,22 @@ def load_team_rules(directory: str) -> list[Rule]:
     return rules
 
 
+def forget_team_rules() -> None:
+    """Judge the built-in rules only again (a process that loaded team rules and goes on: the tests)."""
+    global _CONFIG_MODEL
+    for rule in TEAM_RULES:
+        _BY_NAME.pop(rule.name, None)
+    TEAM_RULES.clear()
+    _CONFIG_MODEL = _config_model()
+
+
 def use_team_rules(rules: Iterable[Rule]) -> None:
     """Judge these rules too, in this process (names, levels, policy configs, reports and exceptions take them)."""
     global _CONFIG_MODEL
-    for rule in rules:
-        if rule.name not in _BY_NAME:
-            TEAM_RULES.append(rule)
-            _BY_NAME[rule.name] = rule
+    for rule in rules:  # a rule loaded again (the same directory twice in one process) replaces its first load
+        TEAM_RULES[:] = [r for r in TEAM_RULES if r.name != rule.name]
+        TEAM_RULES.append(rule)
+        _BY_NAME[rule.name] = rule
     _CONFIG_MODEL = _config_model()
 
 #: Default thresholds (each belongs to one rule, see ``Rule.thresholds``).

@@ -8,47 +8,64 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from policies.registry import forget_team_rules
+from stackplan.cli import main
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "rules"
 NAME = "acme-gpu-require-owner-tag"
 
 
-def stackplan(*argv: str) -> subprocess.CompletedProcess[str]:
-    """A process of its own: a team rule registers for the rest of the process that loads it."""
-    return subprocess.run([sys.executable, "-m", "stackplan", *argv], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+@pytest.fixture(autouse=True)
+def built_in_rules_after():
+    """A team rule registers for the rest of the process that loads it: each test leaves the built-in ones only."""
+    yield
+    forget_team_rules()
 
 
-def test_the_example_rule_judges_a_stack_and_an_export_and_takes_a_level(tmp_path):
-    done = stackplan("check", "--stack", "dev", "--rules", str(EXAMPLE), "--json")
-    assert done.returncode == 0, done.stderr
-    found = [v for v in json.loads(done.stdout)["violations"] if v["policy"] == NAME]
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_example_rule_judges_a_stack_and_an_export_and_takes_a_level(tmp_path, capsys):
+    code, out, err = run(capsys, "check", "--stack", "dev", "--rules", str(EXAMPLE), "--json")
+    assert code == 0, err
+    found = [v for v in json.loads(out)["violations"] if v["policy"] == NAME]
     assert found and all(v["enforcement"] == "advisory" for v in found)
     config = tmp_path / "pc.json"
     config.write_text(json.dumps({NAME: "mandatory"}))
-    assert stackplan("check", "--stack", "dev", "--rules", str(EXAMPLE), "--policy-config", str(config)).returncode == 1
+    assert run(capsys, "check", "--stack", "dev", "--rules", str(EXAMPLE), "--policy-config", str(config))[0] == 1
     export = tmp_path / "c.json"
     export.write_text(json.dumps({"clusters": [{"cluster_name": "gpu", "node_type_id": "g5.xlarge", "num_workers": 1,
                                                 "spark_version": "15.4.x-gpu-ml-scala2.12",
                                                 "custom_tags": {"owner": "ana"}},
                                                {"cluster_name": "gpu2", "node_type_id": "g5.xlarge", "num_workers": 1,
                                                 "spark_version": "15.4.x-gpu-ml-scala2.12"}]}))
-    done = stackplan("check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--format", "sarif")
-    results = [r for r in json.loads(done.stdout)["runs"][0]["results"] if r["ruleId"] == NAME]
+    code, out, _ = run(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--format", "sarif")
+    results = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == NAME]
     assert [r["locations"][0]["logicalLocations"][0]["name"] for r in results] == ["gpu2"]
 
 
-def test_a_module_that_does_not_load_or_defines_no_rule_is_invalid_input(tmp_path):
+def test_without_rules_the_team_rule_is_gone_again(capsys):
+    code, out, _ = run(capsys, "check", "--stack", "dev", "--json")
+    assert not [v for v in json.loads(out)["violations"] if v["policy"] == NAME]
+
+
+def test_a_module_that_does_not_load_or_defines_no_rule_is_invalid_input(tmp_path, capsys):
     (tmp_path / "broken.py").write_text("import nope_not_a_module\n")
-    done = stackplan("check", "--stack", "dev", "--rules", str(tmp_path))
-    assert done.returncode == 2 and f"{tmp_path / 'broken.py'}: does not load: ModuleNotFoundError" in done.stderr
+    code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
+    assert code == 2 and f"{tmp_path / 'broken.py'}: does not load: ModuleNotFoundError" in err
     (tmp_path / "broken.py").write_text("RULE = 42\n")
-    done = stackplan("check", "--stack", "dev", "--rules", str(tmp_path))
-    assert done.returncode == 2 and "RULE: is missing or not a policies.rule.Rule" in done.stderr
+    code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
+    assert code == 2 and "RULE: is missing or not a policies.rule.Rule" in err
     (tmp_path / "broken.py").write_text((EXAMPLE / "require_owner_tag.py").read_text().replace(
         NAME, "databricks-resource-require-tags"))
-    done = stackplan("check", "--stack", "dev", "--rules", str(tmp_path))
-    assert done.returncode == 2 and "is a rule already" in done.stderr and "Traceback" not in done.stderr
+    code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
+    assert code == 2 and "is a rule already" in err and "Traceback" not in err
 
 
 def test_the_pack_takes_the_team_rules_from_its_environment():
