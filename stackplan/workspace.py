@@ -10,22 +10,19 @@ the same data; ``--save-export DIR`` writes it for a later offline run.
 
 from __future__ import annotations
 
-import configparser
 import json
-import logging
 import os
-import socket
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from dbxtypes.errors import InputError
 
 #: How long a live read waits: to connect to the host (a preflight TCP connect, before any API call), for one HTTP
 #: response, and for one API call with the SDK's retries of 429/503 and dropped connections (its own default is 300 s
-#: of retries per call: a host that refused connections kept a run silent for about 10 minutes). `--help` states them.
+#: of retries per call: a host that refused connections kept a run silent for about 10 minutes). `--help` states them;
+#: this module is imported at start-up for them, so what it needs otherwise is imported where it is used.
 CONNECT_TIMEOUT_S = 10
 HTTP_TIMEOUT_S = 30
 RETRY_BUDGET_S = 120
@@ -49,6 +46,8 @@ def _config_file() -> Path:
 
 
 def _client(profile: str | None) -> Any:
+    import logging
+
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.config import Config
 
@@ -78,6 +77,8 @@ def _client(profile: str | None) -> Any:
 def _host_of(profile: str | None) -> str | None:
     """The workspace URL the SDK will use, as far as the environment or the profile says (None: the SDK's other
     ways, such as an Azure resource id, decide it)."""
+    import configparser
+
     if profile:
         parser = configparser.ConfigParser(interpolation=None)
         try:
@@ -96,6 +97,9 @@ def _first_line(exc: BaseException) -> str:
 def _reach(host: str) -> None:
     """Connect to the host once, bounded, before any API call: a name that does not resolve or a port that refuses
     the connection is the input's fault (exit 2); no answer in time is not (the network; exit 1)."""
+    import socket
+    from urllib.parse import urlparse
+
     url = urlparse(host if "://" in host else f"https://{host}")
     name, port = url.hostname, url.port or (80 if url.scheme == "http" else 443)
     if not name:
