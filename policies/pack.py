@@ -144,11 +144,8 @@ def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settin
     plan = {"stack": stack, "project": "dbx-ai-infra", "cloud": cloud, "assumptions": {**defaults, **usage},
             "resources": [{"urn": r["urn"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
                           for r in resources]}
-    cost = price_plan(plan, load_prices())
-    names = {r["urn"]: r["name"] for r in resources}
-    contributors = [(names.get(urn, urn), float(e.monthly.expected or 0)) for urn, e in cost.resources.items()]
-    return stack_budget.over_budget(float(cost.total.monthly.expected or 0), float(cost.total.monthly.max or 0),
-                                    contributors, budget)
+    return stack_budget.over_priced_budget(price_plan(plan, load_prices()), {r["urn"]: r["name"] for r in resources},
+                                           budget)
 
 
 def _budget_policy(level: str) -> StackValidationPolicy:

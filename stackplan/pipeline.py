@@ -110,11 +110,7 @@ def budget_findings(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | No
     if level == "disabled":
         return []
     if diff is None:
-        total = plan.cost.total
-        names = {r.urn: r.name for r in plan.resources}
-        contributors = [(names.get(urn, urn), float(e.monthly.expected or 0)) for urn, e in plan.cost.resources.items()]
-        messages = stack_budget.over_budget(float(total.monthly.expected or 0), float(total.monthly.max or 0),
-                                            contributors, plan.budget)
+        messages = stack_budget.over_priced_budget(plan.cost, {r.urn: r.name for r in plan.resources}, plan.budget)
     else:
         def expected(side: Mapping[str, Any] | None) -> float:
             return float((side or {}).get("monthly_expected") or 0)

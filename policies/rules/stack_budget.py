@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dbxtypes.plan import Cost
 from policies.rule import Rule, View
 
 NAME = "databricks-stack-budget"
@@ -40,6 +41,14 @@ def over_budget(expected: float, at_max: float, contributors: Sequence[tuple[str
                        f"(by {_usd(value - limit)}); the biggest: {_biggest(contributors)}. Fix: make those smaller "
                        f"or fewer, or raise dbx-ai-infra:budget.{limit_key} if the spend is agreed.")
     return out
+
+
+def over_priced_budget(cost: Cost, names: Mapping[str, str], budget: Mapping[str, Any]) -> list[str]:
+    """`over_budget` of a priced stack: its totals, and each priced resource (by URN; ``names``: URN -> name) as a
+    contributor."""
+    contributors = [(names.get(urn, urn), float(e.monthly.expected or 0)) for urn, e in cost.resources.items()]
+    return over_budget(float(cost.total.monthly.expected or 0), float(cost.total.monthly.max or 0), contributors,
+                       budget)
 
 
 def over_increase(base: float, head: float, changes: Sequence[tuple[str, float]],
