@@ -46,18 +46,18 @@ class Built:
 def load(stack: str, policy_config: Any = None) -> LoadedStack:
     """Read and validate a stack once, bounded by the mandatory thresholds of its policy config: ``policy_config``
     with the stack's own ``dbx-ai-infra:policy`` section over it (read first: its thresholds bound the spec)."""
-    from policies.registry import load_policy_config, merged_policy_config
+    from policies.registry import PolicyConfig, load_policy_config, merged_policy_config
     from stackspec import load_stack
-    from stackspec.load import stack_policy_section
 
-    section, source = stack_policy_section(stack)
-    if section is not None:
+    def policy_of(section: Any, source: str) -> PolicyConfig:
+        if section is None:
+            return load_policy_config(policy_config)
         if not isinstance(section, dict):
             raise InputError.single(source, "dbx-ai-infra:policy", "is not a mapping of policy names.",
                                     "write policy: {<policy-name>: advisory | mandatory | disabled | {...}}.")
-        policy_config = merged_policy_config(policy_config, section, f"{source}: dbx-ai-infra:policy")
-    parsed = load_policy_config(policy_config)
-    return dataclasses.replace(load_stack(stack, limits=parsed.limits()), policy_config=parsed)
+        return load_policy_config(merged_policy_config(policy_config, section, f"{source}: dbx-ai-infra:policy"))
+
+    return load_stack(stack, policy_of=policy_of)
 
 
 def build(stack: str | LoadedStack, options: Options = Options()) -> Built:

@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -233,31 +233,33 @@ def spec_from_config(config: Mapping[str, Any], source: str, limits: Mapping[str
         raise InputError(source, problems) from None
 
 
-def stack_policy_section(stack: str, stacks_dir: Path = STACKS_DIR) -> tuple[Any, str]:
-    """A stack file's ``dbx-ai-infra:policy`` section as written (None when absent), and the file's display path:
-    read before the rest of the stack, since its thresholds bound the spec (the policy layer validates it)."""
-    path = stack_file_for(stack, stacks_dir)
-    config = read_stack_file(path)
-    return _from_pulumi_value(config.get(f"{PROJECT}:policy", config.get("policy"))), display_path(path)
+class _PolicyConfig(Protocol):
+    """What the policy layer's reading of a stack's ``policy`` section offers here: the limits that bound the spec."""
+
+    def limits(self) -> Mapping[str, Any]: ...
 
 
-def load_stack(stack: str, stacks_dir: Path = STACKS_DIR, *, limits: Mapping[str, Any] | None = None
-               ) -> LoadedStack:
-    """Read, validate and resolve a stack given by name or file path (``limits``: see `spec_from_config`)."""
+def _policy_section(config: Mapping[str, Any]) -> Any:
+    """A config map's ``dbx-ai-infra:policy`` section as data (None when absent): the policy layer validates it."""
+    return _from_pulumi_value(config.get(f"{PROJECT}:policy", config.get("policy")))
+
+
+def load_stack(stack: str, stacks_dir: Path = STACKS_DIR, *, limits: Mapping[str, Any] | None = None,
+               policy_of: Callable[[Any, str], _PolicyConfig] | None = None) -> LoadedStack:
+    """Read, validate and resolve a stack given by name or file path (``limits``: see `spec_from_config`).
+    ``policy_of(section, source)`` reads the stack's own ``policy`` section (the policy layer's reading, read before
+    the rest: its limits bound the spec); the file is read once."""
     path = stack_file_for(stack, stacks_dir)
     source = display_path(path)
     raw_config = read_stack_file(path)
+    policy_config = None
+    if policy_of is not None:
+        policy_config = policy_of(_policy_section(raw_config), source)
+        limits = policy_config.limits()
     spec = spec_from_config(raw_config, source, limits)
     resolved = resolve(spec, source, limits=limits)
     config = {str(k): _to_pulumi_value(v) for k, v in raw_config.items()}
-    return LoadedStack(stack_name_of(path), path, config, resolved, dict(limits or {}))
-
-
-def pulumi_config_section(name: str) -> Any:
-    """One ``dbx-ai-infra:<name>`` setting of the running Pulumi config, as data (None when absent)."""
-    import pulumi_private
-
-    return _from_pulumi_value(pulumi_private.all_config().get(f"{PROJECT}:{name}"))
+    return LoadedStack(stack_name_of(path), path, config, resolved, dict(limits or {}), policy_config)
 
 
 def load_from_pulumi(limits_of: Callable[[Any], Mapping[str, Any]] | None = None) -> ResolvedStack:
@@ -274,5 +276,5 @@ def load_from_pulumi(limits_of: Callable[[Any], Mapping[str, Any]] | None = None
     config = pulumi_private.all_config()
     secret_keys = pulumi_private.secret_config_keys()
     source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
-    limits = limits_of(pulumi_config_section("policy")) if limits_of is not None else None
+    limits = limits_of(_policy_section(config)) if limits_of is not None else None
     return resolve(spec_from_config(config, source, limits, secret_keys), source, limits=limits)
