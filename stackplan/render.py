@@ -77,8 +77,8 @@ def plan_table(plan: Plan) -> str:
         rows.append((short_type(r.type), printable(r.name), printable(facts(r)), prices))
     name_w = max([len(r[1]) for r in rows] + [4])
     type_w = max([len(r[0]) for r in rows] + [4])
-    money_w = [max([len(r[3][i]) for r in rows] + [len(h)]) for i, h in enumerate(["$/hour", "$/month"][:len(
-        rows[0][3]) if rows else 0])]
+    money_w = [max([len(r[3][i]) for r in rows] + [len(h)]) for i, h in enumerate(("$/hour", "$/month"))] if cost \
+        else []
     fixed = [name_w, *money_w]
     show_type = _width >= table_width([type_w, *fixed, TEXT_MIN])
     what_apart = show_type or _width >= table_width([*fixed, TEXT_MIN])
