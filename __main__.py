@@ -31,11 +31,21 @@ from components import (
     VolumeArgs,
 )
 from dbxtypes.errors import InputError
-from dbxtypes.vocabulary import COLLECTOR_INTERVAL_ENV, GPU_TIMELINE_ENV, HF_HOME_ENV, ROLE_OF_SECTION, SECTIONS
+from dbxtypes.vocabulary import (
+    COLLECTOR_INTERVAL_ENV,
+    COLLECTOR_RESOURCE,
+    GPU_TIMELINE_ENV,
+    HF_HOME_ENV,
+    POLICY_RESOURCE,
+    POOL_RESOURCE_SUFFIX,
+    SERVING_RESOURCE_PREFIX,
+    UC_RESOURCE,
+)
 from guardrails.definitions import pin_pool, pinned_pool
 from guardrails.stack import definitions_for_stack
 from stackspec import load_from_pulumi
 from stackspec.access import effective_grants
+from stackspec.models import DevSpec, InferenceSpec, TrainingSpec
 
 
 def policy_limits(section: object) -> dict:
@@ -56,7 +66,7 @@ spec = stack.spec
 prefix = pulumi.get_stack()
 uc_spec = spec.unity_catalog
 
-storage = UnityCatalogStorage(f"{prefix}-uc", UnityCatalogStorageArgs(
+storage = UnityCatalogStorage(f"{prefix}-{UC_RESOURCE}", UnityCatalogStorageArgs(
     catalog=uc_spec.catalog,
     schemas={name: [VolumeArgs(**v.model_dump()) for v in schema.volumes] for name, schema in uc_spec.schemas.items()},
     tags=spec.tags,
@@ -76,7 +86,7 @@ collector_env: dict[str, str] = {}
 #: deletes a cluster that terminates while it waits for it to run.
 reads: list[pulumi.Resource] = [storage]
 if spec.monitoring.enabled:
-    collector = GpuCollector(f"{prefix}-gpu-collector", GpuCollectorArgs(
+    collector = GpuCollector(f"{prefix}-{COLLECTOR_RESOURCE}", GpuCollectorArgs(
         volume_dir=storage.volume_paths[spec.monitoring.volume], script=script_text()),
         opts=pulumi.ResourceOptions(depends_on=[storage]))
     init_scripts = (collector.script_path,)
@@ -86,30 +96,33 @@ if spec.monitoring.enabled:
     pulumi.export("gpu_timeline_dir", collector.timeline_dir)
 
 
-def access_of(section_name: str, target: str) -> tuple[AccessArgs, ...]:
-    """The stack's ``permissions.<section>.<target>`` entries (cluster, job, pool)."""
-    workload = getattr(spec.permissions, section_name)
-    return tuple(AccessArgs(**entry.model_dump(exclude_none=True)) for entry in getattr(workload, target)) \
-        if workload is not None else ()
+workloads = spec.named_workloads()
 
 
-def users_of(section_name: str) -> tuple[str, ...]:
-    """The groups that use a workload: its cluster_policies.can_use."""
-    return next((tuple(groups) for role, groups in spec.cluster_policies.can_use.items() if role == section_name), ())
+def access_of(name: str, target: str) -> tuple[AccessArgs, ...]:
+    """The stack's ``permissions.<workload>.<target>`` entries (cluster, job, pool); the role's entry by default."""
+    access = spec.permissions_of(workloads[name])
+    return tuple(AccessArgs(**entry.model_dump(exclude_none=True)) for entry in getattr(access, target)) \
+        if access is not None else ()
+
+
+def output_name(name: str, what: str) -> str:
+    """An output of workload ``name`` (``chat_cluster_id``); a role section's keeps its name (``training_pool_id``)."""
+    return f"{name}_{what}"
 
 
 # One instance pool per workload that asks for one.
 pool_ids: dict[str, pulumi.Output[str]] = {}
-for section_name in SECTIONS:
-    pool_spec = getattr(spec.instance_pools, section_name)
-    if pool_spec is None or section_name not in stack.workloads:
+for name, named in workloads.items():
+    pool_spec = spec.pool_of(named)
+    if pool_spec is None or name not in stack.workloads:
         continue
-    pool = GpuInstancePool(f"{prefix}-{section_name}-pool", GpuInstancePoolArgs(
-        cloud=spec.cloud, node_type_id=stack.workloads[section_name].node.node_type_id, spark_version=spec.runtime,
-        tags=spec.tags, role=ROLE_OF_SECTION[section_name], **pool_spec.model_dump(),
-        user_groups=users_of(section_name), access=access_of(section_name, "pool")))
-    pool_ids[section_name] = pool.pool_id
-    pulumi.export(f"{section_name}_pool_id", pool.pool_id)
+    pool = GpuInstancePool(f"{prefix}-{name}{POOL_RESOURCE_SUFFIX}", GpuInstancePoolArgs(
+        cloud=spec.cloud, node_type_id=stack.workloads[name].node.node_type_id, spark_version=spec.runtime,
+        tags=spec.tags, role=named.role, **pool_spec.model_dump(),
+        user_groups=tuple(spec.users_of(named)), access=access_of(name, "pool"), workload=name))
+    pool_ids[name] = pool.pool_id
+    pulumi.export(output_name(name, "pool_id"), pool.pool_id)
 
 policy_ids: dict[str, pulumi.Output[str]] = {}
 if spec.cluster_policies.enabled:
@@ -118,61 +131,65 @@ if spec.cluster_policies.enabled:
     for name, definition in definitions_for_stack(stack).items():
         definitions[name] = pool_ids[name].apply(functools.partial(pin_pool, definition)) \
             if pinned_pool(definition) else definition
-    policies = ClusterPolicies(f"{prefix}-policy", ClusterPoliciesArgs(
-        definitions=definitions, can_use={str(k): v for k, v in spec.cluster_policies.can_use.items()},
+    policies = ClusterPolicies(f"{prefix}-{POLICY_RESOURCE}", ClusterPoliciesArgs(
+        definitions=definitions,
+        can_use={name: groups for name in definitions if (groups := spec.users_of(workloads[name]))},
         max_clusters_per_user=spec.cluster_policies.max_clusters_per_user))
     policy_ids = policies.policy_ids
     pulumi.export("cluster_policy_ids", policy_ids)
 
 
-def base_args(section_name: str) -> dict:
+def base_args(name: str) -> dict:
     """The cluster settings every workload takes from the spec (pure: no resource is created here)."""
-    section, workload = getattr(spec, section_name), stack.workloads[section_name]
+    named, workload = workloads[name], stack.workloads[name]
+    section = named.spec
     # HF_HOME on the models Volume: the DevCluster sets it itself, next to the stack's own dev env vars
-    env = dict(section.spark_env_vars) if section_name == "dev" else {HF_HOME_ENV: model_cache_dir}
+    env = dict(section.spark_env_vars) if isinstance(section, DevSpec) else {HF_HOME_ENV: model_cache_dir}
     env.update(collector_env)
-    return dict(cloud=spec.cloud, init_scripts=init_scripts, stack=prefix, spark_version=spec.runtime,
+    return dict(cloud=spec.cloud, init_scripts=init_scripts, stack=prefix, workload=name, spark_version=spec.runtime,
                 node_type_id=workload.node.node_type_id,
                 single_user_name=spec.single_user_name, tags=spec.tags,
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
-                spark_env_vars=env, instance_pool_id=pool_ids.get(section_name), gpu_memory_need_gb=workload.need_gb,
-                policy_id=policy_ids.get(section_name),
-                user_groups=users_of(section_name), cluster_access=access_of(section_name, "cluster"),
+                spark_env_vars=env, instance_pool_id=pool_ids.get(name), gpu_memory_need_gb=workload.need_gb,
+                policy_id=policy_ids.get(name),
+                user_groups=tuple(spec.users_of(named)), cluster_access=access_of(name, "cluster"),
                 driver_node_type_id=workload.driver.node_type_id if workload.driver else None)
 
 
-if spec.training is not None:
-    t = spec.training
-    checkpoint_dir = f"{storage.volume_paths[t.checkpoint_volume]}/{prefix}-training"
-    training = TrainingCluster(f"{prefix}-training", TrainingClusterArgs(
-        **base_args("training"), num_workers=t.num_workers, spot=t.spot, first_on_demand=t.first_on_demand,
-        checkpoint_dir=checkpoint_dir, job=TrainingJobArgs(**t.job.model_dump()) if t.job else None,
-        job_access=access_of("training", "job"), all_purpose_cluster=t.all_purpose_cluster),
-        opts=pulumi.ResourceOptions(depends_on=reads))
-    if training.cluster_id is not None:
-        pulumi.export("training_cluster_id", training.cluster_id)
-    pulumi.export("checkpoint_dir", training.checkpoint_dir)
-    if training.job_id is not None:
-        pulumi.export("training_job_id", training.job_id)
-
-if spec.inference is not None:
-    i = spec.inference
-    inference = InferenceCluster(f"{prefix}-inference", InferenceClusterArgs(
-        **base_args("inference"), min_workers=i.min_workers, max_workers=i.max_workers,
-        spot_above_base=i.spot_above_base, scale_down_minutes=i.scale_down_minutes),
-        opts=pulumi.ResourceOptions(depends_on=reads))
-    pulumi.export("inference_cluster_id", inference.cluster_id)
-
-if spec.dev is not None:
-    dev = DevCluster(f"{prefix}-dev", DevClusterArgs(**base_args("dev"), shuffle_partitions=spec.dev.shuffle_partitions,
-                                                     model_cache_dir=model_cache_dir),
-                     opts=pulumi.ResourceOptions(depends_on=reads))
-    pulumi.export("dev_cluster_id", dev.cluster_id)
+# One cluster component per workload, named <stack>-<workload> (a role section's workload is named by its role).
+for name, named in workloads.items():
+    section = named.spec
+    if isinstance(section, TrainingSpec):
+        checkpoint_dir = f"{storage.volume_paths[section.checkpoint_volume]}/{prefix}-{name}"
+        training = TrainingCluster(f"{prefix}-{name}", TrainingClusterArgs(
+            **base_args(name), num_workers=section.num_workers, spot=section.spot,
+            first_on_demand=section.first_on_demand, checkpoint_dir=checkpoint_dir,
+            job=TrainingJobArgs(**section.job.model_dump()) if section.job else None,
+            job_access=access_of(name, "job"), all_purpose_cluster=section.all_purpose_cluster),
+            opts=pulumi.ResourceOptions(depends_on=reads))
+        if training.cluster_id is not None:
+            pulumi.export(output_name(name, "cluster_id"), training.cluster_id)
+        pulumi.export("checkpoint_dir" if name == "training" else output_name(name, "checkpoint_dir"),
+                      training.checkpoint_dir)
+        if training.job_id is not None:
+            pulumi.export(output_name(name, "job_id"), training.job_id)
+    elif isinstance(section, InferenceSpec):
+        inference = InferenceCluster(f"{prefix}-{name}", InferenceClusterArgs(
+            **base_args(name), min_workers=section.min_workers, max_workers=section.max_workers,
+            spot_above_base=section.spot_above_base, scale_down_minutes=section.scale_down_minutes),
+            opts=pulumi.ResourceOptions(depends_on=reads))
+        pulumi.export(output_name(name, "cluster_id"), inference.cluster_id)
+    else:
+        assert isinstance(section, DevSpec)
+        dev = DevCluster(f"{prefix}-{name}", DevClusterArgs(
+            **base_args(name), shuffle_partitions=section.shuffle_partitions, model_cache_dir=model_cache_dir),
+            opts=pulumi.ResourceOptions(depends_on=reads))
+        pulumi.export(output_name(name, "cluster_id"), dev.cluster_id)
 
 if spec.serving is not None:
     for endpoint_name, e in spec.serving.endpoints.items():
         sized = stack.endpoints[endpoint_name]
-        endpoint = ServingEndpoint(f"{prefix}-serving-{endpoint_name}", ServingEndpointArgs(
+        endpoint = ServingEndpoint(f"{prefix}-{SERVING_RESOURCE_PREFIX}{endpoint_name}", ServingEndpointArgs(
             endpoint_name=endpoint_name, entity=e.entity, entity_version=e.entity_version,
             workload_type=sized.serving_type.workload_type, min_concurrency=e.concurrency.min,
             max_concurrency=e.concurrency.max, scale_to_zero=e.scale_to_zero, cloud=spec.cloud, stack=prefix,

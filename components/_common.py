@@ -23,6 +23,7 @@ from dbxtypes.vocabulary import (
     ROLE_TAG,
     SPOT_WITH_FALLBACK,
     STACK_TAG,
+    WORKLOAD_TAG,
 )
 
 Availability = Literal["spot_with_fallback", "on_demand"]
@@ -84,6 +85,9 @@ class ClusterBaseArgs:
     #: The stack, carried as tag ``dbx_stack``: with ``workload_type`` it names the stack workload a cluster (or a job
     #: run's cluster, whose name Databricks makes up) belongs to, for matching telemetry to the stack.
     stack: str | None = None
+    #: The stack workload (its name), carried as tag ``dbx_workload``: several workloads may share a role, and advise
+    #: matches each run (a job run's cluster too) to its workload by it.
+    workload: str | None = None
 
     def __post_init__(self) -> None:
         if self.cloud not in AVAILABILITY:
@@ -156,7 +160,8 @@ def cluster_settings(args: ClusterBaseArgs, role: str, *, availability: Availabi
         "data_security_mode": "SINGLE_USER",  # dedicated access mode: ML GPU runtimes read UC Volumes
         "single_user_name": args.single_user_name,
         "custom_tags": role_tags(args.tags, role, args.gpu_memory_need_gb,
-                                 {**({STACK_TAG: args.stack} if args.stack else {}), **(extra_tags or {})}),
+                                 {**({STACK_TAG: args.stack} if args.stack else {}),
+                                  **({WORKLOAD_TAG: args.workload} if args.workload else {}), **(extra_tags or {})}),
         "spark_conf": dict(spark_conf or {}),
         "spark_env_vars": dict(args.spark_env_vars),
     }

@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_databricks as databricks
 
-from dbxtypes.vocabulary import INSTANCE_POOL_TYPE
+from dbxtypes.vocabulary import INSTANCE_POOL_TYPE, WORKLOAD_TAG
 
 from ._common import AccessArgs, permissions, pool_attributes, role_tags
 
@@ -29,6 +29,8 @@ class GpuInstancePoolArgs:
     user_groups: tuple[str, ...] = ()
     #: More access to the pool (the stack's ``permissions.<workload>.pool``).
     access: Sequence[AccessArgs] = ()
+    #: The stack workload the pool serves (its name), tagged ``dbx_workload``: its idle hours may be its own.
+    workload: str | None = None
 
 
 class GpuInstancePool(pulumi.ComponentResource):
@@ -43,7 +45,8 @@ class GpuInstancePool(pulumi.ComponentResource):
             f"{name}-pool", instance_pool_name=name, node_type_id=args.node_type_id,
             min_idle_instances=args.min_idle_instances,
             idle_instance_autotermination_minutes=args.idle_instance_autotermination_minutes,
-            preloaded_spark_versions=[args.spark_version], custom_tags=role_tags(args.tags, args.role),
+            preloaded_spark_versions=[args.spark_version], custom_tags=role_tags(
+                args.tags, args.role, extra={WORKLOAD_TAG: args.workload} if args.workload else None),
             max_capacity=args.max_capacity, **attributes, opts=pulumi.ResourceOptions(parent=self))
         permissions(f"{name}-pool", {"instance_pool_id": pool.id},
                     [({"group_name": g}, "CAN_ATTACH_TO") for g in args.user_groups],

@@ -228,6 +228,14 @@ class SizingLine(_Model):
     next_smaller: SmallerNode | None
     #: The CPU driver node type, when the workload's driver is a CPU node.
     driver_node_type_id: str | None = None
+    #: The workload's role section (training | inference | dev); None for a serving endpoint.
+    section: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The workload as a reviewer reads it: its name, with its role when the name is not the role
+        (``chat (inference)``)."""
+        return self.workload if self.section in (None, self.workload) else f"{self.workload} ({self.section})"
 
     @property
     def text(self) -> str:
@@ -240,7 +248,7 @@ class SizingLine(_Model):
         extra = f"; {self.sharded}" if self.sharded else ""
         pin = " (pinned)" if self.pinned else ""
         driver = f"; driver {self.driver_node_type_id} (CPU)" if self.driver_node_type_id else ""
-        return f"{self.workload}: {how} -> {node}{pin}{extra}{driver}; next smaller: {smaller}"
+        return f"{self.label}: {how} -> {node}{pin}{extra}{driver}; next smaller: {smaller}"
 
 
 class Advice(_Model):

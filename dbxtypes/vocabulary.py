@@ -101,6 +101,25 @@ Section = Literal["training", "inference", "dev"]
 SECTIONS: Final[tuple[Section, ...]] = ("training", "inference", "dev")
 #: Stack spec section -> role.
 ROLE_OF_SECTION: Final = MappingProxyType({"training": "training", "inference": "inference", "dev": "interactive"})
+#: A workload's name (a ``dbx-ai-infra:workloads`` key; a role section's workload is named by its section): lower-case
+#: letters, digits, ``-`` and ``_``, starting with a letter, ending with a letter or digit, at most 40 characters. It
+#: is part of resource, cluster and policy names (``<stack>-<workload>``) and of output names.
+WORKLOAD_NAME_PATTERN: Final = r"^[a-z](?:[a-z0-9_-]{0,38}[a-z0-9])?$"
+#: What the program names its own resources after ``<stack>-`` (a workload may not take one of these names):
+#: the catalog, the cluster policies, the GPU collector; an endpoint is ``serving-<name>``, a workload's pool
+#: ``<workload>-pool``.
+UC_RESOURCE: Final = "uc"
+POLICY_RESOURCE: Final = "policy"
+COLLECTOR_RESOURCE: Final = "gpu-collector"
+SERVING_RESOURCE_PREFIX: Final = "serving-"
+POOL_RESOURCE_SUFFIX: Final = "-pool"
+
+
+def workload_key(name: str) -> str:
+    """Where workload ``name``'s settings are in a stack: its role section (``inference``) for a workload named by
+    its role, else ``workloads.<name>`` (a ``workloads`` key is never a role's name)."""
+    return name if name in SECTIONS else f"workloads.{name}"
+
 
 #: The workspace objects a stack's ``permissions`` section gives access to, per workload.
 PermissionObject = Literal["cluster", "job", "pool"]
@@ -189,9 +208,12 @@ GPU_MEMORY_NEED_TAG: Final = "gpu_memory_need_gb"
 #: (the workload type offered, production or not).
 CLOUD_TAG: Final = "dbx_cloud"
 STACK_TAG: Final = "dbx_stack"
+#: Tag naming the stack workload a cluster or job cluster belongs to (its ``dbx-ai-infra:workloads`` key, or its role
+#: section's name): advise matches each run to its workload by it (several workloads may share a role).
+WORKLOAD_TAG: Final = "dbx_workload"
 #: Tags the components or Databricks set; a stack may not set them.
 RESERVED_TAGS: Final = (ROLE_TAG, "ResourceClass", GPU_MEMORY_NEED_TAG, "Vendor", "Creator", "ClusterName",
-                        "ClusterId", "Name", CLOUD_TAG, STACK_TAG)
+                        "ClusterId", "Name", CLOUD_TAG, STACK_TAG, WORKLOAD_TAG)
 
 # --------------------------------------------------------------------------------------------------------------------
 # Runtimes, single node, environment variables

@@ -9,6 +9,7 @@ from typing import Any
 from dbxtypes.vocabulary import MAX_AUTOTERMINATION_MINUTES, REQUIRED_TAGS
 from gpucatalog import Catalog, load_catalog
 from stackspec import ResolvedStack
+from stackspec.models import InferenceSpec, TrainingSpec
 
 from .definitions import WorkloadLimits, policy_definition
 
@@ -32,30 +33,32 @@ def max_idle_minutes(limits: Mapping[str, Any]) -> int:
 
 
 def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> dict[str, WorkloadLimits]:
-    """Limits per spec section (training, inference, dev) that the stack defines."""
+    """Limits per workload of the stack, by its name."""
     catalog = catalog or load_catalog()
     spec = stack.spec
     limits: dict[str, WorkloadLimits] = {}
-    for section_name, workload in stack.workloads.items():
-        section = getattr(spec, section_name)
+    named = spec.named_workloads()
+    for name, workload in stack.workloads.items():
+        section = named[name].spec
         node = workload.node
         family_nodes = [n.node_type_id for n in catalog.family_nodes(spec.cloud, node.family)]
-        common = dict(cloud=spec.cloud, node_types=family_nodes, tags=spec.tags, required_tags=REQUIRED_TAGS,
-                      autotermination_minutes=section.autotermination_minutes,
-                      max_autotermination_minutes=max_idle_minutes(stack.limits),
-                      pool_backed=getattr(spec.instance_pools, section_name) is not None,
-                      driver_node_types=[workload.driver.node_type_id] if workload.driver else [])
+        common: dict[str, Any] = dict(
+            cloud=spec.cloud, node_types=family_nodes, tags=spec.tags, required_tags=REQUIRED_TAGS,
+            autotermination_minutes=section.autotermination_minutes,
+            max_autotermination_minutes=max_idle_minutes(stack.limits),
+            pool_backed=spec.pool_of(named[name]) is not None,
+            driver_node_types=[workload.driver.node_type_id] if workload.driver else [])
         dbu = node.dbu_per_hour
-        if section_name == "training":
-            limits[section_name] = WorkloadLimits(
+        if isinstance(section, TrainingSpec):
+            limits[name] = WorkloadLimits(
                 role="training", num_workers=section.num_workers, spot=section.spot,
                 dbus_per_hour_max=_ceiling(dbu, section.num_workers + 1), **common)
-        elif section_name == "inference":
-            limits[section_name] = WorkloadLimits(
+        elif isinstance(section, InferenceSpec):
+            limits[name] = WorkloadLimits(
                 role="inference", min_workers=section.min_workers, max_workers=section.max_workers,
                 dbus_per_hour_max=_ceiling(dbu, section.max_workers + 1), **common)
         else:
-            limits[section_name] = WorkloadLimits(role="interactive", dbus_per_hour_max=_ceiling(dbu, 1), **common)
+            limits[name] = WorkloadLimits(role="interactive", dbus_per_hour_max=_ceiling(dbu, 1), **common)
     return limits
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from dbxtypes.plan import Advice, Plan, Resource
 from dbxtypes.shape import as_number, shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, JOB, MODEL_SERVING_ENDPOINT
+from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, JOB, MODEL_SERVING_ENDPOINT, WORKLOAD_TAG, workload_key
 
 from .book import PriceBook
 from .plan_cost import price_plan
@@ -164,6 +164,12 @@ def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
     return out
 
 
+def _workload(resource: Resource, cloud: str | None) -> str | None:
+    """The stack workload a cluster or job belongs to: its clusters' ``dbx_workload`` tag."""
+    shapes = shapes_of_resource(resource.type, resource.inputs, cloud=cloud)
+    return next((str(s.tags[WORKLOAD_TAG]) for s in shapes if s.tags.get(WORKLOAD_TAG)), None)
+
+
 def job_compute_advice(plan: Plan, prices: PriceBook) -> list[Advice]:
     """For an all-purpose training cluster beside a training job of the same stack: what its hours would cost on the
     job's compute (the same nodes, Jobs Compute DBUs, about a third of all-purpose: seed 000's second cost action),
@@ -178,7 +184,9 @@ def job_compute_advice(plan: Plan, prices: PriceBook) -> list[Advice]:
             continue
         if not entry.hourly or not entry.hours_per_month or entry.monthly.expected is None:
             continue
-        job, job_entry = jobs[0]
+        name = _workload(resource, plan.cloud)
+        same = [(j, e) for j, e in jobs if _workload(j, plan.cloud) == name]  # the workload's own job first
+        job, job_entry = (same or jobs)[0]
         assert job_entry is not None and job_entry.hourly is not None
         current = float(entry.monthly.expected)
         other = float(job_entry.hourly) * float(entry.hours_per_month)
@@ -191,6 +199,7 @@ def job_compute_advice(plan: Plan, prices: PriceBook) -> list[Advice]:
                      f"at ${float(entry.hourly):,.2f}/h); the same hours on the job's compute ({job.name}, Jobs "
                      f"Compute DBUs, ${float(job_entry.hourly):,.2f}/h) would cost ${other:,.2f}: "
                      f"${current - other:,.2f} a month less. Fix: run recurring training as the job and drop the "
-                     f"all-purpose cluster (dbx-ai-infra:training.all_purpose_cluster: false)."))
+                     f"all-purpose cluster (dbx-ai-infra:{workload_key(name or 'training')}.all_purpose_cluster: "
+                     f"false)."))
         )
     return out

@@ -125,6 +125,7 @@ from dbxtypes.vocabulary import (
     ON_DEMAND_AVAILABILITIES,
     SPOT_AVAILABILITIES,
     USAGE_DEFAULTS,
+    WORKLOAD_TAG,
     usage_hours_key,
 )
 
@@ -180,13 +181,21 @@ def _assumptions(plan: Plan) -> dict[str, float | None]:
             raise InputError.single("plan", f"assumptions.{key}", f"got {value!r}.", "give a number >= 0"
                                     + (" or null." if key == "inference_burst_avg_extra_workers" else "."))
         out[key] = number
-    for key, value in raw.items():  # a scale-to-zero endpoint's own active hours
-        if key.startswith("serving_active_hours_per_month."):
+    for key, value in raw.items():  # a workload's own figure (<assumption>.<workload>), an endpoint's active hours
+        if key.partition(".")[0] in DEFAULT_ASSUMPTIONS and "." in key:
             number = _num(value)
             if number is None or number < 0:
                 raise InputError.single("plan", f"assumptions.{key}", f"got {value!r}.", "give a number >= 0.")
             out[key] = number
     return out
+
+
+def assumption(a: Mapping[str, float | None], key: str, tags: Mapping[str, Any]) -> tuple[float | None, str]:
+    """(the value, its name) of usage assumption ``key`` for a resource with ``tags``: its workload's own figure
+    (``<key>.<workload>``, by the ``dbx_workload`` tag) where the plan has one, else the stack's."""
+    workload = tags.get(WORKLOAD_TAG)
+    own = f"{key}.{workload}" if isinstance(workload, str) else None
+    return (a[own], own) if own is not None and own in a else (a.get(key), key)
 
 
 def _hours(shape: ClusterShape, a: Mapping[str, float | None]) -> tuple[float, str] | None:
@@ -199,12 +208,13 @@ def _hours(shape: ClusterShape, a: Mapping[str, float | None]) -> tuple[float, s
     key = usage_hours_key(shape.role or "", shape.compute_kind, always_on)
     if always_on:
         return HOURS_PER_MONTH, "always on: autotermination_minutes 0 (the month)"
+    if key is None:
+        return None
+    value, name = assumption(a, key, shape.tags)
     if key == "dev_hours_per_working_day":
-        hours = (a[key] or 0) * (a["working_days_per_month"] or 0)
-        return hours, "usage assumption dev_hours_per_working_day x working_days_per_month"
-    if key is not None:
-        return a[key] or 0, f"usage assumption {key}"
-    return None
+        hours = (value or 0) * (a["working_days_per_month"] or 0)
+        return hours, f"usage assumption {name} x working_days_per_month"
+    return value or 0, f"usage assumption {name}"
 
 
 class _Unpriced(Exception):
@@ -400,9 +410,9 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     else:
         headroom = hi - lo
         if role == "inference":
-            configured = a["inference_burst_avg_extra_workers"]
+            configured = assumption(a, "inference_burst_avg_extra_workers", shape.tags)[0]
             extra = headroom / 2 if configured is None else min(float(configured), float(headroom))
-            burst_hours = min(float(a["inference_burst_hours_per_month"] or 0.0), hours)
+            burst_hours = min(float(assumption(a, "inference_burst_hours_per_month", shape.tags)[0] or 0.0), hours)
         else:
             extra, burst_hours = headroom / 2, hours
         expected = monthly_min + pricer.workers(lo + 1, extra) * burst_hours

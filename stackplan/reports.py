@@ -174,7 +174,7 @@ def _sizing_row(z: SizingLine, esc: Callable[[Any], str]) -> dict[str, str]:
         node += f"; {z.sharded}"
     smaller = "none in the family" if z.next_smaller is None else \
         f"{z.next_smaller.node_type_id} ({number(z.next_smaller.gpu_memory_gb)} GB)"
-    return {"workload": esc(z.workload), "formula": esc(f"{z.formula} ({z.rule})" if z.formula else z.rule),
+    return {"workload": esc(z.label), "formula": esc(f"{z.formula} ({z.rule})" if z.formula else z.rule),
             "node": esc(node), "smaller": esc(smaller)}
 
 

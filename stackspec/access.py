@@ -15,7 +15,7 @@ USE on every parent; read 2026-12). So:
 
 from __future__ import annotations
 
-from .models import GrantSpec, StackSpec
+from .models import GrantSpec, StackSpec, TrainingSpec
 
 
 def _add(grants: dict[tuple[str, str], list[str]], principal: str, securable: str, *privileges: str) -> None:
@@ -36,7 +36,8 @@ def effective_grants(spec: StackSpec) -> list[GrantSpec]:
         _add(grants, grant.principal, grant.securable, *grant.privileges)
 
     user = spec.single_user_name
-    written = {uc.model_cache_volume} | ({spec.training.checkpoint_volume} if spec.training else set())
+    written = {uc.model_cache_volume} | {w.spec.checkpoint_volume for w in spec.named_workloads().values()
+                                         if isinstance(w.spec, TrainingSpec)}
     if spec.monitoring.enabled:  # the GPU collector writes its samples there
         written.add(spec.monitoring.volume)
     _add(grants, user, "catalog", "USE_CATALOG")

@@ -9,6 +9,7 @@ types) live in :mod:`stackspec.resolve`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -30,6 +31,7 @@ from dbxtypes.prices import PriceOverrides
 from dbxtypes.unity_catalog import privilege_problems
 from dbxtypes.vocabulary import (
     CHECKPOINT_DIR_ARG,
+    COLLECTOR_RESOURCE,
     DEFAULT_RUNTIME,
     GPU_ML_RUNTIME_PATTERN,
     MAX_AUTOTERMINATION_MINUTES,
@@ -39,17 +41,24 @@ from dbxtypes.vocabulary import (
     MAX_SINGLE_NODE_SHUFFLE_PARTITIONS,
     MAX_WORKERS_CAP,
     PERMISSION_LEVELS,
+    POLICY_RESOURCE,
+    POOL_RESOURCE_SUFFIX,
     PRINCIPAL_FIELDS,
     REQUIRED_TAGS,
     RESERVED_TAGS,
+    ROLE_OF_SECTION,
     SCALE_DOWN_WINDOW_KEY,
     SECTIONS,
+    SERVING_RESOURCE_PREFIX,
+    UC_RESOURCE,
     USAGE_DEFAULTS,
+    WORKLOAD_NAME_PATTERN,
     Cloud,
     GpuFamily,
     Precision,
     Section,
     autoscale_range_problem,
+    workload_key,
 )
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -182,6 +191,14 @@ class TrainingSpec(ClusterWorkloadSpec):
             raise ValueError(
                 f"first_on_demand must be <= num_workers + 1 (the driver plus every worker), "
                 f"got {self.first_on_demand} > {self.num_workers + 1}")
+        if not self.all_purpose_cluster and self.job is None:
+            raise ValueError("all_purpose_cluster is false but job is not set: the training would have no compute; "
+                             "add job or set all_purpose_cluster: true")
+        if self.job:
+            repeated = [p for p in self.job.parameters if p.split("=", 1)[0] in CHECKPOINT_FLAGS]
+            if repeated:
+                raise ValueError(f"job.parameters repeats {repeated[0].split('=', 1)[0]}: the job already passes the "
+                                 f"checkpoint Volume; remove it (set checkpoint_volume instead)")
         return self
 
 
@@ -224,6 +241,45 @@ class DevSpec(WorkloadSpec):
     shuffle_partitions: Annotated[int, Field(ge=1), _at_most("max_single_node_shuffle_partitions")] = Field(
         8, description="spark.sql.shuffle.partitions on the single node. Default 8.")
     spark_env_vars: dict[str, ConfigString] = Field(default_factory=dict, description="Extra environment variables.")
+
+
+class TrainingWorkloadSpec(TrainingSpec):
+    """A training workload of ``dbx-ai-infra:workloads``: ``role: training`` and the training section's keys."""
+
+    role: Literal["training"]
+
+
+class InferenceWorkloadSpec(InferenceSpec):
+    """An inference workload of ``dbx-ai-infra:workloads``: ``role: inference`` and the inference section's keys."""
+
+    role: Literal["inference"]
+
+
+class DevWorkloadSpec(DevSpec):
+    """A dev workload of ``dbx-ai-infra:workloads``: ``role: dev`` and the dev section's keys."""
+
+    role: Literal["dev"]
+
+
+WorkloadEntry = Annotated[TrainingWorkloadSpec | InferenceWorkloadSpec | DevWorkloadSpec, Field(discriminator="role")]
+SectionSpec = TrainingSpec | InferenceSpec | DevSpec
+
+
+@dataclass(frozen=True)
+class NamedWorkload:
+    """One workload of the stack, whichever way the file states it: ``name`` (a ``workloads`` key, or the section's
+    name for ``dbx-ai-infra:training|inference|dev``), ``section`` its role's section (training | inference | dev),
+    ``key`` where its settings are in the stack (``inference`` or ``workloads.chat``) and its settings."""
+
+    name: str
+    section: Section
+    key: str
+    spec: SectionSpec
+
+    @property
+    def role(self) -> str:
+        """The cluster role (the ``workload_type`` tag): training | inference | interactive."""
+        return ROLE_OF_SECTION[self.section]
 
 
 class VolumeSpec(_Spec):
@@ -331,12 +387,6 @@ class PoolSpec(_Spec):
         return self
 
 
-class InstancePoolsSpec(_Spec):
-    """Optional pools per workload. A pool-backed cluster is all on-demand (the pool sets availability)."""
-
-    training: PoolSpec | None = None
-    inference: PoolSpec | None = None
-    dev: PoolSpec | None = None
 
 
 def _usage(key: str, le: float | None = 744) -> Any:
@@ -346,8 +396,50 @@ def _usage(key: str, le: float | None = 744) -> Any:
     return Field(usage.default, ge=0, le=le, description=described)
 
 
+def _usage_override(key: str, le: float | None = 744) -> Any:
+    """A per-workload usage field: unset (None) keeps the stack's figure; its meaning from USAGE_DEFAULTS."""
+    usage = USAGE_DEFAULTS[key]
+    return Field(None, ge=0, le=le, description=f"{usage.label} ({usage.unit}) of this workload. Default: the "
+                                                f"stack's.")
+
+
+class WorkloadUsageSpec(_Spec):
+    """One workload's own usage assumptions (``usage.<workload>``); each unset one is the stack's. A field applies to
+    the workload's role only (training_*, inference_*, dev_*; pool_idle_hours_per_month to a pool-backed one)."""
+
+    training_hours_per_month: float | None = _usage_override("training_hours_per_month")
+    training_job_hours_per_month: float | None = _usage_override("training_job_hours_per_month")
+    pool_idle_hours_per_month: float | None = _usage_override("pool_idle_hours_per_month")
+    inference_hours_per_month: float | None = _usage_override("inference_hours_per_month")
+    inference_burst_hours_per_month: float | None = _usage_override("inference_burst_hours_per_month")
+    inference_burst_avg_extra_workers: float | None = _usage_override("inference_burst_avg_extra_workers", le=None)
+    dev_hours_per_working_day: float | None = _usage_override("dev_hours_per_working_day", le=24)
+
+    def set_fields(self) -> dict[str, float]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class UsageSpec(_Spec):
-    """Usage assumptions for the monthly cost estimate (defaults: `dbxtypes.vocabulary.USAGE_DEFAULTS`)."""
+    """Usage assumptions for the monthly cost estimate (defaults: `dbxtypes.vocabulary.USAGE_DEFAULTS`). A key that
+    names a workload (or a role: the default of every workload of that role) holds that workload's own assumptions
+    (`WorkloadUsageSpec`): ``usage: {inference_hours_per_month: 300, embed: {inference_hours_per_month: 100}}``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    __pydantic_extra__: dict[str, WorkloadUsageSpec] = Field(init=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _workload_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for key, value in data.items():
+                if key not in cls.model_fields and not isinstance(value, Mapping):
+                    raise ValueError(f"{key!r} is not a usage assumption ({', '.join(cls.model_fields)}), nor a "
+                                     f"workload name with a mapping of its own assumptions; fix the key")
+        return data
+
+    def of_workloads(self) -> dict[str, WorkloadUsageSpec]:
+        """The per-workload (or per-role) assumptions, by their key."""
+        return dict(self.__pydantic_extra__ or {})
 
     training_hours_per_month: float = _usage("training_hours_per_month")
     training_job_hours_per_month: float = _usage("training_job_hours_per_month")
@@ -365,8 +457,9 @@ class ClusterPoliciesSpec(_Spec):
     """Workspace cluster policies generated from this stack (so UI-made clusters obey it too)."""
 
     enabled: bool = Field(True, description="Create the policies and put the stack's clusters under them.")
-    can_use: dict[Section, list[str]] = Field(
-        default_factory=dict, description="Groups granted CAN_USE per workload's policy.")
+    can_use: dict[str, list[str]] = Field(
+        default_factory=dict, description=("Groups granted CAN_USE per workload's policy, by workload name (a role "
+                                           "name: every workload of that role without its own entry)."))
     max_clusters_per_user: int | None = Field(None, ge=1, description="Per-user cluster limit per policy.")
 
 
@@ -415,12 +508,6 @@ class WorkloadPermissionsSpec(_Spec):
     pool: PoolAccess = Field(default_factory=list, description="On the workload's instance pool.")
 
 
-class PermissionsSpec(_Spec):
-    """Optional ``dbx-ai-infra:permissions``: access per workload, added to what the stack gives by itself."""
-
-    training: WorkloadPermissionsSpec | None = None
-    inference: WorkloadPermissionsSpec | None = None
-    dev: WorkloadPermissionsSpec | None = None
 
 
 class ConcurrencySpec(_Spec):
@@ -514,7 +601,8 @@ class MonitoringSpec(_Spec):
 
 
 class StackSpec(_Spec):
-    """One environment: cloud, GPU family, runtime, tags and a section per workload."""
+    """One environment: cloud, GPU family, runtime, tags and its workloads (a section per role, or several of a role
+    in ``workloads``)."""
 
     cloud: Cloud
     gpu_family: GpuFamily
@@ -524,8 +612,14 @@ class StackSpec(_Spec):
     training: TrainingSpec | None = None
     inference: InferenceSpec | None = None
     dev: DevSpec | None = None
+    workloads: dict[Annotated[str, Field(pattern=WORKLOAD_NAME_PATTERN)], WorkloadEntry] = Field(
+        default_factory=dict, description=(
+            "More workloads, by name: each a role (training | inference | dev) and that role's section keys. A role "
+            "section is the workload named by its role."))
     unity_catalog: UnityCatalogSpec = Field(default_factory=UnityCatalogSpec)
-    instance_pools: InstancePoolsSpec = Field(default_factory=InstancePoolsSpec)
+    instance_pools: dict[str, PoolSpec] = Field(default_factory=dict, description=(
+        "An instance pool per workload, by workload name (a role name: every workload of that role without its own "
+        "entry). A pool-backed cluster is all on-demand (the pool sets availability)."))
     usage: UsageSpec = Field(default_factory=UsageSpec)
     cluster_policies: ClusterPoliciesSpec = Field(default_factory=ClusterPoliciesSpec)
     pricing: PriceOverrides | None = Field(None, description="Price overrides (negotiated rates, another region).")
@@ -536,18 +630,64 @@ class StackSpec(_Spec):
     policy: dict[str, Any] | None = Field(None, description=(
         "Policy levels and thresholds for this stack, in the policy config's shape, over --policy-config (read and "
         "checked before the rest of the stack: its thresholds bound it)."))
-    permissions: PermissionsSpec = Field(default_factory=PermissionsSpec, description=(
-        "More access per workload (cluster, job, pool) beyond its single user and cluster_policies.can_use groups."))
+    permissions: dict[str, WorkloadPermissionsSpec] = Field(default_factory=dict, description=(
+        "More access per workload (cluster, job, pool) beyond its single user and cluster_policies.can_use groups, by "
+        "workload name (a role name: every workload of that role without its own entry)."))
+
+    # ---- the workloads, whichever way the file states them -----------------------------------------------------------
+
+    def named_workloads(self) -> dict[str, NamedWorkload]:
+        """Every workload by name: the role sections first (named by their role), then ``workloads`` in file order."""
+        out: dict[str, NamedWorkload] = {}
+        for section in SECTIONS:
+            spec = getattr(self, section)
+            if spec is not None:
+                out[section] = NamedWorkload(section, section, section, spec)
+        for name, entry in self.workloads.items():
+            if name not in out:  # a name used twice is refused by the validator
+                out[name] = NamedWorkload(name, entry.role, workload_key(name), entry)
+        return out
+
+    @staticmethod
+    def keyed(mapping: Mapping[str, Any], workload: NamedWorkload) -> Any:
+        """A workload's entry of a map keyed by workload name, its role's entry as the default (None: neither)."""
+        return mapping.get(workload.name, mapping.get(workload.section))
+
+    def pool_of(self, workload: NamedWorkload) -> PoolSpec | None:
+        return self.keyed(self.instance_pools, workload)
+
+    def pool_key(self, workload: NamedWorkload) -> str | None:
+        """Which ``instance_pools`` key gives the workload its pool (its name, or its role's)."""
+        return next((k for k in (workload.name, workload.section) if k in self.instance_pools), None)
+
+    def users_of(self, workload: NamedWorkload) -> list[str]:
+        """The groups that use the workload (``cluster_policies.can_use``)."""
+        return list(self.keyed(self.cluster_policies.can_use, workload) or [])
+
+    def permissions_of(self, workload: NamedWorkload) -> WorkloadPermissionsSpec | None:
+        return self.keyed(self.permissions, workload)
+
+    def usage_of(self, workload: NamedWorkload) -> dict[str, float]:
+        """The workload's own usage assumptions: its role's entry, its own over it (the stack's figures elsewhere)."""
+        per = self.usage.of_workloads()
+        role, own = per.get(workload.section), per.get(workload.name) if workload.name != workload.section else None
+        return {**(role.set_fields() if role else {}), **(own.set_fields() if own else {})}
 
     def usage_assumptions(self) -> dict[str, Any]:
-        """The usage assumptions the cost model prices the stack by: the ``usage`` section, and each scale-to-zero
-        endpoint's own active hours where it states them (``serving_active_hours_per_month.<endpoint>``)."""
-        assumptions: dict[str, Any] = self.usage.model_dump()
+        """The usage assumptions the cost model prices the stack by: the ``usage`` section's figures, each workload's
+        own (``<assumption>.<workload>``, matched by its ``dbx_workload`` tag) and each scale-to-zero endpoint's active
+        hours where it states them (``serving_active_hours_per_month.<endpoint>``)."""
+        assumptions: dict[str, Any] = {k: v for k, v in self.usage.model_dump().items()
+                                       if k in UsageSpec.model_fields}
+        for name, workload in self.named_workloads().items():
+            assumptions.update({f"{key}.{name}": value for key, value in self.usage_of(workload).items()})
         if self.serving is not None:
             assumptions.update({f"serving_active_hours_per_month.{name}": e.active_hours_per_month
                                 for name, e in self.serving.endpoints.items()
                                 if e.scale_to_zero and e.active_hours_per_month is not None})
         return assumptions
+
+    # ---- validation --------------------------------------------------------------------------------------------------
 
     @field_validator("tags")
     @classmethod
@@ -585,20 +725,62 @@ class StackSpec(_Spec):
             self.unity_catalog.grants.append(GrantSpec(principal=group, privileges=["USE_SCHEMA", "SELECT"],
                                                        securable=schema))
 
-    def _permission_targets(self) -> None:
+    def _workload_names(self) -> None:
+        """A name is used once, a role's name only for a workload of that role, and no name is one of the stack's
+        own resource names (``<stack>-<name>``: the catalog, the policies, the collector, an endpoint, a pool)."""
+        taken = {s for s in SECTIONS if getattr(self, s) is not None}
+        names = [*taken, *self.workloads]
+        for name in self.workloads:
+            if name in taken:
+                raise ValueError(f"workloads.{name}: the name {name!r} is used twice (dbx-ai-infra:{name} is the "
+                                 f"workload named {name}); rename one")
+            if name in SECTIONS:
+                raise ValueError(f"workloads.{name}: a role's name is its section's workload; write it as "
+                                 f"dbx-ai-infra:{name}, or give the workload another name")
+        own = {UC_RESOURCE: "the Unity Catalog storage", POLICY_RESOURCE: "the cluster policies",
+               COLLECTOR_RESOURCE: "the GPU collector"}
+        own.update({f"{n}{POOL_RESOURCE_SUFFIX}": f"the instance pool of workload {n}" for n in names})
+        for name in names:
+            made = own.get(name) or ("a serving endpoint (serving-<endpoint>)"
+                                     if name.startswith(SERVING_RESOURCE_PREFIX) else None)
+            if made:
+                raise ValueError(f"workloads.{name}: the name collides with {made}, which the stack names <stack>-"
+                                 f"{name}; rename the workload")
+
+    def _keys_name_workloads(self, workloads: Mapping[str, NamedWorkload]) -> None:
+        """Every key of a map keyed by workload names one, or a role some workload has."""
+        roles = {w.section for w in workloads.values()}
+        for where, mapping in (("instance_pools", self.instance_pools), ("cluster_policies.can_use",
+                               self.cluster_policies.can_use), ("permissions", self.permissions),
+                               ("usage", self.usage.of_workloads())):
+            for key in mapping:
+                if key not in workloads and key not in roles:
+                    raise ValueError(f"{where}.{key} names no workload of the stack (workloads: "
+                                     f"{', '.join(workloads)}; a role name applies to every workload of that role); "
+                                     f"fix the key or remove it")
+
+    def _usage_applies(self, workloads: Mapping[str, NamedWorkload]) -> None:
+        """A workload's own usage figure is one its role is priced by."""
+        for key, entry in self.usage.of_workloads().items():
+            sections = {w.section for w in workloads.values() if key in (w.name, w.section)}
+            pooled = any(self.pool_of(w) is not None for w in workloads.values() if key in (w.name, w.section))
+            for field_name in entry.set_fields():
+                applies = field_name.startswith(tuple(f"{s}_" for s in sections)) or (
+                    field_name == "pool_idle_hours_per_month" and pooled)
+                if not applies:
+                    raise ValueError(f"usage.{key}.{field_name} does not apply to {key} (a {'/'.join(sorted(sections))}"
+                                     f" workload{'' if pooled else ' without a pool'}); remove it")
+
+    def _permission_targets(self, workloads: Mapping[str, NamedWorkload]) -> None:
         """Each permissions entry names an object the stack makes."""
-        for role in SECTIONS:
-            access = getattr(self.permissions, role)
-            if access is None:
-                continue
-            if getattr(self, role) is None:
-                raise ValueError(f"permissions.{role} is set but the stack has no {role} section")
-            if access.job and not (role == "training" and self.training and self.training.job):
-                raise ValueError(f"permissions.{role}.job is set but the stack makes no {role} job (only "
-                                 f"training.job makes one); remove it")
-            if access.pool and getattr(self.instance_pools, role) is None:
-                raise ValueError(f"permissions.{role}.pool is set but the stack has no instance_pools.{role}; remove "
-                                 f"it or add the pool")
+        for key, access in self.permissions.items():
+            covered = [w for w in workloads.values() if key in (w.name, w.section)]
+            if access.job and not any(isinstance(w.spec, TrainingSpec) and w.spec.job for w in covered):
+                raise ValueError(f"permissions.{key}.job is set but {key} makes no job (only a training workload's "
+                                 f"job makes one); remove it")
+            if access.pool and not any(self.pool_of(w) is not None for w in covered):
+                raise ValueError(f"permissions.{key}.pool is set but {key} has no instance pool (instance_pools); "
+                                 f"remove it or add the pool")
 
     @model_validator(mode="after")
     def _catalog_location(self) -> StackSpec:
@@ -614,43 +796,30 @@ class StackSpec(_Spec):
 
     @model_validator(mode="after")
     def _cross_section(self) -> StackSpec:
-        if not (self.training or self.inference or self.dev or self.serving):
-            raise ValueError("the stack defines no workload; add at least one of training, inference, dev, serving")
+        if not (self.training or self.inference or self.dev or self.workloads or self.serving):
+            raise ValueError("the stack defines no workload; add at least one of training, inference, dev, "
+                             "workloads, serving")
+        self._workload_names()
+        workloads = self.named_workloads()
+        self._keys_name_workloads(workloads)
         self._serving_layout()
         self._monitoring_layout()
-        for role in SECTIONS:
-            pool, section = getattr(self.instance_pools, role), getattr(self, role)
-            if pool is None or section is None or pool.max_capacity is None:
-                continue
-            workers: int = section.max_workers if isinstance(section, InferenceSpec) else getattr(
-                section, "num_workers", 0)
-            largest = 1 + workers
-            if pool.max_capacity < largest:
-                raise ValueError(f"instance_pools.{role}.max_capacity {pool.max_capacity} is below the {largest} "
-                                 f"nodes the {role} cluster needs at its largest (the driver and its workers); raise "
-                                 f"max_capacity to at least {largest}")
-        if self.training and not self.training.all_purpose_cluster and self.training.job is None:
-            raise ValueError("training.all_purpose_cluster is false but training.job is not set: the training would "
-                             "have no compute; add training.job or set all_purpose_cluster: true")
-        if self.training and self.training.job:
-            repeated = [p for p in self.training.job.parameters if p.split("=", 1)[0] in CHECKPOINT_FLAGS]
-            if repeated:
-                raise ValueError(f"training.job.parameters repeats {repeated[0].split('=', 1)[0]}: the job already "
-                                 f"passes the checkpoint Volume; remove it (set training.checkpoint_volume instead)")
         refs = self.unity_catalog.volume_refs()
-        if self.training and self.training.checkpoint_volume not in refs:
-            raise ValueError(f"training.checkpoint_volume {self.training.checkpoint_volume!r} is not a volume "
-                             f"of unity_catalog; volumes: {', '.join(sorted(refs))}")
-        for role in SECTIONS:
-            if getattr(self.instance_pools, role) is not None and getattr(self, role) is None:
-                raise ValueError(f"instance_pools.{role} is set but the stack has no {role} section")
-        for role in self.cluster_policies.can_use:
-            if getattr(self, role) is None:
-                raise ValueError(f"cluster_policies.can_use.{role} is set but the stack has no {role} section")
-        self._permission_targets()
-        for role in SECTIONS:
-            section = getattr(self, role)
-            for lib in (section.libraries if section else []):
+        for w in workloads.values():
+            pool, section = self.pool_of(w), w.spec
+            if pool is not None and pool.max_capacity is not None:
+                largest = 1 + (section.max_workers if isinstance(section, InferenceSpec)
+                               else getattr(section, "num_workers", 0))
+                if pool.max_capacity < largest:
+                    raise ValueError(f"instance_pools.{self.pool_key(w)}.max_capacity {pool.max_capacity} is below "
+                                     f"the {largest} nodes the {w.name} cluster needs at its largest (the driver and "
+                                     f"its workers); raise max_capacity to at least {largest}")
+            if isinstance(section, TrainingSpec) and section.checkpoint_volume not in refs:
+                raise ValueError(f"{w.key}.checkpoint_volume {section.checkpoint_volume!r} is not a volume of "
+                                 f"unity_catalog; volumes: {', '.join(sorted(refs))}")
+            for lib in section.libraries:
                 if not is_pinned_pip(lib):
-                    raise ValueError(f"{role}.libraries: {lib!r} is not pinned; write it as package==x.y.z")
+                    raise ValueError(f"{w.key}.libraries: {lib!r} is not pinned; write it as package==x.y.z")
+        self._usage_applies(workloads)
+        self._permission_targets(workloads)
         return self

@@ -8,7 +8,7 @@ from typing import Any
 
 from dbxtypes.errors import InputError, Problem
 from dbxtypes.sdk_types import enum_values
-from dbxtypes.vocabulary import PROJECT, SECTIONS
+from dbxtypes.vocabulary import PROJECT
 from gpucatalog import (
     Catalog,
     Estimate,
@@ -30,13 +30,14 @@ from gpucatalog.serving import (
 )
 from gpucatalog.sizing import SHARDING_OVERHEAD
 
-from .models import StackSpec
+from .models import ClusterWorkloadSpec, SectionSpec, StackSpec, TrainingSpec
 
 
 @dataclass(frozen=True)
 class Workload:
     """A workload's resolved node: the node type, the GPU memory need that chose it and the arithmetic behind both
-    (``estimate``: the formula; ``choice``: the next smaller node that did not fit, and any sharding)."""
+    (``estimate``: the formula; ``choice``: the next smaller node that did not fit, and any sharding). ``role`` is its
+    role's section (training | inference | dev), ``name`` its name, ``key`` where the stack states it."""
 
     role: str
     node: NodeType
@@ -46,24 +47,27 @@ class Workload:
     pinned: bool = False
     #: A CPU driver node (``driver: cpu``); None: the driver is a GPU node of the workers' type.
     driver: NodeType | None = None
+    name: str = ""
+    key: str = ""
 
     def sizing(self) -> dict[str, object]:
         """The sizing line of the plan (``Plan.sizing``): the formula, the node and the next smaller one."""
         node, smaller = self.node, self.choice.next_smaller if self.choice else None
         return _sizing_line(
-            self.role, self.estimate, self.need_gb, node.node_type_id, node.gpu, node.gpu_count,
+            self.name or self.role, self.estimate, self.need_gb, node.node_type_id, node.gpu, node.gpu_count,
             node.total_gpu_memory_gb, pinned=self.pinned,
             sharded=self.choice.sharded if self.choice else None,
             driver=self.driver.node_type_id if self.driver else None,
-            smaller=None if smaller is None else (smaller.node_type_id, smaller.total_gpu_memory_gb))
+            smaller=None if smaller is None else (smaller.node_type_id, smaller.total_gpu_memory_gb),
+            section=self.role)
 
 
 def _sizing_line(workload: str, est: Estimate | None, need_gb: float | None, node_type_id: str, gpu: str,
                  gpu_count: int, gpu_memory_gb: float, *, pinned: bool, sharded: str | None, driver: str | None,
-                 smaller: tuple[str, float] | None) -> dict[str, object]:
+                 smaller: tuple[str, float] | None, section: str | None = None) -> dict[str, object]:
     """A sizing line (``SizingLine``) of a cluster workload or an endpoint (its workload type in the node's place)."""
     return {
-        "workload": workload,
+        "workload": workload, "section": section,
         "rule": est.rule if est else "no model given: the family's smallest node",
         "formula": est.formula if est else None,
         "need_gb": need_gb, "node_type_id": node_type_id, "gpu": gpu, "gpu_count": gpu_count,
@@ -104,8 +108,7 @@ class ResolvedStack:
     warnings: list[str] = field(default_factory=list)
 
 
-def _estimate(spec: StackSpec, role: str) -> Estimate | None:
-    section = getattr(spec, role)
+def _estimate(section: SectionSpec, role: str) -> Estimate | None:
     model = section.model
     if model is None:
         return None
@@ -119,29 +122,27 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
     catalog = catalog or load_catalog()
     problems: list[Problem] = []
     workloads: dict[str, Workload] = {}
-    for role in SECTIONS:
-        section = getattr(spec, role)
-        if section is None:
-            continue
+    for name, named in spec.named_workloads().items():
+        section, role, key = named.spec, named.section, named.key
         family = section.gpu_family or spec.gpu_family
         if family not in catalog.families(spec.cloud):
-            where = f"{role}.gpu_family" if section.gpu_family else "gpu_family"
+            where = f"{key}.gpu_family" if section.gpu_family else "gpu_family"
             problem = Problem(
                 f"{PROJECT}:{where}", f"GPU family {family!r} has no Databricks node type on {spec.cloud}.",
                 f"use one of: {', '.join(catalog.families(spec.cloud))}.")
             if problem not in problems:  # a stack-wide family is reported once, not per workload
                 problems.append(problem)
             continue
-        est = _estimate(spec, role)
+        est = _estimate(section, role)
         need = est.need_gb if est else None
-        field_path = f"{PROJECT}:{role}.node_type_id" if section.node_type_id else f"{PROJECT}:{role}.model"
+        field_path = f"{PROJECT}:{key}.node_type_id" if section.node_type_id else f"{PROJECT}:{key}.model"
         sharding = section.model.sharding if section.model is not None else "none"
-        if sharding != "none" and role != "training":
-            problems.append(Problem(f"{PROJECT}:{role}.model.sharding", f"is {sharding}, but sharding across nodes "
+        if sharding != "none" and not isinstance(section, TrainingSpec):
+            problems.append(Problem(f"{PROJECT}:{key}.model.sharding", f"is {sharding}, but sharding across nodes "
                                     f"is for training.", "remove it (inference shards over one node's GPUs)."))
             continue
         try:
-            if sharding != "none":
+            if isinstance(section, TrainingSpec) and sharding != "none":
                 choice = choose_sharded_node(catalog, spec.cloud, family, need or 0.0, section.num_workers, sharding,
                                              pinned=section.node_type_id)
                 # what one node holds (its tag, which the GPU-memory-fit policy reads): its share with the overhead
@@ -153,20 +154,20 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
             problems.append(Problem(field_path, str(exc)))
             continue
         driver = None
-        if getattr(section, "driver", "gpu") == "cpu":
+        if isinstance(section, ClusterWorkloadSpec) and section.driver == "cpu":
             driver = catalog.cpu_driver(spec.cloud, section.driver_node_type_id)
             if driver is None:
                 offered = ", ".join(n.node_type_id for n in catalog.cpu_nodes if n.cloud == spec.cloud) or "none"
-                problems.append(Problem(f"{PROJECT}:{role}.driver_node_type_id",
+                problems.append(Problem(f"{PROJECT}:{key}.driver_node_type_id",
                                         f"{section.driver_node_type_id!r} is not a CPU driver node type of "
                                         f"{spec.cloud} in the node catalog.", f"use one of: {offered}."))
                 continue
-        elif getattr(section, "driver_node_type_id", None) is not None:
-            problems.append(Problem(f"{PROJECT}:{role}.driver_node_type_id", "is set but driver is gpu.",
+        elif isinstance(section, ClusterWorkloadSpec) and section.driver_node_type_id is not None:
+            problems.append(Problem(f"{PROJECT}:{key}.driver_node_type_id", "is set but driver is gpu.",
                                     "set driver: cpu, or remove driver_node_type_id."))
             continue
-        workloads[role] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
-                                   driver=driver)
+        workloads[name] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
+                                   driver=driver, name=name, key=key)
     warnings: list[str] = []
     uc = spec.unity_catalog
     if uc.storage_root is None and not uc.existing_catalog:

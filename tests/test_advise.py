@@ -598,7 +598,8 @@ def test_the_collectors_own_files_are_read_as_written(tmp_path: Path) -> None:
     usage = tmp_path / "volume"
     (usage / "clusters.csv").write_text('cluster_id,cluster_name,tags\n0101-abc,obs-inference,"{}"\n')
     target = {"workload": "obs-inference", "role": "inference", "kind": "all_purpose", "cluster_name": "obs-inference",
-              "tag_stack": "obs", "min_workers": 1, "max_workers": 2, "autotermination_minutes": 60,
+              "tag_stack": "obs", "tag_workload": "inference", "role_shared": False, "min_workers": 1,
+              "max_workers": 2, "autotermination_minutes": 60,
               "gpus_per_node": 8, "dbu_hourly": 1.0, "dbu_monthly_expected": 100.0,
               "low_bandwidth": False}
     analysis = run_local(str(usage), [target], load_policy_config(None).advise_thresholds(), None)

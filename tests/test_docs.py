@@ -29,8 +29,8 @@ def test_every_policy_is_in_the_readme_table_with_its_level(rule):
 SECTIONS = [models.StackSpec, models.TrainingSpec, models.TrainingJobSpec, models.InferenceSpec, models.DevSpec,
             models.ModelSpec, models.UnityCatalogSpec, models.VolumeSpec, models.GrantSpec, models.PoolSpec,
             models.UsageSpec, models.ClusterPoliciesSpec, models.ServingSpec, models.EndpointSpec,
-            models.ConcurrencySpec, models.ExceptionSpec, models.PermissionsSpec, models.WorkloadPermissionsSpec,
-            models.AccessControlSpec, models.BudgetSpec]
+            models.ConcurrencySpec, models.ExceptionSpec, models.WorkloadPermissionsSpec, models.WorkloadUsageSpec,
+            models.AccessControlSpec, models.BudgetSpec, models.TrainingWorkloadSpec]
 
 
 @pytest.mark.parametrize("model", SECTIONS, ids=[m.__name__ for m in SECTIONS])

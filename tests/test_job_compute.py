@@ -30,4 +30,4 @@ def test_the_job_alone_makes_no_all_purpose_cluster_and_needs_a_job(write_stack,
     assert not [a for a in plan.advice or [] if a.id == "training-on-job-compute"]
     del config["dbx-ai-infra:training"]["job"]
     assert main(["preview", "--stack", str(write_stack(config))]) == 2
-    assert "training.all_purpose_cluster is false but training.job is not set" in capsys.readouterr().err
+    assert "dbx-ai-infra:training: all_purpose_cluster is false but job is not set" in capsys.readouterr().err

@@ -237,13 +237,13 @@ def test_a_principal_named_again_in_permissions_takes_that_level(write_stack):
 
 @pytest.mark.parametrize("access, message", [
     ({"training": {"cluster": [{"group_name": "g", "permission_level": "CAN_MANAGE"}]}},
-     "permissions.training is set but the stack has no training section"),
+     "permissions.training names no workload of the stack"),
     ({"inference": {"cluster": [{"group_name": "g", "permission_level": "CAN_MANAGE_RUN"}]}},
      "permission_level 'CAN_MANAGE_RUN' is not one a cluster takes; use one of CAN_ATTACH_TO, CAN_RESTART, CAN_MANAGE"),
     ({"inference": {"job": [{"group_name": "g", "permission_level": "CAN_VIEW"}]}},
-     "permissions.inference.job is set but the stack makes no inference job"),
+     "permissions.inference.job is set but inference makes no job"),
     ({"inference": {"pool": [{"group_name": "g", "permission_level": "CAN_MANAGE"}]}},
-     "permissions.inference.pool is set but the stack has no instance_pools.inference"),
+     "permissions.inference.pool is set but inference has no instance pool"),
     ({"inference": {"cluster": [{"group_name": "g", "user_name": "u@x.com", "permission_level": "CAN_MANAGE"}]}},
      "names group_name and user_name; give exactly one of group_name, user_name, service_principal_name"),
 ])

@@ -9,7 +9,7 @@ from dbxtypes.plan import CostEntry, Resource
 from dbxtypes.shape import PoolShape, pool_shape
 from dbxtypes.vocabulary import INSTANCE_POOL
 
-from ..model import PricingContext, _entry_head, _node_price, _Unpriced, _unpriced_entry
+from ..model import PricingContext, _entry_head, _node_price, _Unpriced, _unpriced_entry, assumption
 from .kind import ResourceKind
 
 
@@ -40,12 +40,13 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
     pool = ctx.pools[resource.id][1] if resource.id in ctx.pools else pool_shape(resource.inputs)
     idle = int(pool.min_idle_instances)
     entry = _entry_head(resource)
+    idle_hours, basis = assumption(ctx.a, "pool_idle_hours_per_month", pool.custom_tags)
     entry.update({"workload_type": _role(pool, ctx.pool_users.get(str(resource.id), [])),
                   "node_type_id": pool.node_type_id, "compute_kind": None,
                   "nodes": {"min": idle, "max": idle},
                   "max_capacity": pool.max_capacity,
-                  "hours_per_month": ctx.a["pool_idle_hours_per_month"],
-                  "hours_basis": "usage assumption pool_idle_hours_per_month"})
+                  "hours_per_month": idle_hours,
+                  "hours_basis": f"usage assumption {basis}"})
     try:
         if idle == 0:
             vm = 0.0
@@ -56,7 +57,7 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
     except _Unpriced as why:
         return CostEntry.model_validate(_unpriced_entry(entry, str(why)))
     hourly = idle * vm
-    monthly = hourly * float(ctx.a["pool_idle_hours_per_month"] or 0.0)
+    monthly = hourly * float(idle_hours or 0.0)
     entry.update({"hourly": hourly, "hourly_max": hourly,
                   "monthly": {"min": monthly, "expected": monthly, "max": monthly},
                   "all_on_demand_monthly_expected": monthly, "saving_monthly_expected": 0.0, "unpriced": None})

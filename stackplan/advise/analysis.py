@@ -191,10 +191,11 @@ def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
 def emitted_sql(*, stack: str, telemetry: str, days: int, targets: list[dict[str, Any]],
                 thresholds: Mapping[str, Any], sla: float | None) -> dict[str, str]:
     """``--emit-sql``: file name -> Databricks SQL; the same templates as the local run, in the Databricks dialect."""
-    from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG
+    from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
 
     sources = _env().get_template("sources.databricks.sql.j2").render(
-        stack=stack, telemetry=telemetry, days=days, stack_tag=STACK_TAG, role_tag=ROLE_TAG)
+        stack=stack, telemetry=telemetry, days=days, stack_tag=STACK_TAG, role_tag=ROLE_TAG,
+        workload_tag=WORKLOAD_TAG)
     stats = render("stats.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla)
     findings = render("findings.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla)
     return {"01_sources.sql": str(sources), "02_stats.sql": stats, "03_findings.sql": findings}

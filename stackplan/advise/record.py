@@ -115,10 +115,27 @@ def num(row: Row, key: str) -> float:
     return float(value) if value is not None else 0.0
 
 
+def workload_spec(t: Target, c: Context) -> Any:
+    """The stack's settings of the target's workload (its section, or its ``workloads`` entry); None without a spec."""
+    named = c.spec.named_workloads().get(t.name) if c.spec is not None else None
+    return named.spec if named is not None else None
+
+
+def usage_figure(t: Target, c: Context, key: str) -> tuple[str, Any]:
+    """(the dotted stack key, its current value) of usage assumption ``key`` for the target's workload: its own
+    ``usage.<workload>.<key>`` when it has one or shares its role with another workload, else ``usage.<key>``."""
+    a = c.plan.assumptions or {}
+    own = f"{key}.{t.name}"
+    shared = c.spec is not None and sum(w.section == t.section for w in c.spec.named_workloads().values()) > 1
+    if own in a or shared:
+        return f"usage.{t.name}.{key}", a.get(own, a.get(key))
+    return f"usage.{key}", a.get(key)
+
+
 def resize(t: Target, c: Context, *, lo: int | None = None, hi: int | None = None) -> tuple[dict[str, Any],
                                                                                         dict[str, Any]]:
     """The edit (and the current values) that sizes a workload: ``lo``/``hi`` for inference (``hi`` kept above
-    ``lo``: the autoscale API needs max > min), ``lo`` as ``num_workers`` otherwise; and the section's instance pool
+    ``lo``: the autoscale API needs max > min), ``lo`` as ``num_workers`` otherwise; and the workload's instance pool
     raised when it could not hold the largest size (the spec refuses a pool smaller than the driver and its
     workers)."""
     from dbxtypes.vocabulary import autoscale_max_floor
@@ -129,25 +146,25 @@ def resize(t: Target, c: Context, *, lo: int | None = None, hi: int | None = Non
         new_lo = t.min_workers if lo is None else lo
         new_hi = max(t.max_workers if hi is None else hi, autoscale_max_floor(new_lo))
         if new_lo != t.min_workers:
-            edit["inference.min_workers"], current["inference.min_workers"] = new_lo, t.min_workers
+            edit[f"{t.key}.min_workers"], current[f"{t.key}.min_workers"] = new_lo, t.min_workers
         if new_hi != t.max_workers:
-            edit["inference.max_workers"], current["inference.max_workers"] = new_hi, t.max_workers
+            edit[f"{t.key}.max_workers"], current[f"{t.key}.max_workers"] = new_hi, t.max_workers
         largest = new_hi
     else:
         largest = t.min_workers if lo is None else lo
         if largest != t.min_workers:
-            edit[f"{t.section}.num_workers"], current[f"{t.section}.num_workers"] = largest, t.min_workers
-    pool = getattr(c.spec.instance_pools, t.section, None) if c.spec is not None else None
-    if pool is not None and pool.max_capacity is not None and pool.max_capacity < 1 + largest:
-        key = f"instance_pools.{t.section}.max_capacity"
+            edit[f"{t.key}.num_workers"], current[f"{t.key}.num_workers"] = largest, t.min_workers
+    named = c.spec.named_workloads().get(t.name) if c.spec is not None else None
+    pool = c.spec.pool_of(named) if named is not None else None
+    if named is not None and pool is not None and pool.max_capacity is not None and pool.max_capacity < 1 + largest:
+        key = f"instance_pools.{c.spec.pool_key(named)}.max_capacity"
         edit[key], current[key] = 1 + largest, pool.max_capacity
     return edit, current
 
 
 def resize_text(edit: Mapping[str, Any], current: Mapping[str, Any]) -> str:
-    names = {"inference.min_workers": "min_workers", "inference.max_workers": "max_workers"}
-    parts = [f"{names.get(k, k.split('.')[-1] if 'pools' not in k else 'the pool max_capacity')} {current[k]} -> "
-             f"{v}" for k, v in edit.items()]
+    parts = [f"{k.split('.')[-1] if 'pools' not in k else 'the pool max_capacity'} {current[k]} -> {v}"
+             for k, v in edit.items()]
     return "raise " + ", ".join(parts)
 
 

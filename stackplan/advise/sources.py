@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError, clip
-from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG
+from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
 
 #: Input name -> the columns it must have (system-table names; a contract).
 COLUMNS: Mapping[str, tuple[str, ...]] = {
@@ -34,7 +34,8 @@ COLUMNS: Mapping[str, tuple[str, ...]] = {
 #: The normalized relation each input becomes (what the analysis reads), and its empty form.
 _EMPTY: Mapping[str, str] = {
     "clusters": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS cluster_name, "
-                "CAST(NULL AS VARCHAR) AS tag_stack, CAST(NULL AS VARCHAR) AS tag_role",
+                "CAST(NULL AS VARCHAR) AS tag_stack, CAST(NULL AS VARCHAR) AS tag_role, "
+                "CAST(NULL AS VARCHAR) AS tag_workload",
     "node_timeline": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS instance_id, "
                      "CAST(NULL AS TIMESTAMP) AS start_time, CAST(NULL AS TIMESTAMP) AS end_time, "
                      "CAST(NULL AS BOOLEAN) AS driver, CAST(NULL AS DOUBLE) AS cpu_user_percent, "
@@ -175,7 +176,8 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
     if name == "clusters":
         return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(cluster_name AS VARCHAR) AS "
                        f"cluster_name, {_field(types, 'tags', STACK_TAG)} AS tag_stack, "
-                       f"{_field(types, 'tags', ROLE_TAG)} AS tag_role FROM {src}")
+                       f"{_field(types, 'tags', ROLE_TAG)} AS tag_role, "
+                       f"{_field(types, 'tags', WORKLOAD_TAG)} AS tag_workload FROM {src}")
     if name == "node_timeline":
         return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(instance_id AS VARCHAR) AS "
                        f"instance_id, {ts('start_time')}, {ts('end_time')}, "

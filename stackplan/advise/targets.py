@@ -1,8 +1,9 @@
 """The stack's workloads as ``advise`` matches telemetry to them: one `Target` per cluster of the plan.
 
 An all-purpose cluster is matched by its ``cluster_name`` (the component's name, e.g. ``prod-inference``); a job
-cluster, whose name Databricks makes up per run, by its tags ``dbx_stack`` (the stack) and ``workload_type`` (its
-role), which every cluster of the stack carries (`dbxtypes.vocabulary.STACK_TAG`, `ROLE_TAG`).
+cluster, whose name Databricks makes up per run, by its tags ``dbx_stack`` (the stack), ``workload_type`` (its role)
+and ``dbx_workload`` (its workload), which every cluster of the stack carries (`dbxtypes.vocabulary.STACK_TAG`,
+`ROLE_TAG`, `WORKLOAD_TAG`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from dbxtypes.plan import Plan
 from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import ALL_PURPOSE, CLUSTER, JOB, section_of_urn
+from dbxtypes.vocabulary import ALL_PURPOSE, CLUSTER, JOB, WORKLOAD_TAG, section_of_urn, workload_key
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,9 @@ class Target:
 
     workload: str  #: the name reports show: the cluster's name, or the job's name for a job cluster
     role: str  #: training | inference | interactive
-    section: str  #: the stack section it is built from: training | inference | dev
+    section: str  #: its role's stack section: training | inference | dev
+    name: str  #: the stack workload it belongs to (its ``dbx_workload`` tag; a role section's: the section)
+    key: str  #: where the workload's settings are in the stack: ``inference`` or ``workloads.chat``
     kind: str  #: ALL_PURPOSE or JOBS_COMPUTE
     cluster_name: str | None  #: matched by name (all-purpose); None: matched by tags (job cluster)
     node_type_id: str
@@ -58,8 +61,11 @@ def targets_of(plan: Plan, low_bandwidth_gbps: float) -> list[Target]:
             name = str(shape.props.get("cluster_name") or "") if resource.type == CLUSTER else ""
             job_name = str(resource.inputs.get("name") or resource.name)
             hours = float(part.hours_per_month or 0)
+            section = section_of_urn(resource.urn) or shape.role
+            workload = str(shape.tags.get(WORKLOAD_TAG) or section)
             out.append(Target(
-                workload=name or job_name, role=shape.role, section=section_of_urn(resource.urn) or shape.role,
+                workload=name or job_name, role=shape.role, section=section, name=workload,
+                key=workload_key(workload),
                 kind=shape.compute_kind,
                 cluster_name=name if shape.compute_kind == ALL_PURPOSE and name else None,
                 node_type_id=str(part.node_type_id or ""), gpus_per_node=node.gpu_count if node else 0,
@@ -86,8 +92,12 @@ def _usd_per_dbu(plan: Plan, kind: str) -> float:
 
 def target_rows(targets: list[Target], stack: str) -> list[dict[str, Any]]:
     """The targets as the SQL's ``targets`` relation sees them."""
+    names: dict[str, set[str]] = {}
+    for t in targets:
+        names.setdefault(t.section, set()).add(t.name)
     return [{"workload": t.workload, "role": t.role, "kind": t.kind, "cluster_name": t.cluster_name,
-             "tag_stack": stack, "min_workers": t.min_workers, "max_workers": t.max_workers,
+             "tag_stack": stack, "tag_workload": t.name, "role_shared": len(names[t.section]) > 1,
+             "min_workers": t.min_workers, "max_workers": t.max_workers,
              "autotermination_minutes": t.autotermination_minutes, "gpus_per_node": t.gpus_per_node,
              "dbu_hourly": t.dbu_hourly,
              "dbu_monthly_expected": t.dbu_monthly_expected, "low_bandwidth": t.low_bandwidth}

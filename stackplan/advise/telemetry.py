@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.plan import Plan
-from dbxtypes.vocabulary import HOURS_PER_MONTH
+from dbxtypes.vocabulary import HOURS_PER_MONTH, ROLE_TAG, STACK_TAG, WORKLOAD_TAG
 
 from .findings import FINDINGS, PLANTS
 from .targets import Target, targets_of
@@ -72,7 +72,7 @@ def _runs_for(target: Target, stack: str, days: float, plant: set[str], full_win
         hours = window_minutes / 60
     hours = window_minutes / 60 if full_window else min(hours, window_minutes / 60)
     mine = {p for p in plant if PLANT_ROLE[p] == target.role}
-    tags = {"dbx_stack": stack, "workload_type": target.role}
+    tags = {STACK_TAG: stack, ROLE_TAG: target.role, WORKLOAD_TAG: target.name}
     base = Run(cluster_id="", cluster_name=target.cluster_name or "", tags=tags, node_type=target.node_type_id,
                gpus=max(target.gpus_per_node, 1), workers=target.min_workers, peak_workers=target.min_workers,
                peak_share=0.0, start=0, minutes=0, util=70.0, idle_tail=0, cpu=35.0, net_mbps=100.0,

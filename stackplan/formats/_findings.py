@@ -27,7 +27,7 @@ def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, st
     """Each finding's (policy, URN) -> the line of the stack field behind it: the first of the rule's
     ``stack_fields`` that the stack sets, in the resource's section or at the top; else the section the resource is
     built from; else ``config:`` (a default no line states)."""
-    from dbxtypes.vocabulary import section_of_urn
+    from dbxtypes.vocabulary import SECTIONS, section_of_urn, workload_key
     from policies.registry import RULES_BY_NAME
     from stackplan.drift import DRIFT_STACK_FIELDS
     from stackspec import section_lines
@@ -36,9 +36,15 @@ def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, st
         return {}
     lines = section_lines(Path(plan.stack_file))
     fields = {**{r.name: r.stack_fields for r in RULES_BY_NAME.values()}, **DRIFT_STACK_FIELDS}
+    # a workload's resources are named <stack>-<workload>[-...]: the longest workload name that prefixes one
+    names = sorted((line.workload for line in plan.sizing or [] if line.section), key=len, reverse=True)
     found = {}
     for v in violations:
         section = section_of_urn(v.urn) or ""
+        if section in SECTIONS:
+            name = next((n for n in names if v.resource_name == f"{plan.stack}-{n}"
+                         or v.resource_name.startswith(f"{plan.stack}-{n}-")), section)
+            section = workload_key(name)
         if section == "serving":  # an endpoint's fields live under serving.endpoints.<name>
             endpoint = v.resource_name.removeprefix(f"{plan.stack}-serving-").removesuffix("-permissions")
             section = f"serving.endpoints.{endpoint}"

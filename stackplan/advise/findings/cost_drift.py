@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
-from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_key
+from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_figure, usage_key
 from ..targets import Target
 
 
@@ -17,12 +17,12 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
                 "the VMs.")
     if int(num(row, "unpriced_rows")):
         evidence += f" {int(num(row, 'unpriced_rows'))} usage row(s) had no list price and count as $0."
-    a = c.plan.assumptions or {}
     key = usage_key(t)
     if key is None and t.role == "inference":  # always on: the base is fixed, the burst explains the rest
         base = t.dbu_hourly * HOURS_PER_MONTH
         burst = expected - base
-        now = float(a.get("inference_burst_hours_per_month") or 0)
+        hours_key, now_hours = usage_figure(t, c, "inference_burst_hours_per_month")
+        now = float(now_hours or 0)
         if burst <= 0 or billed <= base or now <= 0:
             return Outcome(evidence, note=("the always-on base alone costs more than the bill: check that the export "
                                            "covers the whole window, and the node types the cluster ran on."))
@@ -30,20 +30,19 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
         if new <= HOURS_PER_MONTH:
             return Outcome(evidence, Proposal(f"the usage assumption that explains the bill: "
                                               f"inference_burst_hours_per_month {now:g} -> {new:,.0f}",
-                                              {"usage.inference_burst_hours_per_month": round(new)},
-                                              {"usage.inference_burst_hours_per_month": now}))
+                                              {hours_key: round(new)}, {hours_key: now}))
         # bursting all month long is not enough: more workers above the base, on average, while bursting
         extra = min(t.extra_workers_expected * new / HOURS_PER_MONTH, float(t.max_workers - t.min_workers))
-        edit = {"usage.inference_burst_hours_per_month": HOURS_PER_MONTH,
-                "usage.inference_burst_avg_extra_workers": round(extra, 1)}
-        current = {"usage.inference_burst_hours_per_month": now,
-                   "usage.inference_burst_avg_extra_workers": a.get("inference_burst_avg_extra_workers")}
+        extra_key, now_extra = usage_figure(t, c, "inference_burst_avg_extra_workers")
+        edit = {hours_key: HOURS_PER_MONTH, extra_key: round(extra, 1)}
+        current = {hours_key: now, extra_key: now_extra}
         return Outcome(evidence, Proposal(f"the usage assumptions that explain the bill: bursting all month "
                                           f"({HOURS_PER_MONTH:g} h) with {extra:.1f} workers above the base on "
                                           "average", edit, current))
     if key is None:
         return Outcome(evidence)
-    now = float(a.get(key) or 0)
+    dotted, value = usage_figure(t, c, key)
+    now = float(value or 0)
     new = now * ratio
     cap = 24.0 if key == "dev_hours_per_working_day" else float(HOURS_PER_MONTH)
     note = None
@@ -52,8 +51,7 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
                 "node types and worker counts it ran with) or the export holds clusters of another stack.")
         new = cap
     return Outcome(evidence, Proposal(f"the usage assumption that explains the bill: {key} {now:g} -> {new:,.1f}",
-                                      {f"usage.{key}": round(new, 1)}, {f"usage.{key}": now}), note)
-
+                                      {dotted: round(new, 1)}, {dotted: now}), note)
 
 SPEC = FindingSpec(
     id="cost-drift",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, at_least_one, num, resize
+from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, at_least_one, num, resize, workload_spec
 from ..targets import Target
 
 
@@ -15,15 +15,15 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
                 + (f" (up to {t.max_workers})" if t.max_workers > t.min_workers else "") + ".")
     workers = t.min_workers
     fewer = at_least_one(workers * util / high) if workers > 1 else workers
-    section = getattr(c.spec, t.section, None)
+    section = workload_spec(t, c)
     if fewer < workers and t.section in ("training", "inference"):
         edit, current = resize(t, c, lo=fewer)
         return Outcome(evidence, Proposal(f"fewer workers: {workers} -> {fewer} (the same work at about {high:g}% "
                                           "GPU use)", edit, current))
     if section is not None and getattr(section, "node_type_id", None):
         return Outcome(evidence, Proposal(f"let the sizer pick the smallest node that fits the model instead of the "
-                                          f"pinned {section.node_type_id}", {f"{t.section}.node_type_id": None},
-                                          {f"{t.section}.node_type_id": section.node_type_id}))
+                                          f"pinned {section.node_type_id}", {f"{t.key}.node_type_id": None},
+                                          {f"{t.key}.node_type_id": section.node_type_id}))
     return Outcome(evidence, note=("already the fewest workers and the smallest node of its GPU family that fits the "
                                    "model; a smaller GPU family (gpu_family) or batching more work onto it is what is "
                                    "left."))

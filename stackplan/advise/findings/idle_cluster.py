@@ -6,7 +6,7 @@ from typing import Any
 
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
-from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_key
+from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_figure, usage_key
 from ..targets import Target
 
 
@@ -23,16 +23,17 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
     edit: dict[str, Any] = {}
     current: dict[str, Any] = {}
     if target < t.autotermination_minutes:
-        edit[f"{t.section}.autotermination_minutes"] = target
-        current[f"{t.section}.autotermination_minutes"] = t.autotermination_minutes
+        edit[f"{t.key}.autotermination_minutes"] = target
+        current[f"{t.key}.autotermination_minutes"] = t.autotermination_minutes
     if key and saved_month > 0:
-        now = float(c.plan.assumptions.get(key) or 0) if c.plan.assumptions else 0.0
+        dotted, value = usage_figure(t, c, key)
+        now = float(value or 0)
         if key == "dev_hours_per_working_day":
             days = float((c.plan.assumptions or {}).get("working_days_per_month") or 21)
             new = max(0.0, now - saved_month / days)
         else:
             new = max(0.0, now - saved_month)
-        edit[f"usage.{key}"], current[f"usage.{key}"] = round(new, 1), now
+        edit[dotted], current[dotted] = round(new, 1), now
     if not edit:
         return Outcome(evidence, note=("auto-termination is already short: the idle time is work that leaves the "
                                        "GPUs idle (notebooks doing CPU work); move it to a CPU cluster."))
