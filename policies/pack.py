@@ -122,6 +122,28 @@ BUDGET_SETTINGS = {
 }
 
 
+def pack_assumptions(usage: Mapping[str, Any], resources: Sequence[Mapping[str, Any]], cloud: str
+                     ) -> dict[str, Any]:
+    """The stack's ``usage`` section as the cost model reads it: its figures, and a workload's own
+    (``usage.<workload>``, a role's entry the default of its workloads) as ``<assumption>.<workload>`` for each
+    workload the resources' ``dbx_workload`` and ``workload_type`` tags name (the pack does not see the stack's
+    workloads map)."""
+    from dbxtypes.shape import shapes_of_resource
+    from dbxtypes.vocabulary import ROLE_OF_SECTION, ROLE_TAG, USAGE_DEFAULTS, WORKLOAD_TAG
+
+    flat = {k: v for k, v in usage.items() if k in USAGE_DEFAULTS}
+    own = {k: v for k, v in usage.items() if isinstance(v, Mapping)}
+    section_of = {role: section for section, role in ROLE_OF_SECTION.items()}
+    for r in resources:
+        for shape in shapes_of_resource(str(r["type"]), r["inputs"], cloud=cloud):
+            workload, role = shape.tags.get(WORKLOAD_TAG), shape.tags.get(ROLE_TAG)
+            if not isinstance(workload, str) or role not in section_of:
+                continue
+            merged = {**own.get(section_of[role], {}), **own.get(workload, {})}
+            flat.update({f"{k}.{workload}": v for k, v in merged.items() if k in USAGE_DEFAULTS})
+    return flat
+
+
 def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settings: Mapping[str, Any]) -> list[str]:
     """The budget policy's messages for a stack's resources (``{urn, type, name, inputs}``) priced with the shipped
     price book and the usage assumptions of ``settings``. What the pack cannot know there: the stack's own price
@@ -139,7 +161,7 @@ def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settin
     cloud = next((c for c in clouds if c), None)
     if cloud is None:
         return []  # no cluster with a node type: nothing a budget of GPU compute prices
-    usage = {k: v for k, v in (settings.get("usage") or {}).items() if k in USAGE_DEFAULTS}
+    usage = pack_assumptions(settings.get("usage") or {}, resources, cloud)
     defaults = {k: a.default for k, a in USAGE_DEFAULTS.items()}
     plan = {"stack": stack, "project": "dbx-ai-infra", "cloud": cloud, "assumptions": {**defaults, **usage},
             "resources": [{"urn": r["urn"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}

@@ -8,6 +8,7 @@ types) live in :mod:`stackspec.resolve`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -612,7 +613,7 @@ class StackSpec(_Spec):
     training: TrainingSpec | None = None
     inference: InferenceSpec | None = None
     dev: DevSpec | None = None
-    workloads: dict[Annotated[str, Field(pattern=WORKLOAD_NAME_PATTERN)], WorkloadEntry] = Field(
+    workloads: dict[str, WorkloadEntry] = Field(
         default_factory=dict, description=(
             "More workloads, by name: each a role (training | inference | dev) and that role's section keys. A role "
             "section is the workload named by its role."))
@@ -704,6 +705,37 @@ class StackSpec(_Spec):
             raise ValueError(problem)
         return tags
 
+    @field_validator("workloads", mode="before")
+    @classmethod
+    def _workload_names(cls, workloads: Any, info: ValidationInfo) -> Any:
+        """A name is an identifier with hyphens, used once, not a role's name (that is its section's workload), and
+        none of the stack's own resource names (``<stack>-<name>``: the catalog, the policies, the collector, an
+        endpoint, a pool)."""
+        if not isinstance(workloads, Mapping):
+            return workloads
+        taken = [s for s in SECTIONS if info.data.get(s) is not None]
+        names = [*taken, *map(str, workloads)]
+        own = {UC_RESOURCE: "the Unity Catalog storage", POLICY_RESOURCE: "the cluster policies",
+               COLLECTOR_RESOURCE: "the GPU collector"}
+        own.update({f"{n}{POOL_RESOURCE_SUFFIX}": f"the instance pool of workload {n}" for n in names})
+        for name in map(str, workloads):
+            if not re.match(WORKLOAD_NAME_PATTERN, name):
+                raise ValueError(f"the name {name[:60]!r} is not a workload name: lower-case letters, digits, - and _, "
+                                 f"starting with a letter and ending with a letter or digit, at most 40 characters; "
+                                 f"rename it")
+            if name in taken:
+                raise ValueError(f"the name {name!r} is used twice (dbx-ai-infra:{name} is the workload named {name}); "
+                                 f"rename one")
+            if name in SECTIONS:
+                raise ValueError(f"{name}: a role's name is its section's workload; write it as dbx-ai-infra:{name}, "
+                                 f"or give the workload another name")
+            made = own.get(name) or ("a serving endpoint (serving-<endpoint>)"
+                                     if name.startswith(SERVING_RESOURCE_PREFIX) else None)
+            if made:
+                raise ValueError(f"{name}: the name collides with {made}, which the stack names <stack>-{name}; rename "
+                                 f"the workload")
+        return workloads
+
     def _monitoring_layout(self) -> None:
         """The collector's Volume: added to the layout (its schema too) when the layout does not have it."""
         if not self.monitoring.enabled or self.monitoring.volume in self.unity_catalog.volume_refs():
@@ -724,28 +756,6 @@ class StackSpec(_Spec):
         for group in dict.fromkeys(g for e in logging for g in e.can_manage):
             self.unity_catalog.grants.append(GrantSpec(principal=group, privileges=["USE_SCHEMA", "SELECT"],
                                                        securable=schema))
-
-    def _workload_names(self) -> None:
-        """A name is used once, a role's name only for a workload of that role, and no name is one of the stack's
-        own resource names (``<stack>-<name>``: the catalog, the policies, the collector, an endpoint, a pool)."""
-        taken = {s for s in SECTIONS if getattr(self, s) is not None}
-        names = [*taken, *self.workloads]
-        for name in self.workloads:
-            if name in taken:
-                raise ValueError(f"workloads.{name}: the name {name!r} is used twice (dbx-ai-infra:{name} is the "
-                                 f"workload named {name}); rename one")
-            if name in SECTIONS:
-                raise ValueError(f"workloads.{name}: a role's name is its section's workload; write it as "
-                                 f"dbx-ai-infra:{name}, or give the workload another name")
-        own = {UC_RESOURCE: "the Unity Catalog storage", POLICY_RESOURCE: "the cluster policies",
-               COLLECTOR_RESOURCE: "the GPU collector"}
-        own.update({f"{n}{POOL_RESOURCE_SUFFIX}": f"the instance pool of workload {n}" for n in names})
-        for name in names:
-            made = own.get(name) or ("a serving endpoint (serving-<endpoint>)"
-                                     if name.startswith(SERVING_RESOURCE_PREFIX) else None)
-            if made:
-                raise ValueError(f"workloads.{name}: the name collides with {made}, which the stack names <stack>-"
-                                 f"{name}; rename the workload")
 
     def _keys_name_workloads(self, workloads: Mapping[str, NamedWorkload]) -> None:
         """Every key of a map keyed by workload names one, or a role some workload has."""
@@ -799,7 +809,6 @@ class StackSpec(_Spec):
         if not (self.training or self.inference or self.dev or self.workloads or self.serving):
             raise ValueError("the stack defines no workload; add at least one of training, inference, dev, "
                              "workloads, serving")
-        self._workload_names()
         workloads = self.named_workloads()
         self._keys_name_workloads(workloads)
         self._serving_layout()

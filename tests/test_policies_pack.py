@@ -127,3 +127,27 @@ def test_the_budget_runs_as_a_stack_validation_policy_priced_with_the_shipped_bo
     assert lean and lean[0] != message
     (policy,) = [p for p in build_policies() if p.name == "databricks-stack-budget"]
     assert isinstance(policy, StackValidationPolicy)
+
+
+def test_the_pack_reads_a_usage_section_keyed_by_workload_as_the_offline_engine_does(plan_of) -> None:
+    """The budget policy's ``usage`` is the stack's usage section: a workload's own figures (by its dbx_workload tag),
+    a role's entry the default of that role's workloads, the same assumptions the offline preview prices by."""
+    import yaml
+
+    from policies.pack import pack_assumptions
+    from stackspec import load_stack
+    from stackspec.load import STACKS_DIR
+
+    plan = plan_of("estate")
+    resources = [{"urn": r["urn"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
+                 for r in plan["resources"]]
+    usage = yaml.safe_load((STACKS_DIR / "Pulumi.estate.yaml").read_text())["config"]["dbx-ai-infra:usage"]
+    got = pack_assumptions(usage, resources, "aws")
+    assert got["inference_hours_per_month.embed"] == 300 and got["training_job_hours_per_month.llama-ft"] == 120
+    offline = load_stack("estate").spec.usage_assumptions()
+    assert got == {k: v for k, v in offline.items() if k in got}
+    by_role = pack_assumptions({"inference": {"inference_burst_hours_per_month": 10},
+                                "embed": {"inference_burst_hours_per_month": 20}}, resources, "aws")
+    assert by_role["inference_burst_hours_per_month.chat"] == 10
+    assert by_role["inference_burst_hours_per_month.embed"] == 20
+    assert "inference_burst_hours_per_month.llama-ft" not in by_role

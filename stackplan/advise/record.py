@@ -132,6 +132,23 @@ def usage_figure(t: Target, c: Context, key: str) -> tuple[str, Any]:
     return f"usage.{key}", a.get(key)
 
 
+def usage_edit(t: Target, c: Context, key: str, new: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The edit (and the current values) that sets usage assumption ``key`` of the target's workload to ``new``
+    (`usage_figure`'s key). A workload named by its role edits ``usage.<role>``, every workload of that role's default:
+    the others keep their figures, written under their own names."""
+    dotted, now = usage_figure(t, c, key)
+    edit, current = {dotted: new}, {dotted: now}
+    if dotted == f"usage.{t.section}.{key}" and c.spec is not None:
+        a = c.plan.assumptions or {}
+        own = c.spec.usage.of_workloads()
+        for w in c.spec.named_workloads().values():
+            if w.section == t.section and w.name != t.name and key not in (own[w.name].set_fields()
+                                                                           if w.name in own else {}):
+                edit[f"usage.{w.name}.{key}"] = a.get(f"{key}.{w.name}", a.get(key))
+                current[f"usage.{w.name}.{key}"] = None
+    return edit, current
+
+
 def resize(t: Target, c: Context, *, lo: int | None = None, hi: int | None = None) -> tuple[dict[str, Any],
                                                                                         dict[str, Any]]:
     """The edit (and the current values) that sizes a workload: ``lo``/``hi`` for inference (``hi`` kept above

@@ -24,7 +24,8 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
         notes.append("no SLA (--sla-p99-ms or advise.sla_p99_ms in the policy config): latency was not judged.")
     if analysis.unmatched_clusters:
         notes.append(f"{analysis.unmatched_clusters} cluster(s) of the export belong to no workload of stack "
-                     f"{plan.stack} (matched by cluster_name, or by the tags dbx_stack and workload_type).")
+                     f"{plan.stack} (matched by cluster_name, or by the tags dbx_stack, workload_type and "
+                     f"dbx_workload).")
     missing = [n for n in ("gpu_timeline", "node_timeline", "cluster_events", "usage", "list_prices", "requests")
                if n not in analysis.inputs]
     if missing:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
-from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_figure, usage_key
+from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_edit, usage_figure, usage_key
 from ..targets import Target
 
 
@@ -21,8 +21,7 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
     if key is None and t.role == "inference":  # always on: the base is fixed, the burst explains the rest
         base = t.dbu_hourly * HOURS_PER_MONTH
         burst = expected - base
-        hours_key, now_hours = usage_figure(t, c, "inference_burst_hours_per_month")
-        now = float(now_hours or 0)
+        now = float(usage_figure(t, c, "inference_burst_hours_per_month")[1] or 0)
         if burst <= 0 or billed <= base or now <= 0:
             return Outcome(evidence, note=("the always-on base alone costs more than the bill: check that the export "
                                            "covers the whole window, and the node types the cluster ran on."))
@@ -30,19 +29,19 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
         if new <= HOURS_PER_MONTH:
             return Outcome(evidence, Proposal(f"the usage assumption that explains the bill: "
                                               f"inference_burst_hours_per_month {now:g} -> {new:,.0f}",
-                                              {hours_key: round(new)}, {hours_key: now}))
+                                              *usage_edit(t, c, "inference_burst_hours_per_month", round(new))))
         # bursting all month long is not enough: more workers above the base, on average, while bursting
         extra = min(t.extra_workers_expected * new / HOURS_PER_MONTH, float(t.max_workers - t.min_workers))
-        extra_key, now_extra = usage_figure(t, c, "inference_burst_avg_extra_workers")
-        edit = {hours_key: HOURS_PER_MONTH, extra_key: round(extra, 1)}
-        current = {hours_key: now, extra_key: now_extra}
+        edit, current = usage_edit(t, c, "inference_burst_hours_per_month", HOURS_PER_MONTH)
+        more = usage_edit(t, c, "inference_burst_avg_extra_workers", round(extra, 1))
+        edit.update(more[0])
+        current.update(more[1])
         return Outcome(evidence, Proposal(f"the usage assumptions that explain the bill: bursting all month "
                                           f"({HOURS_PER_MONTH:g} h) with {extra:.1f} workers above the base on "
                                           "average", edit, current))
     if key is None:
         return Outcome(evidence)
-    dotted, value = usage_figure(t, c, key)
-    now = float(value or 0)
+    now = float(usage_figure(t, c, key)[1] or 0)
     new = now * ratio
     cap = 24.0 if key == "dev_hours_per_working_day" else float(HOURS_PER_MONTH)
     note = None
@@ -51,7 +50,7 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
                 "node types and worker counts it ran with) or the export holds clusters of another stack.")
         new = cap
     return Outcome(evidence, Proposal(f"the usage assumption that explains the bill: {key} {now:g} -> {new:,.1f}",
-                                      {dotted: round(new, 1)}, {dotted: now}), note)
+                                      *usage_edit(t, c, key, round(new, 1))), note)
 
 SPEC = FindingSpec(
     id="cost-drift",

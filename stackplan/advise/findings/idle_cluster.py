@@ -6,7 +6,7 @@ from typing import Any
 
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
-from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_figure, usage_key
+from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_edit, usage_figure, usage_key
 from ..targets import Target
 
 
@@ -26,14 +26,15 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
         edit[f"{t.key}.autotermination_minutes"] = target
         current[f"{t.key}.autotermination_minutes"] = t.autotermination_minutes
     if key and saved_month > 0:
-        dotted, value = usage_figure(t, c, key)
-        now = float(value or 0)
+        now = float(usage_figure(t, c, key)[1] or 0)
         if key == "dev_hours_per_working_day":
             days = float((c.plan.assumptions or {}).get("working_days_per_month") or 21)
             new = max(0.0, now - saved_month / days)
         else:
             new = max(0.0, now - saved_month)
-        edit[dotted], current[dotted] = round(new, 1), now
+        more = usage_edit(t, c, key, round(new, 1))
+        edit.update(more[0])
+        current.update(more[1])
     if not edit:
         return Outcome(evidence, note=("auto-termination is already short: the idle time is work that leaves the "
                                        "GPUs idle (notebooks doing CPU work); move it to a CPU cluster."))
