@@ -223,8 +223,9 @@ def _diff_context(diff: Mapping[str, Any] | None, esc: Callable[[Any], str]) -> 
 def _assumption_rows(cost: Cost, esc: Callable[[Any], str]) -> list[dict[str, str]]:
     rows = []
     for key, value in cost.assumptions.items():
-        usage = USAGE_DEFAULTS.get(key)
-        label, unit = (usage.label, usage.unit) if usage else (key, "")
+        base, _, owner = key.partition(".")  # <assumption>.<workload or endpoint>: its own figure
+        usage = USAGE_DEFAULTS.get(base)
+        label, unit = (usage.label + (f", {owner}" if owner else ""), usage.unit) if usage else (key, "")
         if value is None and key == "inference_burst_avg_extra_workers":
             text = "half the headroom, (max - min workers) / 2"
         else:
