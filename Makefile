@@ -19,7 +19,7 @@ $(VENV)/.installed-runtime: requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed-runtime
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt requirements-spark.txt $(VENV)/.installed-runtime
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 

@@ -588,6 +588,13 @@ print(json.dumps({"wall": wall, "rss": resource.getrusage(resource.RUSAGE_SELF).
 """
 
 
+_SPARK_CHILD = _ANALYSIS_CHILD.replace(
+    "from stackplan.advise.analysis import run_local", "from stackplan.advise.analysis import run_spark\n"
+    "from stackplan.advise.engines import SparkOptions").replace(
+    "a = run_local(sys.argv[2], rows, t, 1000.0)",
+    "a = run_spark(sys.argv[2], rows, t, 1000.0, SparkOptions('local[2]'))")
+
+
 def _child_json(code: str, *args: str) -> dict[str, Any]:
     """Run ``code`` in a child; the JSON object it prints last, with ``rss`` replaced by the child's own peak RSS as
     GNU time measures it (the child's getrusage would include this process's high-water mark)."""
@@ -637,6 +644,12 @@ def section_advise(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
                          mib(proc.rss_mib)])
     sizes = sorted(results)
     big, small = sizes[-1], sizes[0]
+    # the same analysis on Spark (--engine spark, a local session of 2 cores), at the largest size: once (the JVM
+    # and its session start are part of it; the JVM's memory is its own process, not in the peak RSS shown)
+    log("advise: the largest size on Spark (local[2])")
+    spark = _child_json(_SPARK_CHILD, str(stack), str(tmp / f"advise-{results[big]['days']:g}"))
+    results[big]["spark"] = spark["wall"]
+    same = spark["findings"] == analysis["findings"]
     growth = (results[big]["analysis"] / big) / (results[small]["analysis"] / small)
     marginal = (results[big]["analysis"] - results[small]["analysis"]) / (big - small)
     r = results[big]
@@ -657,7 +670,12 @@ def section_advise(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
               f"{marginal * 1e9:.0f} ns per added row between {small:,} and {big:,} rows, on top of a fixed part "
               f"(reading the small inputs, the other statements); time per row at {big:,} / at {small:,} rows: "
               f"{growth:.2f} (1.00 = proportional). The process adds a fixed cost that does not grow with rows: the "
-              "Pulumi program under mocks and the cost model on each edited stack (one per priced proposal).")
+              "Pulumi program under mocks and the cost model on each edited stack (one per priced proposal).\n\n"
+              f"**Engines** at {big:,} rows: DuckDB (`--engine duckdb`, the analysis above) {secs(r['analysis'])}; "
+              f"Apache Spark 4.0 in a local session of 2 cores (`--engine spark`, Spark reading the same Parquet "
+              f"files, the JVM's start included) {secs(spark['wall'])}; the same findings: {'yes' if same else 'NO'}. "
+              "On one machine DuckDB is the faster engine; Spark is for telemetry that outgrows one machine (a "
+              "cluster, or Spark Connect), where the same SQL runs unchanged.")
     return {"results": results, "big": big, "growth": growth, "marginal": marginal}
 
 

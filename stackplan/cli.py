@@ -185,7 +185,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-sql", metavar="DIR",
                    help="write the same analysis as Databricks SQL over system tables to DIR (run it on a SQL "
                         "warehouse); with --usage, also advise locally")
-    p.add_argument("--days", type=int, default=30, metavar="N", help="with --emit-sql: the window, days (default 30)")
+    p.add_argument("--days", type=int, default=30, metavar="N",
+                   help="with --emit-sql or --engine databricks: the window, days (default 30)")
+    p.add_argument("--engine", choices=["duckdb", "spark", "databricks"], default="duckdb",
+                   help="where the analysis runs: duckdb (default: this process over --usage), spark (a Spark session "
+                        "over --usage: --spark-master or --remote), databricks (Databricks Connect with --profile, "
+                        "over the system tables and the telemetry Volume; no --usage)")
+    p.add_argument("--spark-master", default="local[2]", metavar="URL",
+                   help="with --engine spark: the master of a classic session (default local[2])")
+    p.add_argument("--remote", metavar="sc://HOST:PORT",
+                   help="with --engine spark: a Spark Connect server instead of a classic session")
+    p.add_argument("--profile", metavar="NAME",
+                   help="with --engine databricks: the Databricks CLI profile (~/.databrickscfg) to connect with")
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
     p.add_argument("--write-stack", metavar="FILE",
                    help="also write the stack with every proposal applied that no mandatory policy refuses, to FILE "
@@ -223,7 +234,14 @@ def parser() -> argparse.ArgumentParser:
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """Combinations of inputs that argparse cannot state: check's one source of clusters; advise's --usage."""
     if args.func is cmd_advise:
-        if not args.usage and not args.emit_sql:
+        if args.engine == "databricks" and args.usage:
+            return ("--engine databricks reads the system tables and the telemetry Volume, not --usage. Fix: drop "
+                    "--usage, or use --engine duckdb or spark over the exports.")
+        if (args.remote or args.spark_master != "local[2]") and args.engine != "spark":
+            return "--remote and --spark-master are for --engine spark. Fix: add --engine spark, or drop them."
+        if args.profile and args.engine != "databricks":
+            return "--profile is for --engine databricks. Fix: add --engine databricks, or drop it."
+        if not args.usage and not args.emit_sql and args.engine != "databricks":
             return "nothing to read. Fix: pass --usage DIR (the exports), or --emit-sql DIR for the SQL."
         if args.days < 1:
             return "--days must be at least 1. Fix: pass e.g. --days 30."

@@ -11,11 +11,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from dbxtypes.errors import InputError, cut
+from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
 from .findings import FINDING_IDS, FINDINGS
-from .sources import API_TABLES, EMPTY, Input, api_rows, column_types, find_inputs, view_sql
+from .sources import Input, find_inputs
 
 SQL_DIR = Path(__file__).parent / "sql"
 
@@ -97,105 +97,103 @@ class Analysis:
     empty_inputs: dict[str, str] = field(default_factory=dict)
 
 
-def _fetch(con: Any, sql: str) -> list[dict[str, Any]]:
-    cursor = con.execute(sql)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
-def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-              sla: float | None, memory_limit: str | None = None) -> Analysis:
-    """Read the exports in place with DuckDB and run the analysis; `InputError` for unreadable inputs."""
-    import duckdb
-
+def find_exports(usage_dir: str) -> dict[str, Input]:
+    """The inputs of ``--usage DIR``; clusters is required (`InputError` otherwise)."""
     found = find_inputs(usage_dir)
     if "clusters" not in found:
         raise InputError.single(usage_dir, "clusters", "is missing: without it no cluster can be matched to the "
                                 "stack's workloads.", "export system.compute.clusters (cluster_id, cluster_name, "
                                 "tags) as clusters.csv, or the Clusters API list as clusters.json.")
-    con = duckdb.connect()
-    try:
-        con.execute("SET TimeZone = 'UTC'")
-        if memory_limit:
-            con.execute(f"SET memory_limit = {sql_literal(memory_limit)}")
-        for name in ("clusters", "node_timeline", "gpu_timeline", "cluster_events", "usage", "list_prices",
-                     "requests"):
-            inp: Input | None = found.get(name)
-            types: dict[str, str] = {}
-            if inp is not None and inp.fmt == EMPTY:
-                con.execute(view_sql(name, None, types))
-                continue
-            if inp is not None and not inp.reader:  # an API response: clusters.json, cluster_events.json
-                columns = API_TABLES[name]
-                con.execute(f"CREATE TEMP TABLE {name}_json ({', '.join(f'{c} VARCHAR' for c in columns)})")
-                loaded = api_rows(name, inp.path)
-                if loaded:
-                    con.executemany(f"INSERT INTO {name}_json VALUES ({', '.join('?' for _ in columns)})", loaded)
-                types = dict.fromkeys(columns, "VARCHAR")
-            elif inp is not None:
-                types = column_types(con, inp)
-            con.execute(view_sql(name, inp, types))
-        stats = render("stats.sql.j2", dialect="duckdb", targets=targets, thresholds=thresholds, sla=sla)
-        for statement in statements(stats):
-            _run(con, statement, found)
-        queries = finding_queries(render("findings.sql.j2", dialect="duckdb", targets=targets,
-                                         thresholds=thresholds, sla=sla))
-        rows = {fid: _fetch(con, queries[fid]) for fid in FINDING_IDS}
-        unmatched = con.execute("SELECT count(DISTINCT cluster_id) FROM clusters WHERE cluster_id NOT IN "
-                                "(SELECT cluster_id FROM cluster_workload)").fetchone()
-        return Analysis(
-            inputs={k: str(v.path) for k, v in found.items()},
-            summary=_fetch(con, "SELECT * FROM workload_summary ORDER BY workload"),
-            rows=rows,
-            gpu_hourly=_fetch(con, "SELECT * FROM gpu_hourly ORDER BY workload, hour"),
-            p99_hourly=_fetch(con, "SELECT * FROM p99_hourly ORDER BY workload, hour"),
-            unmatched_clusters=int(unmatched[0]) if unmatched else 0,
-            usage_outside=next(iter(_fetch(con, "SELECT * FROM usage_outside WHERE rows_outside > 0")), {}),
-            empty_inputs={name: str(inp.path) for name, inp in found.items()
-                          if (con.execute(f"SELECT count(*) FROM {name}").fetchone() or (0,))[0] == 0},
-        )
-    finally:
-        con.close()
+    return found
 
 
-def _run(con: Any, statement: str, found: Mapping[str, Input]) -> None:
-    import duckdb
+def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+              sla: float | None, memory_limit: str | None = None) -> Analysis:
+    """Read the exports in place with DuckDB and run the analysis; `InputError` for unreadable inputs."""
+    from .engines import duckdb_engine
 
-    try:
-        con.execute(statement)
-    except (duckdb.ConversionException, duckdb.InvalidInputException) as exc:
-        # a value that is not what its column says, a malformed JSON line, a truncated file: DuckDB names the file
-        # and line where it can; the message names the inputs the statement read
-        named = [str(inp.path) for inp in found.values() if str(inp.path) in str(exc)]
-        names = named or [str(found[n].path) for n in found if re.search(rf"\b{n}\b", statement)]
-        raise InputError.single(", ".join(names) or "the exports", "",
-                                f"holds a value that cannot be read: {_duckdb_problem(exc, named)}",
-                                "fix or drop that row (a JSON line whole, timestamps ISO 8601 or epoch "
-                                "milliseconds, numbers plain), or export the file again.") from None
+    found = find_exports(usage_dir)
+    with duckdb_engine(memory_limit) as engine:
+        engine.load_sources(found)
+        return analyse(engine, _where(found), targets, thresholds, sla)
 
 
-def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
-    """DuckDB's message, short: the line it names first, without the file (named already) or its advice to change
-    the reader's options (which the user cannot pass), quoted input cut."""
-    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-    text = re.sub(r"\s*\bTry [^.]*(\.|$)", "", text)
-    text = text.removeprefix("Invalid Input Error: ").removeprefix("Conversion Error: ")
-    for path in paths:
-        text = text.replace(f' in file "{path}"', "").replace(f'"{path}"', "the file")
-    line = re.search(r"\bin line (\d+)", text)
-    if line:
-        text = f"line {line.group(1)}: " + re.sub(r",? ?\bin line \d+:?", "", text).strip(" :,")
-    return cut(text, 240)
+def _where(found: Mapping[str, Input]) -> dict[str, str]:
+    return {name: str(inp.path) for name, inp in found.items()}
+
+
+def run_spark(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+              sla: float | None, options: Any = None) -> Analysis:
+    """The same analysis on Spark (`engines.SparkOptions`: local or Spark Connect), Spark reading the exports."""
+    from .engines import SparkEngine, SparkOptions, spark_session
+
+    found = find_exports(usage_dir)
+    with spark_session(options or SparkOptions()) as spark:
+        engine = SparkEngine(spark)
+        engine.load_sources(found)
+        return analyse(engine, _where(found), targets, thresholds, sla)
+
+
+def run_databricks(targets: list[dict[str, Any]], thresholds: Mapping[str, Any], sla: float | None, *, stack: str,
+                   days: int, profile: str | None, telemetry: str) -> Analysis:
+    """The analysis through Databricks Connect: the ``--emit-sql`` sources (system tables, the telemetry Volume of
+    the last ``days`` days), then the same statements. Needs databricks-connect, installed in its own environment
+    (it replaces pyspark); not tested in CI (no workspace)."""
+    from .engines import SparkEngine, databricks_session
+
+    with databricks_session(profile) as spark:
+        engine = SparkEngine(spark, cache=False)  # serverless compute refuses CACHE TABLE
+        for statement in statements(sources_sql(stack=stack, telemetry=telemetry, days=days)):
+            engine.execute(statement)
+        inputs = {name: table for name, table in SYSTEM_TABLES.items()}
+        inputs.update({name: f"{telemetry}/{name}" for name in ("gpu_timeline", "cluster_events", "requests")})
+        return analyse(engine, inputs, targets, thresholds, sla)
+
+
+#: Where ``--engine databricks`` reads each input that a system table holds (the rest: the telemetry Volume).
+SYSTEM_TABLES = {"clusters": "system.compute.clusters", "node_timeline": "system.compute.node_timeline",
+                 "usage": "system.billing.usage", "list_prices": "system.billing.list_prices"}
+
+
+def analyse(engine: Any, inputs: Mapping[str, str], targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+            sla: float | None) -> Analysis:
+    """The statistics, the finding queries and the chart series on an engine whose sources are loaded (``inputs``:
+    each input's name -> where it was read from)."""
+    stats = render("stats.sql.j2", dialect=engine.dialect, targets=targets, thresholds=thresholds, sla=sla)
+    for statement in statements(stats):
+        engine.execute(statement)
+    queries = finding_queries(render("findings.sql.j2", dialect=engine.dialect, targets=targets,
+                                     thresholds=thresholds, sla=sla))
+    rows = {fid: engine.fetch(queries[fid]) for fid in FINDING_IDS}
+    unmatched = engine.fetch("SELECT count(DISTINCT cluster_id) AS n FROM clusters WHERE cluster_id NOT IN "
+                             "(SELECT cluster_id FROM cluster_workload)")
+    return Analysis(
+        inputs=dict(inputs),
+        summary=engine.fetch("SELECT * FROM workload_summary ORDER BY workload"),
+        rows=rows,
+        gpu_hourly=engine.fetch("SELECT * FROM gpu_hourly ORDER BY workload, hour"),
+        p99_hourly=engine.fetch("SELECT * FROM p99_hourly ORDER BY workload, hour"),
+        unmatched_clusters=int(unmatched[0]["n"]) if unmatched else 0,
+        usage_outside=next(iter(engine.fetch("SELECT * FROM usage_outside WHERE rows_outside > 0")), {}),
+        empty_inputs={name: where for name, where in inputs.items()
+                      if engine.fetch(f"SELECT count(*) AS n FROM {name}")[0]["n"] == 0},
+    )
+
+
+def sources_sql(*, stack: str, telemetry: str, days: int) -> str:
+    """The Databricks sources file (system tables, the telemetry Volume), for ``--emit-sql`` and ``--engine
+    databricks``."""
+    from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
+
+    return str(_env().get_template("sources.databricks.sql.j2").render(
+        stack=stack, telemetry=telemetry, days=days, stack_tag=STACK_TAG, role_tag=ROLE_TAG,
+        workload_tag=WORKLOAD_TAG))
 
 
 def emitted_sql(*, stack: str, telemetry: str, days: int, targets: list[dict[str, Any]],
                 thresholds: Mapping[str, Any], sla: float | None) -> dict[str, str]:
     """``--emit-sql``: file name -> Databricks SQL; the same templates as the local run, in the Databricks dialect."""
-    from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
-
-    sources = _env().get_template("sources.databricks.sql.j2").render(
-        stack=stack, telemetry=telemetry, days=days, stack_tag=STACK_TAG, role_tag=ROLE_TAG,
-        workload_tag=WORKLOAD_TAG)
     stats = render("stats.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla)
     findings = render("findings.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla)
-    return {"01_sources.sql": str(sources), "02_stats.sql": stats, "03_findings.sql": findings}
+    return {"01_sources.sql": sources_sql(stack=stack, telemetry=telemetry, days=days), "02_stats.sql": stats,
+            "03_findings.sql": findings}

@@ -121,10 +121,13 @@ def _input(name: str, path: Path, fmt: str, glob: str | None = None) -> Input:
     return Input(name, path, reader, fmt)
 
 
-def _ts(types: Mapping[str, str], column: str) -> str:
-    """A time column as a UTC TIMESTAMP. An instant (Parquet's TIMESTAMPTZ, CSV's ``...+00``) is taken by its epoch
-    microseconds: a cast through the time-zone library costs more than the whole scan (bench 2c)."""
+def _ts(types: Mapping[str, str], column: str, dialect: str = "duckdb") -> str:
+    """A time column as a UTC TIMESTAMP. DuckDB: an instant (Parquet's TIMESTAMPTZ, CSV's ``...+00``) is taken by its
+    epoch microseconds: a cast through the time-zone library costs more than the whole scan (bench 2c). Spark: a
+    cast (the session is in UTC; ISO text with or without its offset)."""
     kind = types.get(column, "")
+    if dialect != "duckdb":
+        return f"CAST({column} AS TIMESTAMP)"
     if kind == "TIMESTAMP WITH TIME ZONE":
         return f"make_timestamp(epoch_us({column}))"
     if kind.startswith("TIMESTAMP"):
@@ -153,68 +156,83 @@ def column_types(con: Any, inp: Input) -> dict[str, str]:
     return types
 
 
-def _field(types: Mapping[str, str], column: str, key: str) -> str:
+def _field(types: Mapping[str, str], column: str, key: str, dialect: str = "duckdb") -> str:
     """``column.key`` whatever the export made of the column: a struct, a map, or a JSON string."""
-    kind = types.get(column, "")
-    if kind.startswith("STRUCT"):
-        return f"CAST({column}.\"{key}\" AS VARCHAR)"
-    if kind.startswith("MAP"):
-        return f"CAST(map_extract_value({column}, '{key}') AS VARCHAR)"
-    return f"json_extract_string(CAST({column} AS VARCHAR), '$.{key}')"
+    kind = types.get(column, "").lower()
+    if kind.startswith("struct"):
+        return f"CAST({column}.`{key}` AS STRING)" if dialect != "duckdb" else f"CAST({column}.\"{key}\" AS STRING)"
+    if kind.startswith("map"):
+        return f"CAST({column}['{key}'] AS STRING)" if dialect != "duckdb" else \
+            f"CAST(map_extract_value({column}, '{key}') AS STRING)"
+    return _json(f"CAST({column} AS STRING)", f"$.{key}", dialect)
 
 
-def view_sql(name: str, inp: Input | None, types: Mapping[str, str]) -> str:
-    """``CREATE VIEW <name>`` normalizing one input (or an empty relation when it is absent)."""
+def _json(text: str, path: str, dialect: str) -> str:
+    """The text at a JSON path of a JSON string (None when absent)."""
+    return f"get_json_object({text}, '{path}')" if dialect != "duckdb" else f"json_extract_string({text}, '{path}')"
+
+
+def view_sql(name: str, inp: Input | None, types: Mapping[str, str], dialect: str = "duckdb",
+             source: str | None = None) -> str:
+    """``CREATE VIEW <name>`` normalizing one input (or an empty relation when it is absent), in ``dialect``
+    (``duckdb``, or ``databricks`` for Spark); ``source`` is the relation to read (default: the input's reader)."""
     head = f"CREATE OR REPLACE TEMP VIEW {name} AS "
 
     def ts(column: str) -> str:
-        return f"{_ts(types, column)} AS {column}"
+        return f"{_ts(types, column, dialect)} AS {column}"
+
+    def field(column: str, key: str) -> str:
+        return _field(types, column, key, dialect)
 
     if inp is None:
-        return head + f"SELECT {_EMPTY[name]} WHERE false"
-    src = inp.reader if inp.reader else f"{name}_json"
+        empty = _EMPTY[name] if dialect == "duckdb" else _EMPTY[name].replace("VARCHAR", "STRING")
+        return head + f"SELECT {empty} WHERE false"
+    src = source or (inp.reader if inp.reader else f"{name}_json")
     if name == "clusters":
-        return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(cluster_name AS VARCHAR) AS "
-                       f"cluster_name, {_field(types, 'tags', STACK_TAG)} AS tag_stack, "
-                       f"{_field(types, 'tags', ROLE_TAG)} AS tag_role, "
-                       f"{_field(types, 'tags', WORKLOAD_TAG)} AS tag_workload FROM {src}")
+        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(cluster_name AS STRING) AS "
+                       f"cluster_name, {field('tags', STACK_TAG)} AS tag_stack, "
+                       f"{field('tags', ROLE_TAG)} AS tag_role, "
+                       f"{field('tags', WORKLOAD_TAG)} AS tag_workload FROM {src}")
     if name == "node_timeline":
-        return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(instance_id AS VARCHAR) AS "
+        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
                        f"instance_id, {ts('start_time')}, {ts('end_time')}, "
                        f"CAST(driver AS BOOLEAN) AS driver, CAST(cpu_user_percent AS DOUBLE) AS cpu_user_percent, "
                        f"CAST(cpu_system_percent AS DOUBLE) AS cpu_system_percent, CAST(cpu_wait_percent AS DOUBLE) "
                        f"AS cpu_wait_percent, CAST(mem_used_percent AS DOUBLE) AS mem_used_percent, "
                        f"CAST(network_sent_bytes AS DOUBLE) AS network_sent_bytes, CAST(network_received_bytes AS "
-                       f"DOUBLE) AS network_received_bytes, CAST(node_type AS VARCHAR) AS node_type FROM {src}")
+                       f"DOUBLE) AS network_received_bytes, CAST(node_type AS STRING) AS node_type FROM {src}")
     if name == "gpu_timeline":
-        return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, CAST(instance_id AS VARCHAR) AS "
+        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
                        f"instance_id, CAST(driver AS BOOLEAN) AS driver, CAST(gpu_index AS INTEGER) AS gpu_index, "
                        f"{ts('start_time')}, {ts('end_time')}, "
                        f"CAST(gpu_util_percent AS DOUBLE) AS gpu_util_percent, CAST(gpu_mem_used_mb AS DOUBLE) AS "
                        f"gpu_mem_used_mb, CAST(gpu_mem_total_mb AS DOUBLE) AS gpu_mem_total_mb FROM {src}")
     if name == "cluster_events":
-        return head + (f"SELECT CAST(cluster_id AS VARCHAR) AS cluster_id, "
-                       # epoch milliseconds as the API writes them, or an ISO 8601 time as a SQL export writes it
-                       f"CAST(CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
-                       f"THEN to_timestamp(CAST(timestamp AS DOUBLE) / 1000) "
-                       f"ELSE CAST(CAST(timestamp AS VARCHAR) AS TIMESTAMPTZ) END AS TIMESTAMP) AS at, "
-                       f"CAST(type AS VARCHAR) AS type, json_extract_string(details, '$.reason.code') AS reason_code, "
-                       f"TRY_CAST(json_extract_string(details, '$.current_num_workers') AS INTEGER) AS "
-                       f"current_workers, TRY_CAST(json_extract_string(details, '$.target_num_workers') AS INTEGER) "
+        # epoch milliseconds as the API writes them, or an ISO 8601 time as a SQL export writes it
+        at = ("CAST(CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
+              "THEN to_timestamp(CAST(timestamp AS DOUBLE) / 1000) "
+              "ELSE CAST(CAST(timestamp AS VARCHAR) AS TIMESTAMPTZ) END AS TIMESTAMP)" if dialect == "duckdb" else
+              "CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
+              "THEN timestamp_millis(CAST(TRY_CAST(timestamp AS DOUBLE) AS BIGINT)) "
+              "ELSE CAST(CAST(timestamp AS STRING) AS TIMESTAMP) END")
+        details = "details" if dialect == "duckdb" else "CAST(details AS STRING)"
+        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, {at} AS at, "
+                       f"CAST(type AS STRING) AS type, {_json(details, '$.reason.code', dialect)} AS reason_code, "
+                       f"TRY_CAST({_json(details, '$.current_num_workers', dialect)} AS INTEGER) AS "
+                       f"current_workers, TRY_CAST({_json(details, '$.target_num_workers', dialect)} AS INTEGER) "
                        f"AS target_workers FROM {src}")
     if name == "usage":
-        cluster = "CAST(cluster_id AS VARCHAR)" if "cluster_id" in types else _field(types, "usage_metadata",
-                                                                                       "cluster_id")
-        return head + (f"SELECT {ts('usage_start_time')}, {_ts(types, 'usage_end_time')} AS "
-                       f"usage_end_time, CAST(sku_name AS VARCHAR) AS sku_name, CAST(usage_unit AS VARCHAR) AS "
+        cluster = "CAST(cluster_id AS STRING)" if "cluster_id" in types else field("usage_metadata", "cluster_id")
+        return head + (f"SELECT {ts('usage_start_time')}, {_ts(types, 'usage_end_time', dialect)} AS "
+                       f"usage_end_time, CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS "
                        f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, {cluster} AS cluster_id "
                        f"FROM {src}")
     if name == "list_prices":
-        price = "pricing_default" if "pricing_default" in types else _field(types, "pricing", "default")
-        return head + (f"SELECT CAST(sku_name AS VARCHAR) AS sku_name, CAST(usage_unit AS VARCHAR) AS usage_unit, "
+        price = "pricing_default" if "pricing_default" in types else field("pricing", "default")
+        return head + (f"SELECT CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS usage_unit, "
                        f"{ts('price_start_time')}, {ts('price_end_time')}, "
                        f"CAST({price} AS DOUBLE) AS price FROM {src} WHERE coalesce(currency_code, 'USD') = 'USD'")
-    return head + (f"SELECT {ts('request_time')}, CAST(cluster_id AS VARCHAR) AS cluster_id, "
+    return head + (f"SELECT {ts('request_time')}, CAST(cluster_id AS STRING) AS cluster_id, "
                    f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
 
 

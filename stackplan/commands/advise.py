@@ -15,7 +15,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     from policies.registry import load_policy_config
     from stackplan import formats
     from stackplan.advise.advice import Context, findings_of, price_edit
-    from stackplan.advise.analysis import emitted_sql, run_local
+    from stackplan.advise.analysis import emitted_sql
     from stackplan.advise.targets import target_rows, targets_of
     from stackplan.exits import EXIT_OK
     from stackplan.pipeline import Options, build
@@ -57,9 +57,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
                                       thresholds=thresholds, sla=sla).items():
             write_text(text, str(out / name), ())
             print(f"wrote {out / name}", file=sys.stderr)
-        if not args.usage:
+        if not args.usage and args.engine != "databricks":
             return EXIT_OK
-    analysis = run_local(args.usage, rows, thresholds, sla)
+    analysis = _analysis(args, rows, thresholds, sla, plan, spec)
     findings = findings_of(analysis, targets, Context(plan, thresholds, sla, spec))
     priced: dict[str, Any] = {}
     for finding in findings:
@@ -80,6 +80,21 @@ def cmd_advise(args: argparse.Namespace) -> int:
         _write_stack(args, plan, findings, doc["notes"], policy_config)
     common.emit(args, formats.render(common.fmt(args), AdviceReport(doc)))
     return EXIT_OK
+
+
+def _analysis(args: argparse.Namespace, rows: list[dict[str, Any]], thresholds: Any, sla: float | None, plan: Any,
+              spec: Any) -> Any:
+    """The analysis on the engine ``--engine`` names (`stackplan.advise.engines`)."""
+    from stackplan.advise.analysis import run_databricks, run_local, run_spark
+    from stackplan.advise.engines import SparkOptions
+
+    if args.engine == "spark":
+        return run_spark(args.usage, rows, thresholds, sla, SparkOptions(master=args.spark_master, remote=args.remote))
+    if args.engine == "databricks":
+        schema, volume = spec.monitoring.volume.split(".", 1)
+        return run_databricks(rows, thresholds, sla, stack=plan.stack, days=args.days, profile=args.profile,
+                              telemetry=f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}")
+    return run_local(args.usage, rows, thresholds, sla)
 
 
 def _write_stack(args: argparse.Namespace, plan: Any, findings: list[Any], notes: list[str],

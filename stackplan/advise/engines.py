@@ -1,0 +1,312 @@
+"""Where ``advise`` runs its SQL: the engines of ``--engine`` (a contract: ``duckdb``, ``spark``, ``databricks``).
+
+Each engine loads the inputs as the normalized relations the analysis reads (`sources.COLUMNS`, `sources.view_sql`),
+then runs the same rendered statements (``sql/stats.sql.j2``, the finding SELECTs) and fetches rows as dicts of
+Python values (a time as a naive UTC ``datetime``, whatever the engine):
+
+- ``duckdb`` (default): one process over the exported files, read in place (`analysis.run_local`).
+- ``spark``: a Spark session, local (``--spark-master local[N]``) or remote over Spark Connect (``--remote
+  sc://HOST:PORT``); Spark reads the exported files itself (the paths must be readable where Spark runs). The SQL
+  is the Databricks dialect, which Apache Spark 4.0 runs as written (no ``QUALIFY``, exact percentiles).
+- ``databricks``: Databricks Connect (``--profile``), reading the system tables directly (the ``--emit-sql``
+  sources), no export. databricks-connect replaces pyspark in its environment, so it is installed apart
+  (``requirements-databricks.txt``) and CI cannot test it (no workspace).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from dbxtypes.errors import InputError, clip, cut
+
+from .sources import API_TABLES, COLUMNS, EMPTY, Input, api_rows, column_types, view_sql
+
+#: ``--engine`` values; the first is the default.
+ENGINES = ("duckdb", "spark", "databricks")
+#: The SQL dialect each engine's statements are rendered in (`analysis.render`).
+DIALECT = {"duckdb": "duckdb", "spark": "databricks", "databricks": "databricks"}
+SPARK_REQUIREMENTS = "requirements-spark.txt"
+QUIET_LOG4J = Path(__file__).parent / "sql" / "log4j2-quiet.properties"
+DATABRICKS_REQUIREMENTS = "requirements-databricks.txt"
+
+
+class DuckDBEngine:
+    """The analysis in one DuckDB process over the exported files, read in place."""
+
+    dialect = "duckdb"
+
+    def __init__(self, con: Any) -> None:
+        self.con = con
+        self.found: Mapping[str, Input] = {}
+
+    def execute(self, sql: str) -> None:
+        import duckdb
+
+        try:
+            self.con.execute(sql)
+        except (duckdb.ConversionException, duckdb.InvalidInputException) as exc:
+            # a value that is not what its column says, a malformed JSON line, a truncated file: DuckDB names the
+            # file and line where it can; the message names the inputs the statement read
+            named = [str(inp.path) for inp in self.found.values() if str(inp.path) in str(exc)]
+            names = named or [str(self.found[n].path) for n in self.found if re.search(rf"\b{n}\b", sql)]
+            raise InputError.single(", ".join(names) or "the exports", "",
+                                    f"holds a value that cannot be read: {_duckdb_problem(exc, named)}",
+                                    "fix or drop that row (a JSON line whole, timestamps ISO 8601 or epoch "
+                                    "milliseconds, numbers plain), or export the file again.") from None
+
+    def fetch(self, sql: str) -> list[dict[str, Any]]:
+        cursor = self.con.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def load_sources(self, found: Mapping[str, Input]) -> None:
+        """A view per input over its files (an API response loaded into a table first)."""
+        self.found = found
+        for name in COLUMNS:
+            inp = found.get(name)
+            types: dict[str, str] = {}
+            if inp is not None and inp.fmt == EMPTY:
+                self.con.execute(view_sql(name, None, types))
+                continue
+            if inp is not None and not inp.reader:  # an API response: clusters.json, cluster_events.json
+                columns = API_TABLES[name]
+                self.con.execute(f"CREATE TEMP TABLE {name}_json ({', '.join(f'{c} VARCHAR' for c in columns)})")
+                loaded = api_rows(name, inp.path)
+                if loaded:
+                    self.con.executemany(f"INSERT INTO {name}_json VALUES ({', '.join('?' for _ in columns)})",
+                                         loaded)
+                types = dict.fromkeys(columns, "VARCHAR")
+            elif inp is not None:
+                types = column_types(self.con, inp)
+            self.con.execute(view_sql(name, inp, types))
+
+
+@contextmanager
+def duckdb_engine(memory_limit: str | None = None) -> Iterator[DuckDBEngine]:
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        if memory_limit:
+            con.execute(f"SET memory_limit = '{memory_limit}'")
+        yield DuckDBEngine(con)
+    finally:
+        con.close()
+
+
+def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
+    """DuckDB's message, short: the line it names first, without the file (named already) or its advice to change
+    the reader's options (which the user cannot pass), quoted input cut."""
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    text = re.sub(r"\s*\bTry [^.]*(\.|$)", "", text)
+    text = text.removeprefix("Invalid Input Error: ").removeprefix("Conversion Error: ")
+    for path in paths:
+        text = text.replace(f' in file "{path}"', "").replace(f'"{path}"', "the file")
+    line = re.search(r"\bin line (\d+)", text)
+    if line:
+        text = f"line {line.group(1)}: " + re.sub(r",? ?\bin line \d+:?", "", text).strip(" :,")
+    return cut(text, 240)
+
+
+class Engine(Protocol):
+    dialect: str
+
+    def execute(self, sql: str) -> None: ...
+
+    def fetch(self, sql: str) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class SparkOptions:
+    """How to reach Spark: ``master`` (classic, ``local[2]``) or ``remote`` (Spark Connect, ``sc://host:15002``, or
+    ``local[N]`` for a Spark Connect server pyspark starts itself)."""
+
+    master: str = "local[2]"
+    remote: str | None = None
+
+
+def _spark_missing(exc: ImportError) -> InputError:
+    return InputError.single("--engine spark", "--engine", f"needs pyspark, which is not installed ({exc.name}).",
+                             f"install it: pip install -r {SPARK_REQUIREMENTS} (make test does), and Java 17 or "
+                             f"later on PATH.")
+
+
+@contextmanager
+def spark_session(options: SparkOptions) -> Iterator[Any]:
+    """A Spark session in UTC, quiet, with few shuffle partitions (the analysis' relations are small per workload);
+    stopped on exit unless it was running before."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise _spark_missing(exc) from None
+    for name in ("py4j", "pyspark"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    builder = SparkSession.builder.appName("stackplan-advise")
+    builder = builder.remote(options.remote) if options.remote else builder.master(options.master)
+    conf = {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "4",
+            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+    if not options.remote:  # a local JVM: its log off (pyspark passes these to spark-submit as it starts it)
+        quiet = f"-Dlog4j.configurationFile=file:{QUIET_LOG4J}"
+        conf.update({"spark.driver.extraJavaOptions": quiet, "spark.executor.extraJavaOptions": quiet})
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers' Python: this one
+    active = SparkSession.getActiveSession()
+    with tempfile.TemporaryDirectory(prefix="stackplan-spark-") as scratch:
+        log = Path(scratch) / "jvm.log"
+        try:
+            with _stderr_to(log):  # the JVM pyspark starts inherits it: its banner and warnings go to the log
+                spark = builder.getOrCreate()
+        except Exception as exc:  # noqa: BLE001 - the JVM, the network or the server: named in the message
+            where = f"Spark Connect at {options.remote}" if options.remote else f"Spark master {options.master}"
+            said = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
+            raise InputError.single("--engine spark", "--remote" if options.remote else "--spark-master",
+                                    f"cannot start a session on {where}: "
+                                    f"{clip(' '.join([str(exc).splitlines()[0], *said]))}",
+                                    "check that Java 17+ is on PATH (local) or that the server listens (remote).") \
+                from None
+        try:
+            yield spark
+        finally:
+            if active is None and not options.remote:
+                spark.stop()
+
+
+@contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """File descriptor 2 pointed at ``path`` for the block (what a child process started there inherits), then
+    restored."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with path.open("ab") as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+_VIEW = re.compile(r"^\s*(?:--[^\n]*\n\s*)*CREATE OR REPLACE TEMPORARY VIEW (\w+) AS", re.I)
+
+
+class SparkEngine:
+    """The analysis on a Spark session (classic or Spark Connect): Databricks-dialect SQL as written."""
+
+    dialect = "databricks"
+
+    def __init__(self, spark: Any, cache: bool = True) -> None:
+        self.spark = spark
+        self.cache = cache
+
+    def execute(self, sql: str) -> None:
+        """Run a statement; a temporary view the analysis creates is cached at once (as DuckDB's temp tables are
+        materialized): every later view and finding reads it, and a lazy view would be computed again each time."""
+        self._sql(sql)
+        made = _VIEW.match(sql)
+        if made and self.cache:
+            self._sql(f"CACHE TABLE {made.group(1)}")
+
+    def fetch(self, sql: str) -> list[dict[str, Any]]:
+        from pyspark.sql import functions as f
+        from pyspark.sql.types import TimestampNTZType, TimestampType
+
+        df = self._sql(sql)
+        # a time as ISO text in the session's time zone (UTC), then a naive datetime: pyspark would convert it to
+        # the Python process' local time zone instead
+        times = [s.name for s in df.schema.fields if isinstance(s.dataType, TimestampType | TimestampNTZType)]
+        if times:
+            df = df.select(*[f.date_format(f.col(c), "yyyy-MM-dd'T'HH:mm:ss.SSSSSS").alias(c) if c in times
+                             else f.col(c) for c in df.columns])
+        rows = [row.asDict() for row in df.collect()]
+        for row in rows:
+            for c in times:
+                row[c] = dt.datetime.fromisoformat(row[c]) if row[c] is not None else None
+        return rows
+
+    def _sql(self, sql: str) -> Any:
+        try:
+            return self.spark.sql(sql)
+        except Exception as exc:  # noqa: BLE001 - Spark's analysis and execution errors share no base class here
+            text = " ".join(str(exc).split())
+            raise InputError.single("the exports", "", f"Spark could not run the analysis: {clip(text)}",
+                                    "check the inputs' columns and values (the README's advise table).") from None
+
+    # ---- sources: Spark reads the exported files itself --------------------------------------------------------
+
+    def load_sources(self, found: Mapping[str, Input]) -> None:
+        for name in COLUMNS:
+            inp = found.get(name)
+            if inp is None or inp.fmt == EMPTY:
+                self.execute(view_sql(name, None, {}, dialect=self.dialect))
+                continue
+            raw = self._raw_frame(inp)
+            types = {field.name: field.dataType.simpleString() for field in raw.schema.fields}
+            missing = [c for c in COLUMNS[name] if c not in types]
+            if name == "usage" and "cluster_id" not in types and "usage_metadata" not in types:
+                missing.append("usage_metadata.cluster_id (or a flattened cluster_id)")
+            if name == "list_prices" and "pricing" not in types and "pricing_default" not in types:
+                missing.append("pricing.default (or a flattened pricing_default)")
+            if missing:
+                raise InputError.single(str(inp.path), name, f"lacks the column(s) {', '.join(missing)}.",
+                                        f"export {name} with its system-table columns: {', '.join(COLUMNS[name])}.")
+            raw.createOrReplaceTempView(f"{name}_raw")
+            self.execute(view_sql(name, inp, types, dialect=self.dialect, source=f"{name}_raw"))
+
+    def _raw_frame(self, inp: Input) -> Any:
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        reader = self.spark.read
+        path = str(inp.path)
+        if Path(path).is_dir():
+            reader = reader.option("recursiveFileLookup", "true").option("pathGlobFilter", f"*.{inp.fmt}")
+        try:
+            if inp.fmt == "parquet":
+                return reader.option("mergeSchema", "true").parquet(path)
+            if inp.fmt == "csv":  # every column as text: the normalizing view casts, as for DuckDB
+                return reader.option("header", "true").option("escape", '"').option("multiLine", "true") \
+                    .option("mode", "FAILFAST").csv(path)
+            if inp.fmt == "jsonl":  # cluster events: details kept as its JSON text
+                schema = StructType([StructField(c, StringType()) for c in API_TABLES["cluster_events"]])
+                return reader.schema(schema).option("mode", "FAILFAST").json(path)
+        except Exception as exc:  # noqa: BLE001 - an unreadable file
+            raise InputError.single(path, inp.name, f"cannot be read: {clip(' '.join(str(exc).split()))}",
+                                    "export it again as CSV with a header row, or as Parquet.") from None
+        # an API response (clusters.json, cluster_events.json): small, read in Python
+        columns = API_TABLES[inp.name]
+        schema = StructType([StructField(c, StringType()) for c in columns])
+        return self.spark.createDataFrame(api_rows(inp.name, inp.path), schema)
+
+
+@contextmanager
+def databricks_session(profile: str | None) -> Iterator[Any]:
+    """A Databricks Connect session (``--engine databricks``): the profile's workspace and its cluster or serverless
+    compute (Databricks Connect docs, "Configure a connection": ``DatabricksSession.builder.profile(...)``)."""
+    try:
+        from databricks.connect import DatabricksSession  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        raise InputError.single("--engine databricks", "--engine", "needs databricks-connect, which is not "
+                                "installed here.", f"create a separate environment (databricks-connect replaces "
+                                f"pyspark): python -m venv .venv-dbc && .venv-dbc/bin/pip install -r requirements.txt "
+                                f"-r {DATABRICKS_REQUIREMENTS}, then run advise with that Python.") from None
+    builder = DatabricksSession.builder
+    if profile:
+        builder = builder.profile(profile)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - authentication, the network, the compute
+        raise InputError.single("--engine databricks", "--profile", f"cannot connect: "
+                                f"{clip(' '.join(str(exc).split()))}", "check the profile's host, token and "
+                                "cluster_id or serverless_compute_id (databricks auth describe).") from None
+    yield spark

@@ -1,0 +1,175 @@
+"""``advise --engine spark`` (issue 29): the same analysis on Apache Spark as on DuckDB, and the ``--emit-sql`` files
+executed on Spark, not only parsed. One local Spark session per test process (starting one takes seconds)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policies.registry import load_policy_config
+from stackplan.advise.analysis import analyse, emitted_sql, find_exports, run_local, statements
+from stackplan.advise.engines import SparkEngine, SparkOptions, spark_session
+from stackplan.advise.targets import target_rows, targets_of
+from stackplan.advise.telemetry import write_exports
+from stackplan.cli import main
+from stackplan.pipeline import build_plan
+
+REPO = Path(__file__).resolve().parent.parent
+PLANTS = ["spot-reclaim-hits-base", "idle-cluster", "cost-drift", "gpu-underutilized", "training-resized",
+          "latency-over-sla-scale-out"]
+SLA = 800.0
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    with spark_session(SparkOptions(master="local[2]")) as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def prod(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """prod's plan, its targets, and a day of its telemetry with problems planted, as CSV and as Parquet."""
+    plan = build_plan("prod", with_policies=False, with_cost=True)
+    thresholds = load_policy_config(None).advise_thresholds()
+    rows = target_rows(targets_of(plan, float(thresholds["low_bandwidth_gbps"])), plan.stack)
+    root = tmp_path_factory.mktemp("spark")
+    write_exports(root / "csv", plan, plant=PLANTS, days=1)
+    write_exports(root / "parquet", plan, plant=PLANTS, days=1, fmt="parquet")
+    return {"plan": plan, "thresholds": thresholds, "rows": rows, "root": root}
+
+
+def canon(value: Any) -> Any:
+    """A value as both engines should agree on it: numbers to 6 significant digits, times as ISO text."""
+    if isinstance(value, dict):
+        return {k: canon(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [canon(v) for v in value]
+    if isinstance(value, Decimal):
+        value = float(value)
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else float(f"{value:.6g}")
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def test_the_same_exports_give_the_same_analysis_on_duckdb_and_spark(spark, prod) -> None:
+    """Every figure of every workload, every candidate row of every finding and the chart series: the same on both
+    engines (exact percentiles on both: percentile_cont)."""
+    usage = str(prod["root"] / "csv")
+    local = run_local(usage, prod["rows"], prod["thresholds"], SLA)
+    engine = SparkEngine(spark)
+    found = find_exports(usage)
+    engine.load_sources(found)
+    on_spark = analyse(engine, {k: str(v.path) for k, v in found.items()}, prod["rows"], prod["thresholds"], SLA)
+    assert canon(on_spark.summary) == canon(local.summary)
+    assert canon(on_spark.rows) == canon(local.rows)
+    assert canon(on_spark.gpu_hourly) == canon(local.gpu_hourly)
+    assert canon(on_spark.p99_hourly) == canon(local.p99_hourly)
+    assert on_spark.unmatched_clusters == local.unmatched_clusters
+    # the planted problems were found (the comparison is not of two empty results)
+    found_ids = {fid for fid, rows in local.rows.items() if rows}
+    assert {"spot-reclaim-hits-base", "cost-drift", "training-resized"} <= found_ids
+
+
+def _stand_ins(spark: Any, exports: Path, root: Path) -> dict[str, str]:
+    """Views standing in for the system tables and the telemetry Volume's files, from the Parquet exports, which
+    the generator writes in the system tables' documented types (tags a map, usage_metadata and pricing structs,
+    times as instants); returns the name each stands in for -> its view."""
+    from pyspark.sql import functions as f
+
+    def parquet(name: str) -> Any:
+        return spark.read.parquet(str(exports / f"{name}.parquet"))
+
+    clusters = parquet("clusters")
+    assert clusters.schema["tags"].dataType.typeName() == "map"
+    clusters.withColumn("change_time", f.lit("2026-11-01 00:00:00").cast("timestamp")) \
+        .createOrReplaceTempView("system_compute_clusters")
+    parquet("node_timeline").createOrReplaceTempView("system_compute_node_timeline")
+    parquet("usage").createOrReplaceTempView("system_billing_usage")
+    parquet("list_prices").createOrReplaceTempView("system_billing_list_prices")
+    # the Volume's files: the collector's CSVs, the events as JSON text lines, the request log
+    volume = root / "volume"
+    for name in ("gpu_timeline", "requests"):
+        parquet(name).write.mode("overwrite").option("header", "true").csv(str(volume / name))
+    events = [json.dumps(json.loads(line)) for line in (root / "csv" / "cluster_events.jsonl").read_text().splitlines()
+              if line.strip()]
+    (volume / "cluster_events").mkdir(parents=True, exist_ok=True)
+    (volume / "cluster_events" / "events.json").write_text("\n".join(events) + "\n")
+    spark.read.option("header", "true").csv(str(volume / "gpu_timeline")).createOrReplaceTempView("files_gpu_timeline")
+    spark.read.text(str(volume / "cluster_events")).createOrReplaceTempView("files_cluster_events")
+    spark.read.option("header", "true").csv(str(volume / "requests")).createOrReplaceTempView("files_requests")
+    return {"system.compute.clusters": "system_compute_clusters",
+            "system.compute.node_timeline": "system_compute_node_timeline",
+            "system.billing.usage": "system_billing_usage", "system.billing.list_prices": "system_billing_list_prices"}
+
+
+def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spark, prod) -> None:
+    """The three --emit-sql files, executed on Apache Spark as written but for the table names (system tables and
+    read_files, which only Databricks has, point at stand-in views with the same columns): the findings are the ones
+    DuckDB finds in the same data."""
+    plan = prod["plan"]
+    files = emitted_sql(stack=plan.stack, telemetry="/Volumes/ai/ops/telemetry", days=3650, targets=prod["rows"],
+                        thresholds=prod["thresholds"], sla=SLA)
+    tables = _stand_ins(spark, prod["root"] / "parquet", prod["root"])
+    sources = files["01_sources.sql"]
+    for system, view in tables.items():
+        sources = sources.replace(system, view)
+    sources = re.sub(r"read_files\('/Volumes/ai/ops/telemetry/(\w+)[^)]*\)",
+                     lambda m: f"files_{m.group(1)}", sources)
+    assert "read_files" not in sources and "system." not in sources
+    engine = SparkEngine(spark)
+    for statement in statements(sources):
+        engine.execute(statement)
+    for statement in statements(files["02_stats.sql"]):
+        engine.execute(statement)
+    queries = {m.group(1): block for block in statements(files["03_findings.sql"])
+               if (m := re.search(r"^-- finding: (\S+)", block, flags=re.M))}
+    on_spark = {fid: canon(engine.fetch(sql)) for fid, sql in queries.items()}
+    local = run_local(str(prod["root"] / "parquet"), prod["rows"], prod["thresholds"], SLA)
+    assert on_spark == {fid: canon(rows) for fid, rows in local.rows.items()}
+    assert any(on_spark.values())
+
+
+def test_advise_on_a_spark_connect_server_gives_the_duckdb_report(prod, tmp_path) -> None:
+    """The CLI end to end over Spark Connect (a local server pyspark starts: --remote local[1]), in its own process:
+    the same JSON report as DuckDB's."""
+    usage = prod["root"] / "csv"
+    common = ["advise", "--stack", "prod", "--usage", str(usage), "--sla-p99-ms", str(SLA), "--json"]
+    assert main([*common, "--out", str(tmp_path / "duckdb.json")]) == 0
+    done = subprocess.run([sys.executable, "-m", "stackplan", *common, "--out", str(tmp_path / "spark.json"),
+                           "--engine", "spark", "--remote", "local[1]"], cwd=REPO, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "spark.json").read_text()) == json.loads((tmp_path / "duckdb.json").read_text())
+    assert "Traceback" not in done.stderr and "WARN" not in done.stderr  # the JVM's log stays out of the way
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--engine", "databricks", "--usage", "."], "--engine databricks reads the system tables"),
+    (["--remote", "sc://localhost:15002", "--usage", "."], "--remote and --spark-master are for --engine spark"),
+    (["--profile", "dev", "--usage", "."], "--profile is for --engine databricks"),
+    (["--engine", "databricks"], "needs databricks-connect"),
+])
+def test_an_engine_option_out_of_place_is_exit_2(capsys, argv, message) -> None:
+    code = main(["advise", "--stack", "dev", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_an_unreadable_export_on_spark_is_exit_2_naming_it(spark, tmp_path) -> None:
+    (tmp_path / "clusters.csv").write_text("cluster_id,cluster_name,tags\n")
+    (tmp_path / "gpu_timeline.csv").write_text("cluster_id,instance_id\n1,2\n")  # lacks most columns
+    engine = SparkEngine(spark)
+    with pytest.raises(Exception) as caught:
+        engine.load_sources(find_exports(str(tmp_path)))
+    assert "gpu_timeline" in str(caught.value) and "lacks the column(s)" in str(caught.value)
