@@ -55,8 +55,17 @@ ADVISE_THRESHOLDS: Final = MappingProxyType({
         1000, 0, False, "Mean network traffic per training node (sent + received, Mbit/s) above which it is high."),
     "low_bandwidth_gbps": AdviseThreshold(
         200, 0, False, "A node type without GPU interconnect and below this bandwidth is a low-bandwidth family."),
+    "gpu_mem_oversized_percent": AdviseThreshold(
+        40, 0, False, "Peak GPU memory use under this share of a GPU's memory over the window: the GPU is oversized.",
+        100),
+    "gpu_mem_near_oom_percent": AdviseThreshold(
+        95, 0, False, "The P99 of GPU memory use (per cluster minute, the fullest GPU) at or above this share: near "
+        "out of memory.", 100),
+    "gpu_mem_headroom_percent": AdviseThreshold(
+        20, 0, False, "Headroom added to the observed peak when a smaller node is proposed for it.", 400),
 })
 
 #: Thresholds that must stay in order, lower first (effective values: defaults overlaid by the config): a low line at
 #: or above the high line would call the same GPUs both underused and the busy part.
-ADVISE_ORDER: Final = (("gpu_idle_percent", "gpu_low_percent"), ("gpu_low_percent", "gpu_high_percent"))
+ADVISE_ORDER: Final = (("gpu_idle_percent", "gpu_low_percent"), ("gpu_low_percent", "gpu_high_percent"),
+                       ("gpu_mem_oversized_percent", "gpu_mem_near_oom_percent"))

@@ -161,6 +161,9 @@ class WorkloadSpec(_Spec):
     gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
+    memory_need_gb: float | None = Field(None, gt=0, le=100_000, description=(
+        "A measured GPU memory need of one node, GB (e.g. advise's observed peak plus headroom): overrides the "
+        "model's estimate when the node is sized or a pinned node is checked. Default: the model's estimate."))
 
 
 class ClusterWorkloadSpec(WorkloadSpec):

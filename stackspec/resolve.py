@@ -116,6 +116,13 @@ def _estimate(section: SectionSpec, role: str) -> Estimate | None:
     return estimate(model.params_billions, model.precision, workload, model.method)
 
 
+def _measured(need_gb: float, model: Estimate | None) -> Estimate:
+    """A measured need (``memory_need_gb``) as the sizing line shows it, the model's estimate beside it."""
+    beside = f" (the model's estimate: {model.need_gb:g} GB)" if model is not None else ""
+    return Estimate(need_gb=need_gb, formula=f"measured {need_gb:g} GB{beside}",
+                    rule="memory_need_gb: a measured need, overriding the model's estimate")
+
+
 def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
             limits: Mapping[str, Any] | None = None) -> ResolvedStack:
     """Pick each workload's node type; every problem names its field."""
@@ -134,9 +141,16 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
                 problems.append(problem)
             continue
         est = _estimate(section, role)
+        if section.memory_need_gb is not None:  # measured: it overrides the model's estimate
+            est = _measured(section.memory_need_gb, est)
         need = est.need_gb if est else None
         field_path = f"{PROJECT}:{key}.node_type_id" if section.node_type_id else f"{PROJECT}:{key}.model"
         sharding = section.model.sharding if section.model is not None else "none"
+        if sharding != "none" and section.memory_need_gb is not None:
+            problems.append(Problem(f"{PROJECT}:{key}.memory_need_gb", f"is set with model.sharding {sharding}: a "
+                                    "measured need is one node's, a sharded need is spread over every GPU.",
+                                    "remove one of them."))
+            continue
         if sharding != "none" and not isinstance(section, TrainingSpec):
             problems.append(Problem(f"{PROJECT}:{key}.model.sharding", f"is {sharding}, but sharding across nodes "
                                     f"is for training.", "remove it (inference shards over one node's GPUs)."))

@@ -62,6 +62,8 @@ class Run:
     dbu_per_hour: float  #: billed DBUs per hour of the run
     sku: str
     usd_per_dbu: float
+    gpu_mem_mb: float = 24576.0  #: one GPU's memory (the node type's, from the catalog)
+    mem_share: float = 0.7  #: share of a GPU's memory in use in busy minutes (healthy: 70%)
 
 
 def _runs_for(target: Target, stack: str, days: float, plant: set[str], full_window: bool) -> list[Run]:
@@ -73,11 +75,15 @@ def _runs_for(target: Target, stack: str, days: float, plant: set[str], full_win
     hours = window_minutes / 60 if full_window else min(hours, window_minutes / 60)
     mine = {p for p in plant if PLANT_ROLE[p] == target.role}
     tags = {STACK_TAG: stack, ROLE_TAG: target.role, WORKLOAD_TAG: target.name}
+    from gpucatalog import load_catalog
+
+    node = load_catalog().get(target.node_type_id)
+    gpu_mem_mb = node.gpu_memory_gb * 1024 if node is not None else 24576.0
     base = Run(cluster_id="", cluster_name=target.cluster_name or "", tags=tags, node_type=target.node_type_id,
                gpus=max(target.gpus_per_node, 1), workers=target.min_workers, peak_workers=target.min_workers,
                peak_share=0.0, start=0, minutes=0, util=70.0, idle_tail=0, cpu=35.0, net_mbps=100.0,
                requests_per_minute=20 if target.role == "inference" else 0, latency_ms=HEALTHY_LATENCY_MS,
-               tail_factor=3.0, dbu_per_hour=0.0, sku=SKU.get(target.kind, SKU["all_purpose"]),
+               tail_factor=3.0, dbu_per_hour=0.0, sku=SKU.get(target.kind, SKU["all_purpose"]), gpu_mem_mb=gpu_mem_mb,
                usd_per_dbu=target.usd_per_dbu)
     for spec in FINDINGS:  # each planted finding changes the run as its record says, in registry order
         if spec.id in mine and spec.plant is not None and spec.plant.run is not None:
@@ -136,10 +142,11 @@ def _runs_sql(runs: list[Run]) -> str:
     rows = ", ".join("(" + ", ".join(lit(v) for v in (
         r.cluster_id, r.cluster_name, json.dumps(r.tags), r.node_type, r.gpus, r.workers, r.peak_workers,
         r.peak_share, r.start, r.minutes, r.util, r.idle_tail, r.cpu, r.net_mbps, r.requests_per_minute,
-        r.latency_ms, r.tail_factor, r.dbu_per_hour, r.sku, r.usd_per_dbu)) + ")" for r in runs)
+        r.latency_ms, r.tail_factor, r.dbu_per_hour, r.sku, r.usd_per_dbu, r.gpu_mem_mb, r.mem_share)) + ")"
+        for r in runs)
     return (f"SELECT * FROM (VALUES {rows}) AS t(cluster_id, cluster_name, tags, node_type, gpus, workers, "
             "peak_workers, peak_share, start_minute, minutes, util, idle_tail, cpu, net_mbps, rpm, latency_ms, "
-            "tail_factor, dbu_per_hour, sku, usd_per_dbu)")
+            "tail_factor, dbu_per_hour, sku, usd_per_dbu, gpu_mem_mb, mem_share)")
 
 
 _NODES = """
@@ -160,8 +167,8 @@ SELECT n.cluster_id, n.cluster_id || '-n' || n.node AS instance_id, n.node = 0 A
             WHEN n.node = 0 AND n.workers > 0 THEN 8.0
             ELSE greatest(0.0, least(100.0, n.util + CAST(hash(n.cluster_id, n.node, g.k, n.minute) % 21 AS DOUBLE)
                                               - 10.0)) END AS gpu_util_percent,
-       CASE WHEN n.idle THEN 500.0 ELSE 18000.0 END AS gpu_mem_used_mb,
-       24576.0 AS gpu_mem_total_mb
+       CASE WHEN n.idle THEN 500.0 ELSE round(n.gpu_mem_mb * n.mem_share, 1) END AS gpu_mem_used_mb,
+       n.gpu_mem_mb AS gpu_mem_total_mb
 FROM nodes n CROSS JOIN LATERAL range(CAST(n.gpus AS BIGINT)) AS g(k)
 """
 

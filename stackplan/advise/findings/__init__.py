@@ -11,6 +11,8 @@ from . import (
     autoscaling_churn,
     cost_drift,
     gpu_balanced,
+    gpu_memory_near_oom,
+    gpu_memory_oversized,
     gpu_underutilized,
     idle_cluster,
     latency_not_gpu_bound,
@@ -21,7 +23,9 @@ from . import (
 )
 
 FINDINGS: tuple[FindingSpec, ...] = (
+    gpu_memory_near_oom.SPEC,
     gpu_underutilized.SPEC,
+    gpu_memory_oversized.SPEC,
     gpu_balanced.SPEC,
     latency_scale_out.SPEC,
     latency_not_gpu_bound.SPEC,
