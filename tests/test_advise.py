@@ -431,13 +431,14 @@ def test_the_advise_section_does_not_disturb_the_policy_checks(stack_file: Path,
 # Reports and SQL
 # --------------------------------------------------------------------------------------------------------------------
 
-def test_html_report_has_the_three_charts(advise: Any, stack_file: Path, tmp_path: Path) -> None:
+def test_html_report_has_the_four_charts(advise: Any, stack_file: Path, tmp_path: Path) -> None:
     _, usage = advise("latency-over-sla-scale-out")
     out = tmp_path / "advice.html"
     assert main(["advise", "--stack", str(stack_file), "--usage", str(usage), "--sla-p99-ms", str(SLA),
                  "--format", "html", "--out", str(out)]) == 0
     html = out.read_text()
-    assert html.count("<svg") == 3
+    assert html.count("<svg") == 4  # GPU use, P99, the bill, the cost per 1,000 requests
+    assert "Cost per 1,000 requests: is it falling" in html
     assert 'data-workload="obs-inference"' in html and 'class="threshold"' in html
     assert "30% low" in html and "60% high" in html and f"SLA {SLA:g} ms" in html
     assert 'class="billed"' in html and 'class="expected"' in html
@@ -600,7 +601,7 @@ def test_the_collectors_own_files_are_read_as_written(tmp_path: Path) -> None:
     target = {"workload": "obs-inference", "role": "inference", "kind": "all_purpose", "cluster_name": "obs-inference",
               "tag_stack": "obs", "tag_workload": "inference", "role_shared": False, "min_workers": 1,
               "max_workers": 2, "autotermination_minutes": 60,
-              "gpus_per_node": 8, "dbu_hourly": 1.0, "dbu_monthly_expected": 100.0,
+              "gpus_per_node": 8, "dbu_hourly": 1.0, "dbu_monthly_expected": 100.0, "vm_monthly_expected": 50.0,
               "low_bandwidth": False}
     analysis = run_local(str(usage), [target], load_policy_config(None).advise_thresholds(), None)
     assert analysis.gpu_hourly and analysis.gpu_hourly[0]["util"] == pytest.approx(sum(known) / len(known))

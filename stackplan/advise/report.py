@@ -14,7 +14,14 @@ from .analysis import Analysis, plain
 
 SUMMARY_FIELDS = ("workload", "role", "min_workers", "max_workers", "runs", "minutes", "busy_minutes",
                   "median_busy_util", "p99_ms", "requests", "reclaims", "resizes", "idle_minutes", "billed_monthly_usd",
-                  "dbu_monthly_expected")
+                  "dbu_monthly_expected", "gpu_mem_peak_percent", "gpu_mem_p99_percent", "cost_per_1k_requests",
+                  "cost_per_1k_requests_first_half", "cost_per_1k_requests_second_half")
+
+
+def _trend(first: Any, second: Any) -> float | None:
+    """The change of the cost per 1,000 requests from the window's first half to its second, percent (negative:
+    falling, seed 000's "is the unit cost per request falling")."""
+    return None if not first or second is None else round(100 * (float(second) / float(first) - 1), 1)
 
 
 def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, thresholds: Mapping[str, Any],
@@ -43,7 +50,10 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
         "stack": plan.stack, "stack_file": plan.stack_file, "usage": usage_dir,
         "inputs": analysis.inputs, "sla_p99_ms": sla,
         "thresholds": {k: v for k, v in thresholds.items()},
-        "workloads": [{k: plain(row.get(k)) for k in SUMMARY_FIELDS} for row in analysis.summary],
+        "workloads": [{**{k: plain(row.get(k)) for k in SUMMARY_FIELDS},
+                       "cost_per_1k_requests_trend_percent": _trend(row.get("cost_per_1k_requests_first_half"),
+                                                                    row.get("cost_per_1k_requests_second_half"))}
+                      for row in analysis.summary],
         "findings": findings,
         "notes": notes,
         "series": {
@@ -206,6 +216,29 @@ def _bars(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {"rows": out, "height": 20 + 44 * len(rows), "width": 720}
 
 
+def _unit_cost_bars(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """Cost per 1,000 requests of each workload with requests: the window's first half against its second."""
+    rows = [w for w in doc["workloads"] if w.get("cost_per_1k_requests") is not None]
+    halves = [float(w.get(k) or 0) for w in rows
+              for k in ("cost_per_1k_requests_first_half", "cost_per_1k_requests_second_half")]
+    top = max([*halves, 1e-9]) * 1.1
+    bar_w, out = 360, []
+    for i, w in enumerate(rows):
+        first = w.get("cost_per_1k_requests_first_half")
+        second = w.get("cost_per_1k_requests_second_half")
+        y, x = 10 + 44 * i, 170
+        first_w = round(float(first or 0) / top * bar_w, 1)
+        second_w = round(float(second or 0) / top * bar_w, 1)
+        out.append({"name": w["workload"], "y": y, "name_x": x - 8, "name_y": y + 14, "x": x,
+                    "billed_w": first_w, "billed_text_x": x + first_w + 6, "billed_text_y": y + 13,
+                    "expected_y": y + 18, "expected_w": second_w, "expected_text_x": x + second_w + 6,
+                    "expected_text_y": y + 31, "billed": f"1st half {_cents(first)}",
+                    "expected": f"2nd half {_cents(second)} "
+                                f"({_trend_text(w.get('cost_per_1k_requests_trend_percent'))})"
+                                if second is not None else "2nd half: no requests"})
+    return {"rows": out, "height": 20 + 44 * len(rows), "width": 720}
+
+
 def charts(doc: Mapping[str, Any]) -> dict[str, Any]:
     t = doc["thresholds"]
     sla = doc["sla_p99_ms"]
@@ -222,6 +255,7 @@ def charts(doc: Mapping[str, Any]) -> dict[str, Any]:
                            [(float(sla), f"SLA {sla:g} ms")] if sla else [], span=span,
                            colours=colours),
         "bill": _bars(doc),
+        "unit": _unit_cost_bars(doc),
     }
     out["gpu"]["heading"], out["p99"]["heading"] = gpu_heading, p99_heading
     out["lines"] = [out["gpu"], out["p99"]]
@@ -232,6 +266,20 @@ def _usd(value: Any) -> str:
     from stackplan.summary import money as plain_money
 
     return "n/a" if value is None else plain_money(float(value))
+
+
+def _cents(value: Any) -> str:
+    """A cost per 1,000 requests: dollars with four decimals below a dollar (``$0.0123``)."""
+    if value is None:
+        return "n/a"
+    v = float(value)
+    return f"${v:,.4f}" if v < 1 else f"${v:,.2f}"
+
+
+def _trend_text(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    return f"{float(value):+.1f}% ({'falling' if value < 0 else 'rising' if value > 0 else 'flat'})"
 
 
 def _whole(value: Any) -> str:
@@ -269,7 +317,8 @@ def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
     workloads = [{"workload": cell(w["workload"]), "role": w["role"], "runs": w["runs"] or 0,
                   "busy": w["busy_minutes"] or 0, "util": _whole(w["median_busy_util"]), "p99": _whole(w["p99_ms"]),
                   "reclaims": w["reclaims"], "resizes": w["resizes"], "billed": _usd(w["billed_monthly_usd"]),
-                  "expected": _usd(w["dbu_monthly_expected"])} for w in doc["workloads"]]
+                  "expected": _usd(w["dbu_monthly_expected"]), "per_1k": _cents(w["cost_per_1k_requests"]),
+                  "trend": _trend_text(w["cost_per_1k_requests_trend_percent"])} for w in doc["workloads"]]
     priced = sum(1 for f in doc["findings"] if f["monthly_cost_delta"] is not None)
     return {
         "stack": doc["stack"], "stack_file": doc["stack_file"], "usage": doc["usage"],

@@ -35,6 +35,7 @@ class Target:
     usd_per_dbu: float
     dbu_hourly: float  #: the DBU part of the hourly cost at the minimum size (cost model)
     dbu_monthly_expected: float  #: the DBU part of the expected monthly cost (cost model)
+    vm_monthly_expected: float  #: the VM part of the expected monthly cost (cost model): the cloud's bill
     hours_per_month: float
     extra_workers_expected: float  #: the cost model's average workers above the base while bursting
     low_bandwidth: bool  #: no GPU interconnect and below `low_bandwidth_gbps` (multi-node training scales poorly)
@@ -73,6 +74,7 @@ def targets_of(plan: Plan, low_bandwidth_gbps: float) -> list[Target]:
                 autotermination_minutes=int(shape.autotermination_minutes or 0),
                 usd_per_dbu=_usd_per_dbu(plan, shape.compute_kind),
                 dbu_hourly=float(part.dbu_hourly or 0), dbu_monthly_expected=float(part.dbu_monthly_expected or 0),
+                vm_monthly_expected=max(0.0, float(part.monthly.expected or 0) - float(part.dbu_monthly_expected or 0)),
                 hours_per_month=hours,
                 extra_workers_expected=float(part.extra_workers_expected or 0),
                 low_bandwidth=node is not None and node.interconnect_gbps is None
@@ -100,5 +102,6 @@ def target_rows(targets: list[Target], stack: str) -> list[dict[str, Any]]:
              "min_workers": t.min_workers, "max_workers": t.max_workers,
              "autotermination_minutes": t.autotermination_minutes, "gpus_per_node": t.gpus_per_node,
              "dbu_hourly": t.dbu_hourly,
-             "dbu_monthly_expected": t.dbu_monthly_expected, "low_bandwidth": t.low_bandwidth}
+             "dbu_monthly_expected": t.dbu_monthly_expected, "vm_monthly_expected": t.vm_monthly_expected,
+             "low_bandwidth": t.low_bandwidth}
             for t in targets]
