@@ -17,7 +17,11 @@ Recognised (each from the REST API reference, and what ``databricks <group> <lis
 - a cluster policy (``policies/get``) or ``{"policies": [...]}`` (a cluster naming one is checked against it), or a
   bare policy definition (``{"spark_version": {"type": "fixed", ...}, ...}``: read as a policy, never as a cluster;
   ``--cluster-policy`` checks the export's clusters against it);
-- any list or mix of these, and several JSON documents one after another (paged exports concatenated).
+- any list or mix of these, and several JSON documents one after another (paged exports concatenated);
+- a Terraform plan (``terraform show -json PLANFILE``, format_version 1.x): the ``change.after`` of each
+  ``databricks_cluster``, ``databricks_job``, ``databricks_instance_pool`` and ``databricks_cluster_policy`` it
+  creates or updates, in the API's shape (blocks unwrapped, ``library``/``task``/``job_cluster`` as the API's lists,
+  a value known only after apply set but unknown), named by its address.
 
 Anything else is invalid input naming the item and its keys.
 """
@@ -155,6 +159,110 @@ def _nested(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem]
     return out if found else None
 
 
+# ---- Terraform plans (`terraform show -json PLANFILE`) -----------------------------------------------------------------
+
+#: A Terraform resource type -> the export kind its ``change.after`` is read as (terraform-provider-databricks
+#: resource names).
+TERRAFORM_KINDS: Mapping[str, str] = {"databricks_cluster": CLUSTER, "databricks_job": JOB,
+                                      "databricks_instance_pool": INSTANCE_POOL,
+                                      "databricks_cluster_policy": CLUSTER_POLICY_EXPORT}
+#: Repeated blocks Terraform spells in the singular, and the API field they are a list of (the provider's docs:
+#: ``library``, ``task``, ``job_cluster``; the Jobs and Clusters APIs: ``libraries``, ``tasks``, ``job_clusters``).
+TERRAFORM_LISTS: Mapping[str, str] = {"library": "libraries", "task": "tasks", "job_cluster": "job_clusters"}
+#: Blocks the provider allows once: a plan writes each as a list of one object, the API as the object.
+TERRAFORM_SINGLE = frozenset({
+    "autoscale", "aws_attributes", "azure_attributes", "gcp_attributes", "docker_image", "cluster_log_conf",
+    "workload_type", "new_cluster", "spark_python_task", "notebook_task", "spark_jar_task", "spark_submit_task",
+    "python_wheel_task", "pipeline_task", "sql_task", "dbt_task", "run_job_task", "email_notifications",
+    "schedule", "trigger", "pypi", "maven", "cran", "disk_spec", "disk_type", "basic_auth", "clients", "s3",
+    "dbfs", "workspace", "volumes", "abfss", "gcs", "file", "log_analytics_info", "health", "git_source",
+    "continuous", "queue", "run_as", "notification_settings", "webhook_notifications", "preloaded_docker_image",
+})
+#: What a value Terraform knows only after apply (``after_unknown``) reads as: set, not known.
+TERRAFORM_UNKNOWN = "<known after apply>"
+#: The provider's own attributes, not the API object's (the resource's ``id``, its workspace ``url``), dropped; and
+#: those the workspace computes, dropped while unknown (a new resource's ``cluster_id``, ``state``, ``default_tags``).
+TERRAFORM_ONLY = frozenset({"id", "url"})
+TERRAFORM_COMPUTED: Mapping[str, frozenset[str]] = {
+    CLUSTER: frozenset({"cluster_id", "state", "state_message", "default_tags", "cluster_source",
+                        "creator_user_name"}),
+    JOB: frozenset({"job_id", "creator_user_name"}),
+    INSTANCE_POOL: frozenset({"instance_pool_id", "state", "default_tags"}),
+    CLUSTER_POLICY_EXPORT: frozenset({"policy_id", "creator_user_name"}),
+}
+
+
+def is_terraform_plan(doc: Any) -> bool:
+    """The JSON of ``terraform show -json PLANFILE``: ``format_version`` 1.x and ``resource_changes``."""
+    return isinstance(doc, Mapping) and str(doc.get("format_version", "")).startswith("1.") and \
+        isinstance(doc.get("resource_changes"), list)
+
+
+def require_terraform_plan(path: Any) -> None:
+    """`InputError` unless ``path`` holds the JSON of ``terraform show -json PLANFILE`` (``check --terraform-plan``)."""
+    from dbxtypes.documents import parse_json_stream, read_text
+
+    docs = parse_json_stream(read_text(path, "Terraform plan JSON"), str(path))
+    if len(docs) != 1 or not is_terraform_plan(docs[0]):
+        keys = ", ".join(sorted(map(str, docs[0]))[:6]) if docs and isinstance(docs[0], Mapping) else "no object"
+        raise InputError.single(str(path), "", f"is not a Terraform plan's JSON (has {clip(keys)}): expected one "
+                                "object with format_version 1.x and resource_changes.",
+                                "write it with: terraform plan -out tfplan && terraform show -json tfplan > plan.json")
+
+
+def _terraform_value(value: Any, unknown: Any, key: str = "") -> Any:
+    """A plan's ``after`` value in the API's shape: singular blocks unwrapped, repeated ones renamed by the caller,
+    nulls dropped (unset), each value of ``after_unknown`` set to `TERRAFORM_UNKNOWN`."""
+    if unknown is True:
+        return TERRAFORM_UNKNOWN
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        keys = set(value) | {k for k, v in (unknown.items() if isinstance(unknown, Mapping) else ()) if v is True}
+        for k in keys:
+            inner = _terraform_value(value.get(k), unknown.get(k) if isinstance(unknown, Mapping) else None, k)
+            if inner is None or inner == []:
+                continue
+            out[TERRAFORM_LISTS.get(k, k)] = inner
+        return out
+    if isinstance(value, list):
+        items = [_terraform_value(v, unknown[i] if isinstance(unknown, list) and i < len(unknown) else None, key)
+                 for i, v in enumerate(value)]
+        if key in TERRAFORM_SINGLE and len(items) == 1 and isinstance(items[0], Mapping):
+            return items[0]
+        return items
+    return value
+
+
+def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
+    """The Databricks resources a Terraform plan creates or changes (a resource being deleted is not judged), each
+    named by its address (``module.ml.databricks_cluster.chat``)."""
+    out: list[ExportItem] = []
+    for i, change in enumerate(doc["resource_changes"]):
+        if not isinstance(change, Mapping):
+            raise InputError.single(source, f"resource_changes[{i}]", "is not an object.",
+                                    "pass the JSON of terraform show -json PLANFILE.")
+        kind = TERRAFORM_KINDS.get(str(change.get("type")))
+        body = change.get("change") if isinstance(change.get("change"), Mapping) else {}
+        actions = body.get("actions") or []
+        after = body.get("after")
+        if kind is None or "delete" in actions and "create" not in actions or not isinstance(after, Mapping):
+            continue
+        address = str(change.get("address") or f"resource_changes[{i}]")
+        props = {k: v for k, v in _terraform_value(after, body.get("after_unknown") or {}).items()
+                 if k not in TERRAFORM_ONLY and not (k in TERRAFORM_COMPUTED[kind] and v == TERRAFORM_UNKNOWN)}
+        if kind == CLUSTER and not props.get("cluster_name"):
+            props["cluster_name"] = address
+        if kind == JOB:
+            props.setdefault("name", address)
+        if kind == INSTANCE_POOL:
+            props.setdefault("instance_pool_name", address)
+        if kind == CLUSTER_POLICY_EXPORT:
+            props.setdefault("name", address)
+        item = _item(kind, props, address, i, source)
+        out.append(ExportItem(item.resource_type, item.props, address, address, f"terraform:{address}", source))
+    return out
+
+
 def export_items(doc: Any, source: str, label: str = "", index: int = 0) -> list[ExportItem]:
     """Every object of an export document (or of a list of documents), in order; raises `InputError` naming the
     first item that is none of the recognised shapes."""
@@ -166,6 +274,8 @@ def export_items(doc: Any, source: str, label: str = "", index: int = 0) -> list
     if not isinstance(doc, Mapping):
         raise InputError.single(source, label, f"expected a Databricks object or a list of them, got "
                                 f"{type(doc).__name__}.", FIX)
+    if is_terraform_plan(doc):
+        return terraform_items(doc, source)
     for key in CONTAINERS:
         if doc.get(key) is not None and not isinstance(doc[key], list) and not _kind(doc):
             where = f"{label}.{key}" if label else key

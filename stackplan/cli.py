@@ -46,6 +46,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Stacks, a workspace (export or live read), or the drift between a stack and a workspace."""
     if args.stack and (args.cluster_json or args.workspace):
         return _lazy("stackplan.commands.workspace", "cmd_drift")(args)
+    if getattr(args, "terraform_plan", None):
+        from policies.exports import require_terraform_plan
+
+        require_terraform_plan(args.terraform_plan)
     if args.cluster_json or args.workspace:
         return _lazy("stackplan.commands.workspace", "cmd_audit")(args)
     return _lazy("stackplan.commands.stacks", "cmd_check")(args)
@@ -149,6 +153,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cluster-json", metavar="FILE",
                        help="a workspace export: Databricks API or CLI JSON of clusters, jobs, instance pools "
                             "(one object, lists, a mix, pages one after another), or a directory of such files")
+    p.add_argument("--terraform-plan", metavar="FILE",
+                   help="a Terraform plan's JSON (terraform show -json PLANFILE): its databricks_cluster, _job, "
+                        "_instance_pool and _cluster_policy changes, checked like an export, named by address")
     p.add_argument("--cluster-policy", metavar="POLICY.json",
                    help="with --cluster-json: also evaluate a cluster policy definition")
     common(p)
@@ -269,6 +276,12 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if getattr(args, "terraform_plan", None):
+        if args.cluster_json or args.workspace:
+            print("error: --terraform-plan, --cluster-json and --workspace are each a source of clusters. Fix: pass "
+                  "one of them.", file=sys.stderr)
+            return EXIT_INVALID
+        args.cluster_json = args.terraform_plan  # a plan is read like an export (policies.exports)
     problem = _usage_problem(args)
     if problem:
         print(f"error: {problem}", file=sys.stderr)

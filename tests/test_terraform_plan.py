@@ -1,0 +1,107 @@
+"""``check --terraform-plan`` (issue 30, part 2, the check): a Terraform plan's Databricks resources judged by the same
+rules as a stack or an export, named by their Terraform address. The plans under examples/terraform are written from
+Terraform's documented plan JSON (``terraform show -json``: format_version, resource_changes[].change.after and
+after_unknown, blocks as lists of one object) and the provider's resource schemas."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policies.exports import TERRAFORM_UNKNOWN, terraform_items
+from stackplan.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "terraform"
+GOOD, BAD = EXAMPLES / "plan-good.json", EXAMPLES / "plan-bad.json"
+
+
+def check(capsys, *argv: str) -> tuple[int, dict[str, Any], str]:
+    code = main(["check", *argv, "--json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip() else {}, err
+
+
+def test_an_all_spot_inference_cluster_and_an_autoscaled_spot_training_job_fail(capsys) -> None:
+    code, doc, _ = check(capsys, "--terraform-plan", str(BAD))
+    assert code == 1
+    mandatory = {(v["policy"], v["resource_name"]) for v in doc["violations"] if v["enforcement"] == "mandatory"}
+    assert ("databricks-cluster-disallow-all-spot-inference", "module.ml.databricks_cluster.chat") in mandatory
+    assert ("databricks-cluster-disallow-autoscaled-or-spot-training", "databricks_job.train") in mandatory
+    names = {v["resource_name"] for v in doc["violations"]}
+    assert "databricks_cluster.gone" not in names  # being deleted: not judged
+    # the provider's own and computed attributes (id, url, a new cluster's state) are not findings
+    assert not [v for v in doc["violations"] if v["policy"] == "databricks-export-unrecognised-field"]
+
+
+def test_a_good_plan_passes(capsys) -> None:
+    code, doc, _ = check(capsys, "--terraform-plan", str(GOOD))
+    assert code == 0
+    assert not [v for v in doc["violations"] if v["enforcement"] == "mandatory"]
+    assert doc["checked"]["clusters"] == 1 and doc["checked"]["job_clusters"] == 1 and \
+        doc["checked"]["instance_pools"] == 1
+
+
+def test_the_plan_is_read_in_the_api_shape() -> None:
+    doc = json.loads(BAD.read_text())
+    items = {i.label: i for i in terraform_items(doc, str(BAD))}
+    chat = items["module.ml.databricks_cluster.chat"].props
+    assert chat["autoscale"] == {"min_workers": 2, "max_workers": 8}  # a block: a list of one object in the plan
+    assert chat["aws_attributes"]["availability"] == "SPOT"
+    assert chat["libraries"] == [{"pypi": {"package": "vllm==0.6.3"}}]  # library blocks: the API's libraries
+    assert "cluster_id" not in chat and "state" not in chat  # computed, unknown: not set by the plan
+    job = items["databricks_job.train"].props
+    assert job["job_clusters"][0]["new_cluster"]["autoscale"] == {"min_workers": 2, "max_workers": 6}
+    assert job["tasks"][0]["spark_python_task"]["python_file"] == "/Workspace/train.py"
+    good = {i.label: i for i in terraform_items(json.loads(GOOD.read_text()), str(GOOD))}
+    # a value known only after apply (the pool the plan creates) is set, not absent
+    assert good["databricks_cluster.chat"].props["instance_pool_id"] == TERRAFORM_UNKNOWN
+
+
+def test_a_plan_change_that_turns_a_cluster_all_spot_fails(capsys, tmp_path: Path) -> None:
+    doc = json.loads(GOOD.read_text())
+    changed = copy.deepcopy(doc)
+    chat = next(rc for rc in changed["resource_changes"] if rc["address"] == "databricks_cluster.chat")
+    chat["change"]["actions"] = ["update"]
+    chat["change"]["after"]["node_type_id"] = "g5.xlarge"
+    chat["change"]["after_unknown"].pop("instance_pool_id")
+    chat["change"]["after_unknown"].pop("driver_instance_pool_id")
+    chat["change"]["after"]["aws_attributes"] = [{"availability": "SPOT", "first_on_demand": 1}]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(changed))
+    code, out, _ = check(capsys, "--terraform-plan", str(path))
+    assert code == 1
+    assert {v["resource_name"] for v in out["violations"] if v["enforcement"] == "mandatory"} == \
+        {"databricks_cluster.chat"}
+
+
+def test_sarif_names_the_plan_file_and_the_address(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "plan.sarif"
+    assert main(["check", "--terraform-plan", str(BAD), "--format", "sarif", "--out", str(out)]) == 1
+    results = json.loads(out.read_text())["runs"][0]["results"]
+    location = results[0]["locations"][0]
+    assert location["physicalLocation"]["artifactLocation"]["uri"].endswith("plan-bad.json")
+    assert location["logicalLocations"][0]["name"] in {"module.ml.databricks_cluster.chat", "databricks_job.train"}
+    assert "region" not in location["physicalLocation"]  # a plan has no lines
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"clusters": []}', "is not a Terraform plan's JSON (has 'clusters')"),
+    ('{"format_version": "0.2", "resource_changes": []}', "is not a Terraform plan's JSON"),
+    ("[1, 2]", "is not a Terraform plan's JSON"),
+])
+def test_what_is_not_a_plan_is_exit_2_naming_what_it_expected(capsys, tmp_path: Path, text: str,
+                                                              message: str) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(text)
+    code = main(["check", "--terraform-plan", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "format_version 1.x and resource_changes" in err
+
+
+def test_one_source_of_clusters(capsys) -> None:
+    assert main(["check", "--terraform-plan", str(GOOD), "--cluster-json", str(GOOD)]) == 2
+    assert "each a source of clusters" in capsys.readouterr().err
