@@ -159,7 +159,7 @@ def _nested(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem]
     return out if found else None
 
 
-# ---- Terraform plans (`terraform show -json PLANFILE`) -----------------------------------------------------------------
+# ---- Terraform plans (`terraform show -json PLANFILE`) ---------------------------------------------------------------
 
 #: A Terraform resource type -> the export kind its ``change.after`` is read as (terraform-provider-databricks
 #: resource names).

@@ -13,8 +13,8 @@ from stackplan.multi import StackRun
 from stackplan.pipeline import Options, build
 
 #: The arguments that name files a run reads (``--out`` may not be one of them).
-INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "terraform_plan", "cluster_policy", "policy_config", "usage",
-              "baseline")
+INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "terraform_plan", "cluster_policy", "policy_config",
+              "usage", "baseline")
 
 
 def policy_config(args: argparse.Namespace) -> Any:
