@@ -242,7 +242,8 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
             raise InputError.single(source, f"resource_changes[{i}]", "is not an object.",
                                     "pass the JSON of terraform show -json PLANFILE.")
         kind = TERRAFORM_KINDS.get(str(change.get("type")))
-        body = change.get("change") if isinstance(change.get("change"), Mapping) else {}
+        given = change.get("change")
+        body: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         actions = body.get("actions") or []
         after = body.get("after")
         if kind is None or "delete" in actions and "create" not in actions or not isinstance(after, Mapping):
