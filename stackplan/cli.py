@@ -166,7 +166,11 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("cost", formatter_class=raw, epilog=EXAMPLES_COST + _EXIT_CODES,
                        help="price stacks; with --against, what the change adds or removes")
-    stacks_arg(p.add_mutually_exclusive_group(required=True))
+    sources = p.add_mutually_exclusive_group(required=True)
+    stacks_arg(sources)
+    sources.add_argument("--terraform-plan", metavar="FILE",
+                         help="price a Terraform plan's JSON (terraform show -json PLANFILE) instead of a stack; "
+                              "--against another plan's JSON diffs the two")
     p.add_argument("--against", metavar="BASE",
                    help="a stack name, a stack file, a plan JSON saved earlier, or a directory of base plans "
                         "(STACK.json each; a stack with none there is new)")
@@ -276,7 +280,7 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if getattr(args, "terraform_plan", None):
+    if getattr(args, "terraform_plan", None) and args.func is cmd_check:
         if args.cluster_json or args.workspace:
             print("error: --terraform-plan, --cluster-json and --workspace are each a source of clusters. Fix: pass "
                   "one of them.", file=sys.stderr)

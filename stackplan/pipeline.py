@@ -135,6 +135,10 @@ def base_plan(base: str, *, policy_config: Any, prices: str | None) -> Plan:
     from .costing import price_plan, read_plan_file
 
     if base.endswith(".json"):
+        from .terraform import is_terraform_plan_file, priced_terraform_plan
+
+        if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`
+            return priced_terraform_plan(base, policy_config=policy_config, prices=prices)
         plan = read_plan_file(base)
         if plan.cost is None:
             plan.cost = price_plan(plan, None, prices)

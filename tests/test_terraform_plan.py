@@ -56,9 +56,14 @@ def test_the_plan_is_read_in_the_api_shape() -> None:
     job = items["databricks_job.train"].props
     assert job["job_clusters"][0]["new_cluster"]["autoscale"] == {"min_workers": 2, "max_workers": 6}
     assert job["tasks"][0]["spark_python_task"]["python_file"] == "/Workspace/train.py"
-    good = {i.label: i for i in terraform_items(json.loads(GOOD.read_text()), str(GOOD))}
-    # a value known only after apply (the pool the plan creates) is set, not absent
-    assert good["databricks_cluster.chat"].props["instance_pool_id"] == TERRAFORM_UNKNOWN
+    plan = json.loads(GOOD.read_text())
+    good = {i.label: i for i in terraform_items(plan, str(GOOD))}
+    # the pool the plan creates: its id known only after apply; the configuration says which resource it is
+    assert good["databricks_cluster.chat"].props["instance_pool_id"] == "databricks_instance_pool.inference"
+    assert good["databricks_instance_pool.inference"].props["instance_pool_id"] == "databricks_instance_pool.inference"
+    del plan["configuration"]  # without it, a value known only after apply is set, not absent
+    bare = {i.label: i for i in terraform_items(plan, str(GOOD))}
+    assert bare["databricks_cluster.chat"].props["instance_pool_id"] == TERRAFORM_UNKNOWN
 
 
 def test_a_plan_change_that_turns_a_cluster_all_spot_fails(capsys, tmp_path: Path) -> None:
@@ -105,3 +110,45 @@ def test_what_is_not_a_plan_is_exit_2_naming_what_it_expected(capsys, tmp_path: 
 def test_one_source_of_clusters(capsys) -> None:
     assert main(["check", "--terraform-plan", str(GOOD), "--cluster-json", str(GOOD)]) == 2
     assert "each a source of clusters" in capsys.readouterr().err
+
+
+def cost(capsys, *argv: str) -> tuple[int, dict[str, Any]]:
+    code = main(["cost", *argv, "--format", "json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, json.loads(out) if out.strip() else {}
+
+
+def test_both_clusters_of_a_good_plan_are_priced(capsys) -> None:
+    """The inference cluster on the pool the plan creates (the configuration's reference says which) and the
+    training job's cluster: priced as a stack's are (DBU + VM, spot, min/expected/max)."""
+    code, doc = cost(capsys, "--terraform-plan", str(GOOD))
+    assert code == 0
+    by_name = {e["name"]: e for e in doc["cost"]["resources"].values()}
+    chat, train = by_name["databricks_cluster.chat"], by_name["databricks_job.train"]
+    assert chat["unpriced"] is None and chat["instance_pool"] == "databricks_instance_pool.inference"
+    assert chat["nodes"] == {"min": 3, "max": 9} and chat["monthly"]["max"] > chat["monthly"]["expected"] > 0
+    assert train["unpriced"] is None and train["monthly"]["expected"] > 0
+    assert by_name["databricks_instance_pool.inference"]["monthly"]["expected"] > 0
+    assert doc["cost"]["unpriced"] == []
+
+
+def test_a_plan_against_another_is_a_cost_diff(capsys, tmp_path: Path) -> None:
+    head = json.loads(GOOD.read_text())
+    chat = next(rc for rc in head["resource_changes"] if rc["address"] == "databricks_cluster.chat")
+    chat["change"]["after"]["autoscale"][0]["max_workers"] = 11
+    path = tmp_path / "head.json"
+    path.write_text(json.dumps(head))
+    code, doc = cost(capsys, "--terraform-plan", str(path), "--against", str(GOOD))
+    assert code == 0
+    changed = [r for r in doc["diff"]["rows"] if r["status"] != "unchanged"]
+    assert [r["name"] for r in changed] == ["databricks_cluster.chat"]
+    assert changed[0]["delta"]["monthly_max"] > 0 and changed[0]["delta"]["monthly_min"] == 0
+
+
+def test_the_bad_plan_is_priced_too(capsys) -> None:
+    code, doc = cost(capsys, "--terraform-plan", str(BAD))
+    assert code == 0  # cost fails only on a budget; check fails on the findings
+    by_name = {e["name"]: e for e in doc["cost"]["resources"].values()}
+    assert by_name["module.ml.databricks_cluster.chat"]["unpriced"] is None
+    assert "databricks_cluster.gone" not in by_name

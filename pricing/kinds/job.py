@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.plan import CostEntry, Resource
-from dbxtypes.shape import as_mapping, shapes_of_resource
+from dbxtypes.shape import as_mapping, normalize_props, shapes_of_resource
 from dbxtypes.vocabulary import JOB, JOBS_COMPUTE
 
 from ..model import _MONEY_KEYS, PricingContext, _entry_head, _nodes_of, _Unpriced, _unpriced_entry
@@ -16,8 +16,8 @@ from .kind import ResourceKind
 
 def facts(inputs: Mapping[str, Any]) -> str:
     shapes = shapes_of_resource(JOB, inputs)
-    tasks = [as_mapping(t) for t in inputs.get("tasks") or []]
-    retries = ", ".join(f"{t.get('taskKey')}: {t.get('maxRetries', 0)} retries" for t in tasks)
+    tasks = [as_mapping(t) for t in normalize_props(inputs).get("tasks") or []]  # Pulumi's camelCase or the API's
+    retries = ", ".join(f"{t.get('task_key')}: {t.get('max_retries', 0)} retries" for t in tasks)
     return "; ".join([*(f"job cluster: {cluster_facts(c)}" for c in shapes), retries])
 
 

@@ -67,9 +67,17 @@ def cmd_cost(args: argparse.Namespace) -> int:
     config = common.policy_config(args)
 
     def work(stack: str) -> StackRun:
-        run = common.plan_run(stack, args, config, cost=True)
+        if getattr(args, "terraform_plan", None):  # a Terraform plan, priced like a stack
+            from stackplan.terraform import priced_terraform_plan
+
+            plan = priced_terraform_plan(stack, policy_config=config, prices=args.prices)
+            run = StackRun(plan.stack, stack, plan=plan)
+            run.base = args.against
+        else:
+            run = common.plan_run(stack, args, config, cost=True)
         assert run.plan is not None
-        run.base = _base_for(run.plan.stack, args)
+        if not getattr(args, "terraform_plan", None):
+            run.base = _base_for(run.plan.stack, args)
         if run.base is not None:
             from pricing import diff_costs
 
@@ -81,7 +89,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
             else EXIT_OK
         return run
 
-    runs = run_each(common.stacks(args), work, what="cost", keep_errors=common.several(args))
+    sources = [args.terraform_plan] if getattr(args, "terraform_plan", None) else common.stacks(args)
+    runs = run_each(sources, work, what="cost", keep_errors=common.several(args))
     report = StacksReport("cost", runs, common.several(args), config, against=args.against)
     common.emit(args, formats.render(common.fmt(args), report))
     return worst(runs)
