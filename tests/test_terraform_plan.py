@@ -152,3 +152,20 @@ def test_the_bad_plan_is_priced_too(capsys) -> None:
     by_name = {e["name"]: e for e in doc["cost"]["resources"].values()}
     assert by_name["module.ml.databricks_cluster.chat"]["unpriced"] is None
     assert "databricks_cluster.gone" not in by_name
+
+
+def test_the_terraform_workflow_example_is_clean_and_runs_commands_that_exist() -> None:
+    """examples/terraform/github-workflow.yml: no zizmor finding, and every stackplan command in it parses."""
+    import shlex
+
+    from stackplan.cli import parser
+    from tests.test_cli_cost import _zizmor
+
+    workflow = EXAMPLES / "github-workflow.yml"
+    assert _zizmor(workflow) == []
+    text = workflow.read_text().replace("\\\n", " ")
+    commands = [line.split("-m stackplan", 1)[1] for line in text.splitlines() if "-m stackplan" in line]
+    assert len(commands) == 3
+    for command in commands:
+        argv = [a for a in shlex.split(command.split("||")[0].replace('"${against[@]}"', ""))]
+        parser().parse_args(argv)  # exits (a SystemExit failing the test) on an unknown flag
