@@ -35,6 +35,8 @@ class ExportAudit:
     labels: dict[str, str] = field(default_factory=dict)
     #: the cluster objects, when asked for (``--cluster-policy``).
     clusters: list[Mapping[str, Any]] = field(default_factory=list)
+    #: every item's name as findings show it (what ``--exceptions`` may name).
+    names: set[str] = field(default_factory=set)
 
 
 def export_files(path: str) -> list[Path]:
@@ -116,7 +118,7 @@ def audit_items(items: list[Any], config: Any, *, places: bool = False, clusters
     return ExportAudit(violations + own_policy_findings(items), counts,
                        {i.urn: i.source for i in items} if places else {},
                        {i.urn: i.label for i in items if i.label} if places else {},
-                       clusters_of(items) if clusters else [])
+                       clusters_of(items) if clusters else [], {i.name for i in items})
 
 
 def audit_export_path(path: str, config: Any, *, places: bool = False, clusters: bool = False) -> ExportAudit:
@@ -148,6 +150,7 @@ def _audit_streams(streams: list[Any], config: Any, *, places: bool, clusters: b
     offsets = _Offsets(streams)
 
     def on_item(position: int, item: Any, shapes: list[Any]) -> None:
+        audit.names.add(item.name)
         finding = policies.finding(item) if policies.by_id else None
         if finding is not None:
             own.append(finding)

@@ -156,6 +156,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--terraform-plan", metavar="FILE",
                    help="a Terraform plan's JSON (terraform show -json PLANFILE): its databricks_cluster, _job, "
                         "_instance_pool and _cluster_policy changes, checked like an export, named by address")
+    p.add_argument("--exceptions", metavar="FILE",
+                   help="with --terraform-plan, --cluster-json or --workspace: accepted findings (YAML or JSON, the "
+                        "stack's exceptions shape: rule, resource as the report names it, reason, expires)")
     p.add_argument("--cluster-policy", metavar="POLICY.json",
                    help="with --cluster-json: also evaluate a cluster policy definition")
     common(p)

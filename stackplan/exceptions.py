@@ -19,18 +19,20 @@ FIELD = "dbx-ai-infra:exceptions"
 
 
 def apply_exceptions(violations: Sequence[Violation], exceptions: Sequence[ExceptionSpec], *, rules: Iterable[str],
-                     resources: Iterable[str], today: date, source: str) -> tuple[list[Violation], list[str]]:
-    """The findings with their matching exceptions attached, and a note for each exception that matched nothing."""
+                     resources: Iterable[str], today: date, source: str, field: str = FIELD,
+                     of: str = "this stack") -> tuple[list[Violation], list[str]]:
+    """The findings with their matching exceptions attached, and a note for each exception that matched nothing
+    (``field``: where the exceptions are, ``of``: what their resources belong to, for the messages)."""
     rule_names, resource_names = sorted(set(rules)), sorted(set(resources))
     problems = []
     for i, e in enumerate(exceptions):
         if e.rule not in rule_names:
             hint = did_you_mean(e.rule, rule_names)
-            problems.append(Problem(f"{FIELD}[{i}].rule", f"names no policy: {clip(e.rule)}.",
+            problems.append(Problem(f"{field}[{i}].rule", f"names no policy: {clip(e.rule)}.",
                                     f"use a policy name from the README's rules table{hint}"))
         if e.resource not in resource_names:
             hint = did_you_mean(e.resource, resource_names)
-            problems.append(Problem(f"{FIELD}[{i}].resource", f"names no resource of this stack: {clip(e.resource)}.",
+            problems.append(Problem(f"{field}[{i}].resource", f"names no resource of {of}: {clip(e.resource)}.",
                                     f"use a resource name as the report shows it{hint}"))
     if problems:
         raise InputError(source, problems)
@@ -47,6 +49,6 @@ def apply_exceptions(violations: Sequence[Violation], exceptions: Sequence[Excep
         accepted = AcceptedException(reason=e.reason, expires=e.expires.isoformat() if e.expires else None,
                                      expired=e.expires is not None and e.expires < today)
         out.append(v.model_copy(update={"exception": accepted}))
-    notes = [f"{source}: {FIELD}[{i}] ({e.rule} on {e.resource}) matches no finding; remove it."
+    notes = [f"{source}: {field}[{i}] ({e.rule} on {e.resource}) matches no finding; remove it."
              for i, e in enumerate(exceptions) if i not in used]
     return out, notes

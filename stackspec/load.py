@@ -21,7 +21,7 @@ from dbxtypes.documents import key_lines, not_a_file, parse_with_lines, parse_ya
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import DEFAULT_RUNTIME, PROJECT
 
-from .models import StackSpec
+from .models import ExceptionSpec, StackSpec
 from .resolve import ResolvedStack, resolve
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -278,3 +278,21 @@ def load_from_pulumi(limits_of: Callable[[Any], Mapping[str, Any]] | None = None
     source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
     limits = limits_of(_policy_section(config)) if limits_of is not None else None
     return resolve(spec_from_config(config, source, limits, secret_keys), source, limits=limits)
+
+
+def load_exceptions_file(path: str) -> list[ExceptionSpec]:
+    """``check --exceptions FILE``: accepted findings of an export or a Terraform plan, in the stack's ``exceptions``
+    shape (YAML or JSON: a list, or ``{exceptions: [...]}``), each naming a resource as the report does (a Terraform
+    address, a cluster name)."""
+    from pydantic import TypeAdapter
+
+    source = display_path(Path(path))
+    doc = parse_yaml(read_text(Path(path), "exceptions file"), source)
+    entries = doc.get("exceptions") if isinstance(doc, dict) else doc
+    if not isinstance(entries, list):
+        raise InputError.single(source, "exceptions" if isinstance(doc, dict) else "",
+                                "is not a list of exceptions.", "write a list of {rule, resource, reason, expires}.")
+    try:
+        return TypeAdapter(list[ExceptionSpec]).validate_python(entries)
+    except ValidationError as exc:
+        raise InputError(source, problems_from_pydantic(exc, prefix="exceptions")) from None

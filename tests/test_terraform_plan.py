@@ -169,3 +169,25 @@ def test_the_terraform_workflow_example_is_clean_and_runs_commands_that_exist() 
     for command in commands:
         argv = [a for a in shlex.split(command.split("||")[0].replace('"${against[@]}"', ""))]
         parser().parse_args(argv)  # exits (a SystemExit failing the test) on an unknown flag
+
+
+def test_exceptions_accept_a_finding_by_address_and_refuse_a_typo(capsys, tmp_path: Path) -> None:
+    accepted = tmp_path / "exceptions.yaml"
+    accepted.write_text("exceptions:\n  - rule: databricks-cluster-disallow-all-spot-inference\n"
+                        "    resource: module.ml.databricks_cluster.chat\n    reason: TICKET-42 canary fleet\n"
+                        "    expires: 2999-01-31\n")
+    code, doc, _ = check(capsys, "--terraform-plan", str(BAD), "--exceptions", str(accepted))
+    assert code == 1  # the training job's findings still fail
+    chat = [v for v in doc["violations"] if v["resource_name"] == "module.ml.databricks_cluster.chat"
+            and v["policy"] == "databricks-cluster-disallow-all-spot-inference"]
+    assert chat and all(v["exception"]["reason"] == "TICKET-42 canary fleet" for v in chat)
+    expired = tmp_path / "expired.yaml"
+    expired.write_text(accepted.read_text().replace("2999-01-31", "2020-01-31"))
+    _, doc, _ = check(capsys, "--terraform-plan", str(BAD), "--exceptions", str(expired))
+    assert all(v["exception"]["expired"] for v in doc["violations"] if v.get("exception"))
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("- {rule: databricks-cluster-disallow-all-spot-inference, resource: databricks_cluster.chta, "
+                    "reason: r}\n")
+    assert main(["check", "--terraform-plan", str(BAD), "--exceptions", str(typo)]) == 2
+    err = capsys.readouterr().err
+    assert "exceptions[0].resource: names no resource of the plan or export" in err

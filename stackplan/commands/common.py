@@ -14,7 +14,7 @@ from stackplan.pipeline import Options, build
 
 #: The arguments that name files a run reads (``--out`` may not be one of them).
 INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "terraform_plan", "cluster_policy", "policy_config",
-              "usage", "baseline")
+              "usage", "baseline", "exceptions")
 
 
 def policy_config(args: argparse.Namespace) -> Any:

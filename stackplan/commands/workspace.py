@@ -74,6 +74,19 @@ def cmd_audit(args: argparse.Namespace) -> int:
         audit = audit_items(items, config, **wanted)
     else:
         source, audit = args.cluster_json, audit_export_path(args.cluster_json, config, **wanted)
+    if getattr(args, "exceptions", None):  # accepted findings, the stack's exceptions shape, named as reported
+        from datetime import UTC, datetime
+
+        from policies.registry import RULES_BY_NAME
+        from stackplan.exceptions import apply_exceptions
+        from stackspec.load import load_exceptions_file
+
+        audit.violations, notes = apply_exceptions(
+            audit.violations, load_exceptions_file(args.exceptions), rules=list(RULES_BY_NAME),
+            resources=audit.names, today=datetime.now(UTC).date(), source=args.exceptions, field="exceptions",
+            of="the plan or export")
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
     common.write_baseline(args, audit.violations)
     audit.violations = common.with_baseline(args, audit.violations)
     report = AuditReport(source, audit, config, cluster_policy_results(audit.clusters, args.cluster_policy)
