@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbxtypes.errors import InputError, clip
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT
 
 if TYPE_CHECKING:
     from dbxtypes.shape import ClusterShape
@@ -165,7 +165,8 @@ def _nested(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem]
 #: resource names).
 TERRAFORM_KINDS: Mapping[str, str] = {"databricks_cluster": CLUSTER, "databricks_job": JOB,
                                       "databricks_instance_pool": INSTANCE_POOL,
-                                      "databricks_cluster_policy": CLUSTER_POLICY_EXPORT}
+                                      "databricks_cluster_policy": CLUSTER_POLICY_EXPORT,
+                                      "databricks_model_serving": MODEL_SERVING_ENDPOINT}
 #: Repeated blocks Terraform spells in the singular, and the API field they are a list of (the provider's docs:
 #: ``library``, ``task``, ``job_cluster``; the Jobs and Clusters APIs: ``libraries``, ``tasks``, ``job_clusters``).
 TERRAFORM_LISTS: Mapping[str, str] = {"library": "libraries", "task": "tasks", "job_cluster": "job_clusters"}
@@ -177,6 +178,7 @@ TERRAFORM_SINGLE = frozenset({
     "schedule", "trigger", "pypi", "maven", "cran", "disk_spec", "disk_type", "basic_auth", "clients", "s3",
     "dbfs", "workspace", "volumes", "abfss", "gcs", "file", "log_analytics_info", "health", "git_source",
     "continuous", "queue", "run_as", "notification_settings", "webhook_notifications", "preloaded_docker_image",
+    "config", "ai_gateway", "inference_table_config", "usage_tracking_config", "guardrails", "auto_capture_config",
 })
 #: What a value Terraform knows only after apply (``after_unknown``) reads as: set, not known.
 TERRAFORM_UNKNOWN = "<known after apply>"
@@ -189,6 +191,7 @@ TERRAFORM_COMPUTED: Mapping[str, frozenset[str]] = {
     JOB: frozenset({"job_id", "creator_user_name"}),
     INSTANCE_POOL: frozenset({"instance_pool_id", "state", "default_tags"}),
     CLUSTER_POLICY_EXPORT: frozenset({"policy_id", "creator_user_name"}),
+    MODEL_SERVING_ENDPOINT: frozenset({"serving_endpoint_id", "endpoint_url"}),
 }
 
 
@@ -308,6 +311,10 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
             props.setdefault("instance_pool_name", address)
         if kind == CLUSTER_POLICY_EXPORT:
             props.setdefault("name", address)
+        if kind == MODEL_SERVING_ENDPOINT:  # an endpoint is no export kind: judged by the serving rules as it is
+            props.setdefault("name", address)
+            out.append(ExportItem(kind, props, address, address, f"terraform:{address}", source))
+            continue
         item = _item(kind, props, address, i, source)
         out.append(ExportItem(item.resource_type, item.props, address, address, f"terraform:{address}", source))
     return out
@@ -518,9 +525,9 @@ def item_shapes(item: ExportItem) -> list[ClusterShape]:
 
 def summary(items: Sequence[ExportItem]) -> dict[str, int]:
     """Counts of an export, AI compute told apart: clusters (and how many GPU), jobs, their cluster definitions (and
-    how many GPU), instance pools, cluster policies."""
+    how many GPU), instance pools, cluster policies, serving endpoints (a Terraform plan's)."""
     counts = {"clusters": 0, "gpu_clusters": 0, "jobs": 0, "job_clusters": 0, "gpu_job_clusters": 0,
-              "instance_pools": 0, "cluster_policies": 0}
+              "instance_pools": 0, "cluster_policies": 0, "serving_endpoints": 0}
     for item in items:
         summary_add(counts, item, item_shapes(item))
     return counts
@@ -538,6 +545,8 @@ def summary_add(counts: dict[str, int], item: ExportItem, shapes: Sequence[Clust
         counts["gpu_job_clusters"] += sum(1 for s in shapes if s.gpu)
     elif item.resource_type == INSTANCE_POOL:
         counts["instance_pools"] += 1
+    elif item.resource_type == MODEL_SERVING_ENDPOINT:  # from a Terraform plan
+        counts["serving_endpoints"] += 1
     else:
         counts["cluster_policies"] += 1
 
@@ -556,6 +565,8 @@ def summary_text(counts: Mapping[str, int]) -> str:
     if counts["cluster_policies"]:
         parts.append(n(counts["cluster_policies"], "cluster policy").replace("policys", "policies")
                      + " (each cluster is checked against the one it names)")
+    if counts.get("serving_endpoints"):
+        parts.append(n(counts["serving_endpoints"], "serving endpoint"))
     return ", ".join(parts)
 
 

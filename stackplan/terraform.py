@@ -15,11 +15,11 @@ from typing import Any
 
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, PROJECT, USAGE_DEFAULTS
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, PROJECT, USAGE_DEFAULTS
 from gpucatalog import Catalog
 
 #: The id attribute each priced kind is known by (what a cluster's ``instance_pool_id`` names).
-_ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id"}
+_ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name"}
 
 
 def is_terraform_plan_file(path: str) -> bool:

@@ -191,3 +191,22 @@ def test_exceptions_accept_a_finding_by_address_and_refuse_a_typo(capsys, tmp_pa
     assert main(["check", "--terraform-plan", str(BAD), "--exceptions", str(typo)]) == 2
     err = capsys.readouterr().err
     assert "exceptions[0].resource: names no resource of the plan or export" in err
+
+
+def test_a_serving_endpoint_of_a_plan_is_judged_and_priced_like_a_stack_s(capsys, tmp_path: Path) -> None:
+    code, doc = cost(capsys, "--terraform-plan", str(GOOD))
+    endpoint = next(e for e in doc["cost"]["resources"].values() if e["name"] == "databricks_model_serving.chat_api")
+    # GPU_MEDIUM, 4 provisioned (one replica), always warm: what the dev stack's GPU_MEDIUM endpoint costs an hour
+    assert endpoint["unpriced"] is None and endpoint["hours_per_month"] == 730
+    stack = cost(capsys, "--stack", "dev")[1]
+    dev = next(e for e in stack["cost"]["resources"].values() if e["name"] == "dev-serving-chat-dev")
+    assert endpoint["hourly"] == pytest.approx(dev["hourly"])
+    plan = json.loads(GOOD.read_text())
+    served = next(rc for rc in plan["resource_changes"] if rc["type"] == "databricks_model_serving")
+    served["change"]["after"]["ai_gateway"][0]["rate_limits"] = []
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    code, out, _ = check(capsys, "--terraform-plan", str(path))
+    assert out["checked"]["serving_endpoints"] == 1
+    assert ("databricks-serving-require-rate-limit", "databricks_model_serving.chat_api") in \
+        {(v["policy"], v["resource_name"]) for v in out["violations"]}

@@ -14,16 +14,17 @@ from .kind import ResourceKind
 
 
 def facts(inputs: Mapping[str, Any]) -> str:
-    entity = as_mapping((as_mapping(inputs.get("config")).get("servedEntities") or [{}])[0])
-    gateway = as_mapping(inputs.get("aiGateway"))
-    table = as_mapping(gateway.get("inferenceTableConfig"))
-    limits = [as_mapping(r) for r in gateway.get("rateLimits") or []]
-    parts = [f"{entity.get('entityName')} v{entity.get('entityVersion')} on {entity.get('workloadType')}",
-             f"concurrency {entity.get('minProvisionedConcurrency')}-{entity.get('maxProvisionedConcurrency')}",
-             "scales to zero" if entity.get("scaleToZeroEnabled") else "always warm"]
+    props = normalize_props(inputs)  # Pulumi's camelCase or the API's (a Terraform plan's) snake_case
+    entity = as_mapping((as_list(as_mapping(props.get("config")).get("served_entities")) or [{}])[0])
+    gateway = as_mapping(props.get("ai_gateway"))
+    table = as_mapping(gateway.get("inference_table_config"))
+    limits = [as_mapping(r) for r in as_list(gateway.get("rate_limits"))]
+    parts = [f"{entity.get('entity_name')} v{entity.get('entity_version')} on {entity.get('workload_type')}",
+             f"concurrency {entity.get('min_provisioned_concurrency')}-{entity.get('max_provisioned_concurrency')}",
+             "scales to zero" if entity.get("scale_to_zero_enabled") else "always warm"]
     if table.get("enabled"):
-        parts.append(f"inference table {table.get('catalogName')}.{table.get('schemaName')}")
-    parts += [f"{r.get('calls')} calls/{r.get('key')}/{r.get('renewalPeriod')}" for r in limits]
+        parts.append(f"inference table {table.get('catalog_name')}.{table.get('schema_name')}")
+    parts += [f"{r.get('calls')} calls/{r.get('key')}/{r.get('renewal_period')}" for r in limits]
     return ", ".join(parts)
 
 
