@@ -101,6 +101,15 @@ def _normalize(value: Any, convert_keys: bool) -> Any:
     return plain_number(value)
 
 
+def source_props(props: Mapping[str, Any] | None, source: Source) -> dict[str, Any]:
+    """A resource's properties in snake_case: API JSON (``source`` api: an export, a live read, a Terraform plan's
+    ``after``) is snake_case already and is taken as it is (a shallow copy: the walk of `normalize_props` is most
+    of a workspace audit's time per cluster); Pulumi inputs are converted."""
+    if source == "api" and type(props) is dict:
+        return dict(props)
+    return normalize_props(props)
+
+
 def normalize_props(props: Mapping[str, Any] | None) -> dict[str, Any]:
     """Any resource's properties (camelCase or snake_case) in snake_case; map-valued attributes keep their keys.
 
@@ -459,12 +468,12 @@ def shapes_of_resource(resource_type: str, props: Mapping[str, Any] | None, sour
     """The cluster definitions inside a resource: one all-purpose shape for a ``Cluster`` (a job cluster when API
     JSON says ``cluster_source: JOB``), one shape per job cluster and task cluster of a ``Job``, none otherwise."""
     if resource_type == CLUSTER:
-        p = normalize_props(props)
+        p = source_props(props, source)
         kind: ComputeKind = JOBS_COMPUTE if str(p.get("cluster_source", "")).upper() == "JOB" else ALL_PURPOSE
         return [cluster_shape(p, compute_kind=kind, source=source, cloud=cloud, node_cloud=node_cloud,
                               gpu_node=gpu_node, normalized=True)]
     if resource_type == JOB:
-        return job_cluster_shapes(normalize_props(props), source, cloud=cloud, node_cloud=node_cloud,
+        return job_cluster_shapes(source_props(props, source), source, cloud=cloud, node_cloud=node_cloud,
                                   gpu_node=gpu_node)
     return []
 

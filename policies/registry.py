@@ -21,7 +21,7 @@ from dbxtypes.advise import ADVISE_ORDER, ADVISE_THRESHOLDS
 from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
-from dbxtypes.shape import ClusterShape, Source, as_number, normalize_props, pool_shape, shapes_of_resource
+from dbxtypes.shape import ClusterShape, Source, as_number, pool_shape, shapes_of_resource, source_props
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
 from policies.common import gpu_node, node_cloud
 from policies.rule import ResourceView, Rule, View
@@ -394,13 +394,13 @@ def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source
         return list(shapes_of_resource(resource_type, props, source, cloud=cloud, node_cloud=node_cloud,
                                        gpu_node=gpu_node))
     if resource_type == JOB:  # its cluster definitions, and the job as a whole (for rules about the job itself)
-        job = normalize_props(props)
+        job = source_props(props, source)
         shapes: list[View] = list(shapes_of_resource(JOB, job, source, cloud=cloud, node_cloud=node_cloud,
                                                      gpu_node=gpu_node))
         return [*shapes, ResourceView(resource_type=JOB, props=job, source=source)]
     if resource_type == INSTANCE_POOL:
         return [pool_shape(props, source)]
-    return [ResourceView(resource_type=resource_type, props=normalize_props(props), source=source)]
+    return [ResourceView(resource_type=resource_type, props=source_props(props, source), source=source)]
 
 
 def messages_for_views(rule: Rule, views: Iterable[View], thresholds: Mapping[str, Any]) -> list[str]:

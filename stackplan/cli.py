@@ -155,7 +155,8 @@ def parser() -> argparse.ArgumentParser:
                             "(one object, lists, a mix, pages one after another), or a directory of such files")
     p.add_argument("--terraform-plan", metavar="FILE",
                    help="a Terraform plan's JSON (terraform show -json PLANFILE): its databricks_cluster, _job, "
-                        "_instance_pool and _cluster_policy changes, checked like an export, named by address")
+                        "_instance_pool, _cluster_policy and _model_serving changes, checked like an export, named by "
+                        "address")
     p.add_argument("--exceptions", metavar="FILE",
                    help="with --terraform-plan, --cluster-json or --workspace: accepted findings (YAML or JSON, the "
                         "stack's exceptions shape: rule, resource as the report names it, reason, expires)")

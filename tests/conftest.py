@@ -87,3 +87,13 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("slow", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run under ``make test-slow`` only (HYPOTHESIS_PROFILE=slow): not in CI's suite."""
+    if os.environ.get("HYPOTHESIS_PROFILE") == "slow":
+        return
+    skip = pytest.mark.skip(reason="slow: run by make test-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from policies.registry import load_policy_config
-from stackplan.advise.analysis import analyse, emitted_sql, find_exports, run_local, statements
+from stackplan.advise.analysis import emitted_sql, find_exports, run_local, statements
 from stackplan.advise.engines import SparkEngine, SparkOptions, spark_session
 from stackplan.advise.targets import target_rows, targets_of
 from stackplan.advise.telemetry import write_exports
@@ -62,25 +62,6 @@ def canon(value: Any) -> Any:
     return value
 
 
-def test_the_same_exports_give_the_same_analysis_on_duckdb_and_spark(spark, prod) -> None:
-    """Every figure of every workload, every candidate row of every finding and the chart series: the same on both
-    engines (exact percentiles on both: percentile_cont)."""
-    usage = str(prod["root"] / "csv")
-    local = run_local(usage, prod["rows"], prod["thresholds"], SLA)
-    engine = SparkEngine(spark)
-    found = find_exports(usage)
-    engine.load_sources(found)
-    on_spark = analyse(engine, {k: str(v.path) for k, v in found.items()}, prod["rows"], prod["thresholds"], SLA)
-    assert canon(on_spark.summary) == canon(local.summary)
-    assert canon(on_spark.rows) == canon(local.rows)
-    assert canon(on_spark.gpu_hourly) == canon(local.gpu_hourly)
-    assert canon(on_spark.p99_hourly) == canon(local.p99_hourly)
-    assert on_spark.unmatched_clusters == local.unmatched_clusters
-    # the planted problems were found (the comparison is not of two empty results)
-    found_ids = {fid for fid, rows in local.rows.items() if rows}
-    assert {"spot-reclaim-hits-base", "cost-drift", "training-resized"} <= found_ids
-
-
 def _stand_ins(spark: Any, exports: Path, root: Path) -> dict[str, str]:
     """Views standing in for the system tables and the telemetry Volume's files, from the Parquet exports, which
     the generator writes in the system tables' documented types (tags a map, usage_metadata and pricing structs,
@@ -115,8 +96,9 @@ def _stand_ins(spark: Any, exports: Path, root: Path) -> dict[str, str]:
 
 def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spark, prod) -> None:
     """The three --emit-sql files, executed on Apache Spark as written but for the table names (system tables and
-    read_files, which only Databricks has, point at stand-in views with the same columns): the findings are the ones
-    DuckDB finds in the same data."""
+    read_files, which only Databricks has, point at stand-in views with the same columns): the figures and findings
+    are the ones DuckDB gives of the same data. (The engine's own reading of the exports, `--engine spark`, is the
+    Spark Connect test below: the CLI's whole report against DuckDB's.)"""
     plan = prod["plan"]
     files = emitted_sql(stack=plan.stack, telemetry="/Volumes/ai/ops/telemetry", days=3650, targets=prod["rows"],
                         thresholds=prod["thresholds"], sla=SLA)
@@ -136,19 +118,29 @@ def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spar
                if (m := re.search(r"^-- finding: (\S+)", block, flags=re.M))}
     on_spark = {fid: canon(engine.fetch(sql)) for fid, sql in queries.items()}
     local = run_local(str(prod["root"] / "parquet"), prod["rows"], prod["thresholds"], SLA)
+    # every candidate row of every finding, every figure of every workload and the chart series: the same on both
+    # engines (exact percentiles on both: percentile_cont)
     assert on_spark == {fid: canon(rows) for fid, rows in local.rows.items()}
-    assert any(on_spark.values())
+    assert canon(engine.fetch("SELECT * FROM workload_summary ORDER BY workload")) == canon(local.summary)
+    assert canon(engine.fetch("SELECT * FROM gpu_hourly ORDER BY workload, hour")) == canon(local.gpu_hourly)
+    assert canon(engine.fetch("SELECT * FROM p99_hourly ORDER BY workload, hour")) == canon(local.p99_hourly)
+    # the planted problems were found (the comparison is not of two empty results)
+    assert {"spot-reclaim-hits-base", "cost-drift", "training-resized"} <= {f for f, rows in on_spark.items() if rows}
 
 
-def test_advise_on_a_spark_connect_server_gives_the_duckdb_report(prod, tmp_path) -> None:
-    """The CLI end to end over Spark Connect (a local server pyspark starts: --remote local[1]), in its own process:
-    the same JSON report as DuckDB's."""
+@pytest.mark.parametrize("session", [
+    ["--spark-master", "local[1]"],
+    # a Spark Connect server pyspark starts itself: the same analysis over gRPC, about twice as long (make test-slow)
+    pytest.param(["--remote", "local[1]"], marks=pytest.mark.slow, id="spark-connect"),
+], ids=["classic", "spark-connect"])
+def test_advise_on_spark_gives_the_duckdb_report(prod, tmp_path, session) -> None:
+    """The CLI end to end with --engine spark (Spark reading the CSV exports itself), in its own process: the same
+    JSON report as DuckDB's, figures, findings and priced proposals."""
     usage = prod["root"] / "csv"
     common = ["advise", "--stack", "prod", "--usage", str(usage), "--sla-p99-ms", str(SLA), "--json"]
     assert main([*common, "--out", str(tmp_path / "duckdb.json")]) == 0
     done = subprocess.run([sys.executable, "-m", "stackplan", *common, "--out", str(tmp_path / "spark.json"),
-                           "--engine", "spark", "--remote", "local[1]"], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+                           "--engine", "spark", *session], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads((tmp_path / "spark.json").read_text()) == json.loads((tmp_path / "duckdb.json").read_text())
     assert "Traceback" not in done.stderr and "WARN" not in done.stderr  # the JVM's log stays out of the way
