@@ -9,12 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
 from .findings import FINDING_IDS, FINDINGS
+
+if TYPE_CHECKING:
+    from .engines import Engine
 from .sources import Input, find_inputs
 
 SQL_DIR = Path(__file__).parent / "sql"
@@ -155,7 +158,7 @@ SYSTEM_TABLES = {"clusters": "system.compute.clusters", "node_timeline": "system
                  "usage": "system.billing.usage", "list_prices": "system.billing.list_prices"}
 
 
-def analyse(engine: Any, inputs: Mapping[str, str], targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
             sla: float | None) -> Analysis:
     """The statistics, the finding queries and the chart series on an engine whose sources are loaded (``inputs``:
     each input's name -> where it was read from)."""
