@@ -53,5 +53,5 @@ def test_the_reports_show_it(dev, tmp_path: Path) -> None:
         out = tmp_path / f"a.{fmt}"
         assert main(["advise", "--stack", "dev", "--usage", str(usage), "--format", fmt, "--out", str(out)]) == 0
         text = out.read_text()
-        assert "$ per 1k requests" in text and "2nd half vs 1st" in text
+        assert "$ per 1k requests" in text and "2nd half vs 1st" in text and "GPU memory peak %" in text
     assert "Cost per 1,000 requests: is it falling" in (tmp_path / "a.html").read_text()

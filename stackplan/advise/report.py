@@ -317,7 +317,8 @@ def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
     workloads = [{"workload": cell(w["workload"]), "role": w["role"], "runs": w["runs"] or 0,
                   "busy": w["busy_minutes"] or 0, "util": _whole(w["median_busy_util"]), "p99": _whole(w["p99_ms"]),
                   "reclaims": w["reclaims"], "resizes": w["resizes"], "billed": _usd(w["billed_monthly_usd"]),
-                  "expected": _usd(w["dbu_monthly_expected"]), "per_1k": _cents(w["cost_per_1k_requests"]),
+                  "expected": _usd(w["dbu_monthly_expected"]), "mem": _whole(w["gpu_mem_peak_percent"]),
+                  "mem_p99": _whole(w["gpu_mem_p99_percent"]), "per_1k": _cents(w["cost_per_1k_requests"]),
                   "trend": _trend_text(w["cost_per_1k_requests_trend_percent"])} for w in doc["workloads"]]
     priced = sum(1 for f in doc["findings"] if f["monthly_cost_delta"] is not None)
     return {
