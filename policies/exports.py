@@ -201,8 +201,9 @@ def is_terraform_plan(doc: Any) -> bool:
         isinstance(doc.get("resource_changes"), list)
 
 
-def require_terraform_plan(path: Any) -> None:
-    """`InputError` unless ``path`` holds the JSON of ``terraform show -json PLANFILE`` (``check --terraform-plan``)."""
+def require_terraform_plan(path: Any) -> Mapping[str, Any]:
+    """The JSON of ``terraform show -json PLANFILE`` in ``path``; `InputError` when it is not one (``check`` and ``cost
+    --terraform-plan``)."""
     from dbxtypes.documents import parse_json_stream, read_text
 
     docs = parse_json_stream(read_text(path, "Terraform plan JSON"), str(path))
@@ -211,6 +212,7 @@ def require_terraform_plan(path: Any) -> None:
         raise InputError.single(str(path), "", f"is not a Terraform plan's JSON (has {clip(keys)}): expected one "
                                 "object with format_version 1.x and resource_changes.",
                                 "write it with: terraform plan -out tfplan && terraform show -json tfplan > plan.json")
+    return docs[0]
 
 
 def _config_address(address: str) -> str:

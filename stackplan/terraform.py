@@ -17,6 +17,7 @@ from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, PROJECT, USAGE_DEFAULTS
 from gpucatalog import Catalog
+from policies.exports import ExportItem
 
 #: The id attribute each priced kind is known by (what a cluster's ``instance_pool_id`` names).
 _ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name"}
@@ -35,14 +36,12 @@ def is_terraform_plan_file(path: str) -> bool:
     return len(docs) == 1 and is_terraform_plan(docs[0])
 
 
-def terraform_plan(path: str) -> Plan:
-    """The plan's clusters, jobs and pools as a `Plan` (not yet priced); `InputError` for a file that is not a plan,
-    or a plan whose node types name no cloud."""
+def terraform_plan(path: str, every: list[ExportItem]) -> Plan:
+    """A plan's clusters, jobs, pools and endpoints (``every``: its items, `policies.exports.terraform_items`) as a
+    `Plan`, not yet priced; `InputError` for a plan whose node types name no cloud, or several."""
     from gpucatalog import load_catalog
-    from policies.exports import read_export_file, require_terraform_plan
 
-    require_terraform_plan(path)
-    items = [i for i in read_export_file(path, "Terraform plan JSON") if i.resource_type in _ID]
+    items = [i for i in every if i.resource_type in _ID]
     catalog = load_catalog()
     clouds = {c for i in items for c in _node_clouds(i.props, catalog) if c}
     if len(clouds) != 1:
@@ -73,12 +72,13 @@ def _node_clouds(props: Any, catalog: Catalog) -> set[str | None]:
 
 def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None) -> Plan:
     """The plan priced (``--prices`` as for a stack), with the findings ``check --terraform-plan`` gives it."""
-    from policies.exports import read_export_file
+    from policies.exports import require_terraform_plan, terraform_items
 
     from .audit import audit_items
     from .costing import price_plan
 
-    plan = terraform_plan(path)
+    items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
+    plan = terraform_plan(path, items)
     plan.cost = price_plan(plan, None, prices)
-    plan.violations = audit_items(read_export_file(path, "Terraform plan JSON"), policy_config).violations
+    plan.violations = audit_items(items, policy_config).violations
     return plan

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from dbxtypes.errors import InputError, clip, cut
 
-from .sources import API_TABLES, COLUMNS, EMPTY, Input, api_rows, column_types, view_sql
+from .sources import API_TABLES, COLUMNS, EMPTY, Input, api_rows, check_columns, column_types, view_sql
 
 #: ``--engine`` values; the first is the default.
 ENGINES = ("duckdb", "spark", "databricks")
@@ -253,14 +253,7 @@ class SparkEngine:
                 continue
             raw = self._raw_frame(inp)
             types = {field.name: field.dataType.simpleString() for field in raw.schema.fields}
-            missing = [c for c in COLUMNS[name] if c not in types]
-            if name == "usage" and "cluster_id" not in types and "usage_metadata" not in types:
-                missing.append("usage_metadata.cluster_id (or a flattened cluster_id)")
-            if name == "list_prices" and "pricing" not in types and "pricing_default" not in types:
-                missing.append("pricing.default (or a flattened pricing_default)")
-            if missing:
-                raise InputError.single(str(inp.path), name, f"lacks the column(s) {', '.join(missing)}.",
-                                        f"export {name} with its system-table columns: {', '.join(COLUMNS[name])}.")
+            check_columns(inp, types)
             raw.createOrReplaceTempView(f"{name}_raw")
             self.execute(view_sql(name, inp, types, dialect=self.dialect, source=f"{name}_raw"))
 

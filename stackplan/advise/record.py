@@ -115,9 +115,14 @@ def num(row: Row, key: str) -> float:
     return float(value) if value is not None else 0.0
 
 
+def named_workload(t: Target, c: Context) -> Any:
+    """The stack's `NamedWorkload` the target belongs to; None without a spec (or one that does not name it)."""
+    return c.spec.named_workloads().get(t.name) if c.spec is not None else None
+
+
 def workload_spec(t: Target, c: Context) -> Any:
     """The stack's settings of the target's workload (its section, or its ``workloads`` entry); None without a spec."""
-    named = c.spec.named_workloads().get(t.name) if c.spec is not None else None
+    named = named_workload(t, c)
     return named.spec if named is not None else None
 
 
@@ -171,7 +176,7 @@ def resize(t: Target, c: Context, *, lo: int | None = None, hi: int | None = Non
         largest = t.min_workers if lo is None else lo
         if largest != t.min_workers:
             edit[f"{t.key}.num_workers"], current[f"{t.key}.num_workers"] = largest, t.min_workers
-    named = c.spec.named_workloads().get(t.name) if c.spec is not None else None
+    named = named_workload(t, c)
     pool = c.spec.pool_of(named) if named is not None else None
     if named is not None and pool is not None and pool.max_capacity is not None and pool.max_capacity < 1 + largest:
         key = f"instance_pools.{c.spec.pool_key(named)}.max_capacity"

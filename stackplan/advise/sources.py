@@ -145,6 +145,12 @@ def column_types(con: Any, inp: Input) -> dict[str, str]:
         raise InputError.single(str(inp.path), inp.name, f"cannot be read: {clip(str(exc).splitlines()[0])}",
                                 "export it again as CSV with a header row, or as Parquet.") from None
     types = {str(row[0]): str(row[1]) for row in described}
+    check_columns(inp, types)
+    return types
+
+
+def check_columns(inp: Input, types: Mapping[str, str]) -> None:
+    """`InputError` when an input (its columns -> types, as any engine read them) lacks a column the analysis reads."""
     missing = [c for c in COLUMNS[inp.name] if c not in types]
     if inp.name == "usage" and "cluster_id" not in types and "usage_metadata" not in types:
         missing.append("usage_metadata.cluster_id (or a flattened cluster_id)")
@@ -153,7 +159,6 @@ def column_types(con: Any, inp: Input) -> dict[str, str]:
     if missing:
         raise InputError.single(str(inp.path), inp.name, f"lacks the column(s) {', '.join(missing)}.",
                                 f"export {inp.name} with its system-table columns: {', '.join(COLUMNS[inp.name])}.")
-    return types
 
 
 def _field(types: Mapping[str, str], column: str, key: str, dialect: str = "duckdb") -> str:
