@@ -10,7 +10,7 @@ RUN := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pyca
 STACK ?= dev
 ARGS ?=
 
-.PHONY: install preview check cost test test-slow lint schema sdk-types bench bench-record clean
+.PHONY: install preview check cost test test-spark test-slow lint schema sdk-types bench bench-record clean
 
 # The last step installs the `stackplan` command (pyproject's [project.scripts]): an editable install of this checkout.
 $(VENV)/.installed-runtime: requirements.txt pyproject.toml
@@ -42,8 +42,13 @@ cost: $(VENV)/.installed-runtime  ## cost report of a stack
 TEST_WORKERS ?= 2
 PYTEST := $(RUN) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
-test: $(VENV)/.installed-dev  ## the test suite (what CI runs)
-	$(PYTEST)
+test: $(VENV)/.installed-dev  ## the test suite, without the tests that start Spark (CI runs both targets)
+	$(PYTEST) -m "not spark"
+
+# advise on Apache Spark (issue 29): each test starts a JVM and runs the analysis, minutes, not seconds; kept out of
+# `make test` so that the everyday suite stays fast (issue 23), run by CI on every change.
+test-spark: $(VENV)/.installed-dev  ## the tests that run advise's SQL on a local Spark (what CI runs after make test)
+	$(PYTEST) -m spark
 
 lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), import-linter layering contracts
 	$(VENV)/bin/ruff check .
@@ -57,7 +62,7 @@ schema: $(VENV)/.installed-runtime  ## regenerate docs/plan.schema.json from the
 sdk-types: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/sdk_types.json from the pinned databricks-sdk
 	$(PY) -m dbxtypes.sdk_types > dbxtypes/data/sdk_types.json.tmp && mv dbxtypes/data/sdk_types.json.tmp dbxtypes/data/sdk_types.json
 
-test-slow: $(VENV)/.installed-dev  ## the test suite with long property-test runs
+test-slow: $(VENV)/.installed-dev  ## every test: long property-test runs, Spark, Spark Connect
 	HYPOTHESIS_PROFILE=slow $(PYTEST)
 
 bench: $(VENV)/.installed-bench  ## benchmarks: prints figures, writes bench/RESULTS.latest.md (git-ignored)

@@ -1,5 +1,6 @@
 """``advise --engine spark`` (issue 29): the same analysis on Apache Spark as on DuckDB, and the ``--emit-sql`` files
-executed on Spark, not only parsed. One local Spark session per test process (starting one takes seconds)."""
+executed on Spark, not only parsed. One local Spark session per test process (starting one takes seconds). The tests
+that start Spark are marked ``spark``: ``make test-spark`` runs them (CI does, after ``make test``)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,7 @@ def _stand_ins(spark: Any, exports: Path, root: Path) -> dict[str, str]:
             "system.billing.usage": "system_billing_usage", "system.billing.list_prices": "system_billing_list_prices"}
 
 
+@pytest.mark.spark
 def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spark, prod) -> None:
     """The three --emit-sql files, executed on Apache Spark as written but for the table names (system tables and
     read_files, which only Databricks has, point at stand-in views with the same columns): the figures and findings
@@ -128,6 +130,7 @@ def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spar
     assert {"spot-reclaim-hits-base", "cost-drift", "training-resized"} <= {f for f, rows in on_spark.items() if rows}
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("session", [
     ["--spark-master", "local[1]"],
     # a Spark Connect server pyspark starts itself: the same analysis over gRPC, about twice as long (make test-slow)
@@ -158,6 +161,7 @@ def test_an_engine_option_out_of_place_is_exit_2(capsys, argv, message) -> None:
     assert code == 2 and message in err and "Traceback" not in err
 
 
+@pytest.mark.spark
 def test_an_unreadable_export_on_spark_is_exit_2_naming_it(spark, tmp_path) -> None:
     (tmp_path / "clusters.csv").write_text("cluster_id,cluster_name,tags\n")
     (tmp_path / "gpu_timeline.csv").write_text("cluster_id,instance_id\n1,2\n")  # lacks most columns
