@@ -63,6 +63,19 @@ ADVISE_THRESHOLDS: Final = MappingProxyType({
         "out of memory.", 100),
     "gpu_mem_headroom_percent": AdviseThreshold(
         20, 0, False, "Headroom added to the observed peak when a smaller node is proposed for it.", 400),
+    "serving_at_max_percent": AdviseThreshold(
+        90, 1, False, "A serving endpoint minute whose requests in flight (Little's law) reach this share of its "
+        "max provisioned concurrency is a minute at its maximum.", 100),
+    "serving_overprovisioned_percent": AdviseThreshold(
+        50, 0, False, "An endpoint whose peak requests in flight stay under this share of its min provisioned "
+        "concurrency is over-provisioned.", 100),
+    "serving_headroom_percent": AdviseThreshold(
+        25, 0, False, "Headroom added to an endpoint's observed peak concurrency when a lower minimum is proposed.",
+        400),
+    "serving_scale_to_zero_minutes": AdviseThreshold(
+        30, 1, True, "A request after this many minutes without one found a scale-to-zero endpoint scaled to zero "
+        "(a launch, a cold start); this project's default: Model Serving scales an endpoint without traffic to zero "
+        "after an idle period whose length its docs did not state where we read them (set it to what you see)."),
 })
 
 #: Thresholds that must stay in order, lower first (effective values: defaults overlaid by the config): a low line at

@@ -48,8 +48,26 @@ config:
     autotermination_minutes: 60
   dbx-ai-infra:usage:
     inference_hours_per_month: 300
+  dbx-ai-infra:serving:
+    endpoints:
+      obs-chat:
+        entity: ai.models.chat
+        entity_version: "1"
+        model: {params_billions: 7, precision: fp16}
+        concurrency: {min: 8, max: 16}
+        scale_to_zero: false
+      obs-burst:
+        entity: ai.models.chat
+        entity_version: "1"
+        model: {params_billions: 7, precision: fp16}
+        concurrency: {min: 4, max: 8}
+        scale_to_zero: true
 """
 WORKLOAD = {"training": "obs-training", "inference": "obs-inference", "interactive": "obs-dev"}
+# a serving plant goes to the first endpoint (in the plan's order) it applies to: the over-provisioned one needs a
+# minimum above one replica, the cold starts a scale-to-zero endpoint
+ENDPOINT = {"serving-latency-at-max-concurrency": "obs-burst", "serving-overprovisioned": "obs-chat",
+            "serving-cold-starts": "obs-burst"}
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +125,7 @@ def finding(doc: dict[str, Any], fid: str) -> dict[str, Any]:
 @pytest.mark.parametrize("plant", PLANTS)
 def test_a_planted_problem_is_found_on_its_workload(advise: Any, plant: str) -> None:
     doc, _ = advise(plant)
-    assert plant in ids_for(doc, WORKLOAD[PLANT_ROLE[plant]])
+    assert plant in ids_for(doc, ENDPOINT[plant] if PLANT_ROLE[plant] == "serving" else WORKLOAD[PLANT_ROLE[plant]])
     # and nothing else is out of order: the other findings are the healthy ones
     others = {f["id"] for f in doc["findings"]} - {plant, "gpu-balanced"}
     assert others == set()

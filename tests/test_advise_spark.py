@@ -19,14 +19,14 @@ import pytest
 from policies.registry import load_policy_config
 from stackplan.advise.analysis import emitted_sql, find_exports, run_local, statements
 from stackplan.advise.engines import SparkEngine, SparkOptions, spark_session
-from stackplan.advise.targets import target_rows, targets_of
+from stackplan.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
 from stackplan.advise.telemetry import write_exports
 from stackplan.cli import main
 from stackplan.pipeline import build_plan
 
 REPO = Path(__file__).resolve().parent.parent
 PLANTS = ["spot-reclaim-hits-base", "idle-cluster", "cost-drift", "gpu-underutilized", "training-resized",
-          "latency-over-sla-scale-out"]
+          "latency-over-sla-scale-out", "serving-latency-at-max-concurrency"]
 SLA = 800.0
 
 
@@ -42,10 +42,12 @@ def prod(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     plan = build_plan("prod", with_policies=False, with_cost=True)
     thresholds = load_policy_config(None).advise_thresholds()
     rows = target_rows(targets_of(plan, float(thresholds["low_bandwidth_gbps"])), plan.stack)
+    endpoints = endpoint_rows(endpoint_targets(plan))
+    assert endpoints and all(e["payload_table"] for e in endpoints)  # prod serves an endpoint with an inference table
     root = tmp_path_factory.mktemp("spark")
     write_exports(root / "csv", plan, plant=PLANTS, days=1)
     write_exports(root / "parquet", plan, plant=PLANTS, days=1, fmt="parquet")
-    return {"plan": plan, "thresholds": thresholds, "rows": rows, "root": root}
+    return {"plan": plan, "thresholds": thresholds, "rows": rows, "root": root, "endpoints": endpoints}
 
 
 def canon(value: Any) -> Any:
@@ -63,7 +65,7 @@ def canon(value: Any) -> Any:
     return value
 
 
-def _stand_ins(spark: Any, exports: Path, root: Path) -> dict[str, str]:
+def _stand_ins(spark: Any, exports: Path, root: Path, endpoints: list[dict[str, Any]]) -> dict[str, str]:
     """Views standing in for the system tables and the telemetry Volume's files, from the Parquet exports, which
     the generator writes in the system tables' documented types (tags a map, usage_metadata and pricing structs,
     times as instants); returns the name each stands in for -> its view."""
@@ -90,7 +92,13 @@ def _stand_ins(spark: Any, exports: Path, root: Path) -> dict[str, str]:
     spark.read.option("header", "true").csv(str(volume / "gpu_timeline")).createOrReplaceTempView("files_gpu_timeline")
     spark.read.text(str(volume / "cluster_events")).createOrReplaceTempView("files_cluster_events")
     spark.read.option("header", "true").csv(str(volume / "requests")).createOrReplaceTempView("files_requests")
-    return {"system.compute.clusters": "system_compute_clusters",
+    # each endpoint's AI Gateway payload table: its own columns, without the endpoint's name (one table per endpoint)
+    payload = {}
+    for i, e in enumerate(endpoints):
+        parquet("serving_requests").where(f.col("endpoint_name") == e["endpoint"]).drop("endpoint_name") \
+            .createOrReplaceTempView(f"payload_{i}")
+        payload[e["payload_table"]] = f"payload_{i}"
+    return {**payload, "system.compute.clusters": "system_compute_clusters",
             "system.compute.node_timeline": "system_compute_node_timeline",
             "system.billing.usage": "system_billing_usage", "system.billing.list_prices": "system_billing_list_prices"}
 
@@ -103,8 +111,8 @@ def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spar
     Spark Connect test below: the CLI's whole report against DuckDB's.)"""
     plan = prod["plan"]
     files = emitted_sql(stack=plan.stack, telemetry="/Volumes/ai/ops/telemetry", days=3650, targets=prod["rows"],
-                        thresholds=prod["thresholds"], sla=SLA)
-    tables = _stand_ins(spark, prod["root"] / "parquet", prod["root"])
+                        thresholds=prod["thresholds"], sla=SLA, endpoints=prod["endpoints"])
+    tables = _stand_ins(spark, prod["root"] / "parquet", prod["root"], prod["endpoints"])
     sources = files["01_sources.sql"]
     for system, view in tables.items():
         sources = sources.replace(system, view)
@@ -119,15 +127,18 @@ def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spar
     queries = {m.group(1): block for block in statements(files["03_findings.sql"])
                if (m := re.search(r"^-- finding: (\S+)", block, flags=re.M))}
     on_spark = {fid: canon(engine.fetch(sql)) for fid, sql in queries.items()}
-    local = run_local(str(prod["root"] / "parquet"), prod["rows"], prod["thresholds"], SLA)
+    local = run_local(str(prod["root"] / "parquet"), prod["rows"], prod["thresholds"], SLA,
+                      endpoints=prod["endpoints"])
     # every candidate row of every finding, every figure of every workload and the chart series: the same on both
     # engines (exact percentiles on both: percentile_cont)
     assert on_spark == {fid: canon(rows) for fid, rows in local.rows.items()}
     assert canon(engine.fetch("SELECT * FROM workload_summary ORDER BY workload")) == canon(local.summary)
     assert canon(engine.fetch("SELECT * FROM gpu_hourly ORDER BY workload, hour")) == canon(local.gpu_hourly)
     assert canon(engine.fetch("SELECT * FROM p99_hourly ORDER BY workload, hour")) == canon(local.p99_hourly)
+    assert canon(engine.fetch("SELECT * FROM endpoint_summary ORDER BY endpoint")) == canon(local.endpoints)
     # the planted problems were found (the comparison is not of two empty results)
-    assert {"spot-reclaim-hits-base", "cost-drift", "training-resized"} <= {f for f, rows in on_spark.items() if rows}
+    assert {"spot-reclaim-hits-base", "cost-drift", "training-resized",
+            "serving-latency-at-max-concurrency"} <= {f for f, rows in on_spark.items() if rows}
 
 
 @pytest.mark.spark

@@ -3,7 +3,7 @@ the stack priced by the existing cost model on the edited stack (`price_edit`)."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from stackplan.interrupts import scratch_dir
 from .analysis import Analysis, plain
 from .findings import FINDING_IDS, FINDINGS
 from .record import SEVERITY_ORDER, Context, Proposal, edit_fragment, rounded
-from .targets import Target
+from .targets import EndpointTarget, Target
 
 __all__ = ["Context", "Finding", "Proposal", "edit_fragment", "edited_config", "edited_stack_text", "findings_of",
            "price_edit"]
@@ -49,13 +49,15 @@ class Finding:
                 "figures": {k: plain(v) for k, v in self.figures.items()}}
 
 
-def findings_of(analysis: Analysis, targets: list[Target], ctx: Context) -> list[Finding]:
-    """Every finding of the analysis, ordered by severity then workload."""
-    by_name = {t.workload: t for t in targets}
+def findings_of(analysis: Analysis, targets: list[Target], ctx: Context,
+                endpoints: Sequence[EndpointTarget] = ()) -> list[Finding]:
+    """Every finding of the analysis, ordered by severity then workload (an endpoint's findings by its name)."""
+    by_name: dict[str, dict[str, Any]] = {"workload": {t.workload: t for t in targets},
+                                          "endpoint": {e.workload: e for e in endpoints}}
     out = []
     for spec in FINDINGS:
         for row in analysis.rows.get(spec.id, []):
-            target = by_name.get(str(row["workload"]))
+            target = by_name[spec.subject].get(str(row["workload"]))
             if target is None:
                 continue
             outcome = spec.build(row, target, ctx)
@@ -130,6 +132,8 @@ def price_edit(plan: Plan, proposal: Proposal, *, policy_config: Any, prices: st
     assert after.cost is not None
     proposal.monthly_before = float(plan.cost.total.monthly.expected or 0)
     proposal.monthly_after = float(after.cost.total.monthly.expected or 0)
+    proposal.monthly_max_before = float(plan.cost.total.monthly.max or 0)
+    proposal.monthly_max_after = float(after.cost.total.monthly.max or 0)
     already = {(v.policy, v.resource_name) for v in plan.violations or [] if v.mandatory}
     proposal.blocked_by = sorted({v.policy for v in after.violations or []
                                   if v.mandatory and (v.policy, v.resource_name) not in already})

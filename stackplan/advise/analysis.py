@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -59,10 +59,12 @@ def _env() -> Any:
 
 
 def render(template: str, *, dialect: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-           sla: float | None) -> str:
-    return str(_env().get_template(template).render(dialect=dialect, targets=targets, t=thresholds,
-                                                    sla=sql_literal(sla), hours_per_month=HOURS_PER_MONTH,
-                                                    findings=FINDINGS))
+           sla: float | None, endpoints: Sequence[Mapping[str, Any]] = ()) -> str:
+    """A template for ``dialect``: ``targets`` the clusters (`targets.target_rows`), ``endpoints`` the serving
+    endpoints (`targets.endpoint_rows`)."""
+    return str(_env().get_template(template).render(dialect=dialect, targets=targets, endpoints=list(endpoints),
+                                                    t=thresholds, sla=sql_literal(sla),
+                                                    hours_per_month=HOURS_PER_MONTH, findings=FINDINGS))
 
 
 def statements(sql: str) -> list[str]:
@@ -98,6 +100,8 @@ class Analysis:
     usage_outside: dict[str, Any] = field(default_factory=dict)
     #: Inputs present but without a row (a header-only or empty file): name -> path.
     empty_inputs: dict[str, str] = field(default_factory=dict)
+    #: Per serving endpoint of the stack: its figures (``endpoint_summary``).
+    endpoints: list[dict[str, Any]] = field(default_factory=list)
 
 
 def find_exports(usage_dir: str) -> dict[str, Input]:
@@ -111,14 +115,15 @@ def find_exports(usage_dir: str) -> dict[str, Input]:
 
 
 def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-              sla: float | None, memory_limit: str | None = None) -> Analysis:
+              sla: float | None, memory_limit: str | None = None,
+              endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """Read the exports in place with DuckDB and run the analysis; `InputError` for unreadable inputs."""
     from .engines import duckdb_engine
 
     found = find_exports(usage_dir)
     with duckdb_engine(memory_limit) as engine:
         engine.load_sources(found)
-        return analyse(engine, _where(found), targets, thresholds, sla)
+        return analyse(engine, _where(found), targets, thresholds, sla, endpoints)
 
 
 def _where(found: Mapping[str, Input]) -> dict[str, str]:
@@ -126,7 +131,7 @@ def _where(found: Mapping[str, Input]) -> dict[str, str]:
 
 
 def run_spark(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-              sla: float | None, options: Any = None) -> Analysis:
+              sla: float | None, options: Any = None, endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """The same analysis on Spark (`engines.SparkOptions`: local or Spark Connect), Spark reading the exports."""
     from .engines import SparkEngine, SparkOptions, spark_session
 
@@ -134,11 +139,12 @@ def run_spark(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping
     with spark_session(options or SparkOptions()) as spark:
         engine = SparkEngine(spark)
         engine.load_sources(found)
-        return analyse(engine, _where(found), targets, thresholds, sla)
+        return analyse(engine, _where(found), targets, thresholds, sla, endpoints)
 
 
 def run_databricks(targets: list[dict[str, Any]], thresholds: Mapping[str, Any], sla: float | None, *, stack: str,
-                   days: int, profile: str | None, telemetry: str) -> Analysis:
+                   days: int, profile: str | None, telemetry: str,
+                   endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """The analysis through Databricks Connect: the ``--emit-sql`` sources (system tables, the telemetry Volume of
     the last ``days`` days), then the same statements. Needs databricks-connect, installed in its own environment
     (it replaces pyspark); not tested in CI (no workspace)."""
@@ -146,11 +152,13 @@ def run_databricks(targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
 
     with databricks_session(profile) as spark:
         engine = SparkEngine(spark, cache=False)  # serverless compute refuses CACHE TABLE
-        for statement in statements(sources_sql(stack=stack, telemetry=telemetry, days=days)):
+        for statement in statements(sources_sql(stack=stack, telemetry=telemetry, days=days, endpoints=endpoints)):
             engine.execute(statement)
         inputs = {name: table for name, table in SYSTEM_TABLES.items()}
         inputs.update({name: f"{telemetry}/{name}" for name in ("gpu_timeline", "cluster_events", "requests")})
-        return analyse(engine, inputs, targets, thresholds, sla)
+        inputs["serving_requests"] = ", ".join(str(e["payload_table"]) for e in endpoints if e.get("payload_table")) \
+            or "(no endpoint with an inference table)"
+        return analyse(engine, inputs, targets, thresholds, sla, endpoints)
 
 
 #: Where ``--engine databricks`` reads each input that a system table holds (the rest: the telemetry Volume).
@@ -159,14 +167,15 @@ SYSTEM_TABLES = {"clusters": "system.compute.clusters", "node_timeline": "system
 
 
 def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-            sla: float | None) -> Analysis:
+            sla: float | None, endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """The statistics, the finding queries and the chart series on an engine whose sources are loaded (``inputs``:
     each input's name -> where it was read from)."""
-    stats = render("stats.sql.j2", dialect=engine.dialect, targets=targets, thresholds=thresholds, sla=sla)
+    stats = render("stats.sql.j2", dialect=engine.dialect, targets=targets, thresholds=thresholds, sla=sla,
+                   endpoints=endpoints)
     for statement in statements(stats):
         engine.execute(statement)
     queries = finding_queries(render("findings.sql.j2", dialect=engine.dialect, targets=targets,
-                                     thresholds=thresholds, sla=sla))
+                                     thresholds=thresholds, sla=sla, endpoints=endpoints))
     rows = {fid: engine.fetch(queries[fid]) for fid in FINDING_IDS}
     unmatched = engine.fetch("SELECT count(DISTINCT cluster_id) AS n FROM clusters WHERE cluster_id NOT IN "
                              "(SELECT cluster_id FROM cluster_workload)")
@@ -180,23 +189,29 @@ def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, A
         usage_outside=next(iter(engine.fetch("SELECT * FROM usage_outside WHERE rows_outside > 0")), {}),
         empty_inputs={name: where for name, where in inputs.items()
                       if engine.fetch(f"SELECT count(*) AS n FROM {name}")[0]["n"] == 0},
+        endpoints=engine.fetch("SELECT * FROM endpoint_summary ORDER BY endpoint"),
     )
 
 
-def sources_sql(*, stack: str, telemetry: str, days: int) -> str:
+def sources_sql(*, stack: str, telemetry: str, days: int, endpoints: Sequence[Mapping[str, Any]] = ()) -> str:
     """The Databricks sources file (system tables, the telemetry Volume), for ``--emit-sql`` and ``--engine
     databricks``."""
     from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
 
     return str(_env().get_template("sources.databricks.sql.j2").render(
         stack=stack, telemetry=telemetry, days=days, stack_tag=STACK_TAG, role_tag=ROLE_TAG,
-        workload_tag=WORKLOAD_TAG))
+        workload_tag=WORKLOAD_TAG, payload_tables=[(str(e["endpoint"]), str(e["payload_table"]))
+                                                   for e in endpoints if e.get("payload_table")]))
 
 
 def emitted_sql(*, stack: str, telemetry: str, days: int, targets: list[dict[str, Any]],
-                thresholds: Mapping[str, Any], sla: float | None) -> dict[str, str]:
+                thresholds: Mapping[str, Any], sla: float | None,
+                endpoints: Sequence[Mapping[str, Any]] = ()) -> dict[str, str]:
     """``--emit-sql``: file name -> Databricks SQL; the same templates as the local run, in the Databricks dialect."""
-    stats = render("stats.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla)
-    findings = render("findings.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla)
-    return {"01_sources.sql": sources_sql(stack=stack, telemetry=telemetry, days=days), "02_stats.sql": stats,
+    stats = render("stats.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla,
+                   endpoints=endpoints)
+    findings = render("findings.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla,
+                      endpoints=endpoints)
+    return {"01_sources.sql": sources_sql(stack=stack, telemetry=telemetry, days=days, endpoints=endpoints),
+            "02_stats.sql": stats,
             "03_findings.sql": findings}

@@ -35,6 +35,9 @@ class Proposal:
     current: dict[str, Any] = field(default_factory=dict)
     monthly_before: float | None = None
     monthly_after: float | None = None
+    #: The stack's month at full size (every autoscaled cluster and endpoint at its maximum), before and after.
+    monthly_max_before: float | None = None
+    monthly_max_after: float | None = None
     blocked_by: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -42,6 +45,8 @@ class Proposal:
                 "current": {f"{PROJECT}:{k}": v for k, v in self.current.items()},
                 "yaml": edit_fragment(self.edit, self.current),
                 "monthly_before": rounded(self.monthly_before), "monthly_after": rounded(self.monthly_after),
+                "monthly_max_before": rounded(self.monthly_max_before),
+                "monthly_max_after": rounded(self.monthly_max_after),
                 "blocked_by": self.blocked_by}
 
 
@@ -69,9 +74,15 @@ class Outcome:
 @dataclass(frozen=True)
 class Plant:
     """How the telemetry generator (`stackplan.advise.telemetry`) plants the finding on the first target of a
-    role: a change of the run's figures, idle minutes before it stops, a factor on its bill, and events."""
+    role (of the role ``serving``: on the first endpoint it ``applies`` to): a change of the run's figures, idle
+    minutes before it stops, a factor on its bill, and events; for an endpoint, a change of its traffic."""
 
     role: str
+    #: For an endpoint: (its traffic, the endpoint) -> the traffic that shows the problem
+    #: (`stackplan.advise.telemetry.Traffic`).
+    traffic: Callable[[Any, Any], Any] | None = None
+    #: For an endpoint: which endpoints the problem can be planted on (default: any).
+    applies: Callable[[Any], bool] | None = None
     run: Callable[[Run, Target], Run] | None = None
     idle_minutes: int | None = None
     dbu_factor: float = 1.0
@@ -88,14 +99,18 @@ class FindingSpec:
     severity: str
     #: What the finding means, for the README and ``--help`` readers.
     summary: str
-    #: The SELECT over ``workload_summary`` (Jinja2: ``t`` the thresholds, ``sla``, ``busy``, ``net_bound``).
+    #: The SELECT over ``workload_summary`` or ``endpoint_summary`` (Jinja2: ``t`` the thresholds, ``sla``,
+    #: ``busy``, ``net_bound``).
     sql: str
-    #: Row, target, context -> outcome.
-    build: Callable[[Row, Target, Context], Outcome]
+    #: Row, target (a `Target`; an `EndpointTarget` for an endpoint finding), context -> outcome.
+    build: Callable[[Row, Any, Context], Outcome]
     #: The thresholds (`dbxtypes.advise`) its SQL or builder reads.
     thresholds: tuple[str, ...] = ()
     #: None: the generator does not plant it (a healthy state, not a problem).
     plant: Plant | None = None
+    #: What its rows are about: ``workload`` (a cluster workload, a row of ``workload_summary``) or ``endpoint`` (a
+    #: serving endpoint, a row of ``endpoint_summary``, its name in the ``workload`` column).
+    subject: str = "workload"
 
 
 # ---- what builders share --------------------------------------------------------------------------------------------
@@ -236,3 +251,14 @@ def edit_fragment(edit: Mapping[str, Any], current: Mapping[str, Any] | None = N
     emit(nested, 0)
     lines += [f"# remove {PROJECT}:{dotted}" for dotted, value in edit.items() if value is None]
     return "\n".join(lines) + "\n"
+
+
+def concurrency_step(value: float, *, at_least: int = 0) -> int:
+    """Provisioned concurrency for ``value`` requests in flight: whole replicas (Model Serving serves a replica's
+    concurrency at a time, `gpucatalog.serving.ServingCatalog.concurrency_per_replica`), at least ``at_least``, at
+    most Model Serving's limit per served model."""
+    from dbxtypes.vocabulary import MAX_CONCURRENCY_PER_MODEL
+    from gpucatalog.serving import load_serving_catalog
+
+    step = load_serving_catalog().concurrency_per_replica
+    return min(MAX_CONCURRENCY_PER_MODEL, max(at_least, step * math.ceil(round(value, 3) / step)))

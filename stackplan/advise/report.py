@@ -16,6 +16,9 @@ SUMMARY_FIELDS = ("workload", "role", "min_workers", "max_workers", "runs", "min
                   "median_busy_util", "p99_ms", "requests", "reclaims", "resizes", "idle_minutes", "billed_monthly_usd",
                   "dbu_monthly_expected", "gpu_mem_peak_percent", "gpu_mem_p99_percent", "cost_per_1k_requests",
                   "cost_per_1k_requests_first_half", "cost_per_1k_requests_second_half")
+ENDPOINT_FIELDS = ("endpoint", "min_concurrency", "max_concurrency", "scale_to_zero", "requests", "logged_requests",
+                   "p50_ms", "p99_ms", "error_rate", "minutes", "peak_concurrency", "p95_concurrency",
+                   "minutes_at_max", "launches", "launch_p50_ms", "launch_max_ms", "launch_errors")
 
 
 def _trend(first: Any, second: Any) -> float | None:
@@ -34,7 +37,7 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
                      f"{plan.stack} (matched by cluster_name, or by the tags dbx_stack, workload_type and "
                      f"dbx_workload).")
     missing = [n for n in ("gpu_timeline", "node_timeline", "cluster_events", "usage", "list_prices", "requests")
-               if n not in analysis.inputs]
+               + (("serving_requests",) if analysis.endpoints else ()) if n not in analysis.inputs]
     if missing:
         notes.append(f"not in the export, so not judged from it: {', '.join(missing)}.")
     for name, path in analysis.empty_inputs.items():
@@ -54,6 +57,7 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
                        "cost_per_1k_requests_trend_percent": _trend(row.get("cost_per_1k_requests_first_half"),
                                                                     row.get("cost_per_1k_requests_second_half"))}
                       for row in analysis.summary],
+        "endpoints": [{k: plain(row.get(k)) for k in ENDPOINT_FIELDS} for row in analysis.endpoints],
         "findings": findings,
         "notes": notes,
         "series": {
@@ -67,7 +71,8 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
 JUDGED_FROM = {"gpu_timeline": "GPU use (gpu-underutilized, gpu-balanced, latency-over-sla-*)",
                "node_timeline": "CPU, memory and network use", "cluster_events": "reclaims, resizes and idle time",
                "usage": "the bill (cost-drift)", "list_prices": "the bill's prices (cost-drift)",
-               "requests": "latency (latency-over-sla-*)", "clusters": "which cluster is which workload"}
+               "requests": "latency (latency-over-sla-*)", "clusters": "which cluster is which workload",
+               "serving_requests": "the serving endpoints (serving-*)"}
 
 
 def _day(value: Any) -> str:
@@ -297,6 +302,10 @@ def _proposal_text(f: Mapping[str, Any]) -> str:
     return text
 
 
+def _tenth(value: Any) -> str:
+    return "n/a" if value is None else f"{float(value):,.1f}"
+
+
 def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
     """Everything the advise templates show, formatted: the templates only substitute."""
     from stackplan.reports import _md_cell
@@ -320,13 +329,22 @@ def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
                   "expected": _usd(w["dbu_monthly_expected"]), "mem": _whole(w["gpu_mem_peak_percent"]),
                   "mem_p99": _whole(w["gpu_mem_p99_percent"]), "per_1k": _cents(w["cost_per_1k_requests"]),
                   "trend": _trend_text(w["cost_per_1k_requests_trend_percent"])} for w in doc["workloads"]]
+    endpoints = [{"endpoint": cell(e["endpoint"]),
+                  "concurrency": f"{e['min_concurrency']}-{e['max_concurrency']}"
+                  + (", scales to zero" if e["scale_to_zero"] else ""),
+                  "requests": _whole(e["requests"]), "p50": _whole(e["p50_ms"]), "p99": _whole(e["p99_ms"]),
+                  "peak": _tenth(e["peak_concurrency"]), "p95": _tenth(e["p95_concurrency"]),
+                  "at_max": e["minutes_at_max"] if e["minutes"] else "n/a",
+                  "launches": e["launches"] if e["scale_to_zero"] else "n/a",
+                  "launch_p50": _whole(e["launch_p50_ms"])} for e in doc.get("endpoints", [])]
     priced = sum(1 for f in doc["findings"] if f["monthly_cost_delta"] is not None)
     return {
         "stack": doc["stack"], "stack_file": doc["stack_file"], "usage": doc["usage"],
         "sla_text": f"SLA P99 {doc['sla_p99_ms']:g} ms" if doc["sla_p99_ms"] else "no SLA given",
         "count_text": f"{len(findings)} finding(s)" + (f", {priced} with a priced proposal" if priced else ""),
         "findings": findings, "proposed": [f for f in findings if f["edit_lines"]],
-        "workloads": workloads, "notes": [cell(n) for n in doc["notes"]], "charts": charts(doc),
+        "workloads": workloads, "endpoints": endpoints, "notes": [cell(n) for n in doc["notes"]],
+        "charts": charts(doc),
     }
 
 

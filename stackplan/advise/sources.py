@@ -29,6 +29,10 @@ COLUMNS: Mapping[str, tuple[str, ...]] = {
     "usage": ("usage_start_time", "usage_end_time", "sku_name", "usage_unit", "usage_quantity"),
     "list_prices": ("sku_name", "currency_code", "usage_unit", "price_start_time", "price_end_time"),
     "requests": ("request_time", "cluster_id", "latency_ms", "status_code"),
+    # a Model Serving endpoint's AI Gateway inference table (``<catalog>.<schema>.<prefix>_payload``: request_time,
+    # status_code, execution_duration_ms and sampling_fraction are its own columns), with the endpoint's name added,
+    # since each endpoint has its own table; sampling_fraction is optional (1: every request logged)
+    "serving_requests": ("endpoint_name", "request_time", "status_code", "execution_duration_ms"),
 }
 
 #: The normalized relation each input becomes (what the analysis reads), and its empty form.
@@ -58,6 +62,9 @@ _EMPTY: Mapping[str, str] = {
                    "CAST(NULL AS DOUBLE) AS price",
     "requests": "CAST(NULL AS TIMESTAMP) AS request_time, CAST(NULL AS VARCHAR) AS cluster_id, "
                 "CAST(NULL AS DOUBLE) AS latency_ms, CAST(NULL AS INTEGER) AS status_code",
+    "serving_requests": "CAST(NULL AS VARCHAR) AS endpoint_name, CAST(NULL AS TIMESTAMP) AS request_time, "
+                        "CAST(NULL AS INTEGER) AS status_code, CAST(NULL AS DOUBLE) AS duration_ms, "
+                        "CAST(NULL AS DOUBLE) AS sampling_fraction",
 }
 
 
@@ -237,6 +244,13 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str], dialect: st
         return head + (f"SELECT CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS usage_unit, "
                        f"{ts('price_start_time')}, {ts('price_end_time')}, "
                        f"CAST({price} AS DOUBLE) AS price FROM {src} WHERE coalesce(currency_code, 'USD') = 'USD'")
+    if name == "serving_requests":
+        # a sampled table logs a share of the requests: each row stands for 1 / sampling_fraction of them
+        sampled = ("coalesce(CAST(sampling_fraction AS DOUBLE), CAST(1 AS DOUBLE))" if "sampling_fraction" in types
+                   else "CAST(1 AS DOUBLE)")
+        return head + (f"SELECT CAST(endpoint_name AS STRING) AS endpoint_name, {ts('request_time')}, "
+                       f"CAST(status_code AS INTEGER) AS status_code, CAST(execution_duration_ms AS DOUBLE) AS "
+                       f"duration_ms, {sampled} AS sampling_fraction FROM {src}")
     return head + (f"SELECT {ts('request_time')}, CAST(cluster_id AS STRING) AS cluster_id, "
                    f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
 

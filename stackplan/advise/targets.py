@@ -13,7 +13,16 @@ from typing import Any
 
 from dbxtypes.plan import Plan
 from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import ALL_PURPOSE, CLUSTER, JOB, WORKLOAD_TAG, section_of_urn, workload_key
+from dbxtypes.vocabulary import (
+    ALL_PURPOSE,
+    CLUSTER,
+    JOB,
+    MODEL_SERVING_ENDPOINT,
+    SERVING_WORKLOAD,
+    WORKLOAD_TAG,
+    section_of_urn,
+    workload_key,
+)
 
 
 @dataclass(frozen=True)
@@ -105,3 +114,50 @@ def target_rows(targets: list[Target], stack: str) -> list[dict[str, Any]]:
              "dbu_monthly_expected": t.dbu_monthly_expected, "vm_monthly_expected": t.vm_monthly_expected,
              "low_bandwidth": t.low_bandwidth}
             for t in targets]
+
+
+@dataclass(frozen=True)
+class EndpointTarget:
+    """One Model Serving endpoint of the stack, as ``advise`` judges it: matched by its name in the workspace (the
+    ``endpoint_name`` column of ``serving_requests``, the name the payload table was logged for)."""
+
+    workload: str  #: the endpoint's name (reports show it in the workload column)
+    key: str  #: where its settings are in the stack: ``serving.endpoints.<name>``
+    workload_type: str  #: its GPU workload type (GPU_MEDIUM, ...)
+    min_concurrency: int
+    max_concurrency: int
+    scale_to_zero: bool
+    #: Its AI Gateway payload table (``catalog.schema.<prefix>_payload``), None without an inference table.
+    payload_table: str | None
+    monthly_expected: float  #: the cost model's expected month (`pricing.model.serving_cost`)
+    role: str = SERVING_WORKLOAD
+    section: str = "serving"
+
+
+def endpoint_targets(plan: Plan) -> list[EndpointTarget]:
+    """The plan's Model Serving endpoints (one served entity each, as the component makes them)."""
+    out = []
+    for resource in plan.resources:
+        if resource.type != MODEL_SERVING_ENDPOINT:
+            continue
+        inputs = resource.inputs
+        name = str(inputs.get("name") or resource.name)
+        entities = (inputs.get("config") or {}).get("servedEntities") or [{}]
+        served = entities[0]
+        table = (inputs.get("aiGateway") or {}).get("inferenceTableConfig") or {}
+        payload = (f"{table['catalogName']}.{table['schemaName']}.{table['tableNamePrefix']}_payload"
+                   if table.get("enabled") and table.get("catalogName") else None)
+        entry = plan.cost.resources.get(resource.urn) if plan.cost is not None else None
+        out.append(EndpointTarget(
+            workload=name, key=f"serving.endpoints.{name}", workload_type=str(served.get("workloadType") or ""),
+            min_concurrency=int(served.get("minProvisionedConcurrency") or 0),
+            max_concurrency=int(served.get("maxProvisionedConcurrency") or 0),
+            scale_to_zero=bool(served.get("scaleToZeroEnabled")), payload_table=payload,
+            monthly_expected=float(entry.monthly.expected or 0) if entry is not None and entry.monthly else 0.0))
+    return out
+
+
+def endpoint_rows(endpoints: list[EndpointTarget]) -> list[dict[str, Any]]:
+    """The endpoints as the SQL's ``endpoints`` relation sees them."""
+    return [{"endpoint": e.workload, "min_concurrency": e.min_concurrency, "max_concurrency": e.max_concurrency,
+             "scale_to_zero": e.scale_to_zero, "payload_table": e.payload_table} for e in endpoints]

@@ -29,13 +29,28 @@ from dbxtypes.plan import Plan
 from dbxtypes.vocabulary import HOURS_PER_MONTH, ROLE_TAG, STACK_TAG, WORKLOAD_TAG
 
 from .findings import FINDINGS, PLANTS
-from .targets import Target, targets_of
+from .targets import EndpointTarget, Target, endpoint_targets, targets_of
 
 #: The role each plant goes to (from the findings' records).
 PLANT_ROLE = {f.id: f.plant.role for f in FINDINGS if f.plant is not None}
 START = datetime(2026, 11, 1, tzinfo=UTC)
 SKU = {"all_purpose": "PREMIUM_ALL_PURPOSE_COMPUTE", "jobs_compute": "PREMIUM_JOBS_COMPUTE"}
 HEALTHY_LATENCY_MS = 200.0
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """A serving endpoint's requests over the window (its ``serving_requests`` rows, as its AI Gateway payload table
+    logs them: ``LOGGED_PER_MINUTE`` rows a minute, each standing for 1 / sampling_fraction requests)."""
+
+    load: float = 0.5  #: requests in flight, as a share of its max provisioned concurrency
+    latency_ms: float = HEALTHY_LATENCY_MS  #: median execution duration
+    tail_factor: float = 3.0  #: the slowest 3% take this many times the median
+    idle_gap_minutes: int = 0  #: 0: traffic all the time; else an hour of traffic, then this many idle minutes
+    launch_ms: float = 0.0  #: the execution duration of the first request after an idle gap (a launch from zero)
+
+
+LOGGED_PER_MINUTE = 20
 
 
 @dataclass(frozen=True)
@@ -195,6 +210,40 @@ LEFT JOIN reclaim_minutes reclaimed ON reclaimed.cluster_id = n.cluster_id AND r
 WHERE n.node = 0 AND n.rpm > 0
 """
 
+_SERVING = """
+SELECT t.endpoint AS endpoint_name,
+       TIMESTAMPTZ '{start}' + to_minutes(m.m) + to_milliseconds(CAST(q.j * 60000 / {logged} AS BIGINT))
+           AS request_time,
+       CASE WHEN hash(t.endpoint, m.m, q.j) % 500 = 0 THEN 503 ELSE 200 END AS status_code,
+       CAST(CASE WHEN t.idle_gap > 0 AND m.m > 0 AND m.m % (60 + t.idle_gap) = 0 AND q.j = 0 THEN t.launch_ms
+                 WHEN hash(t.endpoint, m.m, q.j) % 100 < 3 THEN t.latency_ms * t.tail_factor
+                 ELSE t.latency_ms * (0.7 + CAST(hash(t.endpoint, m.m, q.j) % 60 AS DOUBLE) / 100) END AS BIGINT)
+           AS execution_duration_ms,
+       t.sampling_fraction
+FROM traffic t CROSS JOIN range(CAST({minutes} AS BIGINT)) AS m(m) CROSS JOIN range({logged}) AS q(j)
+WHERE t.idle_gap = 0 OR m.m % (60 + t.idle_gap) < 60
+"""
+
+
+def _traffic_sql(endpoints: list[EndpointTarget], plants: dict[str, set[str]]) -> str:
+    """The endpoints' traffic (each changed by the plants its record says, in registry order) as a VALUES relation."""
+    rows = []
+    for e in endpoints:
+        traffic = Traffic()
+        for spec in FINDINGS:
+            if spec.id in plants.get(e.workload, set()) and spec.plant is not None and spec.plant.traffic is not None:
+                traffic = spec.plant.traffic(traffic, e)
+        in_flight = traffic.load * max(e.max_concurrency, 1)
+        mean_ms = traffic.latency_ms * (0.97 * 0.995 + 0.03 * traffic.tail_factor)
+        per_minute = in_flight * 60000 / mean_ms  # Little's law: the arrivals that keep that many in flight
+        sampled = min(1.0, LOGGED_PER_MINUTE / per_minute)
+        rows.append("(" + ", ".join(["'" + e.workload.replace("'", "''") + "'", repr(traffic.latency_ms),
+                                     repr(traffic.tail_factor), str(traffic.idle_gap_minutes),
+                                     repr(traffic.launch_ms), repr(sampled)]) + ")")
+    return (f"SELECT * FROM (VALUES {', '.join(rows)}) AS t(endpoint, latency_ms, tail_factor, idle_gap, launch_ms, "
+            "sampling_fraction)")
+
+
 _USAGE = """
 SELECT date_trunc('hour', start_time) AS usage_start_time,
        date_trunc('hour', start_time) + INTERVAL 1 HOUR AS usage_end_time,
@@ -220,6 +269,15 @@ def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), day
     runs: list[Run] = []
     by_cluster: dict[str, Target] = {}
     where: dict[str, str] = {}
+    endpoints = [e for e in endpoint_targets(plan) if only is None or e.workload in set(only)]
+    on_endpoint: dict[str, set[str]] = {}
+    for plant_id in sorted(p for p in planted if PLANT_ROLE[p] == "serving"):
+        spec = next(f for f in FINDINGS if f.id == plant_id)
+        assert spec.plant is not None
+        chosen = next((e for e in endpoints if spec.plant.applies is None or spec.plant.applies(e)), None)
+        if chosen is not None:  # an endpoint it applies to: the first of the plan
+            where[plant_id] = chosen.workload
+            on_endpoint.setdefault(chosen.workload, set()).add(plant_id)
     for target in targets:
         # a plant goes to the first target of its role
         mine = {p for p in planted if PLANT_ROLE[p] == target.role and p not in where}
@@ -248,6 +306,10 @@ def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), day
     copy("gpu_timeline", _GPU)
     copy("node_timeline", _NODE_TIMELINE)
     copy("requests", _REQUESTS)
+    if endpoints:
+        con.execute(f"CREATE TABLE traffic AS {_traffic_sql(endpoints, on_endpoint)}")
+        copy("serving_requests", _SERVING.format(start=START.strftime("%Y-%m-%d %H:%M:%S+00"), logged=LOGGED_PER_MINUTE,
+                                                 minutes=int(days * 24 * 60)))
     if ext == "parquet":
         copy("clusters", "SELECT DISTINCT cluster_id, cluster_name, CAST(json_transform(tags, "
                          "'\"MAP(VARCHAR, VARCHAR)\"') AS MAP(VARCHAR, VARCHAR)) AS tags FROM runs")

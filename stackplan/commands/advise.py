@@ -16,7 +16,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     from stackplan import formats
     from stackplan.advise.advice import Context, findings_of, price_edit
     from stackplan.advise.analysis import emitted_sql
-    from stackplan.advise.targets import target_rows, targets_of
+    from stackplan.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
     from stackplan.exits import EXIT_OK
     from stackplan.pipeline import Options, build
     from stackplan.reportdoc import AdviceReport
@@ -43,6 +43,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         raise InputError.single(plan.stack_file or args.stack, "dbx-ai-infra:training|inference|dev",
                                 "the stack has no cluster to advise on.", "add a training, inference or dev section.")
     rows = target_rows(targets, plan.stack)
+    endpoints = endpoint_targets(plan)
+    served = endpoint_rows(endpoints)
     if args.emit_sql:
         from stackplan.output import write_text
 
@@ -54,13 +56,13 @@ def cmd_advise(args: argparse.Namespace) -> int:
                                     "pass a directory.")
         out.mkdir(parents=True, exist_ok=True)
         for name, text in emitted_sql(stack=plan.stack, telemetry=telemetry, days=args.days, targets=rows,
-                                      thresholds=thresholds, sla=sla).items():
+                                      thresholds=thresholds, sla=sla, endpoints=served).items():
             write_text(text, str(out / name), ())
             print(f"wrote {out / name}", file=sys.stderr)
         if not args.usage and args.engine != "databricks":
             return EXIT_OK
-    analysis = _analysis(args, rows, thresholds, sla, plan, spec)
-    findings = findings_of(analysis, targets, Context(plan, thresholds, sla, spec))
+    analysis = _analysis(args, rows, served, thresholds, sla, plan, spec)
+    findings = findings_of(analysis, targets, Context(plan, thresholds, sla, spec), endpoints)
     priced: dict[str, Any] = {}
     for finding in findings:
         if finding.proposal is None:
@@ -72,6 +74,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         else:
             same = priced[key]
             finding.proposal.monthly_before, finding.proposal.monthly_after = same.monthly_before, same.monthly_after
+            finding.proposal.monthly_max_before = same.monthly_max_before
+            finding.proposal.monthly_max_after = same.monthly_max_after
             finding.proposal.blocked_by = same.blocked_by
     from stackplan.advise.report import advise_doc
 
@@ -82,19 +86,20 @@ def cmd_advise(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _analysis(args: argparse.Namespace, rows: list[dict[str, Any]], thresholds: Any, sla: float | None, plan: Any,
-              spec: Any) -> Any:
+def _analysis(args: argparse.Namespace, rows: list[dict[str, Any]], served: list[dict[str, Any]], thresholds: Any,
+              sla: float | None, plan: Any, spec: Any) -> Any:
     """The analysis on the engine ``--engine`` names (`stackplan.advise.engines`)."""
     from stackplan.advise.analysis import run_databricks, run_local, run_spark
     from stackplan.advise.engines import SparkOptions
 
     if args.engine == "spark":
-        return run_spark(args.usage, rows, thresholds, sla, SparkOptions(master=args.spark_master, remote=args.remote))
+        return run_spark(args.usage, rows, thresholds, sla, SparkOptions(master=args.spark_master, remote=args.remote),
+                         endpoints=served)
     if args.engine == "databricks":
         schema, volume = spec.monitoring.volume.split(".", 1)
         return run_databricks(rows, thresholds, sla, stack=plan.stack, days=args.days, profile=args.profile,
-                              telemetry=f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}")
-    return run_local(args.usage, rows, thresholds, sla)
+                              telemetry=f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}", endpoints=served)
+    return run_local(args.usage, rows, thresholds, sla, endpoints=served)
 
 
 def _write_stack(args: argparse.Namespace, plan: Any, findings: list[Any], notes: list[str],
