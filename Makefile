@@ -10,7 +10,7 @@ RUN := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pyca
 STACK ?= dev
 ARGS ?=
 
-.PHONY: install preview check cost test test-spark test-slow lint schema sdk-types bench bench-record clean
+.PHONY: install preview check cost test test-spark test-slow lint schema sdk-types terraform-docs bench bench-record clean
 
 # The last step installs the `stackplan` command (pyproject's [project.scripts]): an editable install of this checkout.
 $(VENV)/.installed-runtime: requirements.txt pyproject.toml
@@ -58,6 +58,9 @@ lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), imp
 
 schema: $(VENV)/.installed-runtime  ## regenerate docs/plan.schema.json from the typed plan
 	$(PY) -c "import json; from dbxtypes.plan import plan_json_schema; print(json.dumps(plan_json_schema(), indent=2, sort_keys=True))" > docs/plan.schema.json
+
+terraform-docs: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/terraform_provider_docs.json from a clone (TF_PROVIDER_REPO=DIR)
+	$(PY) -m dbxtypes.terraform_docs $(TF_PROVIDER_REPO) > dbxtypes/data/terraform_provider_docs.json.tmp && mv dbxtypes/data/terraform_provider_docs.json.tmp dbxtypes/data/terraform_provider_docs.json
 
 sdk-types: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/sdk_types.json from the pinned databricks-sdk
 	$(PY) -m dbxtypes.sdk_types > dbxtypes/data/sdk_types.json.tmp && mv dbxtypes/data/sdk_types.json.tmp dbxtypes/data/sdk_types.json

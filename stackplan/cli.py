@@ -38,6 +38,7 @@ def _lazy(module: str, name: str) -> Command:
 cmd_preview = _lazy("stackplan.commands.stacks", "cmd_preview")
 cmd_cost = _lazy("stackplan.commands.stacks", "cmd_cost")
 cmd_export_policies = _lazy("stackplan.commands.export", "cmd_export_policies")
+cmd_export_terraform = _lazy("stackplan.commands.export", "cmd_export_terraform")
 cmd_advise = _lazy("stackplan.commands.advise", "cmd_advise")
 cmd_sample_usage = _lazy("stackplan.commands.sample_usage", "cmd_sample_usage")
 
@@ -97,6 +98,11 @@ EXAMPLES_SAMPLE = """examples:
 """
 EXAMPLES_EXPORT = """examples:
   python -m stackplan export-policies --stack prod --out policies-out/
+
+"""
+EXAMPLES_EXPORT_TERRAFORM = """examples:
+  python -m stackplan export-terraform --stack prod --out terraform/prod/
+  cd terraform/prod && terraform init && terraform plan   # credentials from DATABRICKS_HOST/... or a profile
 
 """
 
@@ -228,6 +234,15 @@ def parser() -> argparse.ArgumentParser:
                         "(max_autotermination_minutes caps the idle time a policy allows)")
     p.set_defaults(func=cmd_export_policies)
 
+    p = sub.add_parser("export-terraform", formatter_class=raw, epilog=EXAMPLES_EXPORT_TERRAFORM + _EXIT_CODES,
+                       help="write the stack's plan as Terraform JSON configuration (DIR/main.tf.json)")
+    p.add_argument("--stack", required=True, metavar="NAME|FILE",
+                   help="a stack name (prod) or the path of a stack YAML file")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for main.tf.json (created)")
+    p.add_argument("--policy-config", metavar="FILE",
+                   help="policy config JSON: its mandatory thresholds bound the stack as for preview")
+    p.set_defaults(func=cmd_export_terraform)
+
     p = sub.add_parser("sample-usage", formatter_class=raw, epilog=EXAMPLES_SAMPLE + _EXIT_CODES,
                        help="write telemetry exports for a stack, with problems planted, to try advise without a "
                             "workspace")
@@ -317,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from policies.registry import load_team_rules, use_team_rules
 
             use_team_rules(load_team_rules(args.rules))
-        if args.func is not cmd_export_policies and getattr(args, "out", None) is not None:
+        if args.func not in (cmd_export_policies, cmd_export_terraform) and getattr(args, "out", None) is not None:
             from .commands.common import inputs
 
             check_out(args.out, inputs(args))  # before any work: a bad --out changes nothing

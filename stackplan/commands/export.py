@@ -42,3 +42,23 @@ def cmd_export_policies(args: argparse.Namespace) -> int:
                   "marker before creating this policy by hand. `pulumi up` makes the policy with the id itself.",
                   file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_export_terraform(args: argparse.Namespace) -> int:
+    """``export-terraform``: the plan as Terraform JSON configuration, ``DIR/main.tf.json`` (`stackplan.tfexport`)."""
+    from stackplan.tfexport import terraform_config
+
+    plan = build_plan(args.stack, policy_config=common.policy_config(args), with_policies=False)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError.single(args.out, "--out", "exists and is not a directory.",
+                                "pass a directory for --out (main.tf.json is written into it).")
+    doc = terraform_config(plan)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "main.tf.json"
+    common.emit(args, json.dumps(doc, indent=2) + "\n", str(path))
+    count = sum(len(named) for named in doc["resource"].values())
+    provider = doc["terraform"]["required_providers"]["databricks"]
+    print(f"wrote {path}: {count} resources of stack {plan.stack} (Terraform provider {provider['source']} "
+          f"{provider['version']}; credentials from the environment or a profile)", file=sys.stderr)
+    return EXIT_OK

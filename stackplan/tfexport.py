@@ -1,0 +1,172 @@
+"""``export-terraform``: the stack's plan as Terraform JSON configuration (``main.tf.json``), for estates that apply
+with Terraform (issue 30).
+
+The plan is the one the offline engine records from the Pulumi program (`stackplan.pipeline`), so the Terraform
+configuration holds the same resources with the same settings. Pulumi's provider is bridged from Databricks'
+Terraform provider, so each resource is the Terraform resource of the same name (``databricks:index/cluster:Cluster``
+is ``databricks_cluster``) and each argument the Terraform argument Pulumi camel-cased; where the bridge made a
+repeated block plural (``libraries``), Terraform spells it singular (``library``: `BLOCK_RENAMES`). A value that is
+another resource's id in the plan (the engine's stand-in) becomes a reference (``${databricks_instance_pool.NAME.id}``;
+a catalog by its ``name``, which is its id; a schema's id is ``<catalog>.<name>`` and a Volume's
+``<catalog>.<schema>.<name>``, as the engine's stand-ins and the provider's docs say), and the plan's dependencies
+become ``depends_on``. The attribute names are tested against the provider's documentation
+(`dbxtypes.terraform_docs`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from dbxtypes.plan import Plan, Resource
+from dbxtypes.vocabulary import CATALOG, PROJECT
+
+#: The provider's registry address, and the releases the export is written for. pulumi-databricks 1.118.0 (pinned in
+#: requirements.txt) has every resource the Terraform provider's v1.128.0 added (the ``*_iam_*_v2`` resources, its
+#: CHANGELOG) and none that a later release added, so it is bridged from v1.128.x; the attribute names are checked
+#: against v1.128.0's docs (`dbxtypes.terraform_docs.TAG`). ``~> 1.128.0`` takes its patch releases only.
+PROVIDER_SOURCE = "databricks/databricks"
+PROVIDER_VERSION = "~> 1.128.0"
+#: Repeated blocks the Pulumi bridge names in the plural and Terraform in the singular (the provider's docs:
+#: ``library``, ``task``, ``job_cluster``, ``grant``, ``access_control``).
+BLOCK_RENAMES: Mapping[str, str] = {"libraries": "library", "tasks": "task", "job_clusters": "job_cluster",
+                                    "grants": "grant", "access_controls": "access_control"}
+#: Arguments that are maps (their keys are the user's, written as they are): tags, Spark settings, properties.
+MAP_ARGUMENTS = frozenset({"custom_tags", "spark_conf", "spark_env_vars", "properties", "tags"})
+#: Arguments that name another resource (an id, or a Unity Catalog name): where a reference replaces a value.
+NAME_ARGUMENTS = frozenset({"catalog", "schema", "volume", "catalog_name", "schema_name"})
+#: Arguments holding JSON text that may name another resource's id (a cluster policy's definition).
+JSON_ARGUMENTS = frozenset({"definition"})
+
+_TYPE = re.compile(r"^databricks:index/(\w+):\w+$")
+
+
+def terraform_type(pulumi_type: str) -> str | None:
+    """``databricks:index/modelServing:ModelServing`` -> ``databricks_model_serving``; None for anything else (the
+    project's components, providers)."""
+    found = _TYPE.match(pulumi_type)
+    return f"databricks_{snake(found.group(1))}" if found else None
+
+
+def snake(name: str) -> str:
+    """Pulumi's camelCase argument name as Terraform's snake_case (``contentBase64`` -> ``content_base64``)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def terraform_name(name: str) -> str:
+    """A Terraform-safe resource name: letters, digits, ``_`` and ``-``, starting with a letter or ``_``."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+    return safe if re.match(r"^[A-Za-z_]", safe) else f"_{safe}"
+
+
+def _escape(text: str) -> str:
+    """A literal string in Terraform's template syntax (``${`` and ``%{`` start interpolation and directives)."""
+    return text.replace("${", "$${").replace("%{", "%%{")
+
+
+class _Export:
+    def __init__(self, plan: Plan) -> None:
+        from pricing.kinds import kind_of
+
+        self.plan = plan
+        self.exported = [r for r in plan.resources if terraform_type(r.type)]
+        self.address: dict[str, str] = {}
+        used: dict[str, set[str]] = {}
+        for r in self.exported:
+            kind = str(terraform_type(r.type))
+            name = terraform_name(r.name)
+            while name in used.setdefault(kind, set()):  # two plan names that one safe name would merge
+                name += "_"
+            used[kind].add(name)
+            self.address[r.urn] = f"{kind}.{name}"
+        # what the offline engine gave each resource (its id, and the outputs its kind's mock adds) -> the reference
+        self.references: dict[str, str] = {}
+        for r in self.exported:
+            address = self.address[r.urn]
+            if r.id:
+                self.references[r.id] = f"${{{address}.{'name' if r.type == CATALOG else 'id'}}}"
+            kind_record = kind_of(r.type)
+            if kind_record is not None:
+                state = kind_record.mock_state(r.name, dict(r.inputs))
+                for key, value in state.items():
+                    if key not in r.inputs and isinstance(value, str):
+                        self.references[value] = f"${{{address}.{snake(key)}}}"
+        self.parents = {r.urn: r.parent for r in plan.resources}
+
+    def body(self, r: Resource) -> dict[str, Any]:
+        body = self.block(r.inputs)
+        depends = sorted({a for dep in r.dependencies for a in self.addresses_of(dep)} - {self.address[r.urn]})
+        if depends:
+            body["depends_on"] = depends
+        return body
+
+    def addresses_of(self, urn: str) -> list[str]:
+        """The exported resources a dependency stands for: itself, or a component's descendants."""
+        if urn in self.address:
+            return [self.address[urn]]
+        return [self.address[r.urn] for r in self.exported if self._under(r.urn, urn)]
+
+    def _under(self, urn: str, ancestor: str) -> bool:
+        parent = self.parents.get(urn)
+        while parent:
+            if parent == ancestor:
+                return True
+            parent = self.parents.get(parent)
+        return False
+
+    def block(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in inputs.items():
+            if value is None:
+                continue
+            name = snake(key)
+            name = BLOCK_RENAMES.get(name, name)
+            if name in MAP_ARGUMENTS and isinstance(value, Mapping):
+                out[name] = {str(k): self.value(v, "") for k, v in value.items()}
+            else:
+                out[name] = self.value(value, name)
+        return out
+
+    def value(self, value: Any, name: str) -> Any:
+        if isinstance(value, Mapping):
+            return self.block(value)
+        if isinstance(value, list):
+            return [self.value(v, name) for v in value]
+        if not isinstance(value, str):
+            return value
+        if (name in NAME_ARGUMENTS or name.endswith("_id")) and value in self.references:
+            return self.references[value]
+        text = _escape(value)
+        if name in JSON_ARGUMENTS:  # an id inside the JSON text: a reference inside the template
+            for mock, reference in self.references.items():
+                text = text.replace(json.dumps(mock), json.dumps(reference))
+        return text
+
+
+def terraform_config(plan: Plan) -> dict[str, Any]:
+    """The plan as one Terraform JSON configuration document."""
+    export = _Export(plan)
+    resources: dict[str, dict[str, Any]] = {}
+    for r in export.exported:
+        kind, name = export.address[r.urn].split(".", 1)
+        resources.setdefault(kind, {})[name] = export.body(r)
+    # the stack's outputs: a resource's id as a reference, the rest (names, paths) as they are
+    outputs = {name: {"value": export.references[value] if isinstance(value, str) and value in export.references
+                      else export.value(value, "")} for name, value in sorted(plan.outputs.items())}
+    doc: dict[str, Any] = {
+        "//": (f"stack {plan.stack} of {PROJECT}, written by `python -m stackplan export-terraform` from the same plan "
+               "`pulumi up` deploys; regenerate it rather than edit it."),
+        "terraform": {"required_providers": {"databricks": {"source": PROVIDER_SOURCE,
+                                                            "version": PROVIDER_VERSION}}},
+        "provider": {"databricks": {
+            "//": ("host and credentials come from the environment (DATABRICKS_HOST with DATABRICKS_TOKEN or "
+                   "DATABRICKS_CLIENT_ID/DATABRICKS_CLIENT_SECRET) or a profile of ~/.databrickscfg "
+                   "(DATABRICKS_CONFIG_PROFILE), never from this file")}},
+        "resource": {kind: dict(sorted(named.items())) for kind, named in sorted(resources.items())},
+    }
+    if outputs:
+        doc["output"] = outputs
+    return doc
+
