@@ -73,6 +73,14 @@ def test_requests_in_flight_are_littles_law_over_the_logged_rows(plan: Any, tmp_
     usage.mkdir()
     (usage / "serving_requests.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     (usage / "clusters.csv").write_text("cluster_id,cluster_name,tags\n", encoding="utf-8")
+    # its bill: two hours of 10 DBUs at $0.07 (the usage rows name the endpoint: usage_metadata.endpoint_name)
+    (usage / "usage.csv").write_text(
+        "usage_start_time,usage_end_time,sku_name,usage_unit,usage_quantity,cluster_id,endpoint_name\n"
+        "2026-11-01T00:00:00Z,2026-11-01T01:00:00Z,SERVING,DBU,10,,obs-burst\n"
+        "2026-11-01T01:00:00Z,2026-11-01T02:00:00Z,SERVING,DBU,10,,obs-burst\n", encoding="utf-8")
+    (usage / "list_prices.csv").write_text(
+        "sku_name,currency_code,usage_unit,price_start_time,price_end_time,pricing_default\n"
+        "SERVING,USD,DBU,2026-01-01T00:00:00Z,,0.07\n", encoding="utf-8")
     thresholds = {**_thresholds(), "min_busy_minutes": 1}
     analysis = run_local(str(usage), target_rows(targets_of(plan, 200), plan.stack), thresholds, SLA,
                          endpoints=endpoint_rows(endpoint_targets(plan)))
@@ -82,6 +90,10 @@ def test_requests_in_flight_are_littles_law_over_the_logged_rows(plan: Any, tmp_
     # the peak minute: 30 rows x 4,000 ms / 0.5 = 240,000 ms of execution in 60,000 ms; the launch minute: 3
     assert burst["peak_concurrency"] == pytest.approx(4.0)
     assert burst["launches"] == 1 and burst["launch_p50_ms"] == pytest.approx(90000) and burst["launch_errors"] == 1
+    assert burst["billed_usd"] == pytest.approx(1.4)
+    assert burst["cost_per_1k_requests"] == pytest.approx(1.4 * 1000 / 122)
+    # a month is 730 hours; the bill's window is its span in whole days (one here)
+    assert burst["billed_monthly_usd"] == pytest.approx(1.4 * 730 / 24)
     chat = next(e for e in analysis.endpoints if e["endpoint"] == "obs-chat")
     assert chat["requests"] is None and chat["launches"] == 0  # no rows: nothing judged
     assert {e["endpoint"] for e in analysis.endpoints} == {"obs-chat", "obs-burst"}
@@ -91,6 +103,21 @@ def _thresholds() -> dict[str, Any]:
     from policies.registry import load_policy_config
 
     return dict(load_policy_config(None).advise_thresholds())
+
+
+def test_healthy_endpoints_are_billed_as_priced_and_have_a_cost_per_request(stack_file: Path, plan: Any,
+                                                                             tmp_path: Path) -> None:
+    write_exports(tmp_path / "usage", plan, days=2)
+    doc = advise(stack_file, tmp_path / "usage", "--sla-p99-ms", str(SLA))
+    assert not [f for f in doc["findings"] if f["role"] == "serving"]
+    figures = {e["endpoint"]: e for e in doc["endpoints"]}
+    chat, burst = figures["obs-chat"], figures["obs-burst"]
+    assert chat["billed_monthly_usd"] == pytest.approx(chat["monthly_expected"], rel=0.01)  # always warm: as priced
+    # scale to zero: up its usage assumption's hours in one stretch a day, billed by the hour it was up
+    assert burst["billed_monthly_usd"] == pytest.approx(burst["monthly_expected"], rel=0.1)
+    assert burst["launches"] >= 1 and burst["launch_p50_ms"] < SLA  # a launch a day, not a slow one
+    for e in (chat, burst):
+        assert e["cost_per_1k_requests"] > 0
 
 
 def test_at_max_concurrency_raises_the_maximum_in_whole_replicas_priced_at_full_size(stack_file: Path, plan: Any,
@@ -179,7 +206,14 @@ def test_the_reports_have_a_serving_endpoints_table(stack_file: Path, plan: Any,
     table = md[md.index("### Serving endpoints"):]
     burst = next(line for line in table.splitlines() if line.startswith("| obs-burst "))
     chat = next(line for line in table.splitlines() if line.startswith("| obs-chat "))
-    assert "4-8, scales to zero" in burst and burst.split("|")[-2].strip() not in ("", "n/a")  # launch P50 given
-    assert "8-16 |" in chat and chat.rstrip(" |").endswith("n/a")  # not scale-to-zero: no launches to count
+    header = [c.strip() for c in table.splitlines()[2].strip("|").split("|")]
+
+    def column(line: str, name: str) -> str:
+        return [c.strip() for c in line.strip().strip("|").split("|")][header.index(name)]
+
+    assert column(burst, "provisioned concurrency") == "4-8, scales to zero"
+    assert column(burst, "launch P50 ms") not in ("", "n/a")
+    assert column(chat, "launches") == "n/a"  # not scale-to-zero: no launches to count
+    assert column(chat, "billed $/month").startswith("$") and column(chat, "$ per 1k requests").startswith("$")
     html = (tmp_path / "a.html").read_text(encoding="utf-8")
     assert "<h2>Serving endpoints</h2>" in html and "<td>obs-burst</td>" in html

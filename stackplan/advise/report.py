@@ -18,7 +18,8 @@ SUMMARY_FIELDS = ("workload", "role", "min_workers", "max_workers", "runs", "min
                   "cost_per_1k_requests_first_half", "cost_per_1k_requests_second_half")
 ENDPOINT_FIELDS = ("endpoint", "min_concurrency", "max_concurrency", "scale_to_zero", "requests", "logged_requests",
                    "p50_ms", "p99_ms", "error_rate", "minutes", "peak_concurrency", "p95_concurrency",
-                   "minutes_at_max", "launches", "launch_p50_ms", "launch_max_ms", "launch_errors")
+                   "minutes_at_max", "launches", "launch_p50_ms", "launch_max_ms", "launch_errors", "billed_monthly_usd",
+                   "monthly_expected", "cost_per_1k_requests")
 
 
 def _trend(first: Any, second: Any) -> float | None:
@@ -336,7 +337,9 @@ def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
                   "peak": _tenth(e["peak_concurrency"]), "p95": _tenth(e["p95_concurrency"]),
                   "at_max": e["minutes_at_max"] if e["minutes"] else "n/a",
                   "launches": e["launches"] if e["scale_to_zero"] else "n/a",
-                  "launch_p50": _whole(e["launch_p50_ms"])} for e in doc.get("endpoints", [])]
+                  "launch_p50": _whole(e["launch_p50_ms"]), "billed": _usd(e["billed_monthly_usd"]),
+                  "expected": _usd(e["monthly_expected"]), "per_1k": _cents(e["cost_per_1k_requests"])}
+                 for e in doc.get("endpoints", [])]
     priced = sum(1 for f in doc["findings"] if f["monthly_cost_delta"] is not None)
     return {
         "stack": doc["stack"], "stack_file": doc["stack_file"], "usage": doc["usage"],

@@ -56,7 +56,8 @@ _EMPTY: Mapping[str, str] = {
                       "CAST(NULL AS INTEGER) AS current_workers, CAST(NULL AS INTEGER) AS target_workers",
     "usage": "CAST(NULL AS TIMESTAMP) AS usage_start_time, CAST(NULL AS TIMESTAMP) AS usage_end_time, "
              "CAST(NULL AS VARCHAR) AS sku_name, CAST(NULL AS VARCHAR) AS usage_unit, "
-             "CAST(NULL AS DOUBLE) AS usage_quantity, CAST(NULL AS VARCHAR) AS cluster_id",
+             "CAST(NULL AS DOUBLE) AS usage_quantity, CAST(NULL AS VARCHAR) AS cluster_id, "
+             "CAST(NULL AS VARCHAR) AS endpoint_name",
     "list_prices": "CAST(NULL AS VARCHAR) AS sku_name, CAST(NULL AS VARCHAR) AS usage_unit, "
                    "CAST(NULL AS TIMESTAMP) AS price_start_time, CAST(NULL AS TIMESTAMP) AS price_end_time, "
                    "CAST(NULL AS DOUBLE) AS price",
@@ -235,10 +236,16 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str], dialect: st
                        f"AS target_workers FROM {src}")
     if name == "usage":
         cluster = "CAST(cluster_id AS STRING)" if "cluster_id" in types else field("usage_metadata", "cluster_id")
+        # a serving endpoint's rows name it in usage_metadata.endpoint_name (optional: clusters only without it)
+        meta = types.get("usage_metadata", "").lower()
+        endpoint = ("CAST(endpoint_name AS STRING)" if "endpoint_name" in types else
+                    field("usage_metadata", "endpoint_name") if meta and ("endpoint_name" in meta or not
+                                                                         meta.startswith("struct")) else
+                    "CAST(NULL AS STRING)")
         return head + (f"SELECT {ts('usage_start_time')}, {_ts(types, 'usage_end_time', dialect)} AS "
                        f"usage_end_time, CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS "
-                       f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, {cluster} AS cluster_id "
-                       f"FROM {src}")
+                       f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, {cluster} AS cluster_id, "
+                       f"{endpoint} AS endpoint_name FROM {src}")
     if name == "list_prices":
         price = "pricing_default" if "pricing_default" in types else field("pricing", "default")
         return head + (f"SELECT CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS usage_unit, "

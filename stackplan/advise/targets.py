@@ -17,6 +17,7 @@ from dbxtypes.vocabulary import (
     ALL_PURPOSE,
     CLUSTER,
     JOB,
+    MODEL_SERVING,
     MODEL_SERVING_ENDPOINT,
     SERVING_WORKLOAD,
     WORKLOAD_TAG,
@@ -130,6 +131,9 @@ class EndpointTarget:
     #: Its AI Gateway payload table (``catalog.schema.<prefix>_payload``), None without an inference table.
     payload_table: str | None
     monthly_expected: float  #: the cost model's expected month (`pricing.model.serving_cost`)
+    hourly: float  #: the cost model's $ an hour while it is up (its base replicas; one while a scale-to-zero is up)
+    hours_per_month: float  #: the hours a month the cost model prices it up (all of them unless it scales to zero)
+    usd_per_dbu: float  #: the model-serving $/DBU the cost model used
     role: str = SERVING_WORKLOAD
     section: str = "serving"
 
@@ -153,11 +157,15 @@ def endpoint_targets(plan: Plan) -> list[EndpointTarget]:
             min_concurrency=int(served.get("minProvisionedConcurrency") or 0),
             max_concurrency=int(served.get("maxProvisionedConcurrency") or 0),
             scale_to_zero=bool(served.get("scaleToZeroEnabled")), payload_table=payload,
-            monthly_expected=float(entry.monthly.expected or 0) if entry is not None and entry.monthly else 0.0))
+            monthly_expected=float(entry.monthly.expected or 0) if entry is not None and entry.monthly else 0.0,
+            hourly=float(entry.hourly or 0) if entry is not None else 0.0,
+            hours_per_month=float(entry.hours_per_month or 0) if entry is not None else 0.0,
+            usd_per_dbu=_usd_per_dbu(plan, MODEL_SERVING) if plan.cost is not None else 0.0))
     return out
 
 
 def endpoint_rows(endpoints: list[EndpointTarget]) -> list[dict[str, Any]]:
     """The endpoints as the SQL's ``endpoints`` relation sees them."""
     return [{"endpoint": e.workload, "min_concurrency": e.min_concurrency, "max_concurrency": e.max_concurrency,
-             "scale_to_zero": e.scale_to_zero, "payload_table": e.payload_table} for e in endpoints]
+             "scale_to_zero": e.scale_to_zero, "payload_table": e.payload_table,
+             "monthly_expected": e.monthly_expected} for e in endpoints]

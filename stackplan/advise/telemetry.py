@@ -46,8 +46,11 @@ class Traffic:
     load: float = 0.5  #: requests in flight, as a share of its max provisioned concurrency
     latency_ms: float = HEALTHY_LATENCY_MS  #: median execution duration
     tail_factor: float = 3.0  #: the slowest 3% take this many times the median
-    idle_gap_minutes: int = 0  #: 0: traffic all the time; else an hour of traffic, then this many idle minutes
-    launch_ms: float = 0.0  #: the execution duration of the first request after an idle gap (a launch from zero)
+    #: Traffic comes in stretches of ``active_minutes`` followed by ``idle_minutes`` without a request (0: all the
+    #: time). A scale-to-zero endpoint is busy its usage assumption's hours a month, in one stretch a day.
+    active_minutes: int = 0
+    idle_minutes: int = 0
+    launch_ms: float = 0.0  #: the execution duration of the first request after an idle stretch (0: as any other)
 
 
 LOGGED_PER_MINUTE = 20
@@ -215,13 +218,14 @@ SELECT t.endpoint AS endpoint_name,
        TIMESTAMPTZ '{start}' + to_minutes(m.m) + to_milliseconds(CAST(q.j * 60000 / {logged} AS BIGINT))
            AS request_time,
        CASE WHEN hash(t.endpoint, m.m, q.j) % 500 = 0 THEN 503 ELSE 200 END AS status_code,
-       CAST(CASE WHEN t.idle_gap > 0 AND m.m > 0 AND m.m % (60 + t.idle_gap) = 0 AND q.j = 0 THEN t.launch_ms
+       CAST(CASE WHEN t.idle > 0 AND t.launch_ms > 0 AND m.m > 0 AND m.m % (t.active + t.idle) = 0 AND q.j = 0
+                 THEN t.launch_ms
                  WHEN hash(t.endpoint, m.m, q.j) % 100 < 3 THEN t.latency_ms * t.tail_factor
                  ELSE t.latency_ms * (0.7 + CAST(hash(t.endpoint, m.m, q.j) % 60 AS DOUBLE) / 100) END AS BIGINT)
            AS execution_duration_ms,
        t.sampling_fraction
 FROM traffic t CROSS JOIN range(CAST({minutes} AS BIGINT)) AS m(m) CROSS JOIN range({logged}) AS q(j)
-WHERE t.idle_gap = 0 OR m.m % (60 + t.idle_gap) < 60
+WHERE t.idle = 0 OR m.m % (t.active + t.idle) < t.active
 """
 
 
@@ -230,6 +234,9 @@ def _traffic_sql(endpoints: list[EndpointTarget], plants: dict[str, set[str]]) -
     rows = []
     for e in endpoints:
         traffic = Traffic()
+        if e.scale_to_zero:
+            active = max(60, min(1440, round(e.hours_per_month / HOURS_PER_MONTH * 1440)))
+            traffic = replace(traffic, active_minutes=active, idle_minutes=1440 - active)
         for spec in FINDINGS:
             if spec.id in plants.get(e.workload, set()) and spec.plant is not None and spec.plant.traffic is not None:
                 traffic = spec.plant.traffic(traffic, e)
@@ -237,18 +244,34 @@ def _traffic_sql(endpoints: list[EndpointTarget], plants: dict[str, set[str]]) -
         mean_ms = traffic.latency_ms * (0.97 * 0.995 + 0.03 * traffic.tail_factor)
         per_minute = in_flight * 60000 / mean_ms  # Little's law: the arrivals that keep that many in flight
         sampled = min(1.0, LOGGED_PER_MINUTE / per_minute)
+        # billed as the cost model prices it: its hourly $ for every hour it was up, at the model-serving $/DBU
+        hourly_dbus = e.hourly / e.usd_per_dbu if e.usd_per_dbu else 0.0
         rows.append("(" + ", ".join(["'" + e.workload.replace("'", "''") + "'", repr(traffic.latency_ms),
-                                     repr(traffic.tail_factor), str(traffic.idle_gap_minutes),
-                                     repr(traffic.launch_ms), repr(sampled)]) + ")")
-    return (f"SELECT * FROM (VALUES {', '.join(rows)}) AS t(endpoint, latency_ms, tail_factor, idle_gap, launch_ms, "
-            "sampling_fraction)")
+                                     repr(traffic.tail_factor), str(traffic.active_minutes),
+                                     str(traffic.idle_minutes), repr(traffic.launch_ms), repr(sampled),
+                                     repr(hourly_dbus), repr(e.usd_per_dbu)]) + ")")
+    return (f"SELECT * FROM (VALUES {', '.join(rows)}) AS t(endpoint, latency_ms, tail_factor, active, idle, "
+            "launch_ms, sampling_fraction, hourly_dbus, usd_per_dbu)")
 
 
 _USAGE = """
 SELECT date_trunc('hour', start_time) AS usage_start_time,
        date_trunc('hour', start_time) + INTERVAL 1 HOUR AS usage_end_time,
-       sku AS sku_name, 'DBU' AS usage_unit, sum(dbu_per_hour) / 60 AS usage_quantity, cluster_id
+       sku AS sku_name, 'DBU' AS usage_unit, sum(dbu_per_hour) / 60 AS usage_quantity, cluster_id,
+       CAST(NULL AS VARCHAR) AS endpoint_name
 FROM nodes WHERE node = 0 GROUP BY ALL
+"""
+#: The generator's model-serving SKU (a stand-in: Databricks' names carry the tier and region).
+SERVING_SKU = "PREMIUM_SERVERLESS_REAL_TIME_INFERENCE"
+#: A serving endpoint's usage: each hour it served a request, at its hourly DBUs.
+_SERVING_USAGE = """
+SELECT TIMESTAMPTZ '{start}' + to_hours(CAST(h.h AS BIGINT)) AS usage_start_time,
+       TIMESTAMPTZ '{start}' + to_hours(CAST(h.h + 1 AS BIGINT)) AS usage_end_time,
+       '{sku}' AS sku_name, 'DBU' AS usage_unit, t.hourly_dbus AS usage_quantity, CAST(NULL AS VARCHAR) AS cluster_id,
+       t.endpoint AS endpoint_name
+FROM traffic t
+JOIN (SELECT DISTINCT x.endpoint, m.m // 60 AS h FROM traffic x CROSS JOIN range(CAST({minutes} AS BIGINT)) AS m(m)
+      WHERE x.idle = 0 OR m.m % (x.active + x.idle) < x.active) AS h ON h.endpoint = t.endpoint
 """
 
 
@@ -306,25 +329,29 @@ def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), day
     copy("gpu_timeline", _GPU)
     copy("node_timeline", _NODE_TIMELINE)
     copy("requests", _REQUESTS)
+    start, minutes = START.strftime("%Y-%m-%d %H:%M:%S+00"), int(days * 24 * 60)
+    usage, prices = _USAGE, "SELECT DISTINCT sku, usd_per_dbu FROM runs"
     if endpoints:
         con.execute(f"CREATE TABLE traffic AS {_traffic_sql(endpoints, on_endpoint)}")
-        copy("serving_requests", _SERVING.format(start=START.strftime("%Y-%m-%d %H:%M:%S+00"), logged=LOGGED_PER_MINUTE,
-                                                 minutes=int(days * 24 * 60)))
+        copy("serving_requests", _SERVING.format(start=start, logged=LOGGED_PER_MINUTE, minutes=minutes))
+        usage += " UNION ALL " + _SERVING_USAGE.format(start=start, sku=SERVING_SKU, minutes=minutes)
+        prices += f" UNION SELECT DISTINCT '{SERVING_SKU}', usd_per_dbu FROM traffic"
     if ext == "parquet":
         copy("clusters", "SELECT DISTINCT cluster_id, cluster_name, CAST(json_transform(tags, "
                          "'\"MAP(VARCHAR, VARCHAR)\"') AS MAP(VARCHAR, VARCHAR)) AS tags FROM runs")
         copy("usage", f"SELECT usage_start_time, usage_end_time, sku_name, usage_unit, usage_quantity, "
-                      f"struct_pack(cluster_id := cluster_id) AS usage_metadata FROM ({_USAGE})")
+                      f"struct_pack(cluster_id := cluster_id, endpoint_name := endpoint_name) AS usage_metadata "
+                      f"FROM ({usage})")
         copy("list_prices", "SELECT DISTINCT sku AS sku_name, 'USD' AS currency_code, 'DBU' AS usage_unit, "
                             "TIMESTAMPTZ '2026-01-01 00:00:00+00' AS price_start_time, "
                             "CAST(NULL AS TIMESTAMPTZ) AS price_end_time, "
-                            "struct_pack(\"default\" := usd_per_dbu) AS pricing FROM runs")
+                            f"struct_pack(\"default\" := usd_per_dbu) AS pricing FROM ({prices})")
     else:
         copy("clusters", "SELECT DISTINCT cluster_id, cluster_name, tags FROM runs")
-        copy("usage", _USAGE)
+        copy("usage", usage)
         copy("list_prices", "SELECT DISTINCT sku AS sku_name, 'USD' AS currency_code, 'DBU' AS usage_unit, "
                             "'2026-01-01T00:00:00Z' AS price_start_time, NULL AS price_end_time, "
-                            "usd_per_dbu AS pricing_default FROM runs")
+                            f"usd_per_dbu AS pricing_default FROM ({prices})")
     with open(out / "cluster_events.jsonl", "w", encoding="utf-8") as handle:
         for event in events:
             handle.write(json.dumps(event) + "\n")

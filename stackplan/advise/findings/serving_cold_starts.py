@@ -38,8 +38,8 @@ WHERE scale_to_zero AND launches > 0 AND launch_p50_ms > {{ sla }}
 """,
     build=build,
     thresholds=("sla_p99_ms", "serving_scale_to_zero_minutes"),
-    plant=Plant("serving", traffic=lambda traffic, endpoint: replace(traffic, idle_gap_minutes=90,
-                                                                     launch_ms=95000.0),
+    plant=Plant("serving", traffic=lambda traffic, endpoint: replace(traffic, active_minutes=60,
+                                                                     idle_minutes=90, launch_ms=95000.0),
                 applies=lambda endpoint: endpoint.scale_to_zero),
     subject="endpoint",
 )
