@@ -18,8 +18,8 @@ SUMMARY_FIELDS = ("workload", "role", "min_workers", "max_workers", "runs", "min
                   "cost_per_1k_requests_first_half", "cost_per_1k_requests_second_half")
 ENDPOINT_FIELDS = ("endpoint", "min_concurrency", "max_concurrency", "scale_to_zero", "requests", "logged_requests",
                    "p50_ms", "p99_ms", "error_rate", "minutes", "peak_concurrency", "p95_concurrency",
-                   "minutes_at_max", "launches", "launch_p50_ms", "launch_max_ms", "launch_errors", "billed_monthly_usd",
-                   "monthly_expected", "cost_per_1k_requests")
+                   "minutes_at_max", "launches", "launch_p50_ms", "launch_max_ms", "launch_errors",
+                   "billed_monthly_usd", "monthly_expected", "cost_per_1k_requests")
 
 
 def _trend(first: Any, second: Any) -> float | None:
