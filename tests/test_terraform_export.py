@@ -5,7 +5,10 @@ dependencies."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,12 +26,17 @@ REFERENCE = re.compile(r"\$\{(databricks_[a-z_]+)\.([A-Za-z0-9_-]+)\.([a-z_]+)\}
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], Any]]:
-    """Each shipped stack -> (its main.tf.json as the CLI wrote it, its plan)."""
+def export_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("tf")
+
+
+@pytest.fixture(scope="module")
+def exported(export_root: Path) -> dict[str, tuple[dict[str, Any], Any]]:
+    """Each shipped stack -> (its main.tf.json as the CLI wrote it under ``export_root/<stack>``, its plan)."""
     from stackplan.pipeline import build_plan
 
     out: dict[str, tuple[dict[str, Any], Any]] = {}
-    root = tmp_path_factory.mktemp("tf")
+    root = export_root
     for stack in SHIPPED:
         assert main(["export-terraform", "--stack", stack, "--out", str(root / stack)]) == 0
         doc = json.loads((root / stack / "main.tf.json").read_text(encoding="utf-8"))
@@ -157,6 +165,33 @@ def test_the_provider_block_takes_no_credentials_and_the_version_is_the_bridged_
     assert set(doc["provider"]["databricks"]) == {"//"}  # host and credentials from the environment or a profile
     assert PROVIDER_VERSION == f"~> {TAG.removeprefix('v')}"  # the release whose docs the names are checked against
     assert documented()["tag"] == TAG and re.fullmatch(r"[0-9a-f]{40}", documented()["commit"])
+
+
+def terraform(args: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """Terraform in ``cwd``, offline: its home (CLI config, plugin cache) a scratch directory, no version check."""
+    env = {**os.environ, "HOME": str(home), "CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1"}
+    return subprocess.run(["terraform", *args, "-no-color"], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.skipif(shutil.which("terraform") is None, reason="Terraform is not on PATH")
+def test_terraform_itself_reads_every_export(exported, export_root: Path, tmp_path: Path) -> None:
+    """`terraform providers` loads the configuration as `init` does (JSON syntax, block structure, the expressions
+    of depends_on and the templates) without the provider, which cannot be downloaded here; a broken copy fails it."""
+    for stack in SHIPPED:
+        done = terraform(["providers"], export_root / stack, tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert f"{PROVIDER_SOURCE}] {PROVIDER_VERSION}" in done.stdout
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    doc, _ = exported["dev"]
+    kind, named = next(iter(doc["resource"].items()))
+    body = next(iter(named.values()))
+    (broken / "main.tf.json").write_text(json.dumps({**doc, "resource": {kind: {"x": {
+        **body, "depends_on": ["not an address"]}}}}), encoding="utf-8")
+    done = terraform(["providers"], broken, tmp_path)
+    assert done.returncode != 0 and "Invalid expression" in done.stderr
+    assert sorted(p.name for p in (export_root / "dev").iterdir()) == ["main.tf.json"]  # it wrote nothing there
 
 
 def test_singular_blocks_where_pulumi_has_plural_lists(exported) -> None:
