@@ -166,7 +166,8 @@ def check_columns(inp: Input, types: Mapping[str, str]) -> None:
         missing.append("pricing.default (or a flattened pricing_default)")
     if missing:
         raise InputError.single(str(inp.path), inp.name, f"lacks the column(s) {', '.join(missing)}.",
-                                f"export {inp.name} with its system-table columns: {', '.join(COLUMNS[inp.name])}.")
+                                f"export {inp.name} with the columns of the README's advise inputs table: "
+                                f"{', '.join(COLUMNS[inp.name])}.")
 
 
 def _field(types: Mapping[str, str], column: str, key: str, dialect: str = "duckdb") -> str:
