@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from dbxtypes.endpoint import endpoint_tags, served_entities
 from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT, STACK_TAG
 from policies.rule import Rule, View
-from policies.serving_view import endpoint_props, endpoint_tags, served_entities
+from policies.serving_view import endpoint_props
 
 #: The shipped production stacks; a policy config names a project's own (``production_stacks``).
 DEFAULT_PRODUCTION_STACKS = ("prod", "azure-prod")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbxtypes.endpoint import gateway
 from dbxtypes.shape import as_mapping
 from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
 from policies.rule import Rule, View
-from policies.serving_view import endpoint_props, gateway
+from policies.serving_view import endpoint_props
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:

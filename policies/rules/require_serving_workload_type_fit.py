@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbxtypes.endpoint import endpoint_tags, served_entities
 from dbxtypes.shape import as_number
 from dbxtypes.vocabulary import CLOUD_TAG, GPU_MEMORY_NEED_TAG, MODEL_SERVING_ENDPOINT
 from gpucatalog.serving import load_serving_catalog
 from policies.rule import Rule, View
-from policies.serving_view import endpoint_props, endpoint_tags, served_entities
+from policies.serving_view import endpoint_props
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbxtypes.endpoint import endpoint_tags
 from dbxtypes.shape import ClusterShape, PoolShape, is_set
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, REQUIRED_TAGS
 from policies.rule import ResourceView, Rule, View
-from policies.serving_view import endpoint_tags
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbxtypes.endpoint import endpoint_shape
 from dbxtypes.plan import CostEntry, Resource
-from dbxtypes.shape import as_list, as_mapping, as_number, normalize_props
 from dbxtypes.vocabulary import CLOUD_TAG, HOURS_PER_MONTH, MODEL_SERVING, MODEL_SERVING_ENDPOINT, SERVING_WORKLOAD
 
 from ..model import PricingContext, _entry_head, _Unpriced, _unpriced_entry, serving_cost
@@ -14,32 +14,26 @@ from .kind import ResourceKind
 
 
 def facts(inputs: Mapping[str, Any]) -> str:
-    props = normalize_props(inputs)  # Pulumi's camelCase or the API's (a Terraform plan's) snake_case
-    entity = as_mapping((as_list(as_mapping(props.get("config")).get("served_entities")) or [{}])[0])
-    gateway = as_mapping(props.get("ai_gateway"))
-    table = as_mapping(gateway.get("inference_table_config"))
-    limits = [as_mapping(r) for r in as_list(gateway.get("rate_limits"))]
+    e = endpoint_shape(inputs)  # Pulumi's camelCase or the API's (a Terraform plan's) snake_case
+    entity, table = e.entity, e.inference_table
     parts = [f"{entity.get('entity_name')} v{entity.get('entity_version')} on {entity.get('workload_type')}",
              f"concurrency {entity.get('min_provisioned_concurrency')}-{entity.get('max_provisioned_concurrency')}",
              "scales to zero" if entity.get("scale_to_zero_enabled") else "always warm"]
     if table.get("enabled"):
         parts.append(f"inference table {table.get('catalog_name')}.{table.get('schema_name')}")
-    parts += [f"{r.get('calls')} calls/{r.get('key')}/{r.get('renewal_period')}" for r in limits]
+    parts += [f"{r.get('calls')} calls/{r.get('key')}/{r.get('renewal_period')}" for r in e.rate_limits]
     return ", ".join(parts)
 
 
 def price(resource: Resource, ctx: PricingContext) -> CostEntry:
     """Serving DBUs of its replicas: the month when always warm; with scale to zero, its active hours (its own
     ``serving_active_hours_per_month.<name>`` where the stack gives one) and a price per launch."""
-    props = normalize_props(resource.inputs)
-    entities = [as_mapping(e) for e in as_list(as_mapping(props.get("config")).get("served_entities"))]
-    entity = entities[0] if entities else {}
-    tags = {str(t.get("key")): t.get("value") for t in map(as_mapping, as_list(props.get("tags")))}
-    cloud = str(tags.get(CLOUD_TAG) or ctx.cloud)
-    scale_to_zero = entity.get("scale_to_zero_enabled") is True
-    low = int(as_number(entity.get("min_provisioned_concurrency")) or 0)
-    high = int(as_number(entity.get("max_provisioned_concurrency")) or max(low, 4))
-    name = str(props.get("name") or resource.name)
+    e = endpoint_shape(resource.inputs)
+    cloud = str(e.tags.get(CLOUD_TAG) or ctx.cloud)
+    scale_to_zero = e.scale_to_zero
+    low = e.min_concurrency
+    high = e.max_concurrency or max(low, 4)
+    name = e.name or resource.name
     a = ctx.a
     if scale_to_zero:
         own = a.get(f"serving_active_hours_per_month.{name}")
@@ -49,7 +43,7 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
     else:
         hours, basis = float(HOURS_PER_MONTH), "always on: no scale to zero (the month)"
     entry = _entry_head(resource)
-    workload_type = str(entity.get("workload_type") or "")
+    workload_type = e.workload_type
     entry.update({"workload_type": SERVING_WORKLOAD, "node_type_id": workload_type, "compute_kind": MODEL_SERVING,
                   "availability": "SERVERLESS", "hours_per_month": hours, "hours_basis": basis})
     try:

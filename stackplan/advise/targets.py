@@ -140,23 +140,19 @@ class EndpointTarget:
 
 def endpoint_targets(plan: Plan) -> list[EndpointTarget]:
     """The plan's Model Serving endpoints (one served entity each, as the component makes them)."""
+    from dbxtypes.endpoint import endpoint_shape
+
     out = []
     for resource in plan.resources:
         if resource.type != MODEL_SERVING_ENDPOINT:
             continue
-        inputs = resource.inputs
-        name = str(inputs.get("name") or resource.name)
-        entities = (inputs.get("config") or {}).get("servedEntities") or [{}]
-        served = entities[0]
-        table = (inputs.get("aiGateway") or {}).get("inferenceTableConfig") or {}
-        payload = (f"{table['catalogName']}.{table['schemaName']}.{table['tableNamePrefix']}_payload"
-                   if table.get("enabled") and table.get("catalogName") else None)
+        e = endpoint_shape(resource.inputs)
+        name = e.name or resource.name
         entry = plan.cost.resources.get(resource.urn) if plan.cost is not None else None
         out.append(EndpointTarget(
-            workload=name, key=f"serving.endpoints.{name}", workload_type=str(served.get("workloadType") or ""),
-            min_concurrency=int(served.get("minProvisionedConcurrency") or 0),
-            max_concurrency=int(served.get("maxProvisionedConcurrency") or 0),
-            scale_to_zero=bool(served.get("scaleToZeroEnabled")), payload_table=payload,
+            workload=name, key=f"serving.endpoints.{name}", workload_type=e.workload_type,
+            min_concurrency=e.min_concurrency, max_concurrency=e.max_concurrency or 0,
+            scale_to_zero=e.scale_to_zero, payload_table=e.payload_table,
             monthly_expected=float(entry.monthly.expected or 0) if entry is not None and entry.monthly else 0.0,
             hourly=float(entry.hourly or 0) if entry is not None else 0.0,
             hours_per_month=float(entry.hours_per_month or 0) if entry is not None else 0.0,

@@ -1,0 +1,75 @@
+"""One reading of a Model Serving endpoint's definition (``databricks.ModelServing``): its served entities, AI Gateway
+settings and tags, from Pulumi's camelCase inputs or the API's (a Terraform plan's) snake_case. The serving rules
+(`policies.serving_view`), the cost model (`pricing.kinds.serving_endpoint`) and advise (`stackplan.advise.targets`)
+read an endpoint through it, as they read a cluster through `dbxtypes.shape`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .shape import as_list, as_mapping, as_number, normalize_props
+
+
+def endpoint_tags(props: Mapping[str, Any]) -> dict[str, str]:
+    """The endpoint's tags (a list of ``{key, value}``) as a mapping (snake_case props)."""
+    return {str(t.get("key")): str(t.get("value")) for t in map(as_mapping, as_list(props.get("tags")))
+            if t.get("key") is not None}
+
+
+def served_entities(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``config.served_entities`` (snake_case props)."""
+    return [as_mapping(e) for e in as_list(as_mapping(props.get("config")).get("served_entities"))]
+
+
+def gateway(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``ai_gateway`` (snake_case props)."""
+    return as_mapping(props.get("ai_gateway"))
+
+
+@dataclass(frozen=True)
+class EndpointShape:
+    """An endpoint as the project reads it: its first served entity (the component serves one) and its gateway."""
+
+    name: str | None
+    entity: Mapping[str, Any]  #: the first served entity, as written (``{}`` without one)
+    min_concurrency: int  #: ``min_provisioned_concurrency`` (0 when unset)
+    max_concurrency: int | None  #: ``max_provisioned_concurrency`` (None when unset or 0)
+    scale_to_zero: bool  #: ``scale_to_zero_enabled`` is true
+    tags: dict[str, str]
+    gateway: Mapping[str, Any]
+
+    @property
+    def workload_type(self) -> str:
+        return str(self.entity.get("workload_type") or "")
+
+    @property
+    def inference_table(self) -> Mapping[str, Any]:
+        """``ai_gateway.inference_table_config`` (``{}`` without one)."""
+        return as_mapping(self.gateway.get("inference_table_config"))
+
+    @property
+    def payload_table(self) -> str | None:
+        """The AI Gateway inference table the endpoint logs to, ``<catalog>.<schema>.<table_name_prefix>_payload``;
+        None when it logs to none (or the definition does not say where)."""
+        table = self.inference_table
+        parts = [table.get(k) for k in ("catalog_name", "schema_name", "table_name_prefix")]
+        return f"{parts[0]}.{parts[1]}.{parts[2]}_payload" if table.get("enabled") and all(parts) else None
+
+    @property
+    def rate_limits(self) -> list[Mapping[str, Any]]:
+        return [as_mapping(r) for r in as_list(self.gateway.get("rate_limits"))]
+
+
+def endpoint_shape(props: Mapping[str, Any] | None) -> EndpointShape:
+    """The shape of an endpoint's properties, in either casing."""
+    p = normalize_props(props)
+    entities = served_entities(p)
+    entity = entities[0] if entities else {}
+    high = as_number(entity.get("max_provisioned_concurrency"))
+    return EndpointShape(name=str(p["name"]) if p.get("name") else None, entity=entity,
+                         min_concurrency=int(as_number(entity.get("min_provisioned_concurrency")) or 0),
+                         max_concurrency=int(high) if high else None,
+                         scale_to_zero=entity.get("scale_to_zero_enabled") is True, tags=endpoint_tags(p),
+                         gateway=gateway(p))
