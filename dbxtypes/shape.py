@@ -56,9 +56,10 @@ NodeGpu = Callable[[str], "bool | None"]
 # Normalisation
 # --------------------------------------------------------------------------------------------------------------------
 
-#: Map-valued attributes: their keys are user data (tag names, Spark properties, env var names), never converted.
+#: Map-valued attributes: their keys are user data (tag names, Spark properties, env var names, a catalog's or
+#: schema's properties), never converted.
 MAP_VALUED_KEYS = frozenset({
-    "custom_tags", "default_tags", "spark_conf", "spark_env_vars", "tags",
+    "custom_tags", "default_tags", "spark_conf", "spark_env_vars", "tags", "properties",
     "base_parameters", "named_parameters", "notebook_params", "python_named_params", "job_parameters",
 })
 

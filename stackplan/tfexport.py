@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.plan import Plan, Resource
+from dbxtypes.shape import MAP_VALUED_KEYS, camel_to_snake, normalize_props
 from dbxtypes.vocabulary import CATALOG, PROJECT
 
 #: The provider's registry address, and the releases the export is written for. pulumi-databricks 1.118.0 (pinned in
@@ -33,8 +34,6 @@ PROVIDER_VERSION = "~> 1.128.0"
 #: ``library``, ``task``, ``job_cluster``, ``grant``, ``access_control``).
 BLOCK_RENAMES: Mapping[str, str] = {"libraries": "library", "tasks": "task", "job_clusters": "job_cluster",
                                     "grants": "grant", "access_controls": "access_control"}
-#: Arguments that are maps (their keys are the user's, written as they are): tags, Spark settings, properties.
-MAP_ARGUMENTS = frozenset({"custom_tags", "spark_conf", "spark_env_vars", "properties", "tags"})
 #: Arguments that name another resource (an id, or a Unity Catalog name): where a reference replaces a value.
 NAME_ARGUMENTS = frozenset({"catalog", "schema", "volume", "catalog_name", "schema_name"})
 #: Arguments holding JSON text that may name another resource's id (a cluster policy's definition).
@@ -47,12 +46,7 @@ def terraform_type(pulumi_type: str) -> str | None:
     """``databricks:index/modelServing:ModelServing`` -> ``databricks_model_serving``; None for anything else (the
     project's components, providers)."""
     found = _TYPE.match(pulumi_type)
-    return f"databricks_{snake(found.group(1))}" if found else None
-
-
-def snake(name: str) -> str:
-    """Pulumi's camelCase argument name as Terraform's snake_case (``contentBase64`` -> ``content_base64``)."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    return f"databricks_{camel_to_snake(found.group(1))}" if found else None
 
 
 def terraform_name(name: str) -> str:
@@ -92,11 +86,11 @@ class _Export:
                 state = kind_record.mock_state(r.name, dict(r.inputs))
                 for key, value in state.items():
                     if key not in r.inputs and isinstance(value, str):
-                        self.references[value] = f"${{{address}.{snake(key)}}}"
+                        self.references[value] = f"${{{address}.{camel_to_snake(key)}}}"
         self.parents = {r.urn: r.parent for r in plan.resources}
 
     def body(self, r: Resource) -> dict[str, Any]:
-        body = self.block(r.inputs)
+        body = self.block(normalize_props(r.inputs))  # Terraform's snake_case: the provider's own names
         depends = sorted({a for dep in r.dependencies for a in self.addresses_of(dep)} - {self.address[r.urn]})
         if depends:
             body["depends_on"] = depends
@@ -116,18 +110,27 @@ class _Export:
             parent = self.parents.get(parent)
         return False
 
-    def block(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    def block(self, props: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key, value in inputs.items():
+        for key, value in props.items():
             if value is None:
                 continue
-            name = snake(key)
-            name = BLOCK_RENAMES.get(name, name)
-            if name in MAP_ARGUMENTS and isinstance(value, Mapping):
+            name = BLOCK_RENAMES.get(key, key)
+            if key in MAP_VALUED_KEYS and isinstance(value, Mapping):  # the user's keys, as they are
                 out[name] = {str(k): self.value(v, "") for k, v in value.items()}
             else:
                 out[name] = self.value(value, name)
         return out
+
+    def output(self, value: Any) -> Any:
+        """An output's value: every string that is a resource's id in the plan becomes its reference."""
+        if isinstance(value, Mapping):
+            return {str(k): self.output(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.output(v) for v in value]
+        if isinstance(value, str):
+            return self.references.get(value, _escape(value))
+        return value
 
     def value(self, value: Any, name: str) -> Any:
         if isinstance(value, Mapping):
@@ -152,9 +155,8 @@ def terraform_config(plan: Plan) -> dict[str, Any]:
     for r in export.exported:
         kind, name = export.address[r.urn].split(".", 1)
         resources.setdefault(kind, {})[name] = export.body(r)
-    # the stack's outputs: a resource's id as a reference, the rest (names, paths) as they are
-    outputs = {name: {"value": export.references[value] if isinstance(value, str) and value in export.references
-                      else export.value(value, "")} for name, value in sorted(plan.outputs.items())}
+    # the stack's outputs: a resource's id as a reference (in a map of them too), the rest (names, paths) as they are
+    outputs = {name: {"value": export.output(value)} for name, value in sorted(plan.outputs.items())}
     doc: dict[str, Any] = {
         "//": (f"stack {plan.stack} of {PROJECT}, written by `python -m stackplan export-terraform` from the same plan "
                "`pulumi up` deploys; regenerate it rather than edit it."),

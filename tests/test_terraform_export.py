@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from dbxtypes.plan import Plan, Resource
+from dbxtypes.shape import MAP_VALUED_KEYS
 from dbxtypes.terraform_docs import RESOURCES, TAG, documented, names_in
 from pricing.kinds import kind_of
 from stackplan.cli import main
-from stackplan.tfexport import MAP_ARGUMENTS, PROVIDER_SOURCE, PROVIDER_VERSION, terraform_config, terraform_type
+from stackplan.tfexport import PROVIDER_SOURCE, PROVIDER_VERSION, terraform_config, terraform_type
 from tests.conftest import SHIPPED
 
 REFERENCE = re.compile(r"\$\{(databricks_[a-z_]+)\.([A-Za-z0-9_-]+)\.([a-z_]+)\}")
@@ -58,7 +59,7 @@ def attribute_names(resource: str, body: Any, path: str = "") -> Iterator[tuple[
         if key in ("//", "depends_on"):
             continue
         yield resource, key, f"{path}{key}"
-        if key in MAP_ARGUMENTS and isinstance(value, dict):
+        if key in MAP_VALUED_KEYS and isinstance(value, dict):
             continue
         inner = "databricks_cluster" if resource == "databricks_job" and key == "new_cluster" else resource
         yield from attribute_names(inner, value, f"{path}{key}.")
@@ -110,7 +111,8 @@ def strings(value: Any) -> Iterator[str]:
 def test_references_not_the_engines_ids(exported, stack: str) -> None:
     doc, plan = exported[stack]
     ids = mock_values(plan)
-    leaked = [s for s in strings(doc["resource"]) for mock in ids if s == mock or json.dumps(mock) in s]
+    leaked = [s for s in strings({**doc["resource"], **doc.get("output", {})}) for mock in ids
+              if s == mock or json.dumps(mock) in s]
     assert leaked == []
     # every reference names a resource of the document, by an attribute the provider documents
     names = documented()["resources"]
@@ -133,8 +135,11 @@ def test_a_pool_a_policy_and_a_volume_are_referenced_as_terraform_writes_them(ex
     assert any(str(g.get("volume", "")).startswith("${databricks_volume.") for g in grants.values())
     schemas = doc["resource"]["databricks_schema"]
     assert all(s["catalog_name"].startswith("${databricks_catalog.") for s in schemas.values())
-    # the stack's outputs: ids as references, names as they are
+    # the stack's outputs: ids as references (in a map of them too), names as they are
     assert doc["output"]["training_job_id"]["value"].startswith("${databricks_job.")
+    assert all(v.startswith("${databricks_cluster_policy.")
+               for v in doc["output"]["cluster_policy_ids"]["value"].values())
+    assert doc["output"]["checkpoint_dir"]["value"].startswith("/Volumes/")
 
 
 @pytest.mark.parametrize("stack", SHIPPED)
