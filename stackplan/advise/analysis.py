@@ -18,7 +18,7 @@ from .findings import FINDING_IDS, FINDINGS
 
 if TYPE_CHECKING:
     from .engines import Engine
-from .sources import Input, find_inputs
+from .sources import Input, find_inputs, sql_string
 
 SQL_DIR = Path(__file__).parent / "sql"
 
@@ -43,7 +43,7 @@ def sql_literal(value: Any) -> str:
         if isinstance(value, float) and not math.isfinite(value):
             return "NULL"
         return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
+    return sql_string(str(value))
 
 
 def _env() -> Any:

@@ -81,7 +81,8 @@ class Input:
     fmt: str  #: parquet | csv | json | jsonl | empty
 
 
-def _quote(text: str) -> str:
+def sql_string(text: str) -> str:
+    """A SQL string literal (the one quoting of the advise SQL: inputs' paths, the plan's names, generated rows)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -116,7 +117,7 @@ def find_inputs(usage_dir: str) -> dict[str, Input]:
 
 
 def _input(name: str, path: Path, fmt: str, glob: str | None = None) -> Input:
-    where = _quote(glob or str(path))
+    where = sql_string(glob or str(path))
     if fmt == "parquet":
         reader = f"read_parquet({where}, union_by_name = true)"
     elif fmt == "csv":

@@ -29,6 +29,7 @@ from dbxtypes.plan import Plan
 from dbxtypes.vocabulary import HOURS_PER_MONTH, ROLE_TAG, STACK_TAG, WORKLOAD_TAG
 
 from .findings import FINDINGS, PLANTS
+from .sources import sql_string
 from .targets import EndpointTarget, Target, endpoint_targets, targets_of
 
 #: The role each plant goes to (from the findings' records).
@@ -155,7 +156,7 @@ def _events(runs: list[Run], targets: dict[str, Target], where: dict[str, str]) 
 
 def _runs_sql(runs: list[Run]) -> str:
     def lit(v: Any) -> str:
-        return "'" + str(v).replace("'", "''") + "'" if isinstance(v, str) else repr(float(v))
+        return sql_string(v) if isinstance(v, str) else repr(float(v))
 
     rows = ", ".join("(" + ", ".join(lit(v) for v in (
         r.cluster_id, r.cluster_name, json.dumps(r.tags), r.node_type, r.gpus, r.workers, r.peak_workers,
@@ -246,7 +247,7 @@ def _traffic_sql(endpoints: list[EndpointTarget], plants: dict[str, set[str]]) -
         sampled = min(1.0, LOGGED_PER_MINUTE / per_minute)
         # billed as the cost model prices it: its hourly $ for every hour it was up, at the model-serving $/DBU
         hourly_dbus = e.hourly / e.usd_per_dbu if e.usd_per_dbu else 0.0
-        rows.append("(" + ", ".join(["'" + e.workload.replace("'", "''") + "'", repr(traffic.latency_ms),
+        rows.append("(" + ", ".join([sql_string(e.workload), repr(traffic.latency_ms),
                                      repr(traffic.tail_factor), str(traffic.active_minutes),
                                      str(traffic.idle_minutes), repr(traffic.launch_ms), repr(sampled),
                                      repr(hourly_dbus), repr(e.usd_per_dbu)]) + ")")
