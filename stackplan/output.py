@@ -34,6 +34,15 @@ def _inside(path: Path, directory: Path) -> bool:
         return False
 
 
+def out_dir(directory: str, flag: str = "--out") -> Path:
+    """A directory the run writes files into (created by the caller when it writes): `InputError` when the path
+    exists and is not a directory."""
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise InputError.single(directory, flag, "exists and is not a directory.", f"pass a directory for {flag}.")
+    return path
+
+
 def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out") -> None:
     """Refuse an ``--out`` that would damage something before any work is done: an input file of the run, a path
     inside a directory of inputs, a directory, a socket or block device, a directory that does not exist, an empty

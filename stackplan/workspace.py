@@ -164,11 +164,9 @@ def read_workspace(profile: str | None = None, *, progress: bool = False
 
 def save_export(doc: dict[str, list[dict[str, Any]]], directory: str) -> list[Path]:
     """Write what was read as one file per list (the shapes ``--cluster-json DIR`` reads back)."""
-    from .output import write_text
+    from .output import out_dir, write_text
 
-    out = Path(directory)
-    if out.exists() and not out.is_dir():
-        raise InputError.single(directory, "--save-export", "exists and is not a directory.", "pass a directory.")
+    out = out_dir(directory, "--save-export")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for key, file, _lister in LISTS:

@@ -46,14 +46,11 @@ def cmd_advise(args: argparse.Namespace) -> int:
     endpoints = endpoint_targets(plan)
     served = endpoint_rows(endpoints)
     if args.emit_sql:
-        from stackplan.output import write_text
+        from stackplan.output import out_dir, write_text
 
         schema, volume = spec.monitoring.volume.split(".", 1)
         telemetry = f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}"
-        out = Path(args.emit_sql)
-        if out.exists() and not out.is_dir():
-            raise InputError.single(args.emit_sql, "--emit-sql", "exists and is not a directory.",
-                                    "pass a directory.")
+        out = out_dir(args.emit_sql, "--emit-sql")
         out.mkdir(parents=True, exist_ok=True)
         for name, text in emitted_sql(stack=plan.stack, telemetry=telemetry, days=args.days, targets=rows,
                                       thresholds=thresholds, sla=sla, endpoints=served).items():

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import CLUSTER_POLICY, INSTANCE_POOL
 from stackplan.exits import EXIT_OK
+from stackplan.output import out_dir
 from stackplan.pipeline import build_plan
 
 from . import common
@@ -21,9 +21,7 @@ def cmd_export_policies(args: argparse.Namespace) -> int:
     if not policies:
         raise InputError.single(plan.stack_file or plan.stack, "dbx-ai-infra:cluster_policies.enabled",
                                 "is false, so the stack makes no cluster policy.", "enable it to export definitions.")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError.single(args.out, "--out", "exists and is not a directory.", "pass a directory for --out.")
+    out = out_dir(args.out)
     out.mkdir(parents=True, exist_ok=True)
     # Offline, a pool's id is the engine's stand-in: the file marks it instead, naming the pool.
     unknown_ids = {r.id: f"<id of instance pool {r.inputs.get('instancePoolName', r.name)}: known after pulumi up>"
@@ -49,10 +47,7 @@ def cmd_export_terraform(args: argparse.Namespace) -> int:
     from stackplan.tfexport import terraform_config
 
     plan = build_plan(args.stack, policy_config=common.policy_config(args), with_policies=False)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError.single(args.out, "--out", "exists and is not a directory.",
-                                "pass a directory for --out (main.tf.json is written into it).")
+    out = out_dir(args.out)
     doc = terraform_config(plan)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "main.tf.json"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from dbxtypes.errors import InputError
 from stackplan.exits import EXIT_OK
+from stackplan.output import out_dir
 from stackplan.pipeline import build_plan
 
 
@@ -22,9 +22,7 @@ def cmd_sample_usage(args: argparse.Namespace) -> int:
                                 f"pass one of {', '.join(PLANTS)}.")
     if not args.days > 0:
         raise InputError.single("--days", "--days", f"must be above 0, got {args.days:g}.", "pass e.g. --days 7.")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError.single(args.out, "--out", "exists and is not a directory.", "pass a directory.")
+    out = out_dir(args.out)
     plan = build_plan(args.stack, with_policies=False, with_cost=True)
     info = write_exports(out, plan, plant=args.plant, days=args.days, fmt=args.file_format,
                          full_window=args.full_window, only=args.only)
