@@ -217,3 +217,22 @@ def test_the_reports_have_a_serving_endpoints_table(stack_file: Path, plan: Any,
     assert column(chat, "billed $/month").startswith("$") and column(chat, "$ per 1k requests").startswith("$")
     html = (tmp_path / "a.html").read_text(encoding="utf-8")
     assert "<h2>Serving endpoints</h2>" in html and "<td>obs-burst</td>" in html
+
+
+def test_a_csv_file_is_sniffed_once_and_reads_as_auto_detection_does(tmp_path: Path) -> None:
+    """`sources.sniffed`: a single CSV file's view reads with the options the sniffer found (no sniff per statement),
+    with the same columns and types as auto-detection; a directory keeps auto-detection."""
+    import duckdb
+
+    from stackplan.advise.sources import column_types, find_inputs, sniffed
+
+    (tmp_path / "clusters.csv").write_text('cluster_id,cluster_name,tags\n1,a,"{""x"": ""y, z""}"\n', encoding="utf-8")
+    (tmp_path / "gpu_timeline").mkdir()
+    (tmp_path / "gpu_timeline" / "n1.csv").write_text("cluster_id,gpu_util_percent\n1,50\n", encoding="utf-8")
+    found = find_inputs(str(tmp_path))
+    con = duckdb.connect()
+    once = sniffed(con, found["clusters"])
+    assert "auto_detect=false" in once.reader and "auto_detect = true" in found["clusters"].reader
+    assert column_types(con, once) == column_types(con, found["clusters"])
+    assert con.execute(f"SELECT tags FROM {once.reader}").fetchall() == [('{"x": "y, z"}',)]  # quoted comma kept
+    assert sniffed(con, found["gpu_timeline"]) is found["gpu_timeline"]

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from dbxtypes.errors import InputError, clip, cut
 
-from .sources import API_TABLES, COLUMNS, EMPTY, Input, api_rows, check_columns, column_types, view_sql
+from .sources import API_TABLES, COLUMNS, EMPTY, Input, api_rows, check_columns, column_types, sniffed, view_sql
 
 #: ``--engine`` values; the first is the default.
 ENGINES = ("duckdb", "spark", "databricks")
@@ -87,6 +87,7 @@ class DuckDBEngine:
                                          loaded)
                 types = dict.fromkeys(columns, "VARCHAR")
             elif inp is not None:
+                inp = sniffed(self.con, inp)
                 types = column_types(self.con, inp)
             self.con.execute(view_sql(name, inp, types))
 
