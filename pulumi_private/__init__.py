@@ -9,23 +9,27 @@ loudly in one place. Pinned SDKs: pulumi 3.272.0, pulumi-policy 1.21.0 (requirem
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any, TypeVar
 
 from pulumi.runtime import config as _runtime_config
 from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import resource as _runtime_resource
 from pulumi.runtime import rpc as _rpc
 from pulumi.runtime import stack as _runtime_stack
+from pulumi.runtime.proto import source_pb2 as _source_pb2
 from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.proxy import UnknownValueError
 
 __all__ = ["MockMonitor", "UnknownValueError", "all_config", "deserialize_properties", "provider_module_of",
-           "root_resource_outputs", "run_program_function", "secret_config_keys", "sync_await", "use_provider_subset"]
+           "root_resource_outputs", "run_program_function", "secret_config_keys", "sync_await", "use_provider_subset",
+           "without_source_positions"]
 
 T = TypeVar("T")
 
@@ -42,6 +46,21 @@ def run_program_function(func: Callable[[], Any]) -> None:
     """Run a Pulumi program function under the current (mock) runtime and wait for every registration
     (``pulumi.runtime.stack.run_pulumi_func``)."""
     _sync_await(_runtime_stack.run_pulumi_func(func))
+
+
+@contextlib.contextmanager
+def without_source_positions() -> Iterator[None]:
+    """While the block runs, resources register without the caller's stack trace and source position
+    (``pulumi.runtime.resource._get_stack_trace``). The SDK walks the whole Python stack, reading every frame's
+    source line, at each registration, only to tell the engine where in the program a resource was declared;
+    the mock monitor ignores it, and it was about a quarter of the offline engine's program run (issue 23). Only the
+    offline engine uses this: under ``pulumi up`` the engine gets its source positions as before."""
+    original = _runtime_resource._get_stack_trace
+    _runtime_resource._get_stack_trace = _source_pb2.StackTrace  # a trace without frames: no source position
+    try:
+        yield
+    finally:
+        _runtime_resource._get_stack_trace = original
 
 
 def root_resource_outputs() -> dict[str, Any]:

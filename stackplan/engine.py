@@ -97,7 +97,8 @@ def _run(stack: LoadedStack, program: Path, handed: bool) -> Plan:
     def program_main() -> None:
         runpy.run_path(str(program), run_name="__main__")
 
-    pulumi_private.run_program_function(program_main)
+    with pulumi_private.without_source_positions():  # the mocks ignore them; they cost a quarter of a run
+        pulumi_private.run_program_function(program_main)
     outputs = {k: plain(pulumi_private.sync_await(pulumi.Output.from_input(v).future()))
                for k, v in pulumi_private.root_resource_outputs().items()}
     return Plan(

@@ -9,11 +9,13 @@ POINT is where a user's Ctrl-C may land:
 - ``write``: with the output's temporary file written, before it is renamed into place;
 - ``body``: in the program's own code (not an RPC), at its first ``pulumi.export``; Pulumi's runtime catches what
   is raised there and waits for every RPC before re-raising;
-- ``frame``: inside ``pathlib``'s ``as_uri``, which Pulumi's runtime calls for each stack frame of a registration
-  under ``except BaseException`` (a KeyboardInterrupt raised there was swallowed and the run exited 0);
 - ``duckdb``: inside advise's analysis, as its DuckDB query runs (DuckDB turns a KeyboardInterrupt into its own
   error).
-A point may carry a count, ``frame:40``: the 40th time the run passes it.
+A point may carry a count, ``program:4``: the 4th time the run passes it.
+
+(There was a ``frame`` point, inside the stack-frame lookup Pulumi's runtime runs under ``except BaseException`` at
+each registration, where a KeyboardInterrupt was swallowed and the run exited 0. The offline engine now registers
+without source positions (``pulumi_private.without_source_positions``), so the run never enters that lookup.)
 """
 
 from __future__ import annotations
@@ -69,18 +71,6 @@ def install(spec: str) -> None:
         import pulumi
 
         _pause_on_call(pulumi, "export", nth)
-    elif point == "frame":
-        import pathlib
-
-        from stackplan import engine
-
-        run = engine._run
-
-        def run_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - as_uri is only watched inside the run
-            _pause_on_call(pathlib.PurePath, "as_uri", nth)
-            return run(*args, **kwargs)
-
-        engine._run = run_then_pause
     elif point == "duckdb":
         import duckdb
 

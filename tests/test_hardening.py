@@ -267,8 +267,6 @@ def _interrupt_at(point: str, sig: int, argv: list[str], tmp_path: Path) -> None
     ("import", signal.SIGTERM), ("program", signal.SIGINT), ("write", signal.SIGINT),
     # in the program's own code: Pulumi's runtime catches it there and waited for RPCs that never came (a hang)
     ("body:2", signal.SIGTERM),
-    # inside the frame lookup Pulumi runs under `except BaseException`: the interrupt was swallowed, exit 0
-    ("frame:40", signal.SIGINT),
 ])
 def test_an_interrupted_run_says_one_line_exits_130_and_leaves_nothing(tmp_path, point, sig):
     _interrupt_at(point, sig, ["preview", "--stack", "prod", "--json", "--out", str(tmp_path / "plan.json")], tmp_path)
@@ -282,12 +280,12 @@ def test_an_interrupt_inside_a_duckdb_query_of_advise_is_an_interrupt(tmp_path):
 
 
 @settings(max_examples=3, deadline=None, derandomize=False)
-@given(point=st.one_of(st.integers(1, 600).map(lambda n: f"frame:{n}"), st.integers(1, 5).map(lambda n: f"body:{n}"),
-                       st.integers(1, 30).map(lambda n: f"program:{n}"), st.just("write"), st.just("import")),
+@given(point=st.one_of(st.integers(1, 5).map(lambda n: f"body:{n}"), st.integers(1, 30).map(lambda n: f"program:{n}"),
+                       st.just("write"), st.just("import")),
        sig=st.sampled_from([signal.SIGINT, signal.SIGTERM]))
 def test_an_interrupt_at_a_random_moment_of_a_preview_ends_the_same_way(tmp_path_factory, point, sig):
-    """Random moments of a run, each a place the run says it reached (a registration, a frame lookup, the program's
-    own code, the write, the import), so the outcome never depends on timing."""
+    """Random moments of a run, each a place the run says it reached (a registration, the program's own code, the
+    write, the import), so the outcome never depends on timing."""
     tmp_path = tmp_path_factory.mktemp("interrupt")
     _interrupt_at(point, sig, ["preview", "--stack", "dev", "--json", "--out", str(tmp_path / "plan.json")], tmp_path)
 

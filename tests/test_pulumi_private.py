@@ -6,6 +6,7 @@ Each test drives the symbol the way the offline engine does and checks what the 
 from __future__ import annotations
 
 import ast
+import contextlib
 import contextvars
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pulumi_private
 
 REPO = Path(__file__).resolve().parent.parent
 PRIVATE_MODULES = ("pulumi.runtime.sync_await", "pulumi.runtime.stack", "pulumi.runtime.rpc", "pulumi.runtime.config",
+                   "pulumi.runtime.resource", "pulumi.runtime.proto.source_pb2",
                    "pulumi_policy.proxy")
 
 
@@ -184,3 +186,37 @@ def test_the_program_creates_only_the_types_whose_modules_the_engine_imports(pla
 
     created = {r["type"] for stack in SHIPPED for r in plan_of(stack)["resources"] if r["type"].startswith("databricks:")}
     assert created <= set(PROGRAM_RESOURCE_TYPES), created - set(PROGRAM_RESOURCE_TYPES)
+
+
+def test_without_source_positions_registers_no_stack_trace_and_restores_the_sdks_afterwards() -> None:
+    class Traces(_Recording):
+        def __init__(self, mock) -> None:
+            super().__init__(mock)
+            self.frames: dict[str, int] = {}
+
+        def RegisterResource(self, request):  # noqa: N802 - the gRPC method name the SDK calls
+            self.frames[request.type] = len(request.stackTrace.frames)
+            return super().RegisterResource(request)
+
+    class Thing(pulumi.CustomResource):  # a resource class of its own, as a provider SDK's are
+        def __init__(self, name: str, size: int) -> None:
+            super().__init__("test:index:Thing", name, {"size": size})
+
+    def body(quiet: bool) -> Traces:
+        def run() -> Traces:
+            pulumi.runtime.set_all_config({})
+            monitor = Traces(_Mocks())
+            pulumi.runtime.set_mocks(_Mocks(), project="p", stack="s", preview=True, monitor=monitor)
+            with pulumi_private.without_source_positions() if quiet else contextlib.nullcontext():
+                pulumi_private.run_program_function(lambda: Thing("t", 2))
+            return monitor
+        return contextvars.Context().run(run)
+
+    import pulumi.runtime.resource as sdk_resource
+
+    before = sdk_resource._get_stack_trace
+    assert body(False).frames["test:index:Thing"] > 0  # the SDK sends where the program declared the resource ...
+    quiet = body(True)
+    assert quiet.frames["test:index:Thing"] == 0  # ... and without it, no frames
+    assert {"size": 2} in quiet.inputs  # the same registration otherwise
+    assert sdk_resource._get_stack_trace is before
