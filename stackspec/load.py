@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from dbxtypes.documents import key_lines, not_a_file, parse_with_lines, parse_yaml, read_text
+from dbxtypes.documents import compose_yaml, key_lines, not_a_file, parse_yaml, read_text
 from dbxtypes.errors import InputError, Problem, problems_from_pydantic
 from dbxtypes.vocabulary import DEFAULT_RUNTIME, PROJECT
 
@@ -126,7 +126,7 @@ def section_lines(path: Path) -> dict[str, int]:
     """The line of each ``dbx-ai-infra:<setting>`` in a stack file, by its bare name (``training``, ``tags``, ...), and
     of each field below it by its dotted path (``inference.min_workers``, ``serving.endpoints.chat.scale_to_zero``,
     three levels down); ``config`` itself under ``""``. Findings point there."""
-    tree = parse_with_lines(read_text(path, "stack file"))  # one parse of the file for every mapping in it
+    tree = compose_yaml(read_text(path, "stack file"), display_path(path))  # one parse for every mapping in it
     lines = {"": key_lines(tree).get("config", 1)}
 
     def walk(path: tuple[str, ...], dotted: str, depth: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,14 @@ from stackspec import available_stacks, load_stack
 pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
 
 SHIPPED = available_stacks()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection loaded (the provider SDK, pydantic's schemas, every test module) lives until the worker ends:
+    moved out of the garbage collector's sight, so that its full collections stop walking it again and again (about
+    a tenth of the suite's time)."""
+    gc.collect()
+    gc.freeze()
 
 BASE_CONFIG: dict[str, Any] = {
     "dbx-ai-infra:cloud": "aws",

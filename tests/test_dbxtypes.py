@@ -262,7 +262,7 @@ def test_required_tags_are_one_word_list() -> None:
 
 @pytest.mark.parametrize("path", ["gpucatalog/node_types.yaml", "gpucatalog/serving_types.yaml", "pricing/rates.yaml"])
 def test_shipped_data_reads_the_same_with_the_fast_loader_as_with_the_strict_one(path: str) -> None:
-    """The shipped data files are read with PyYAML's C loader (YAML 1.1, 20x faster); user input keeps the strict
+    """The shipped data files are read with PyYAML's C loader (YAML 1.1); user input keeps the strict
     YAML 1.2 reader. Both give the shipped files the same data, so nothing in them depends on the difference."""
     from pathlib import Path
 
@@ -283,3 +283,77 @@ def test_a_broken_shipped_file_is_an_input_error_naming_it() -> None:
 
     with pytest.raises(InputError, match="rates.yaml"):
         parse_packaged_yaml("a: [1,\n", "pricing/rates.yaml")
+
+
+# --- the strict YAML 1.2 reader (stack files, price and policy files) -----------------------------------------------
+
+_YAML_SCALARS = ["yes", "no", "on", "off", "y", "N", "true", "True", "TRUE", "tRue", "false", "null", "~", "", "NULL",
+                 "nUll", "1", "-1", "+1", "012", "0o12", "0O12", "0x1F", "0X1F", "0b101", "1_000", "1.5", "1e3", "1E3",
+                 "1e-300", "1.0e+308", "1.0e+400", ".inf", "-.inf", "+.inf", ".Inf", ".NAN", ".5", "5.", "-.5",
+                 "2027-03-31", "2027-03-31T10:00:00Z", "12:30:00", "1:20", "0.1.2", "-0", "00", "0x_1", "1_0.5",
+                 "15.4.x-gpu-ml-scala2.12", "'quoted'", "'1'", '"true"', "!!str 123", "!!int '5'", "!!float 1", "0o",
+                 "0x", "-0x1F", "+0o7", "1e", "e3", ".", "+", "1.", "1.e3", "0e0", "08", "09.5", "1,000", "NaN", "inf",
+                 "0b2", "-0b1", "0777", "1e+3", "1.2E-3"]
+
+
+def _ruamel_yaml_1_2(text: str):
+    """ruamel.yaml's YAML 1.2 safe loader with dates as strings: the reader stack files went through before."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import SafeConstructor
+
+    class Core(SafeConstructor):
+        pass
+
+    Core.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
+    reader = YAML(typ="safe", pure=True)
+    reader.Constructor = Core
+    return reader.load(text)
+
+
+@pytest.mark.parametrize("scalar", _YAML_SCALARS)
+def test_a_plain_scalar_reads_as_ruamels_yaml_1_2_loader_reads_it(scalar: str) -> None:
+    import math
+
+    from dbxtypes.documents import parse_yaml
+
+    ours, theirs = parse_yaml(f"k: {scalar}\n", "x")["k"], _ruamel_yaml_1_2(f"k: {scalar}\n")["k"]
+    assert type(ours) is type(theirs)
+    assert ours == theirs or (isinstance(ours, float) and math.isnan(ours) and math.isnan(theirs))
+
+
+def test_yaml_1_2_readings_a_stack_file_relies_on() -> None:
+    from dbxtypes.documents import parse_yaml
+
+    doc = parse_yaml("a: no\nb: on\nc: 012\nd: 0o12\ne: 2027-03-31\nf: 1e-300\ng: 1_000\nh: TRUE\ni: ~\nj: '7'\n", "x")
+    assert doc == {"a": "no", "b": "on", "c": 12, "d": 10, "e": "2027-03-31", "f": 1e-300, "g": 1000, "h": True,
+                   "i": None, "j": "7"}
+
+
+def test_yaml_keys_given_twice_are_refused_but_a_merge_may_override() -> None:
+    from dbxtypes.documents import parse_yaml
+
+    with pytest.raises(InputError, match=r"x.yaml: size: is given twice in the same mapping \(again at line 3\)"):
+        parse_yaml("a:\n  size: 1\n  size: 2\n", "x.yaml")
+    merged = parse_yaml("base: &b {size: 1, name: x}\nc:\n  <<: *b\n  size: 2\n", "x.yaml")
+    assert merged["c"] == {"size": 2, "name": "x"}
+
+
+def test_a_recursive_alias_and_a_syntax_error_are_input_errors_naming_the_place() -> None:
+    from dbxtypes.documents import parse_yaml
+
+    with pytest.raises(InputError, match="expands without end"):
+        parse_yaml("a: &a [1, *a]\n", "x.yaml")
+    with pytest.raises(InputError, match=r"x.yaml: YAML syntax error at line 2, column 3: mapping values are not"):
+        parse_yaml("a: 1\n b: 2\n", "x.yaml")
+    with pytest.raises(InputError, match="'abc' is not an integer"):
+        parse_yaml("a: !!int abc\n", "x.yaml")
+
+
+def test_key_lines_come_from_the_same_parse(tmp_path) -> None:
+    from dbxtypes.documents import compose_yaml, key_lines
+
+    root = compose_yaml("# a comment\nconfig:\n  one: 1\n\n  two:\n    deep: [1]\n", "x.yaml")
+    assert key_lines(root) == {"config": 2}
+    assert key_lines(root, ("config",)) == {"one": 3, "two": 5}
+    assert key_lines(root, ("config", "two")) == {"deep": 6}
+    assert key_lines(root, ("config", "one")) == {} and key_lines(root, ("missing",)) == {}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -46,7 +47,10 @@ def sql_literal(value: Any) -> str:
     return sql_string(str(value))
 
 
+@functools.cache
 def _env() -> Any:
+    """One template environment per process: jinja compiles a template once per environment, and an advise run
+    renders every template for its SQL (and again per dialect)."""
     import jinja2
 
     # the templates under sql/, and each finding's SELECT from its record as "finding/<id>"
