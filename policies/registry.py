@@ -455,10 +455,14 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
     if views is None:
         views = views_of(resource_type, props, source, cloud)
     out = []
-    for rule, level, thresholds in rules:
-        for message in messages_for_views(rule, views, thresholds):
-            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
-                                 resource_name=name, message=message))
+    for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
+        types, sources, check = rule.resource_types, rule.sources, rule.check
+        for view in views:
+            if view.resource_type not in types or view.source not in sources:
+                continue
+            for message in check(view, thresholds):
+                out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                     resource_name=name, message=f"{view.label}: {message}" if view.label else message))
     return out
 
 
