@@ -986,7 +986,7 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
                          f"({p['ours'] / p['checkov']:.2f}x time, {p['ours_rss'] / p['checkov_rss']:.2f}x memory"
                          f"{'' if p['honest'] else ', findings DIFFER'})")
         lines.append("- Peer: " + "; ".join(parts) + ".")
-    lines.append(f"- Whole suite: {elapsed:.0f} s.")
+    lines.append(f"- The whole benchmark run: {elapsed:.0f} s.")
     goals = start_up_goals(summary)
     if goals:
         lines += ["", "Start-up goals (issue 23; ratios to the floor of the same run):", "",
