@@ -6,10 +6,12 @@ through here, so a missing, unreadable, non-UTF-8 or malformed file reads the sa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -214,50 +216,23 @@ def _node_count(root: Any, source: str) -> int:
         raise InputError.single(source, "", "is nested too deeply to read.", "write it with fewer levels.") from None
 
 
-def compose_yaml(text: str, source: str) -> Any:
-    """The YAML node graph of ``text`` (None for an empty document), every node knowing its line; raises an
-    `InputError` for a syntax error or a document whose aliases expand beyond `MAX_YAML_NODES` nodes."""
-    loader = _LOADER(text)
+@contextlib.contextmanager
+def _yaml_errors(source: str) -> Iterator[None]:
+    """What parsing or building a YAML document raises, as the `InputError` that names the file, the place and the
+    fix."""
     try:
-        root = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc, source) from None
-    except yaml.YAMLError as exc:
-        raise InputError.single(source, "", f"YAML error: {str(exc).splitlines()[0]}.",
-                                "correct the YAML there.") from None
-    except RecursionError:
-        raise InputError.single(source, "", "is nested too deeply to read.", "write it with fewer levels.") from None
-    finally:
-        loader.dispose()
-    if root is not None and _node_count(root, source) > MAX_YAML_NODES:
-        raise InputError.single(source, "", f"its anchors and aliases expand it beyond {MAX_YAML_NODES:,} "
-                                f"nodes.", "write the values out, without nested aliases.")
-    return root
-
-
-def _syntax_error(exc: yaml.MarkedYAMLError, source: str) -> InputError:
-    mark = exc.problem_mark
-    at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    problem = exc.problem or str(exc).splitlines()[0]
-    return InputError.single(source, "", f"YAML syntax error{at}: {problem}.",
-                             "correct the YAML there (indentation, a missing ':' or quote).")
-
-
-def data_of(root: Any, source: str) -> Any:
-    """The data of a node graph from `compose_yaml`: mappings as dicts, sequences as lists, scalars typed by YAML
-    1.2's core schema. A key given twice in one mapping is an error (the CLI would keep only one of them)."""
-    if root is None:
-        return None
-    constructor = _Constructor12()
-    try:
-        return constructor.construct_document(root)
+        yield
     except _DuplicateKey as exc:
         mark = exc.problem_mark
         again = f" (again at line {mark.line + 1})" if mark is not None else ""
         raise InputError.single(source, str(exc.key), f"is given twice in the same mapping{again}.",
                                 "keep one of them.") from None
     except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc, source) from None
+        mark = exc.problem_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = exc.problem or str(exc).splitlines()[0]
+        raise InputError.single(source, "", f"YAML syntax error{at}: {problem}.",
+                                "correct the YAML there (indentation, a missing ':' or quote).") from None
     except yaml.YAMLError as exc:
         raise InputError.single(source, "", f"YAML error: {str(exc).splitlines()[0]}.",
                                 "correct the YAML there.") from None
@@ -268,6 +243,30 @@ def data_of(root: Any, source: str) -> Any:
         if number is None:
             raise
         raise InputError.single(source, "", f"{number[0]}.", number[1]) from None
+
+
+def compose_yaml(text: str, source: str) -> Any:
+    """The YAML node graph of ``text`` (None for an empty document), every node knowing its line; raises an
+    `InputError` for a syntax error or a document whose aliases expand beyond `MAX_YAML_NODES` nodes."""
+    loader = _LOADER(text)
+    try:
+        with _yaml_errors(source):
+            root = loader.get_single_node()
+    finally:
+        loader.dispose()
+    if root is not None and _node_count(root, source) > MAX_YAML_NODES:
+        raise InputError.single(source, "", f"its anchors and aliases expand it beyond {MAX_YAML_NODES:,} "
+                                f"nodes.", "write the values out, without nested aliases.")
+    return root
+
+
+def data_of(root: Any, source: str) -> Any:
+    """The data of a node graph from `compose_yaml`: mappings as dicts, sequences as lists, scalars typed by YAML
+    1.2's core schema. A key given twice in one mapping is an error (the CLI would keep only one of them)."""
+    if root is None:
+        return None
+    with _yaml_errors(source):
+        return _Constructor12().construct_document(root)
 
 
 def parse_yaml(text: str, source: str) -> Any:
