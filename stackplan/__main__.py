@@ -4,14 +4,15 @@ import os
 import sys
 from typing import NoReturn
 
-from . import interrupts
+from . import heap, interrupts
 
 
 def run() -> NoReturn:
     """Install the signal handlers, run the command line, and leave at once with its exit code."""
     interrupts.install()
     try:
-        from .cli import main
+        with heap.settled():
+            from .cli import main
 
         code = main()
     except KeyboardInterrupt:  # before main() could take over (while importing): nothing was opened yet

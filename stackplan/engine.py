@@ -24,6 +24,8 @@ from pricing.kinds.kind import echo, name_id
 from stackspec import LoadedStack
 from stackspec.load import PROGRAM_STACK, REPO_ROOT, display_path
 
+from .heap import settled
+
 PROGRAM = REPO_ROOT / "__main__.py"
 
 
@@ -119,7 +121,8 @@ def run_program(stack: LoadedStack, program: Path = PROGRAM, *, from_config: boo
     config instead, as under `pulumi up`."""
     # The provider SDK with only the resource modules the program uses (the same classes `pulumi up` runs): the
     # whole package is most of a run's start-up (issue 23).
-    pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
+    with settled():
+        pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
     try:
         # Pulumi keeps its runtime settings in context variables: an empty context is a clean runtime. (A signal
         # must not raise in here: stackplan.interrupts.)

@@ -62,7 +62,10 @@ def load(stack: str, policy_config: Any = None) -> LoadedStack:
 
 def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     """Run a stack through the pipeline (``stack``: a name, a file, or a stack `load` already read)."""
-    from .engine import run_program
+    from .heap import settled
+
+    with settled():
+        from .engine import run_program
 
     loaded = stack if isinstance(stack, LoadedStack) else load(stack, options.policy_config)
     if loaded.policy_config is not None:  # the stack's own policy section, over --policy-config
