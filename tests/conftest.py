@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import gc
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ import pytest
 import yaml
 
 import pulumi_private
+import stackplan.engine
+from dbxtypes.plan import Plan
 from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 from stackplan.engine import run_program
 from stackspec import available_stacks, load_stack
@@ -65,6 +68,45 @@ def write_stack(tmp_path: Path):
         path.write_text(text if text is not None else yaml.safe_dump({"config": config}, sort_keys=False))
         return path
     return _write
+
+
+#: Plans of the offline engine's runs in this test process, by everything a run reads (`_run_key`).
+_RUNS: dict[str, Plan] = {}
+
+
+def _run_key(stack: Any, program: Path, from_config: bool) -> str | None:
+    """What one run of the program reads: the program, the stack's name, its file as the plan names it (relative
+    to the working directory), its Pulumi config and the resolved stack it is handed (its spec, node types, limits:
+    dataclasses and pydantic models, whose repr is every field). None where the program reads the process's Pulumi
+    config instead (``from_config``), which the key cannot see."""
+    if from_config:
+        return None
+    return json.dumps([str(program), stack.name, stackplan.engine.display_path(stack.path), stack.config,
+                       repr(stack.resolved)], sort_keys=True, default=repr)
+
+
+def _run_once_per_input(stack: Any, program: Path = stackplan.engine.PROGRAM, *, from_config: bool = False) -> Plan:
+    key = _run_key(stack, program, from_config)
+    if key is None:
+        return _real_run_program(stack, program, from_config=from_config)
+    if key not in _RUNS:
+        _RUNS[key] = _real_run_program(stack, program, from_config=from_config)
+    return _RUNS[key].model_copy(deep=True)
+
+
+_real_run_program = stackplan.engine.run_program
+
+
+@pytest.fixture(autouse=True)
+def _program_runs_once_per_input(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands a test runs in-process (through `stackplan.pipeline`) get the plan of an earlier run of the
+    same program over the same stack in this process, a deep copy, instead of running it again: the program under
+    Pulumi's mocks is deterministic (`tests/test_components.py` holds two runs to the same plan) and was 40% of the
+    suite's time, over a few shipped stacks run hundreds of times (issue 23). Tests of the run itself (interrupts,
+    what it reads or calls) are marked ``program_runs`` and always run it; so do tests that call `run_program`
+    directly, and every ``python -m stackplan`` subprocess."""
+    if request.node.get_closest_marker("program_runs") is None:
+        monkeypatch.setattr(stackplan.engine, "run_program", _run_once_per_input)
 
 
 @functools.cache

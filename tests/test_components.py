@@ -198,3 +198,22 @@ ARGS = dict(cloud="aws", spark_version="15.4.x-gpu-ml-scala2.12", node_type_id="
 def test_component_args_reject_unsafe_values(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_two_runs_of_the_program_over_one_stack_register_the_same_plan(stack: str) -> None:
+    """The program under Pulumi's mocks is deterministic: what lets the test processes run it once per input
+    (tests/conftest.py)."""
+    loaded = load_stack(stack)
+    assert run_program(loaded).to_json() == run_program(loaded).to_json()
+
+
+def test_a_plan_the_tests_reuse_is_a_copy_that_a_test_cannot_change_for_the_next() -> None:
+    from tests.conftest import _run_once_per_input
+
+    loaded = load_stack("dev")
+    first = _run_once_per_input(loaded)
+    expected = first.to_json()
+    first.resources.clear()
+    first.outputs["planted"] = 1
+    assert _run_once_per_input(loaded).to_json() == expected
