@@ -102,9 +102,9 @@ def _program_runs_once_per_input(request: pytest.FixtureRequest, monkeypatch: py
     """The commands a test runs in-process (through `stackplan.pipeline`) get the plan of an earlier run of the
     same program over the same stack in this process, a deep copy, instead of running it again: the program under
     Pulumi's mocks is deterministic (`tests/test_components.py` holds two runs to the same plan) and was 40% of the
-    suite's time, over a few shipped stacks run hundreds of times (issue 23). Tests of the run itself (interrupts,
-    what it reads or calls) are marked ``program_runs`` and always run it; so do tests that call `run_program`
-    directly, and every ``python -m stackplan`` subprocess."""
+    suite's time, over a few shipped stacks run hundreds of times (issue 23). A test about the run itself (what it
+    reads or calls while it runs) is marked ``program_runs`` to run it every time; none needs to today: tests that
+    call `run_program` directly and every ``python -m stackplan`` subprocess (the interrupt tests) run it anyway."""
     if request.node.get_closest_marker("program_runs") is None:
         monkeypatch.setattr(stackplan.engine, "run_program", _run_once_per_input)
 
