@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -61,11 +62,30 @@ class Replay(BaseHTTPRequestHandler):
         pass
 
 
+class VirtualClock:
+    """The SDK's clock for these tests: a retry's sleep moves time on at once instead of waiting (the SDK sleeps a
+    Retry-After of 1 s plus up to 1 s of jitter), so the retry budget runs out as it would, in no time."""
+
+    def __init__(self) -> None:
+        self.slept = 0.0
+
+    def time(self) -> float:
+        return time.time() + self.slept
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += seconds
+
+
 @pytest.fixture
 def workspace(monkeypatch, tmp_path):
+    import databricks.sdk.config
+
+    monkeypatch.setattr(databricks.sdk.config, "RealClock", VirtualClock)  # what a Config made with no clock takes
     server = ThreadingHTTPServer(("127.0.0.1", 0), Replay)
     server.seen, server.script = [], []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # polled every 20 ms, not the default 0.5 s: shutdown() waits for the next poll, which was half a second of
+    # every test's teardown
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     for key in [k for k in __import__("os").environ if k.startswith(("DATABRICKS_", "ARM_", "GOOGLE_"))]:
         monkeypatch.delenv(key)
