@@ -117,7 +117,7 @@ def _project_sources() -> list[Path]:
     found = []
     for folder, dirs, files in os.walk(REPO):
         top = Path(folder) == REPO
-        dirs[:] = [d for d in dirs if not (d.startswith((".venv", ".git")) or d in ("site-packages", "__pycache__")
+        dirs[:] = [d for d in dirs if not (d.startswith(".venv") or d in (".git", "site-packages", "__pycache__")
                                            or (top and d in skip_top))]
         found += [Path(folder) / f for f in files if f.endswith(".py")]
     return sorted(found)
