@@ -6,6 +6,7 @@ import copy
 import functools
 import gc
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,21 @@ BASE_CONFIG: dict[str, Any] = {
 }
 
 FAMILY_FOR_CLOUD = {"aws": "a10g", "azure": "a10g", "gcp": "l4"}
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def project_sources(*skip_top: str) -> list[Path]:
+    """The repository's own Python files, but for the top-level folders ``skip_top``: the tree is pruned as it is
+    walked, so the virtual environments (tens of thousands of files) and .git are never listed."""
+    found = []
+    for folder, dirs, files in os.walk(REPO):
+        top = Path(folder) == REPO
+        dirs[:] = [d for d in dirs if not (d.startswith(".venv") or d in (".git", "site-packages", "__pycache__")
+                                           or (top and d in skip_top))]
+        found += [Path(folder) / f for f in files if f.endswith(".py")]
+    return sorted(found)
 
 
 def config_for(cloud: str = "aws", **sections: Any) -> dict[str, Any]:
@@ -131,7 +147,6 @@ def cluster(plan: dict[str, Any], role: str) -> dict[str, Any]:
 
 
 # Hypothesis: a CI-sized run by default; `make test-slow` sets HYPOTHESIS_PROFILE=slow.
-import os  # noqa: E402
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

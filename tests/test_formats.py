@@ -112,9 +112,10 @@ def test_each_advise_finding_id_is_written_in_one_python_module_outside_the_test
     from pathlib import Path
 
     from stackplan.advise.findings import FINDINGS
+    from tests.conftest import project_sources
 
     repo = Path(__file__).resolve().parent.parent
-    sources = [p for p in repo.rglob("*.py") if not {".venv", "tests", ".venv-checkov"} & set(p.relative_to(repo).parts)]
+    sources = project_sources("tests")
     texts = {p: p.read_text(encoding="utf-8") for p in sources}
     for spec in FINDINGS:
         holders = [str(p.relative_to(repo)) for p, text in texts.items() if f'"{spec.id}"' in text]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import contextvars
-import os
 from pathlib import Path
 
 import pulumi
@@ -16,6 +15,7 @@ import pytest
 from google.protobuf import struct_pb2
 
 import pulumi_private
+from tests.conftest import project_sources
 
 REPO = Path(__file__).resolve().parent.parent
 PRIVATE_MODULES = ("pulumi.runtime.sync_await", "pulumi.runtime.stack", "pulumi.runtime.rpc", "pulumi.runtime.config",
@@ -110,28 +110,15 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def _project_sources() -> list[Path]:
-    """The project's own Python files outside tests, bench and pulumi_private: the tree is pruned as it is walked,
-    so the virtual environments (tens of thousands of files) are never listed."""
-    skip_top = {"tests", "bench", "pulumi_private"}
-    found = []
-    for folder, dirs, files in os.walk(REPO):
-        top = Path(folder) == REPO
-        dirs[:] = [d for d in dirs if not (d.startswith(".venv") or d in (".git", "site-packages", "__pycache__")
-                                           or (top and d in skip_top))]
-        found += [Path(folder) / f for f in files if f.endswith(".py")]
-    return sorted(found)
-
-
 def test_the_private_api_scan_sees_the_projects_modules_and_no_environment() -> None:
-    seen = {p.relative_to(REPO).as_posix() for p in _project_sources()}
+    seen = {p.relative_to(REPO).as_posix() for p in project_sources("tests", "bench", "pulumi_private")}
     assert {"stackplan/engine.py", "stackspec/__init__.py", "policies/registry.py"} <= seen
     assert not any(s.startswith(("tests/", "bench/", "pulumi_private/", ".venv")) or "site-packages" in s for s in seen)
 
 
 def test_no_other_module_imports_pulumis_private_api() -> None:
     offenders = []
-    for path in _project_sources():
+    for path in project_sources("tests", "bench", "pulumi_private"):
         relative = path.relative_to(REPO)
         used = {m for m in _imports(path) for private in PRIVATE_MODULES if m == private or m.startswith(private + ".")}
         used |= {m for m in _imports(path) if m.endswith("._sync_await")}
