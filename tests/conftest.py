@@ -8,23 +8,40 @@ import gc
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 
-import pulumi_private
-import stackplan.engine
-from dbxtypes.plan import Plan
-from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
-from stackplan.engine import run_program
-from stackspec import available_stacks, load_stack
+if TYPE_CHECKING:
+    from dbxtypes.plan import Plan
 
-# The provider SDK as the offline engine imports it, before a test module imports the components: the whole package
-# would cost every test process about 3 s more (tests/test_pulumi_private.py checks the subset against it).
-pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
 
-SHIPPED = available_stacks()
+def _runs_tests(config: pytest.Config) -> bool:
+    """False in pytest-xdist's controller (``-n 2``: it starts the workers and runs no test), true in a worker and in
+    a run without workers."""
+    return hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The provider SDK as the offline engine imports it, before a test module imports the components: the whole
+    package would cost every test process about 3 s more (tests/test_pulumi_private.py checks the subset against
+    it). Not in the xdist controller: importing it there (about 3 s) only held back the start of the workers."""
+    if _runs_tests(config):
+        import pulumi_private
+        from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+
+        pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
+
+
+def __getattr__(name: str) -> Any:
+    """``SHIPPED`` (the shipped stacks' names), read when a test module first imports it."""
+    if name == "SHIPPED":
+        from stackspec import available_stacks
+
+        globals()["SHIPPED"] = shipped = available_stacks()
+        return shipped
+    raise AttributeError(name)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -95,13 +112,18 @@ def _run_key(stack: Any, program: Path, from_config: bool) -> str | None:
     to the working directory), its Pulumi config and the resolved stack it is handed (its spec, node types, limits:
     dataclasses and pydantic models, whose repr is every field). None where the program reads the process's Pulumi
     config instead (``from_config``), which the key cannot see."""
+    import stackplan.engine
+
     if from_config:
         return None
     return json.dumps([str(program), stack.name, stackplan.engine.display_path(stack.path), stack.config,
                        repr(stack.resolved)], sort_keys=True, default=repr)
 
 
-def _run_once_per_input(stack: Any, program: Path = stackplan.engine.PROGRAM, *, from_config: bool = False) -> Plan:
+def _run_once_per_input(stack: Any, program: Path | None = None, *, from_config: bool = False) -> Plan:
+    from stackplan.engine import PROGRAM
+
+    program = PROGRAM if program is None else program
     key = _run_key(stack, program, from_config)
     if key is None:
         return _real_run_program(stack, program, from_config=from_config)
@@ -110,7 +132,17 @@ def _run_once_per_input(stack: Any, program: Path = stackplan.engine.PROGRAM, *,
     return _RUNS[key].model_copy(deep=True)
 
 
-_real_run_program = stackplan.engine.run_program
+def _real_run_program(stack: Any, program: Path, *, from_config: bool) -> Plan:
+    """The engine's own run, not the reuse that the fixture below puts in its place."""
+    return _engine_run()(stack, program, from_config=from_config)
+
+
+@functools.cache
+def _engine_run() -> Any:
+    """The engine's `run_program` as it was when first asked for: by the fixture below, before it replaces it."""
+    import stackplan.engine
+
+    return stackplan.engine.run_program
 
 
 @pytest.fixture(autouse=True)
@@ -122,12 +154,17 @@ def _program_runs_once_per_input(request: pytest.FixtureRequest, monkeypatch: py
     reads or calls while it runs) is marked ``program_runs`` to run it every time; none needs to today: tests that
     call `run_program` directly and every ``python -m stackplan`` subprocess (the interrupt tests) run it anyway."""
     if request.node.get_closest_marker("program_runs") is None:
+        import stackplan.engine
+
+        _engine_run()
         monkeypatch.setattr(stackplan.engine, "run_program", _run_once_per_input)
 
 
 @functools.cache
 def _plan_of(stack: str) -> dict[str, Any]:
-    return run_program(load_stack(stack)).to_json()
+    from stackspec import load_stack
+
+    return _engine_run()(load_stack(stack)).to_json()
 
 
 @pytest.fixture
