@@ -406,7 +406,8 @@ def _violation_pairs(violations: Sequence[Any], rules: Sequence[str] | None = No
 
 
 def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
-    from policies.registry import evaluate_cluster_json, evaluate_plan
+    from policies.exports import export_items
+    from policies.registry import evaluate_cluster_json, evaluate_plan, views_of
 
     evaluate_plan(workload.make_plan(workload.make_clusters(10)))  # warm: catalog load, regex compile
     prepared: dict[int, dict[str, Any]] = {}
@@ -430,11 +431,17 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     # in-process: per round and size, the fastest of the runs that fit in 0.1 s (at least one)
     inproc: dict[int, list[float]] = {n: [] for n in prepared}
     inproc_api: dict[int, list[float]] = {n: [] for n in prepared}
+    # the part of evaluate_cluster_json that reads each cluster's shape, before any rule runs (the largest size)
+    largest = s.growth_sizes[-1]
+    items = list(export_items(prepared[largest]["api"], "bench"))
+    shapes: list[float] = []
     for r in range(s.growth_rounds):
         log(f"growth, evaluate_plan and evaluate_cluster_json in-process: round {r + 1}/{s.growth_rounds}")
         for n, p in prepared.items():
             inproc[n].append(best_time(lambda p=p: evaluate_plan(p["plan"]), 1, budget=0.1)[0])
             inproc_api[n].append(best_time(lambda p=p: evaluate_cluster_json(p["api"]), 1, budget=0.1)[0])
+        shapes.append(best_time(lambda: [views_of(i.resource_type, i.props, "api") for i in items], 1,
+                                budget=0.1)[0])
     rows, results = [], {}
     base_n = s.growth_sizes[0]
     base = procs[str(base_n)].best
@@ -498,9 +505,13 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
             + (verdict(r_marginal) if r_marginal is not None else
                f"n/a: {N(prev)} clusters add only {secs(increment)} to the process, within the run-to-run noise "
                f"(the marginal at {N(big)} is {us(results[big]['marginal'])} per cluster)") + "\n"
-            f"- peak RSS grows about {rss_slope:.1f} MiB per 1,000 clusters")
+            f"- peak RSS grows about {rss_slope:.1f} MiB per 1,000 clusters\n\n"
+            f"Of `evaluate_cluster_json`'s {us(min(inproc_api[largest]) / largest)} per cluster at {N(largest)}, "
+            f"reading each cluster's shape (`policies.registry.views_of`, before any rule runs) takes "
+            f"{us(min(shapes) / largest)}; the rest, {us((min(inproc_api[largest]) - min(shapes)) / largest)}, is the "
+            "rules and the loop that calls them and records their findings (the fastest round of each).")
     return {"results": results, "linear_inproc": r_inproc, "linear_marginal": r_marginal, "rss_per_1000": rss_slope,
-            "big": big, "prev": prev}
+            "big": big, "prev": prev, "shapes_per_cluster": min(shapes) / largest}
 
 
 # --------------------------------------------------------------------------------------------------------------------
