@@ -511,7 +511,7 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
             f"{us(min(shapes) / largest)}; the rest, {us((min(inproc_api[largest]) - min(shapes)) / largest)}, is the "
             "rules and the loop that calls them and records their findings (the fastest round of each).")
     return {"results": results, "linear_inproc": r_inproc, "linear_marginal": r_marginal, "rss_per_1000": rss_slope,
-            "big": big, "prev": prev, "shapes_per_cluster": min(shapes) / largest}
+            "big": big, "prev": prev}
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -126,20 +126,16 @@ def _run_once_per_input(stack: Any, program: Path | None = None, *, from_config:
     program = PROGRAM if program is None else program
     key = _run_key(stack, program, from_config)
     if key is None:
-        return _real_run_program(stack, program, from_config=from_config)
+        return _engine_run()(stack, program, from_config=from_config)
     if key not in _RUNS:
-        _RUNS[key] = _real_run_program(stack, program, from_config=from_config)
+        _RUNS[key] = _engine_run()(stack, program, from_config=from_config)
     return _RUNS[key].model_copy(deep=True)
-
-
-def _real_run_program(stack: Any, program: Path, *, from_config: bool) -> Plan:
-    """The engine's own run, not the reuse that the fixture below puts in its place."""
-    return _engine_run()(stack, program, from_config=from_config)
 
 
 @functools.cache
 def _engine_run() -> Any:
-    """The engine's `run_program` as it was when first asked for: by the fixture below, before it replaces it."""
+    """The engine's own `run_program` (not the reuse that the fixture below puts in its place), as it was when first
+    asked for: by that fixture, before it replaces it."""
     import stackplan.engine
 
     return stackplan.engine.run_program
