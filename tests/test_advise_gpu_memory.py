@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import BASE_CONFIG
 
 from stackplan.advise.telemetry import write_exports
 from stackplan.cli import main
 from stackplan.pipeline import build_plan
-from tests.conftest import BASE_CONFIG
 
 
 def advise(stack: str, tmp_path: Path, plant: list[str], *extra: str) -> dict[str, Any]:

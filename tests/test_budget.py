@@ -6,10 +6,10 @@ import copy
 import json
 
 import pytest
+from conftest import BASE_CONFIG
 
 from policies.rules.stack_budget import NAME, over_budget, over_increase
 from stackplan.cli import main
-from tests.conftest import BASE_CONFIG
 
 
 def run(capsys, *argv):

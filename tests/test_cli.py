@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import SHIPPED
 
 from stackplan.cli import main
-from tests.conftest import SHIPPED
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -112,8 +112,7 @@ def test_policy_config_changes_thresholds_and_levels(tmp_path, capsys):
 
 def test_a_raised_cap_moves_the_spec_and_the_rules_together(tmp_path, capsys):
     import yaml
-
-    from tests.conftest import config_for
+    from conftest import config_for
 
     stack = tmp_path / "Pulumi.big.yaml"
     stack.write_text(yaml.safe_dump({"config": config_for(training={

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import BASE_CONFIG
 
 from stackplan.cli import main, parser
-from tests.conftest import BASE_CONFIG
 
 REPO = Path(__file__).resolve().parent.parent
 

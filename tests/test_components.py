@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from conftest import cluster, config_for, resources
 
 from components import DevClusterArgs, InferenceClusterArgs, TrainingClusterArgs
 from stackplan.engine import run_program
 from stackspec import load_stack
-from tests.conftest import cluster, config_for, resources
 
 BLOCKS = {"aws": "awsAttributes", "azure": "azureAttributes", "gcp": "gcpAttributes"}
 FALLBACK = {"aws": "SPOT_WITH_FALLBACK", "azure": "SPOT_WITH_FALLBACK_AZURE", "gcp": "PREEMPTIBLE_WITH_FALLBACK_GCP"}
@@ -209,7 +209,7 @@ def test_two_runs_of_the_program_over_one_stack_register_the_same_plan(stack: st
 
 
 def test_a_plan_the_tests_reuse_is_a_copy_that_a_test_cannot_change_for_the_next() -> None:
-    from tests.conftest import _run_once_per_input
+    from conftest import _run_once_per_input
 
     loaded = load_stack("dev")
     first = _run_once_per_input(loaded)

@@ -7,6 +7,7 @@ import json
 
 import jsonschema
 import pytest
+from conftest import SHIPPED
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
 from dbxtypes.errors import InputError
@@ -24,7 +25,6 @@ from dbxtypes.vocabulary import (
     SPOT_WITH_FALLBACK,
     USAGE_DEFAULTS,
 )
-from tests.conftest import SHIPPED
 
 PULUMI_CLUSTER = {
     "clusterName": "serve",

@@ -111,8 +111,9 @@ def test_a_plan_validates_its_spec_once(monkeypatch):
 def test_each_advise_finding_id_is_written_in_one_python_module_outside_the_tests():
     from pathlib import Path
 
+    from conftest import project_sources
+
     from stackplan.advise.findings import FINDINGS
-    from tests.conftest import project_sources
 
     repo = Path(__file__).resolve().parent.parent
     sources = project_sources("tests")

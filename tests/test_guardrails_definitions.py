@@ -6,12 +6,12 @@ import copy
 import json
 
 import pytest
+from conftest import SHIPPED, resources
 
 from dbxtypes.shape import ClusterShape, shapes_of_resource
 from gpucatalog import load_catalog
 from guardrails import evaluate, evaluate_shape, parse_definition
 from guardrails.definitions import POOL_ID_PLACEHOLDER, WorkloadLimits, pin_pool, pinned_pool, policy_definition
-from tests.conftest import SHIPPED, resources
 
 
 def dbus_per_hour(shape: ClusterShape) -> float:

@@ -18,11 +18,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import BASE_CONFIG
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stackplan.cli import main
-from tests.conftest import BASE_CONFIG
 from tests.pause_at import READY
 
 REPO = Path(__file__).resolve().parent.parent
@@ -142,7 +142,7 @@ def test_a_pool_smaller_than_its_cluster_is_refused(write_stack, capsys):
     ("azure", {"workload": "w", "cost_center": "c", "a/b": "v"}, "Azure refuses"),
 ])
 def test_tags_the_cloud_refuses(write_stack, capsys, cloud, tags, words):
-    from tests.conftest import config_for
+    from conftest import config_for
 
     config = config_for(cloud)
     config["dbx-ai-infra:tags"] = tags

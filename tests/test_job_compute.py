@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import BASE_CONFIG
 
 from stackplan.cli import main
 from stackplan.pipeline import build_plan
-from tests.conftest import BASE_CONFIG
 
 
 def test_an_all_purpose_training_cluster_beside_its_job_is_priced_on_job_compute():

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from conftest import SHIPPED
 from google.protobuf import empty_pb2
 from pulumi.automation._server import LanguageServer
 from pulumi.runtime.proto import (
@@ -26,7 +27,6 @@ from pulumi.runtime.proto import (
 
 from dbxtypes.vocabulary import PROJECT, STACK_TYPE
 from stackspec import load_stack
-from tests.conftest import SHIPPED
 
 PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
 SECRET = "dapi" + "fedcba9876543210" * 2

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import grpc
 import pytest
+from conftest import SHIPPED
 from google.protobuf import empty_pb2
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Struct
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_plan
-from tests.conftest import SHIPPED
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 STARTUP_TIMEOUT_S = 60

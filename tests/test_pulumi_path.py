@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import SHIPPED
 
 from stackplan.engine import ProgramError, run_program
 from stackspec import LoadedStack, load_stack
-from tests.conftest import SHIPPED
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET_TOKEN = "dapi" + "0123456789abcdef" * 2
@@ -57,8 +57,9 @@ def test_a_project_secret_is_refused_before_any_resource(monkeypatch):
 
 
 def test_an_encrypted_value_in_a_stack_file_is_refused_offline(write_stack, capsys):
+    from conftest import BASE_CONFIG
+
     from stackplan.cli import main
-    from tests.conftest import BASE_CONFIG
 
     config = dict(BASE_CONFIG)
     config["dbx-ai-infra:dev"] = {**BASE_CONFIG["dbx-ai-infra:dev"], "spark_env_vars": {"HF_TOKEN": {"secure": "AAAB"}}}
@@ -223,8 +224,9 @@ def test_the_new_workspace_stacks_permissions_section_reaches_each_object(plan_o
 
 
 def test_a_principal_named_again_in_permissions_takes_that_level(write_stack):
+    from conftest import BASE_CONFIG
+
     from stackplan.pipeline import build
-    from tests.conftest import BASE_CONFIG
 
     user = BASE_CONFIG["dbx-ai-infra:single_user_name"]
     config = {**BASE_CONFIG, "dbx-ai-infra:permissions": {
@@ -248,8 +250,9 @@ def test_a_principal_named_again_in_permissions_takes_that_level(write_stack):
      "names group_name and user_name; give exactly one of group_name, user_name, service_principal_name"),
 ])
 def test_a_permissions_entry_the_stack_cannot_apply_is_refused(write_stack, capsys, access, message):
+    from conftest import BASE_CONFIG
+
     from stackplan.cli import main
-    from tests.conftest import BASE_CONFIG
 
     config = {**BASE_CONFIG, "dbx-ai-infra:permissions": access}
     config.pop("dbx-ai-infra:training", None)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pulumi
 import pytest
+from conftest import project_sources
 from google.protobuf import struct_pb2
 
 import pulumi_private
-from tests.conftest import project_sources
 
 REPO = Path(__file__).resolve().parent.parent
 PRIVATE_MODULES = ("pulumi.runtime.sync_await", "pulumi.runtime.stack", "pulumi.runtime.rpc", "pulumi.runtime.config",
@@ -186,8 +186,9 @@ def test_provider_module_of_a_type_token() -> None:
 
 
 def test_the_program_creates_only_the_types_whose_modules_the_engine_imports(plan_of) -> None:
+    from conftest import SHIPPED
+
     from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
-    from tests.conftest import SHIPPED
 
     created = {r["type"] for stack in SHIPPED for r in plan_of(stack)["resources"] if r["type"].startswith("databricks:")}
     assert created <= set(PROGRAM_RESOURCE_TYPES), created - set(PROGRAM_RESOURCE_TYPES)

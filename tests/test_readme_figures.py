@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import BASE_CONFIG
 
 from stackplan.pipeline import build_plan
 from stackplan.summary import money
-from tests.conftest import BASE_CONFIG
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -51,9 +51,10 @@ def test_the_smallest_workload_type_of_the_cloud_that_holds_the_model(cloud, par
 
 
 def test_auto_sizing_picks_only_types_the_sdk_lists_and_a_pin_of_another_is_taken_with_a_warning(write_stack):
+    from conftest import BASE_CONFIG
+
     from gpucatalog.serving import sdk_knows
     from stackplan.pipeline import build
-    from tests.conftest import BASE_CONFIG
 
     assert not sdk_knows("GPU_MEDIUM_8") and sdk_knows("GPU_XLARGE_8")
     # Azure lists GPU_LARGE_2 and GPU_LARGE_8, which the SDK does not: a 70B model fits none it lists

@@ -7,11 +7,11 @@ import copy
 import json
 
 import pytest
+from conftest import BASE_CONFIG
 
 from gpucatalog import SizingError, choose_sharded_node, load_catalog
 from gpucatalog.sizing import SHARDING_OVERHEAD, per_gpu_need_gb
 from stackplan.cli import main
-from tests.conftest import BASE_CONFIG
 
 
 def seventy_b(sharding: str | None, workers: int = 4, **over) -> dict:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import copy
 import json
 
+from conftest import BASE_CONFIG
+
 from stackplan.cli import main
-from tests.conftest import BASE_CONFIG
 
 CACHES = "databricks-cluster-require-volumes-for-caches"
 IDLE = "databricks-cluster-require-autotermination"

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import BASE_CONFIG, config_for
 
 from stackplan.cli import main
 from stackplan.engine import ProgramError, run_program
 from stackspec import LoadedStack, load_stack
-from tests.conftest import BASE_CONFIG, config_for
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -172,7 +172,7 @@ def test_a_valid_file_is_not_an_error(write_stack):
 # --- the catalog's managed location (issue 26) -------------------------------------------------------------------------
 
 def _uc_config(**uc):
-    from tests.conftest import BASE_CONFIG
+    from conftest import BASE_CONFIG
 
     return {**BASE_CONFIG, "dbx-ai-infra:unity_catalog": {**BASE_CONFIG.get("dbx-ai-infra:unity_catalog", {}), **uc}}
 
@@ -218,7 +218,7 @@ def test_an_existing_catalog_keeps_its_own_location(write_stack, capsys):
 
 def test_an_unquoted_impossible_date_is_invalid_input_naming_the_field(write_stack, capsys):
     """`expires: 2027-02-30` was "unexpected ValueError" (exit 1): the YAML reader made it a date and failed."""
-    from tests.conftest import BASE_CONFIG
+    from conftest import BASE_CONFIG
 
     text = write_stack(BASE_CONFIG).read_text() + (
         "  dbx-ai-infra:exceptions:\n  - rule: databricks-cluster-require-autotermination\n"
@@ -230,8 +230,9 @@ def test_an_unquoted_impossible_date_is_invalid_input_naming_the_field(write_sta
 
 def test_an_unquoted_date_where_a_string_belongs_is_that_string(write_stack):
     """YAML 1.2's core schema (the Pulumi CLI's) has no timestamps: `single_user_name: 2027-02-30` is a string."""
+    from conftest import BASE_CONFIG
+
     from stackplan.pipeline import build
-    from tests.conftest import BASE_CONFIG
 
     text = write_stack(BASE_CONFIG).read_text().replace("ml@example.com", "2027-02-30")
     built = build(str(write_stack(text=text)))

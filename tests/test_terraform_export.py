@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SHIPPED
 
 from dbxtypes.plan import Plan, Resource
 from dbxtypes.shape import MAP_VALUED_KEYS
@@ -21,7 +22,6 @@ from dbxtypes.terraform_docs import RESOURCES, TAG, documented, names_in
 from pricing.kinds import kind_of
 from stackplan.cli import main
 from stackplan.tfexport import PROVIDER_SOURCE, PROVIDER_VERSION, terraform_config, terraform_type
-from tests.conftest import SHIPPED
 
 REFERENCE = re.compile(r"\$\{(databricks_[a-z_]+)\.([A-Za-z0-9_-]+)\.([a-z_]+)\}")
 

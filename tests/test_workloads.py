@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import BASE_CONFIG
 
 from dbxtypes.vocabulary import WORKLOAD_TAG
 from stackplan.cli import main
-from tests.conftest import BASE_CONFIG
 
 CLUSTER, JOB = "databricks:index/cluster:Cluster", "databricks:index/job:Job"
 POLICY, POOL = "databricks:index/clusterPolicy:ClusterPolicy", "databricks:index/instancePool:InstancePool"
