@@ -12,6 +12,8 @@ from components import (
     AccessArgs,
     ClusterPolicies,
     ClusterPoliciesArgs,
+    CodeFiles,
+    CodeFilesArgs,
     DevCluster,
     DevClusterArgs,
     GpuCollector,
@@ -32,6 +34,7 @@ from components import (
 )
 from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import (
+    CODE_RESOURCE,
     COLLECTOR_INTERVAL_ENV,
     COLLECTOR_RESOURCE,
     GPU_TIMELINE_ENV,
@@ -46,6 +49,7 @@ from guardrails.stack import definitions_for_stack
 from stackspec import load_from_pulumi
 from stackspec.access import effective_grants
 from stackspec.models import DevSpec, InferenceSpec, TrainingSpec
+from workloads import train_script_text
 
 
 def policy_limits(section: object) -> dict:
@@ -77,17 +81,19 @@ storage = UnityCatalogStorage(f"{prefix}-{UC_RESOURCE}", UnityCatalogStorageArgs
 model_cache_dir = storage.volume_paths[uc_spec.model_cache_volume]
 pulumi.export("volume_paths", storage.volume_paths)
 
-# The GPU collector: uploaded to its Volume, run by every cluster as an init script (issue 14).
+# The GPU collector: uploaded to the code Volume, run by every cluster as an init script (issue 14).
 init_scripts: tuple[str, ...] = ()
 collector_env: dict[str, str] = {}
 #: What every cluster, job and endpoint reads, so waits for: the catalog's schemas, Volumes and grants (its model
-#: cache and checkpoints; an endpoint's inference-table schema) and the collector's init script. A plain path string
-#: tells Pulumi nothing; a cluster whose init script or Volume is not there yet fails to start, and the provider
-#: deletes a cluster that terminates while it waits for it to run.
+#: cache and checkpoints; an endpoint's inference-table schema), the collector's init script and the job code. A plain
+#: path string tells Pulumi nothing; a cluster whose init script or Volume is not there yet fails to start, and the
+#: provider deletes a cluster that terminates while it waits for it to run.
 reads: list[pulumi.Resource] = [storage]
+code_dir = storage.volume_paths.get(uc_spec.code_volume)  # only the deployer writes it (README: who may touch what)
 if spec.monitoring.enabled:
+    assert code_dir is not None  # the spec adds the code Volume to the layout for the collector
     collector = GpuCollector(f"{prefix}-{COLLECTOR_RESOURCE}", GpuCollectorArgs(
-        volume_dir=storage.volume_paths[spec.monitoring.volume], script=script_text()),
+        volume_dir=storage.volume_paths[spec.monitoring.volume], script_dir=code_dir, script=script_text()),
         opts=pulumi.ResourceOptions(depends_on=[storage]))
     init_scripts = (collector.script_path,)
     reads.append(collector)
@@ -97,6 +103,17 @@ if spec.monitoring.enabled:
 
 
 workloads = spec.named_workloads()
+
+# The training entry point, for each training job that names no python_file of its own: the project's
+# workloads/train.py, on the code Volume.
+job_code: dict[str, str] = {}
+if any(isinstance(w.spec, TrainingSpec) and w.spec.job and w.spec.job.python_file is None for w in workloads.values()):
+    assert code_dir is not None  # the spec adds the code Volume to the layout for it
+    code = CodeFiles(f"{prefix}-{CODE_RESOURCE}", CodeFilesArgs(directory=code_dir,
+                                                                files={"train.py": train_script_text()}),
+                     opts=pulumi.ResourceOptions(depends_on=[storage]))
+    job_code = code.paths
+    reads.append(code)
 
 
 def access_of(name: str, target: str) -> tuple[AccessArgs, ...]:
@@ -148,7 +165,7 @@ def base_args(name: str) -> dict:
     env.update(collector_env)
     return dict(cloud=spec.cloud, init_scripts=init_scripts, stack=prefix, workload=name, spark_version=spec.runtime,
                 node_type_id=workload.node.node_type_id,
-                single_user_name=spec.single_user_name, tags=spec.tags,
+                single_user_name=spec.identity_of(named), tags=spec.tags,
                 autotermination_minutes=section.autotermination_minutes, libraries=tuple(section.libraries),
                 spark_env_vars=env, instance_pool_id=pool_ids.get(name), gpu_memory_need_gb=workload.need_gb,
                 policy_id=policy_ids.get(name),
@@ -164,8 +181,10 @@ for name, named in workloads.items():
         training = TrainingCluster(f"{prefix}-{name}", TrainingClusterArgs(
             **base_args(name), num_workers=section.num_workers, spot=section.spot,
             first_on_demand=section.first_on_demand, checkpoint_dir=checkpoint_dir,
-            job=TrainingJobArgs(**section.job.model_dump()) if section.job else None,
-            job_access=access_of(name, "job"), all_purpose_cluster=section.all_purpose_cluster),
+            job=TrainingJobArgs(**{**section.job.model_dump(),
+                                   "python_file": section.job.python_file or job_code["train.py"]})
+            if section.job else None,
+            job_access=access_of(name, "job"), all_purpose_cluster=section.makes_cluster),
             opts=pulumi.ResourceOptions(depends_on=reads))
         if training.cluster_id is not None:
             pulumi.export(output_name(name, "cluster_id"), training.cluster_id)

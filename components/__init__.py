@@ -2,6 +2,7 @@
 
 from ._common import AccessArgs
 from .cluster_policies import ClusterPolicies, ClusterPoliciesArgs
+from .code_files import CodeFiles, CodeFilesArgs
 from .dev_cluster import DevCluster, DevClusterArgs
 from .gpu_collector import GpuCollector, GpuCollectorArgs
 from .inference_cluster import InferenceCluster, InferenceClusterArgs
@@ -10,8 +11,8 @@ from .serving_endpoint import ServingEndpoint, ServingEndpointArgs
 from .training_cluster import TrainingCluster, TrainingClusterArgs, TrainingJobArgs
 from .unity_catalog import GrantArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs, volume_path
 
-__all__ = ["AccessArgs", "ClusterPolicies", "ClusterPoliciesArgs", "DevCluster", "DevClusterArgs", "GpuCollector",
-           "GpuCollectorArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs", "InferenceCluster",
-           "InferenceClusterArgs", "ServingEndpoint", "ServingEndpointArgs", "TrainingCluster",
+__all__ = ["AccessArgs", "ClusterPolicies", "ClusterPoliciesArgs", "CodeFiles", "CodeFilesArgs", "DevCluster",
+           "DevClusterArgs", "GpuCollector", "GpuCollectorArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs",
+           "InferenceCluster", "InferenceClusterArgs", "ServingEndpoint", "ServingEndpointArgs", "TrainingCluster",
            "TrainingClusterArgs", "TrainingJobArgs", "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs",
            "volume_path"]

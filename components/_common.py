@@ -7,7 +7,6 @@ training cluster it mirrors.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,6 +23,8 @@ from dbxtypes.vocabulary import (
     SPOT_WITH_FALLBACK,
     STACK_TAG,
     WORKLOAD_TAG,
+    is_application_id,
+    strongest_level,
 )
 
 Availability = Literal["spot_with_fallback", "on_demand"]
@@ -110,31 +111,41 @@ def child_options(component: pulumi.Resource, opts: pulumi.ResourceOptions | Non
     return pulumi.ResourceOptions(parent=component, depends_on=opts.depends_on if opts is not None else None)
 
 
-_APPLICATION_ID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-
-
 def identity(name: str) -> dict[str, str]:
     """How an access control or a ``run_as`` names a user or a service principal: a service principal by its
     application id (a UUID), a user by user name."""
-    return {"service_principal_name": name} if _APPLICATION_ID.match(name) else {"user_name": name}
+    return {"service_principal_name": name} if is_application_id(name) else {"user_name": name}
 
 
 def permissions(name: str, target: Mapping[str, Any], entries: Sequence[tuple[dict[str, str], str]],
                 opts: pulumi.ResourceOptions, extra: Sequence[AccessArgs] = ()) -> databricks.Permissions | None:
     """A ``databricks.Permissions`` on one workspace object (``target``: ``{"cluster_id": ...}``), one access control
-    per (principal, level); None when there is nobody to name. Databricks gives the creator (the deployer) CAN_MANAGE
+    per principal; None when there is nobody to name. Databricks gives the creator (the deployer) CAN_MANAGE
     of what it creates; the people the stack is for need their own (Permissions API: clusters take CAN_ATTACH_TO,
     CAN_RESTART, CAN_MANAGE; jobs CAN_VIEW, CAN_MANAGE_RUN, IS_OWNER, CAN_MANAGE; instance pools CAN_ATTACH_TO,
-    CAN_MANAGE; pulumi-databricks 1.118.0 Permissions docs). ``extra`` (the stack's ``permissions`` section) comes
-    after ``entries``; a principal named twice keeps its last level (one access control per principal)."""
+    CAN_MANAGE; serving endpoints CAN_VIEW, CAN_QUERY, CAN_MANAGE; pulumi-databricks 1.118.0 Permissions docs).
+    ``extra`` (the stack's ``permissions`` section) comes after ``entries``; a principal named twice keeps the stronger
+    level (`strongest_level`): the API keeps one level per principal, so a second entry would never settle."""
     by_principal: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], str]] = {}
     for who, level in [*entries, *(a.entry() for a in extra)]:
-        by_principal[tuple(sorted(who.items()))] = (who, level)
+        key = tuple(sorted(who.items()))
+        held = by_principal.get(key)
+        by_principal[key] = (who, strongest_level(held[1], level) if held else level)
     controls = [databricks.PermissionsAccessControlArgs(**who, permission_level=level)
                 for who, level in by_principal.values()]
     if not controls:
         return None
     return databricks.Permissions(f"{name}-permissions", access_controls=controls, **target, opts=opts)
+
+
+def create_cluster(name: str, settings: Mapping[str, Any], opts: pulumi.ResourceOptions,
+                        **more: Any) -> databricks.Cluster:
+    """An all-purpose ``databricks.Cluster`` named ``name`` (its resource ``<name>-cluster``) from ``settings``.
+    ``no_wait``: the provider returns once the cluster is created, instead of waiting for it to run and for its
+    libraries to install (pulumi-databricks 1.118 ``ClusterArgs.no_wait``; Terraform provider databricks_cluster
+    ``no_wait``), so a GPU capacity error or a slow library install on one cluster does not fail the deployment,
+    and ``pulumi up`` does not hold GPUs running while it creates the rest."""
+    return databricks.Cluster(f"{name}-cluster", cluster_name=name, no_wait=True, **more, **settings, opts=opts)
 
 
 def pool_attributes(cloud: str) -> dict[str, Any]:

@@ -51,6 +51,7 @@ class ClusterPolicies(pulumi.ComponentResource):
             if groups:
                 databricks.Permissions(
                     f"{name}-{workload}-permissions", cluster_policy_id=policy.id,
-                    access_controls=[{"group_name": g, "permission_level": "CAN_USE"} for g in groups],
+                    access_controls=[{"group_name": g, "permission_level": "CAN_USE"}
+                                     for g in dict.fromkeys(groups)],  # one entry per principal
                     opts=child)
         self.register_outputs({"policy_ids": self.policy_ids})

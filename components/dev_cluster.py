@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import (
     DEV_CLUSTER_TYPE,
@@ -15,7 +14,7 @@ from dbxtypes.vocabulary import (
     SINGLE_NODE_TAGS,
 )
 
-from ._common import ClusterBaseArgs, child_options, cluster_settings, identity, permissions
+from ._common import ClusterBaseArgs, child_options, cluster_settings, create_cluster, identity, permissions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,10 +41,8 @@ class DevCluster(pulumi.ComponentResource):
             spark_conf={**SINGLE_NODE_CONF, SHUFFLE_PARTITIONS_KEY: str(args.shuffle_partitions)},
             extra_tags=SINGLE_NODE_TAGS)
         settings["spark_env_vars"].setdefault(HF_HOME_ENV, args.model_cache_dir)
-        cluster = databricks.Cluster(
-            f"{name}-cluster", cluster_name=name, num_workers=0,
-            autotermination_minutes=args.autotermination_minutes, **settings,
-            opts=child_options(self, opts))
+        cluster = create_cluster(name, settings, child_options(self, opts), num_workers=0,
+                                      autotermination_minutes=args.autotermination_minutes)
         self.cluster_id = cluster.id
         # the dev cluster's single user may start and restart it without being an admin
         permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],

@@ -10,17 +10,22 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import GPU_COLLECTOR_TYPE
 
+from ._common import child_options
+
 
 @dataclass(frozen=True, kw_only=True)
 class GpuCollectorArgs:
-    #: The Volume directory (``/Volumes/<catalog>/<schema>/<volume>``) for the script and the samples.
+    #: The Volume directory (``/Volumes/<catalog>/<schema>/<volume>``) the samples are written to.
     volume_dir: str
+    #: The Volume directory the script is uploaded to: the stack's code Volume, which only the deployer writes (the
+    #: telemetry Volume is writable by everyone who runs a cluster, who could then replace the init script).
+    script_dir: str
     #: The init script's text (the program reads collector/gpu_collector.sh; a component reads no file).
     script: str
 
 
 class GpuCollector(pulumi.ComponentResource):
-    """A ``databricks.File`` holding the collector script on the Volume. ``script_path`` goes into the clusters'
+    """A ``databricks.File`` holding the collector script on the code Volume. ``script_path`` goes into the clusters'
     ``init_scripts``; ``timeline_dir`` is where the samples land (``GPU_TIMELINE_DIR``)."""
 
     script_path: str
@@ -28,9 +33,9 @@ class GpuCollector(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuCollectorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(GPU_COLLECTOR_TYPE, name, None, opts)
-        self.script_path = f"{args.volume_dir}/init/gpu_collector.sh"
+        self.script_path = f"{args.script_dir}/init/gpu_collector.sh"
         self.timeline_dir = f"{args.volume_dir}/gpu_timeline"
         databricks.File(f"{name}-script", path=self.script_path,
                         content_base64=base64.b64encode(args.script.encode()).decode(),
-                        opts=pulumi.ResourceOptions(parent=self))
+                        opts=child_options(self, opts))  # waits for the Volume it is written into
         self.register_outputs({"script_path": self.script_path, "timeline_dir": self.timeline_dir})

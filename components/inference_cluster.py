@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import (
     INFERENCE_CLUSTER_TYPE,
@@ -15,7 +14,15 @@ from dbxtypes.vocabulary import (
     on_demand_base,
 )
 
-from ._common import Availability, ClusterBaseArgs, child_options, cluster_settings, identity, permissions
+from ._common import (
+    Availability,
+    ClusterBaseArgs,
+    child_options,
+    cluster_settings,
+    create_cluster,
+    identity,
+    permissions,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,10 +61,9 @@ class InferenceCluster(pulumi.ComponentResource):
         settings = cluster_settings(args, "inference", availability=availability,
                                     first_on_demand=on_demand_base(args.min_workers),
                                     spark_conf={SCALE_DOWN_WINDOW_KEY: str(args.scale_down_minutes * 60)})
-        cluster = databricks.Cluster(
-            f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
-            autoscale={"min_workers": args.min_workers, "max_workers": args.max_workers},
-            **settings, opts=child_options(self, opts))
+        cluster = create_cluster(
+            name, settings, child_options(self, opts), autotermination_minutes=args.autotermination_minutes,
+            autoscale={"min_workers": args.min_workers, "max_workers": args.max_workers})
         self.cluster_id = cluster.id
         permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
                     child_options(self, opts), args.cluster_access)

@@ -10,7 +10,7 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import CLOUD_TAG, GPU_MEMORY_NEED_TAG, ROLE_TAG, SERVING_ENDPOINT_TYPE, STACK_TAG
 
-from ._common import child_options
+from ._common import child_options, permissions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,18 +64,16 @@ class ServingEndpoint(pulumi.ComponentResource):
             config=databricks.ModelServingConfigArgs(served_entities=[
                 databricks.ModelServingConfigServedEntityArgs(
                     entity_name=args.entity, entity_version=args.entity_version, workload_type=args.workload_type,
-                    min_provisioned_concurrency=args.min_concurrency,
+                    # scale to zero: the lower bound is 0 (provider model_serving docs; databricks-sdk
+                    # ServedEntityInput.min_provisioned_concurrency); the stack's min applies to an always-warm one
+                    min_provisioned_concurrency=0 if args.scale_to_zero else args.min_concurrency,
                     max_provisioned_concurrency=args.max_concurrency,
                     scale_to_zero_enabled=args.scale_to_zero)]),
             ai_gateway=gateway,
             tags=[databricks.ModelServingTagArgs(key=k, value=str(v)) for k, v in sorted(tags.items())],
             opts=child)
-        controls = [databricks.PermissionsAccessControlArgs(group_name=g, permission_level="CAN_QUERY")
-                    for g in args.can_query]
-        controls += [databricks.PermissionsAccessControlArgs(group_name=g, permission_level="CAN_MANAGE")
-                     for g in args.can_manage]
-        if controls:
-            databricks.Permissions(f"{name}-permissions", serving_endpoint_id=endpoint.serving_endpoint_id,
-                                   access_controls=controls, opts=child)
+        permissions(name, {"serving_endpoint_id": endpoint.serving_endpoint_id},
+                    [*(({"group_name": g}, "CAN_QUERY") for g in args.can_query),
+                     *(({"group_name": g}, "CAN_MANAGE") for g in args.can_manage)], child)
         self.endpoint_name = endpoint.name
         self.register_outputs({"endpoint_name": self.endpoint_name})

@@ -11,7 +11,16 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import CHECKPOINT_DIR_ARG, CHECKPOINT_DIR_ENV, RESUME_ARG, TRAINING_CLUSTER_TYPE
 
-from ._common import AccessArgs, Availability, ClusterBaseArgs, child_options, cluster_settings, identity, permissions
+from ._common import (
+    AccessArgs,
+    Availability,
+    ClusterBaseArgs,
+    child_options,
+    cluster_settings,
+    create_cluster,
+    identity,
+    permissions,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,9 +103,8 @@ class TrainingCluster(pulumi.ComponentResource):
 
         self.cluster_id = None
         if args.all_purpose_cluster:
-            cluster = databricks.Cluster(
-                f"{name}-cluster", cluster_name=name, autotermination_minutes=args.autotermination_minutes,
-                **settings, opts=child)
+            cluster = create_cluster(name, settings, child,
+                                          autotermination_minutes=args.autotermination_minutes)
             self.cluster_id = cluster.id
             # its single user may start and restart it (SINGLE_USER access mode admits nobody else)
             permissions(f"{name}-cluster", {"cluster_id": cluster.id},

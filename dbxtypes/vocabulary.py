@@ -7,6 +7,7 @@ Nothing here imports another package of the project; the per-cloud tables are re
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 from typing import Final, Literal, NamedTuple, TypeVar
 
@@ -111,6 +112,7 @@ WORKLOAD_NAME_PATTERN: Final = r"^[a-z](?:[a-z0-9_-]{0,38}[a-z0-9])?$"
 UC_RESOURCE: Final = "uc"
 POLICY_RESOURCE: Final = "policy"
 COLLECTOR_RESOURCE: Final = "gpu-collector"
+CODE_RESOURCE: Final = "code"
 SERVING_RESOURCE_PREFIX: Final = "serving-"
 POOL_RESOURCE_SUFFIX: Final = "-pool"
 
@@ -132,6 +134,32 @@ PERMISSION_LEVELS: Final = MappingProxyType({
     "job": ("CAN_VIEW", "CAN_MANAGE_RUN", "CAN_MANAGE"),
     "pool": ("CAN_ATTACH_TO", "CAN_MANAGE"),
 })
+#: Every permission level, weakest first: within each object's levels (Permissions API) the order is the object's own,
+#: so a principal given two levels on one object keeps the stronger (`strongest_level`): the Permissions API keeps one
+#: level per principal, and a second entry for it shows as a change on every later plan (terraform-provider-databricks
+#: issues 1750 and 2079).
+LEVEL_ORDER: Final = ("CAN_VIEW", "CAN_ATTACH_TO", "CAN_USE", "CAN_QUERY", "CAN_RESTART", "CAN_MANAGE_RUN",
+                      "CAN_MANAGE", "IS_OWNER")
+
+
+def strongest_level(*levels: str) -> str:
+    """The strongest of ``levels`` (`LEVEL_ORDER`; a level it does not know ranks above none of the known ones)."""
+    return max(levels, key=lambda level: LEVEL_ORDER.index(level) if level in LEVEL_ORDER else -1)
+
+#: What a value Terraform knows only after apply (a plan's ``after_unknown``) reads as: set, but not known. No rule
+#: judges it as a value (it is no enum value, no number, no object): one configuration, one verdict, whichever way
+#: it is read.
+UNKNOWN_VALUE: Final = "<known after apply>"
+#: A service principal's application id (a UUID): how a ``single_user_name``, an access control or a ``run_as`` names
+#: a service principal rather than a user (Clusters API single_user_name; Jobs API run_as service_principal_name).
+APPLICATION_ID_PATTERN: Final = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+
+def is_application_id(name: str) -> bool:
+    """True when ``name`` names a service principal (its application id), not a user."""
+    return re.match(APPLICATION_ID_PATTERN, name) is not None
+
+
 #: How an access control names its principal (one of them per entry).
 PRINCIPAL_FIELDS: Final = ("group_name", "user_name", "service_principal_name")
 
@@ -176,6 +204,13 @@ UNITY_CATALOG_TYPE: Final = f"{PROJECT}:storage:UnityCatalogStorage"
 CLUSTER_POLICIES_TYPE: Final = f"{PROJECT}:governance:ClusterPolicies"
 SERVING_ENDPOINT_TYPE: Final = f"{PROJECT}:serving:ServingEndpoint"
 GPU_COLLECTOR_TYPE: Final = f"{PROJECT}:monitoring:GpuCollector"
+CODE_FILES_TYPE: Final = f"{PROJECT}:storage:CodeFiles"
+#: Unity Catalog privileges that let a principal change what a Volume holds (or grant itself that): none may be given
+#: over the stack's code Volume, where the job code and the init scripts that run with the clusters' identity live.
+WRITE_PRIVILEGES: Final = ("WRITE_VOLUME", "ALL_PRIVILEGES", "MANAGE")
+#: A workspace path under the Shared folder (``/Workspace/Shared/...``, or ``/Shared/...`` as the Jobs API also takes
+#: it), where every workspace user has Can Manage by default (Databricks docs, "Folders": the Shared folder).
+SHARED_WORKSPACE_PATTERN: Final = r"^(/Workspace)?/Shared(/|$)"
 #: Environment of the GPU collector init script (collector/gpu_collector.sh).
 GPU_TIMELINE_ENV: Final = "GPU_TIMELINE_DIR"
 COLLECTOR_INTERVAL_ENV: Final = "COLLECTOR_INTERVAL_SECONDS"
@@ -184,6 +219,7 @@ SECTION_OF_COMPONENT: Final = MappingProxyType({
     TRAINING_CLUSTER_TYPE: "training", INFERENCE_CLUSTER_TYPE: "inference", DEV_CLUSTER_TYPE: "dev",
     INSTANCE_POOL_TYPE: "instance_pools", UNITY_CATALOG_TYPE: "unity_catalog",
     CLUSTER_POLICIES_TYPE: "cluster_policies", SERVING_ENDPOINT_TYPE: "serving", GPU_COLLECTOR_TYPE: "monitoring",
+    CODE_FILES_TYPE: "unity_catalog",
 })
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dbxtypes.sdk_types import fields_of
 from dbxtypes.vocabulary import (
     ATTRIBUTES_BLOCK,
     GPU_ML_RUNTIME_REGEX,
@@ -31,6 +32,18 @@ from dbxtypes.vocabulary import (
 Role = Literal["training", "inference", "interactive"]
 #: Attribute leaves of a cloud block that the other clouds' policies forbid.
 _BLOCK_LEAVES = ("availability", "first_on_demand")
+#: Attribute leaves of the cloud block that an instance pool decides, so a policy that pins a pool forbids them (each
+#: cloud's block has some of them: aws_attributes zone_id and spot_bid_price_percent, azure_attributes
+#: spot_bid_max_price, gcp_attributes zone_id; a policy path the block lacks matches nothing).
+POOL_DECIDES = ("availability", "zone_id", "first_on_demand", "spot_bid_price_percent", "spot_bid_max_price")
+
+
+def pool_decided_fields(cloud: str) -> tuple[str, ...]:
+    """`POOL_DECIDES` that ``cloud``'s attribute block has (databricks-sdk ``compute.AwsAttributes``,
+    ``AzureAttributes``, ``GcpAttributes``)."""
+    block = ATTRIBUTES_BLOCK[cloud]
+    fields = fields_of(f"compute.{block.split('_')[0].capitalize()}Attributes")
+    return tuple(leaf for leaf in POOL_DECIDES if leaf in fields)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,10 +170,12 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
         else:
             d["driver_instance_pool_id"] = {"type": "forbidden", "hidden": True}
             d["driver_node_type_id"] = {**d["driver_node_type_id"], "isOptional": False}
-        d[f"{block}.availability"] = {**d[f"{block}.availability"], "isOptional": True}
-        if f"{block}.first_on_demand" in d:
-            d[f"{block}.first_on_demand"] = {**d[f"{block}.first_on_demand"], "isOptional": True}
-            d[f"{block}.first_on_demand"].pop("defaultValue", None)
+        # Databricks refuses a cluster that names an instance pool together with the cloud block's availability (or
+        # zone, or a spot bid): the pool decides them. "isOptional" would still let one through (and offer it in the
+        # UI), so they are forbidden (databrickslabs/ucx installer/policy.py drops availability, zone_id and
+        # node_type_id when it pins a pool, PR 1457; the Clusters API's instance_pool_id).
+        for leaf in pool_decided_fields(limits.cloud):
+            d[f"{block}.{leaf}"] = {"type": "forbidden", "hidden": True}
     return d
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbxtypes.errors import InputError, clip
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, UNKNOWN_VALUE
 
 if TYPE_CHECKING:
     from dbxtypes.shape import ClusterShape
@@ -181,7 +181,7 @@ TERRAFORM_SINGLE = frozenset({
     "config", "ai_gateway", "inference_table_config", "usage_tracking_config", "guardrails", "auto_capture_config",
 })
 #: What a value Terraform knows only after apply (``after_unknown``) reads as: set, not known.
-TERRAFORM_UNKNOWN = "<known after apply>"
+TERRAFORM_UNKNOWN = UNKNOWN_VALUE
 #: The provider's own attributes, not the API object's (the resource's ``id``, its workspace ``url``), dropped; and
 #: those the workspace computes, dropped while unknown (a new resource's ``cluster_id``, ``state``, ``default_tags``).
 TERRAFORM_ONLY = frozenset({"id", "url"})

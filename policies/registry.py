@@ -45,6 +45,7 @@ from policies.rules import (
     require_matching_cloud_attributes,
     require_matching_runtime,
     require_pinned_pip_libraries,
+    require_registered_model,
     require_serving_inference_table,
     require_serving_rate_limit,
     require_serving_workload_type_fit,
@@ -88,7 +89,7 @@ ALL_RULES: tuple[Rule, ...] = (
 )
 #: Rules that judge a stack as a whole (its priced plan), not one resource: the pipeline calls them once per stack
 #: (`stackplan.pipeline.budget_findings`), never per resource; their names, levels and exceptions work as any rule's.
-STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE,)
+STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE, require_registered_model.RULE)
 #: A team's own resource rules, loaded from ``--rules DIR`` for this run (`use_team_rules`): judged like the built-in
 #: ones, after them.
 TEAM_RULES: list[Rule] = []

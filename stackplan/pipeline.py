@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, SizingLine, Violation
+from dbxtypes.vocabulary import CATALOG, MODEL_SERVING_ENDPOINT
 from stackspec import LoadedStack
 
 
@@ -92,12 +93,38 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
 
         from .exceptions import apply_exceptions
 
+        awaiting: list[str] = []  # endpoints whose model comes first (`model_findings`)
         plan.violations, notes = apply_exceptions(
-            evaluate_plan(plan, options.policy_config) + budget_findings(plan, options.policy_config),
+            evaluate_plan(plan, options.policy_config) + budget_findings(plan, options.policy_config)
+            + model_findings(plan, loaded, options.policy_config, awaiting),
             loaded.spec.exceptions, rules=list(RULES_BY_NAME),
             resources=[plan.stack, *(r.name for r in plan.resources)], today=datetime.now(UTC).date(),
             source=plan.stack_file or loaded.name)
+        notes += awaiting
     return Built(loaded, plan, [*loaded.resolved.warnings, *notes])
+
+
+def model_findings(plan: Plan, loaded: LoadedStack, policy_config: Any, notes: list[str]) -> list[Violation]:
+    """The ``databricks-serving-require-registered-model`` findings: each endpoint serving a model of a catalog this
+    plan creates that the stack does not declare registered, on the endpoint; and in ``notes``, for each declared one,
+    that its model must be registered before the run that creates it."""
+    from policies.registry import load_policy_config
+    from policies.rules import require_registered_model as rule
+
+    serving = loaded.spec.serving
+    level = load_policy_config(policy_config).level(rule.RULE)
+    if serving is None or level == "disabled":
+        return []
+    created = {str(r.inputs.get("name")) for r in plan.resources if r.type == CATALOG}
+    models = [rule.ServedModel(name, e.entity, e.entity_version, e.model_registered)
+              for name, e in serving.endpoints.items()]
+    notes.extend(rule.awaiting(models, created))
+    urns = {str(r.inputs.get("name")): r for r in plan.resources if r.type == MODEL_SERVING_ENDPOINT}
+    enforcement: Literal["mandatory", "advisory"] = "advisory" if level == "advisory" else "mandatory"
+    return [Violation(policy=rule.NAME, enforcement=enforcement,
+                      urn=urns[endpoint].urn if endpoint in urns else plan.stack_urn,
+                      resource_name=urns[endpoint].name if endpoint in urns else plan.stack, message=message)
+            for endpoint, message in rule.unregistered(models, created)]
 
 
 def budget_findings(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | None = None) -> list[Violation]:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource
 from dbxtypes.shape import MAP_VALUED_KEYS, camel_to_snake, normalize_props
 from dbxtypes.vocabulary import CATALOG, PROJECT
@@ -38,6 +39,16 @@ BLOCK_RENAMES: Mapping[str, str] = {"libraries": "library", "tasks": "task", "jo
 NAME_ARGUMENTS = frozenset({"catalog", "schema", "volume", "catalog_name", "schema_name"})
 #: Arguments holding JSON text that may name another resource's id (a cluster policy's definition).
 JSON_ARGUMENTS = frozenset({"definition"})
+#: The Terraform resource type an argument names (the provider's docs of each argument): a reference put in its place
+#: is always to a resource of that type, whatever other resource shares the stand-in id.
+REFERENCE_TYPES: Mapping[str, str] = {
+    "cluster_id": "databricks_cluster", "existing_cluster_id": "databricks_cluster",
+    "instance_pool_id": "databricks_instance_pool", "driver_instance_pool_id": "databricks_instance_pool",
+    "policy_id": "databricks_cluster_policy", "cluster_policy_id": "databricks_cluster_policy",
+    "job_id": "databricks_job", "serving_endpoint_id": "databricks_model_serving",
+    "catalog": "databricks_catalog", "catalog_name": "databricks_catalog",
+    "schema": "databricks_schema", "schema_name": "databricks_schema", "volume": "databricks_volume",
+}
 
 _TYPE = re.compile(r"^databricks:index/(\w+):\w+$")
 
@@ -65,33 +76,51 @@ class _Export:
         from pricing.kinds import kind_of
 
         self.plan = plan
+        self.source = plan.stack_file or plan.stack
         self.exported = [r for r in plan.resources if terraform_type(r.type)]
         self.address: dict[str, str] = {}
-        used: dict[str, set[str]] = {}
+        named: dict[str, Resource] = {}
         for r in self.exported:
-            kind = str(terraform_type(r.type))
-            name = terraform_name(r.name)
-            while name in used.setdefault(kind, set()):  # two plan names that one safe name would merge
-                name += "_"
-            used[kind].add(name)
-            self.address[r.urn] = f"{kind}.{name}"
-        # what the offline engine gave each resource (its id, and the outputs its kind's mock adds) -> the reference
-        self.references: dict[str, str] = {}
+            address = f"{terraform_type(r.type)}.{terraform_name(r.name)}"
+            if address in named:  # two resources of one type under one name: no reference could tell them apart
+                raise InputError.single(self.source, "", f"resources {named[address].name!r} and {r.name!r} both "
+                                        f"become {address} in Terraform.", "rename the workload or endpoint whose "
+                                        "name makes one of them, so each resource of a type has its own name.")
+            named[address] = r
+            self.address[r.urn] = address
+        # what the offline engine gave each resource (its id, and the outputs its kind's mock adds) -> the references
+        # of the resources that hold that value, with their Terraform types
+        self.references: dict[str, dict[str, str]] = {}
         for r in self.exported:
             address = self.address[r.urn]
+            kind = address.split(".", 1)[0]
             if r.id:
-                self.references[r.id] = f"${{{address}.{'name' if r.type == CATALOG else 'id'}}}"
+                self.references.setdefault(r.id, {})[kind] = \
+                    f"${{{address}.{'name' if r.type == CATALOG else 'id'}}}"
             kind_record = kind_of(r.type)
             if kind_record is not None:
                 state = kind_record.mock_state(r.name, dict(r.inputs))
                 for key, value in state.items():
                     if key not in r.inputs and isinstance(value, str):
-                        self.references[value] = f"${{{address}.{camel_to_snake(key)}}}"
+                        self.references.setdefault(value, {})[kind] = f"${{{address}.{camel_to_snake(key)}}}"
         self.parents = {r.urn: r.parent for r in plan.resources}
+        self.dependencies_of = {r.urn: r.dependencies for r in plan.resources}
+
+    def dependencies(self, r: Resource) -> set[str]:
+        """What ``r`` waits for: its own dependencies and its ancestors' (a component's ``depends_on`` holds for
+        every resource in it: Pulumi waits for them before it registers the component's children, but Terraform
+        knows no components, so each exported resource carries them itself)."""
+        found = set(r.dependencies)
+        parent = self.parents.get(r.urn)
+        while parent:
+            found.update(self.dependencies_of.get(parent, ()))
+            parent = self.parents.get(parent)
+        return found
 
     def body(self, r: Resource) -> dict[str, Any]:
         body = self.block(normalize_props(r.inputs))  # Terraform's snake_case: the provider's own names
-        depends = sorted({a for dep in r.dependencies for a in self.addresses_of(dep)} - {self.address[r.urn]})
+        depends = sorted({a for dep in self.dependencies(r) for a in self.addresses_of(dep)}
+                         - {self.address[r.urn]})
         if depends:
             body["depends_on"] = depends
         return body
@@ -122,14 +151,31 @@ class _Export:
                 out[name] = self.value(value, name)
         return out
 
-    def output(self, value: Any) -> Any:
+    def reference(self, value: str, name: str) -> str | None:
+        """The reference that replaces ``value`` in argument (or output) ``name``: to the resource of the type the
+        argument names (`REFERENCE_TYPES`), or to the one resource holding that value; None when no resource holds it
+        (or none of the right type). Two resources of other types holding it leave nothing to choose by: exit 2."""
+        held = self.references.get(value)
+        if not held:
+            return None
+        wanted = REFERENCE_TYPES.get(name)
+        if wanted is not None:
+            return held.get(wanted)
+        if len(held) > 1:
+            raise InputError.single(self.source, name, f"holds {value!r}, the id of both "
+                                    f"{' and '.join(sorted(held))} resources: the export cannot tell which it names.",
+                                    "rename the workload or endpoint whose name makes one of them.")
+        return next(iter(held.values()))
+
+    def output(self, value: Any, name: str = "") -> Any:
         """An output's value: every string that is a resource's id in the plan becomes its reference."""
         if isinstance(value, Mapping):
-            return {str(k): self.output(v) for k, v in value.items()}
+            return {str(k): self.output(v, name) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.output(v) for v in value]
+            return [self.output(v, name) for v in value]
         if isinstance(value, str):
-            return self.references.get(value, _escape(value))
+            reference = self.reference(value, name)
+            return reference if reference is not None else _escape(value)
         return value
 
     def value(self, value: Any, name: str) -> Any:
@@ -139,13 +185,24 @@ class _Export:
             return [self.value(v, name) for v in value]
         if not isinstance(value, str):
             return value
-        if (name in NAME_ARGUMENTS or name.endswith("_id")) and value in self.references:
-            return self.references[value]
+        if name in NAME_ARGUMENTS or name.endswith("_id"):
+            reference = self.reference(value, name)
+            if reference is not None:
+                return reference
         text = _escape(value)
-        if name in JSON_ARGUMENTS:  # an id inside the JSON text: a reference inside the template
-            for mock, reference in self.references.items():
-                text = text.replace(json.dumps(mock), json.dumps(reference))
+        if name in JSON_ARGUMENTS:  # an id inside the JSON text (a pinned pool): a reference inside the template
+            for mock in self.references:
+                if json.dumps(mock) in text:
+                    text = text.replace(json.dumps(mock), json.dumps(self.reference(mock, "") or mock))
         return text
+
+
+def _output_argument(output: str) -> str:
+    """The argument an output of the program stands for (``chat_cluster_id`` -> ``cluster_id``,
+    ``cluster_policy_ids`` -> ``policy_id``), so its references are typed like an argument's; "" when none."""
+    if output == "cluster_policy_ids":
+        return "policy_id"
+    return next((arg for arg in REFERENCE_TYPES if output.endswith(arg)), "")
 
 
 def terraform_config(plan: Plan) -> dict[str, Any]:
@@ -156,7 +213,8 @@ def terraform_config(plan: Plan) -> dict[str, Any]:
         kind, name = export.address[r.urn].split(".", 1)
         resources.setdefault(kind, {})[name] = export.body(r)
     # the stack's outputs: a resource's id as a reference (in a map of them too), the rest (names, paths) as they are
-    outputs = {name: {"value": export.output(value)} for name, value in sorted(plan.outputs.items())}
+    outputs = {name: {"value": export.output(value, _output_argument(name))}
+               for name, value in sorted(plan.outputs.items())}
     doc: dict[str, Any] = {
         "//": (f"stack {plan.stack} of {PROJECT}, written by `python -m stackplan export-terraform` from the same plan "
                "`pulumi up` deploys; regenerate it rather than edit it."),

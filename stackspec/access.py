@@ -5,10 +5,11 @@ A principal can use a Volume only with ``USE_CATALOG`` on its catalog, ``USE_SCH
 ``READ_VOLUME`` / ``WRITE_VOLUME`` on it (Databricks docs, "Unity Catalog privileges": a privilege on an object needs
 USE on every parent; read 2026-12). So:
 
-* the clusters' own identity (``single_user_name``, which runs every cluster in dedicated access mode and the
-  training job) gets ``USE_CATALOG``, ``USE_SCHEMA`` on every schema of the layout, ``WRITE_VOLUME`` and
-  ``READ_VOLUME`` on the Volumes the workloads write (``model_cache_volume``, the ``HF_HOME`` cache, and the
-  training ``checkpoint_volume``) and ``READ_VOLUME`` on the other Volumes (the data they read);
+* each identity the clusters run as (the stack's ``single_user_name``, and a workload's own, which runs its
+  clusters in dedicated access mode and its training job) gets ``USE_CATALOG``, ``USE_SCHEMA`` on every schema of
+  the layout, ``WRITE_VOLUME`` and ``READ_VOLUME`` on the Volumes the workloads write (``model_cache_volume``, the
+  ``HF_HOME`` cache, the training ``checkpoint_volume`` and the collector's samples) and ``READ_VOLUME`` on the other
+  Volumes (the data they read, and the code Volume, which only the deployer writes);
 * a principal the stack grants something on a schema or a Volume, but not ``USE_CATALOG``, gets ``USE_CATALOG``;
   one with privileges on a Volume but no ``USE_SCHEMA`` on its schema gets ``USE_SCHEMA`` there.
 """
@@ -35,17 +36,17 @@ def effective_grants(spec: StackSpec) -> list[GrantSpec]:
     for grant in uc.grants:
         _add(grants, grant.principal, grant.securable, *grant.privileges)
 
-    user = spec.single_user_name
     written = {uc.model_cache_volume} | {w.spec.checkpoint_volume for w in spec.named_workloads().values()
                                          if isinstance(w.spec, TrainingSpec)}
     if spec.monitoring.enabled:  # the GPU collector writes its samples there
         written.add(spec.monitoring.volume)
-    _add(grants, user, "catalog", "USE_CATALOG")
-    for schema, schema_spec in uc.schemas.items():
-        _add(grants, user, schema, "USE_SCHEMA")
-        for volume in schema_spec.volumes:
-            ref = f"{schema}.{volume.name}"
-            _add(grants, user, ref, "READ_VOLUME", *(("WRITE_VOLUME",) if ref in written else ()))
+    for user in spec.identities():  # each identity a cluster runs as (the stack's, a workload's own)
+        _add(grants, user, "catalog", "USE_CATALOG")
+        for schema, schema_spec in uc.schemas.items():
+            _add(grants, user, schema, "USE_SCHEMA")
+            for volume in schema_spec.volumes:
+                ref = f"{schema}.{volume.name}"
+                _add(grants, user, ref, "READ_VOLUME", *(("WRITE_VOLUME",) if ref in written else ()))
 
     for principal, securable in list(grants):
         if securable == "catalog":

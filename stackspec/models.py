@@ -32,6 +32,7 @@ from dbxtypes.prices import PriceOverrides
 from dbxtypes.unity_catalog import privilege_problems
 from dbxtypes.vocabulary import (
     CHECKPOINT_DIR_ARG,
+    CODE_RESOURCE,
     COLLECTOR_RESOURCE,
     DEFAULT_RUNTIME,
     GPU_ML_RUNTIME_PATTERN,
@@ -51,14 +52,17 @@ from dbxtypes.vocabulary import (
     SCALE_DOWN_WINDOW_KEY,
     SECTIONS,
     SERVING_RESOURCE_PREFIX,
+    SHARED_WORKSPACE_PATTERN,
     UC_RESOURCE,
     USAGE_DEFAULTS,
     WORKLOAD_NAME_PATTERN,
+    WRITE_PRIVILEGES,
     Cloud,
     GpuFamily,
     Precision,
     Section,
     autoscale_range_problem,
+    is_application_id,
     workload_key,
 )
 
@@ -137,7 +141,10 @@ class ModelSpec(_Spec):
 class TrainingJobSpec(_Spec):
     """A Databricks job that runs training on a job cluster and retries after a spot reclaim."""
 
-    python_file: str = Field(min_length=1, description="Training entry point, e.g. /Workspace/Shared/train.py.")
+    python_file: str | None = Field(None, min_length=1, description=(
+        "Training entry point. Default: the project's workloads/train.py, which the stack uploads to its code Volume "
+        "(unity_catalog.code_volume, written only by the deployer). A path of your own must be one only its owners "
+        "can change: never under /Workspace/Shared, where every user can edit what runs as the job's identity."))
     parameters: list[str] = Field(default_factory=list, description="Extra arguments for the entry point.")
     max_retries: int = Field(3, ge=0, le=20, description="Retries per run (a reclaim counts as a failure). Default 3.")
     min_retry_interval_millis: int = Field(60_000, ge=0, description="Wait before a retry, ms. Default 60000.")
@@ -146,6 +153,16 @@ class TrainingJobSpec(_Spec):
     retry_on_timeout: bool | None = Field(None, description=(
         "Retry a run that hit timeout_seconds. Default: true when timeout_seconds is set; refused without it, where "
         "it has no effect."))
+
+    @field_validator("python_file")
+    @classmethod
+    def _not_shared(cls, path: str | None) -> str | None:
+        if path is not None and re.match(SHARED_WORKSPACE_PATTERN, path):
+            raise ValueError(f"{path!r} is under the workspace's Shared folder, where every user can manage files: "
+                             f"anyone could change code that runs as the job's identity; leave python_file out (the "
+                             f"stack uploads workloads/train.py to its code Volume) or use a path only its owners can "
+                             f"write")
+        return path
 
     @model_validator(mode="after")
     def _timeout_for_retry(self) -> TrainingJobSpec:
@@ -161,6 +178,10 @@ class WorkloadSpec(_Spec):
     gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
     libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
+    single_user_name: str | None = Field(None, min_length=1, description=(
+        "The user (or service principal, by application id) this workload's clusters are dedicated to, and its job "
+        "runs as. Default: the stack's single_user_name. A dev workload is dedicated to a person: a service "
+        "principal there admits no one to attach a notebook."))
     memory_need_gb: float | None = Field(None, gt=0, le=100_000, description=(
         "A measured GPU memory need of one node, GB (e.g. advise's observed peak plus headroom): overrides the "
         "model's estimate when the node is sized or a pinned node is checked. Default: the model's estimate."))
@@ -186,8 +207,15 @@ class TrainingSpec(ClusterWorkloadSpec):
     checkpoint_volume: str = Field("models.checkpoints", description="<schema>.<volume> for checkpoints.")
     autotermination_minutes: IdleMinutes = Field(60, description="Idle minutes before the cluster stops. Default 60.")
     job: TrainingJobSpec | None = Field(None, description="Optional training job on a job cluster.")
-    all_purpose_cluster: bool = Field(True, description=(
-        "Also an all-purpose training cluster beside the job. false: the job alone (job compute), which needs job."))
+    all_purpose_cluster: bool | None = Field(None, description=(
+        "Also an all-purpose training cluster beside the job. Default: only when there is no job (a workload with a "
+        "job runs on the job's compute, and no multi-GPU cluster sits idle beside it); true asks for the cluster "
+        "anyway; false needs job."))
+
+    @property
+    def makes_cluster(self) -> bool:
+        """Whether the workload has an all-purpose cluster (`all_purpose_cluster`, its default: no job)."""
+        return self.all_purpose_cluster if self.all_purpose_cluster is not None else self.job is None
 
     @model_validator(mode="after")
     def _driver_within_cluster(self) -> TrainingSpec:
@@ -195,7 +223,7 @@ class TrainingSpec(ClusterWorkloadSpec):
             raise ValueError(
                 f"first_on_demand must be <= num_workers + 1 (the driver plus every worker), "
                 f"got {self.first_on_demand} > {self.num_workers + 1}")
-        if not self.all_purpose_cluster and self.job is None:
+        if self.all_purpose_cluster is False and self.job is None:
             raise ValueError("all_purpose_cluster is false but job is not set: the training would have no compute; "
                              "add job or set all_purpose_cluster: true")
         if self.job:
@@ -354,6 +382,11 @@ class UnityCatalogSpec(_Spec):
     storage_root: str | None = Field(None, min_length=1, description=(
         "The catalog's managed location (s3://, abfss:// or gs://, the stack's cloud). Needed where the metastore "
         "has no storage root, the default for workspaces enabled for Unity Catalog automatically."))
+    code_volume: str = Field("platform.code", pattern=r"^[a-z][a-z0-9_]{0,62}\.[a-z][a-z0-9_]{0,62}$", description=(
+        "<schema>.<volume> for the code the stack runs with its clusters' identity (the training entry point, the "
+        "GPU collector's init script); added to the layout. Only the deployer writes it: no grant may give "
+        "WRITE_VOLUME, ALL_PRIVILEGES or MANAGE over it (on the catalog, its schema or itself). Default "
+        "platform.code."))
     existing_catalog: bool = Field(False, description=(
         "Use a catalog that already exists: no Catalog resource; schemas are made under it, and catalog grants "
         "are added per principal (databricks.Grant), never replacing the catalog's other grants."))
@@ -367,10 +400,18 @@ class UnityCatalogSpec(_Spec):
         if self.model_cache_volume not in refs:
             raise ValueError(f"model_cache_volume {self.model_cache_volume!r} is not a volume of the layout; "
                              f"volumes: {', '.join(sorted(refs))}")
+        code_schema = self.code_volume.split(".", 1)[0]
         for g in self.grants:
-            if g.securable != "catalog" and g.securable not in self.schemas and g.securable not in refs:
+            if g.securable not in ("catalog", code_schema, self.code_volume) and g.securable not in self.schemas \
+                    and g.securable not in refs:
                 raise ValueError(f"grant on {g.securable!r} names no schema or volume; use catalog, a schema "
                                  f"({', '.join(sorted(self.schemas))}) or a volume")
+            writes = [p for p in g.privileges if p in WRITE_PRIVILEGES]
+            if writes and g.securable in ("catalog", code_schema, self.code_volume):
+                raise ValueError(f"grant of {', '.join(writes)} to {g.principal} on {g.securable} reaches the code "
+                                 f"Volume {self.code_volume}, where the job code and init scripts that run as the "
+                                 f"clusters' identity live: only the deployer may write it; grant it on the schemas "
+                                 f"or Volumes that need it instead")
         return self
 
 
@@ -491,10 +532,17 @@ def _levels(kind: str) -> AfterValidator:
     levels = PERMISSION_LEVELS[kind]
 
     def check(entries: list[AccessControlSpec]) -> list[AccessControlSpec]:
+        seen: dict[tuple[tuple[str, str], ...], str] = {}
         for entry in entries:
             if entry.permission_level not in levels:
                 raise ValueError(f"permission_level {entry.permission_level!r} is not one a {kind} takes; use one of "
                                  f"{', '.join(levels)}")
+            who = tuple(entry.principal().items())
+            if who in seen:  # the Permissions API keeps one level per principal
+                name = "=".join(who[0])
+                raise ValueError(f"{name} is named twice ({seen[who]} and {entry.permission_level}); an object keeps "
+                                 f"one level per principal: keep one entry, with the level it needs")
+            seen[who] = entry.permission_level
         return entries
     return AfterValidator(check)
 
@@ -517,7 +565,9 @@ class WorkloadPermissionsSpec(_Spec):
 class ConcurrencySpec(_Spec):
     """Provisioned concurrency of an endpoint: each replica serves 4 concurrent requests (workload size Small)."""
 
-    min: int = Field(4, ge=0, description="Provisioned concurrency kept ready. Default 4 (one replica).")
+    min: int = Field(4, ge=0, description=(
+        "Provisioned concurrency kept ready. Default 4 (one replica). An endpoint that scales to zero sends 0 (its "
+        "lower bound when idle), whatever this says."))
     max: int = Field(4, ge=1, le=MAX_CONCURRENCY_PER_MODEL, description=(
         f"Most provisioned concurrency. Default 4; at most {MAX_CONCURRENCY_PER_MODEL}, Model Serving's limit per "
         f"served model."))
@@ -544,8 +594,21 @@ class EndpointSpec(_Spec):
     rate_limit_per_user_per_minute: int | None = Field(None, ge=1, description="AI Gateway calls per user a minute.")
     active_hours_per_month: float | None = Field(None, ge=0, le=744, description=(
         "Hours a scale-to-zero endpoint is up (default: usage.serving_active_hours_per_month)."))
+    model_registered: bool = Field(False, description=(
+        "The model version is registered in Unity Catalog (the second run). Needed where the stack creates the "
+        "entity's catalog itself: on the first run no version can exist there, so that run leaves the endpoint out "
+        "and this run adds it; check refuses the endpoint without it (databricks-serving-require-registered-model)."))
     can_query: list[str] = Field(default_factory=list, description="Groups given CAN_QUERY.")
-    can_manage: list[str] = Field(default_factory=list, description="Groups given CAN_MANAGE.")
+    can_manage: list[str] = Field(default_factory=list, description="Groups given CAN_MANAGE (which includes "
+                                                                    "querying).")
+
+    @model_validator(mode="after")
+    def _one_level_per_group(self) -> EndpointSpec:
+        both = [g for g in dict.fromkeys(self.can_query) if g in self.can_manage]
+        if both:
+            raise ValueError(f"group {both[0]!r} is in both can_query and can_manage; an endpoint keeps one level per "
+                             f"principal and CAN_MANAGE includes CAN_QUERY: remove it from can_query")
+        return self
 
 
 class ServingSpec(_Spec):
@@ -668,6 +731,16 @@ class StackSpec(_Spec):
         """The groups that use the workload (``cluster_policies.can_use``)."""
         return list(self.keyed(self.cluster_policies.can_use, workload) or [])
 
+    def identity_of(self, workload: NamedWorkload) -> str:
+        """Who the workload's clusters are dedicated to and its job runs as: its own ``single_user_name``, else the
+        stack's."""
+        return workload.spec.single_user_name or self.single_user_name
+
+    def identities(self) -> list[str]:
+        """Every identity a cluster of the stack runs as (the stack's first), once each."""
+        return list(dict.fromkeys([self.single_user_name,
+                                   *(self.identity_of(w) for w in self.named_workloads().values())]))
+
     def permissions_of(self, workload: NamedWorkload) -> WorkloadPermissionsSpec | None:
         return self.keyed(self.permissions, workload)
 
@@ -719,7 +792,7 @@ class StackSpec(_Spec):
         taken = [s for s in SECTIONS if info.data.get(s) is not None]
         names = [*taken, *map(str, workloads)]
         own = {UC_RESOURCE: "the Unity Catalog storage", POLICY_RESOURCE: "the cluster policies",
-               COLLECTOR_RESOURCE: "the GPU collector"}
+               COLLECTOR_RESOURCE: "the GPU collector", CODE_RESOURCE: "the code uploaded to the code Volume"}
         own.update({f"{n}{POOL_RESOURCE_SUFFIX}": f"the instance pool of workload {n}" for n in names})
         for name in map(str, workloads):
             if not re.match(WORKLOAD_NAME_PATTERN, name):
@@ -733,7 +806,9 @@ class StackSpec(_Spec):
                 raise ValueError(f"{name}: a role's name is its section's workload; write it as dbx-ai-infra:{name}, "
                                  f"or give the workload another name")
             made = own.get(name) or ("a serving endpoint (serving-<endpoint>)"
-                                     if name.startswith(SERVING_RESOURCE_PREFIX) else None)
+                                     if name.startswith(SERVING_RESOURCE_PREFIX) else None) or (
+                "the cluster policy of another workload (policy-<workload>)"
+                if name.startswith(f"{POLICY_RESOURCE}-") else None)
             if made:
                 raise ValueError(f"{name}: the name collides with {made}, which the stack names <stack>-{name}; rename "
                                  f"the workload")
@@ -745,6 +820,24 @@ class StackSpec(_Spec):
             return
         schema, volume = self.monitoring.volume.split(".")
         self.unity_catalog.schemas.setdefault(schema, SchemaSpec()).volumes.append(VolumeSpec(name=volume))
+
+    def _code_layout(self) -> None:
+        """The code Volume (`UnityCatalogSpec.code_volume`): added to the layout, its schema too, when the stack runs
+        code from it (the collector's init script, a training job's default entry point)."""
+        refs = self.unity_catalog.volume_refs()
+        needed = self.monitoring.enabled or any(
+            isinstance(w.spec, TrainingSpec) and w.spec.job is not None and w.spec.job.python_file is None
+            for w in self.named_workloads().values())
+        if not needed or self.unity_catalog.code_volume in refs:
+            return
+        schema, volume = self.unity_catalog.code_volume.split(".")
+        self.unity_catalog.schemas.setdefault(schema, SchemaSpec()).volumes.append(
+            VolumeSpec(name=volume, comment="Code the stack runs (job entry points, init scripts): written only by "
+                                            "the deployer"))
+
+    def code_dir_needed(self) -> bool:
+        """Whether the stack uploads code to its code Volume."""
+        return self.unity_catalog.code_volume in self.unity_catalog.volume_refs()
 
     def _serving_layout(self) -> None:
         """Endpoints with an inference table log into a schema of the stack's catalog: add it (and SELECT for the
@@ -791,6 +884,13 @@ class StackSpec(_Spec):
             if access.job and not any(isinstance(w.spec, TrainingSpec) and w.spec.job for w in covered):
                 raise ValueError(f"permissions.{key}.job is set but {key} makes no job (only a training workload's "
                                  f"job makes one); remove it")
+            if access.cluster and not any(not isinstance(w.spec, TrainingSpec) or w.spec.makes_cluster
+                                          for w in covered):
+                who = ", ".join("=".join(next(iter(e.principal().items()))) for e in access.cluster)
+                raise ValueError(f"permissions.{key}.cluster gives {who} access to a cluster, but {key} makes no "
+                                 f"all-purpose cluster (a training workload with a job runs on the job's compute); "
+                                 f"give them access to the job (permissions.{key}.job), or set "
+                                 f"{key}.all_purpose_cluster: true")
             if access.pool and not any(self.pool_of(w) is not None for w in covered):
                 raise ValueError(f"permissions.{key}.pool is set but {key} has no instance pool (instance_pools); "
                                  f"remove it or add the pool")
@@ -816,6 +916,7 @@ class StackSpec(_Spec):
         self._keys_name_workloads(workloads)
         self._serving_layout()
         self._monitoring_layout()
+        self._code_layout()
         refs = self.unity_catalog.volume_refs()
         for w in workloads.values():
             pool, section = self.pool_of(w), w.spec
@@ -834,4 +935,17 @@ class StackSpec(_Spec):
                     raise ValueError(f"{w.key}.libraries: {lib!r} is not pinned; write it as package==x.y.z")
         self._usage_applies(workloads)
         self._permission_targets(workloads)
+        self._people_on_interactive(workloads)
         return self
+
+    def _people_on_interactive(self, workloads: Mapping[str, NamedWorkload]) -> None:
+        """An interactive (dev) cluster is dedicated to a person: in dedicated access mode only its single user can
+        attach to it, so one dedicated to a service principal is of use to no one (jobs keep running as the
+        service principal)."""
+        for w in workloads.values():
+            who = self.identity_of(w)
+            if isinstance(w.spec, DevSpec) and is_application_id(who):
+                raise ValueError(f"{w.key} is an interactive cluster dedicated to the service principal {who} (the "
+                                 f"stack's single_user_name), so no person can attach a notebook to it; set "
+                                 f"{w.key}.single_user_name to the user it is for (jobs keep running as the service "
+                                 f"principal)")

@@ -56,8 +56,10 @@ BASE_CONFIG: dict[str, Any] = {
     "dbx-ai-infra:gpu_family": "a10g",
     "dbx-ai-infra:single_user_name": "ml@example.com",
     "dbx-ai-infra:tags": {"workload": "genai", "cost_center": "ai-team"},
+    # the test stack asks for the all-purpose training cluster beside its job (a job alone is the default), so the
+    # tests see both
     "dbx-ai-infra:training": {"num_workers": 2, "model": {"params_billions": 1, "precision": "bf16"},
-                              "job": {"python_file": "/Workspace/train.py"}},
+                              "job": {"python_file": "/Workspace/train.py"}, "all_purpose_cluster": True},
     "dbx-ai-infra:inference": {"min_workers": 2, "max_workers": 6, "model": {"params_billions": 7, "precision": "fp16"}},
     "dbx-ai-infra:dev": {"model": {"params_billions": 7, "precision": "fp16"}},
 }

@@ -53,12 +53,14 @@ config:
       obs-chat:
         entity: ai.models.chat
         entity_version: "1"
+        model_registered: true
         model: {params_billions: 7, precision: fp16}
         concurrency: {min: 8, max: 16}
         scale_to_zero: false
       obs-burst:
         entity: ai.models.chat
         entity_version: "1"
+        model_registered: true
         model: {params_billions: 7, precision: fp16}
         concurrency: {min: 4, max: 8}
         scale_to_zero: true
@@ -366,7 +368,7 @@ def test_job_clusters_are_matched_by_their_tags(tmp_path: Path) -> None:
     assert job["runs"] == DAYS and job["busy_minutes"] > 0  # job-<n>-run-<m> clusters, matched by dbx_stack
     names = (out / "clusters.csv").read_text()
     assert "job-" in names
-    assert info["planted"] == {"training-resized": "prod-training"}
+    assert info["planted"] == {"training-resized": "prod-training-run"}  # prod trains on its job alone
 
 
 def test_clusters_of_another_stack_are_left_out_and_counted(advise: Any, stack_file: Path, workdir: Path) -> None:

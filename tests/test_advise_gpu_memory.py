@@ -34,7 +34,7 @@ def test_oversized_memory_pins_the_cheapest_node_that_holds_the_peak_and_the_spe
 
     doc = advise("prod", tmp_path, ["gpu-memory-oversized"])
     f = only(doc, "gpu-memory-oversized")
-    assert f["workload"] == "prod-training" and f["severity"] == "warning"
+    assert f["workload"] == "prod-training-run" and f["severity"] == "warning"  # its job (prod has no cluster)
     edit = f["proposal"]["edit"]
     catalog = load_catalog()
     node = catalog.get(edit["dbx-ai-infra:training.node_type_id"])

@@ -140,8 +140,8 @@ def test_retry_on_timeout_only_with_a_timeout(write_stack, capsys):
 def test_the_job_runs_as_the_service_principal_by_application_id(plan_of):
     (job,) = resources(plan_of("prod"), "job:Job")
     assert job["inputs"]["runAs"] == {"servicePrincipalName": SP}
-    (cluster,) = [r for r in resources(plan_of("prod"), "cluster:Cluster") if r["name"] == "prod-training-cluster"]
-    assert cluster["inputs"]["singleUserName"] == SP
+    (job_cluster,) = job["inputs"]["jobClusters"]
+    assert job_cluster["newCluster"]["singleUserName"] == SP
 
 
 # --- 3. access to the Volumes -------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def test_the_dev_policy_admits_the_modern_single_node_form_too(plan_of):
 
 CPU_DRIVER = {
     "training": {"num_workers": 2, "driver": "cpu", "model": {"params_billions": 7, "precision": "fp16", "method": "lora"},
-                 "job": {"python_file": "/Workspace/t.py"}},
+                 "job": {"python_file": "/Workspace/t.py"}, "all_purpose_cluster": True},
     "inference": {"driver": "cpu", "model": {"params_billions": 7, "precision": "fp16"}},
     "instance_pools": {"inference": {"min_idle_instances": 1}},
 }

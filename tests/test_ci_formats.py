@@ -142,7 +142,9 @@ def test_each_finding_points_at_the_stack_field_behind_it(capsys, tmp_path):
 
     out = tmp_path / "report.xml"
     main(["check", "--stack", "prod", "--policy-config", str(config), "--format", "junit", "--out", str(out)])
-    cases = [case for suite in JUnitXml.fromfile(str(out)) for case in suite if case.name.endswith("-cluster")]
+    # the inference cluster's finding and the training job's (its job cluster: prod makes no training cluster)
+    cases = [case for suite in JUnitXml.fromfile(str(out)) for case in suite
+             if case.name.endswith(("-cluster", "-training-job"))]
     assert {case._elem.get("line") for case in cases} == {str(v) for v in expected.values()}
 
 

@@ -133,7 +133,9 @@ def test_export_policies_and_evaluate_one_against_exported_clusters(tmp_path, ca
     files = sorted(p.name for p in out_dir.iterdir())
     assert files == ["prod-policy-inference.json", "prod-policy-training.json"]
     definition = json.loads((out_dir / "prod-policy-inference.json").read_text())
-    assert definition["aws_attributes.first_on_demand"]["minValue"] == 3
+    # the pool decides availability, zone and spot: a cluster naming them with the pool is refused by the API
+    for leaf in ("availability", "zone_id", "first_on_demand", "spot_bid_price_percent"):
+        assert definition[f"aws_attributes.{leaf}"] == {"type": "forbidden", "hidden": True}
     # the pool's id is not known offline: the file marks it (and says so), naming the pool
     marker = "<id of instance pool prod-inference-pool: known after pulumi up>"
     assert definition["instance_pool_id"] == definition["driver_instance_pool_id"] == {"type": "fixed", "value": marker}

@@ -36,7 +36,9 @@ def test_preview_json_carries_costs(capsys):
     total = cost["total"]["monthly"]
     assert 0 < total["min"] <= total["expected"] <= total["max"]
     clusters = [r for r in cost["resources"].values() if r["type"].endswith("cluster:Cluster")]
-    assert {c["name"] for c in clusters} == {"prod-training-cluster", "prod-inference-cluster"}
+    assert {c["name"] for c in clusters} == {"prod-inference-cluster"}  # training runs on its job's compute
+    jobs = [r for r in cost["resources"].values() if r["type"].endswith("job:Job")]
+    assert [j["name"] for j in jobs] == ["prod-training-job"] and jobs[0]["monthly"]["expected"] > 0
     assert cost["sources"] and cost["unpriced"] == []
 
 
@@ -53,11 +55,11 @@ def test_another_stack_is_paired_by_name_without_the_stack_prefix(capsys):
     # dev-inference-cluster and prod-inference-cluster are the same workload: one changed row, not added + removed
     assert status["prod-inference-cluster"] == "changed" and "dev-inference-cluster" not in status
     assert status["dev-dev-cluster"] == "removed"  # prod has no dev cluster
-    assert status["prod-training-cluster"] == status["prod-training-job"] == "added"
+    assert status["prod-training-job"] == "added" and "prod-training-cluster" not in status  # a job alone
     # the endpoints have names of their own (chat, chat-dev), so they do not pair: the ModelServing resource, its
     # component and its permissions come and go
     assert status["prod-serving-chat"] == "added" and status["dev-serving-chat-dev"] == "removed"
-    assert diff["counts"] == {"added": 4, "removed": 2, "changed": 1, "unchanged": 0}
+    assert diff["counts"] == {"added": 3, "removed": 2, "changed": 1, "unchanged": 0}
     (row,) = [r for r in diff["rows"] if r["name"] == "prod-inference-cluster"]
     assert row["base"]["monthly_expected"] > 0 and row["head"]["monthly_expected"] > 0
     assert "nodes" in row["changes"] and row["delta"]["monthly_expected"] == pytest.approx(
@@ -136,7 +138,7 @@ def test_bad_price_file_and_bad_plan_file(tmp_path, capsys):
 def test_markdown_and_html_reports(capsys, tmp_path):
     code, md, _ = run(capsys, "cost", "--stack", "prod", "--against", "dev", "--format", "markdown")
     assert code == 0
-    assert "## Cost review: stack prod" in md and "| prod-training-cluster |" in md and "vs base dev" in md
+    assert "## Cost review: stack prod" in md and "| prod-training-job |" in md and "vs base dev" in md
     out = tmp_path / "report.html"
     assert run(capsys, "cost", "--stack", "prod", "--format", "html", "--out", str(out))[0] == 0
     html = out.read_text()
@@ -358,7 +360,9 @@ def test_the_generated_inference_policy_admits_never_and_the_training_policy_doe
     serving = by_name["prod-inference-cluster"].inputs
     assert serving["autoterminationMinutes"] == 0
     assert evaluate_shape(definitions[serving["policyId"]], cluster_shape(serving)).allowed
-    training = dict(by_name["prod-training-cluster"].inputs, autoterminationMinutes=0)
+    # the training job's cluster, as an all-purpose cluster under the same policy would be with auto-termination 0
+    (job_cluster,) = by_name["prod-training-job"].inputs["jobClusters"]
+    training = dict(job_cluster["newCluster"], autoterminationMinutes=0)
     result = evaluate_shape(definitions[training["policyId"]], cluster_shape(training))
     assert not result.allowed and {v.path for v in result.violations} == {"autotermination_minutes"}
 

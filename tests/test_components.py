@@ -126,11 +126,12 @@ def test_unity_catalog_layout_volumes_and_paths(plan_of):
     (catalog,) = resources(plan, "catalog:Catalog")
     assert catalog["inputs"]["name"] == "ai"
     schemas = {r["inputs"]["name"] for r in resources(plan, "schema:Schema")}
-    # serving: the inference tables; ops: the GPU collector's Volume
-    assert schemas == {"raw", "processed", "models", "vector_index", "serving", "ops"}
+    # serving: the inference tables; ops: the GPU collector's samples; platform: the code the stack runs
+    assert schemas == {"raw", "processed", "models", "vector_index", "serving", "ops", "platform"}
     volumes = {(r["inputs"]["schemaName"], r["inputs"]["name"]) for r in resources(plan, "volume:Volume")}
     assert {("raw", "corpus"), ("models", "hf_cache"), ("models", "checkpoints"),
-            ("vector_index", "indexes"), ("processed", "datasets"), ("ops", "telemetry")} == volumes
+            ("vector_index", "indexes"), ("processed", "datasets"), ("ops", "telemetry"),
+            ("platform", "code")} == volumes
     assert all(r["inputs"]["volumeType"] == "MANAGED" for r in resources(plan, "volume:Volume"))
     assert plan["outputs"]["volume_paths"]["models.checkpoints"] == "/Volumes/ai/models/checkpoints"
     assert plan["outputs"]["checkpoint_dir"] == "/Volumes/ai/models/checkpoints/prod-training"
@@ -140,7 +141,7 @@ def test_grants_are_one_resource_per_securable(plan_of):
     plan = plan_of("prod")
     grants = resources(plan, "grants:Grants")
     targets = sorted(next(k for k in g["inputs"] if k != "grants") for g in grants)
-    assert targets == ["catalog"] + ["schema"] * 6 + ["volume"] * 6  # every securable of the layout, once
+    assert targets == ["catalog"] + ["schema"] * 7 + ["volume"] * 7  # every securable of the layout, once
     catalog_grant = next(g for g in grants if "catalog" in g["inputs"])
     sp = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
     assert catalog_grant["inputs"]["grants"] == [
@@ -165,10 +166,17 @@ def test_pool_backed_cluster_takes_node_and_availability_from_an_on_demand_pool(
 
 
 def test_prod_training_uses_a100_sized_for_13b_full_fine_tune(plan_of):
-    c = cluster(plan_of("prod"), "training")
+    plan = plan_of("prod")
+    # prod's training has a job, so it runs on the job's compute alone: no all-purpose 3 x p4d cluster idles beside it
+    assert not [r for r in resources(plan, "cluster:Cluster")
+                if r["inputs"]["customTags"]["workload_type"] == "training"]
+    (job,) = resources(plan, "job:Job")
+    ((job_cluster,),) = [job["inputs"]["jobClusters"]]
+    c = job_cluster["newCluster"]
     assert c["nodeTypeId"] == "p4d.24xlarge"  # 13B x 16 bytes = 208 GB > the 8 x 24 GB of g5.48xlarge
     assert c["customTags"]["gpu_memory_need_gb"] == "208"
-    assert [lib["pypi"]["package"] for lib in c["libraries"]] == ["transformers==4.44.2", "peft==0.12.0"]
+    (task,) = job["inputs"]["tasks"]
+    assert [lib["pypi"]["package"] for lib in task["libraries"]] == ["transformers==4.44.2", "peft==0.12.0"]
 
 
 ARGS = dict(cloud="aws", spark_version="15.4.x-gpu-ml-scala2.12", node_type_id="g5.xlarge",

@@ -47,11 +47,12 @@ def test_a_workspace_as_the_stack_deploys_it_has_no_drift(capsys, tmp_path):
 
 def test_changed_fields_missing_resources_and_unowned_gpu_compute(capsys, tmp_path):
     doc = _deployed("prod")
-    training = next(c for c in doc["clusters"] if c["cluster_name"] == "prod-training")
+    training = doc["jobs"][0]["settings"]["job_clusters"][0]["new_cluster"]  # prod trains on its job's compute
     training["num_workers"] = 4                                   # resized by hand
     training["aws_attributes"]["availability"] = "SPOT"           # and moved to spot
-    training["custom_tags"].pop("cost_center")                    # and a tag lost
-    doc["jobs"][0]["settings"]["job_clusters"][0]["new_cluster"]["node_type_id"] = "p4de.24xlarge"
+    training["node_type_id"] = "p4de.24xlarge"                    # and another node type
+    inference = next(c for c in doc["clusters"] if c["cluster_name"] == "prod-inference")
+    inference["custom_tags"].pop("cost_center")                   # a tag lost
     doc["instance_pools"] = []                                    # the pool was deleted
     doc["clusters"].append({"cluster_id": "x1", "cluster_name": "alice-gpu", "num_workers": 1,
                             "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge"})
@@ -59,9 +60,10 @@ def test_changed_fields_missing_resources_and_unowned_gpu_compute(capsys, tmp_pa
                             "spark_version": "15.4.x-scala2.12", "node_type_id": "m5.xlarge"})
     result = _drift(capsys, tmp_path, doc)
     changed = [v["message"] for v in result["drift"] if v["policy"] == "drift-changed"]
-    assert any(m.startswith("size: the stack says num_workers 2, the workspace runs num_workers 4") for m in changed)
-    assert any(m.startswith("availability: the stack says SPOT_WITH_FALLBACK, the workspace runs SPOT")
+    assert any(m.startswith("job_clusters[train].size: the stack says num_workers 2, the workspace runs num_workers 4")
                for m in changed)
+    assert any(m.startswith("job_clusters[train].availability: the stack says SPOT_WITH_FALLBACK, the workspace runs "
+                            "SPOT") for m in changed)
     assert any(m.startswith("tags.cost_center: the stack says ai-team, the workspace runs (none)") for m in changed)
     assert any(m.startswith("job_clusters[train].node_type_id: the stack says p4d.24xlarge, the workspace runs "
                             "p4de.24xlarge") for m in changed)
@@ -72,7 +74,7 @@ def test_changed_fields_missing_resources_and_unowned_gpu_compute(capsys, tmp_pa
 
 def test_drift_in_sarif_points_at_the_stack_field(capsys, tmp_path):
     doc = _deployed("prod")
-    next(c for c in doc["clusters"] if c["cluster_name"] == "prod-training")["num_workers"] = 4
+    next(c for c in doc["clusters"] if c["cluster_name"] == "prod-inference")["autoscale"]["max_workers"] = 12
     export = tmp_path / "ws.json"
     export.write_text(json.dumps(doc))
     assert main(["check", "--stack", "prod", "--cluster-json", str(export), "--format", "sarif"]) == 0
@@ -82,7 +84,7 @@ def test_drift_in_sarif_points_at_the_stack_field(capsys, tmp_path):
     assert result["ruleId"] == "drift-changed"
     line = result["locations"][0]["physicalLocation"]["region"]["startLine"]
     text = (ROOT / "stacks" / "Pulumi.prod.yaml").read_text().splitlines()
-    assert text[line - 1].strip() == "num_workers: 2"
+    assert text[line - 1].strip() == "min_workers: 2"  # the inference size, where the stack states it
 
 
 def test_drift_takes_one_stack(capsys, tmp_path):

@@ -113,12 +113,14 @@ def test_the_program_uploads_the_collector_and_every_cluster_runs_it(plan_of):
     from conftest import resources
 
     plan = plan_of("prod")
-    (script,) = resources(plan, "file:File")
-    assert script["inputs"]["path"] == "/Volumes/ai/ops/telemetry/init/gpu_collector.sh"
+    # the script lives on the code Volume, which only the deployer writes (the telemetry Volume is writable by the
+    # clusters' identity, which could then replace what every cluster runs at start)
+    (script,) = [r for r in resources(plan, "file:File") if r["inputs"]["path"].endswith("gpu_collector.sh")]
+    assert script["inputs"]["path"] == "/Volumes/ai/platform/code/init/gpu_collector.sh"
     assert base64.b64decode(script["inputs"]["contentBase64"]).decode() == SCRIPT.read_text()
     clusters = [r["inputs"] for r in resources(plan, "cluster:Cluster")]
     clusters += [jc["newCluster"] for r in resources(plan, "job:Job") for jc in r["inputs"]["jobClusters"]]
-    assert len(clusters) == 3
+    assert len(clusters) == 2  # the inference cluster and the training job's
     for c in clusters:
         assert c["initScripts"] == [{"volumes": {"destination": script["inputs"]["path"]}}]
         assert c["sparkEnvVars"]["GPU_TIMELINE_DIR"] == "/Volumes/ai/ops/telemetry/gpu_timeline"

@@ -247,6 +247,8 @@ def _interrupt_at(point: str, sig: int, argv: list[str], tmp_path: Path) -> None
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = proc.stderr.readline().decode()
+    while first.startswith("note: "):  # what the stack says before the pause (an endpoint's model comes first)
+        first = proc.stderr.readline().decode()
     if first.strip() != READY:  # the run ended or failed before reaching the point: show why
         proc.kill()
         pytest.fail(f"never reached {point}: {first}{proc.communicate()[1].decode()}")

@@ -123,7 +123,8 @@ def test_the_budget_runs_as_a_stack_validation_policy_priced_with_the_shipped_bo
     (message,) = budget_violations(resources, "prod", {"monthly_expected_max": 1000})
     assert "over budget.monthly_expected_max $1,000.00" in message and "prod-training-job" in message
     # the usage assumptions move the month: fewer training hours, a smaller bill
-    lean = budget_violations(resources, "prod", {"monthly_expected_max": 1000, "usage": {"training_hours_per_month": 1}})
+    lean = budget_violations(resources, "prod", {"monthly_expected_max": 1000,
+                                                 "usage": {"training_job_hours_per_month": 1}})
     assert lean and lean[0] != message
     (policy,) = [p for p in build_policies() if p.name == "databricks-stack-budget"]
     assert isinstance(policy, StackValidationPolicy)

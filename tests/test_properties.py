@@ -53,6 +53,7 @@ def stack_configs(draw, with_training: bool = False):
                     "libraries": draw(st.lists(st.sampled_from(LIBS), unique=True, max_size=2))}
         if draw(st.booleans()):
             training["job"] = {"python_file": "/Workspace/train.py", "max_retries": draw(st.integers(0, 5))}
+            training["all_purpose_cluster"] = True  # the cluster too (a job alone is the default): the checks need it
         config["dbx-ai-infra:training"] = training
     if "inference" in sections:
         lo = draw(st.integers(1, 4))

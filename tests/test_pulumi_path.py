@@ -214,13 +214,15 @@ def test_the_new_workspace_stacks_permissions_section_reaches_each_object(plan_o
     plan = plan_of("new-workspace")
     acl = {r["name"]: r["inputs"]["accessControls"] for r in plan["resources"]
            if r["type"] == "databricks:index/permissions:Permissions"}
-    assert {"groupName": "ml-platform", "permissionLevel": "CAN_MANAGE"} in acl["new-workspace-training-cluster-permissions"]
+    assert "new-workspace-training-cluster-permissions" not in acl  # training runs on its job: no cluster
     job = acl["new-workspace-training-job-permissions"]
     assert {"groupName": "ml-leads", "permissionLevel": "CAN_VIEW"} in job
     assert {"groupName": "ml-engineers", "permissionLevel": "CAN_MANAGE_RUN"} in job  # the can_use group stays
     assert {"groupName": "ml-platform", "permissionLevel": "CAN_MANAGE"} in acl["new-workspace-training-pool-pool-permissions"]
-    # the dev workload asked for nothing more: its cluster keeps only its single user
-    assert [a["permissionLevel"] for a in acl["new-workspace-dev-cluster-permissions"]] == ["CAN_RESTART"]
+    # the dev workload asked for nothing more: its cluster keeps only its single user, a person (the job's identity
+    # is a service principal, to whom nobody could attach a notebook)
+    assert acl["new-workspace-dev-cluster-permissions"] == [{"userName": "ml-lead@example.com",
+                                                             "permissionLevel": "CAN_RESTART"}]
 
 
 def test_a_principal_named_again_in_permissions_takes_that_level(write_stack):

@@ -32,9 +32,9 @@ def test_the_resource_count_of_prod(prod):
 
 
 def test_the_worked_example_of_the_cost_model(prod):
-    training, inference = _entry(prod, "prod-training-cluster"), _entry(prod, "prod-inference-cluster")
+    training, inference = _entry(prod, "prod-training-job"), _entry(prod, "prod-inference-cluster")
     pool = _entry(prod, "prod-inference-pool-pool")
-    assert f"At 40 hours a month that is **{money(training.monthly.expected)}**" in README
+    assert f"At {training.hours_per_month:g} job hours a month that is **{money(training.monthly.expected)}**" in README
     assert f"= {money(training.all_on_demand_monthly_expected)}, so spot" in README
     assert f"saves {money(training.saving_monthly_expected)} a month" in README
     assert f"**{money(inference.monthly.expected)}** expected" in README
@@ -97,8 +97,13 @@ def test_the_pull_request_comment_in_the_readme_is_what_the_workflow_posts(tmp_p
     assert shown == expected, "\n".join(["README's PR comment is stale; the program writes:", *expected])
 
 
-def test_the_job_compute_advice_figures(prod):
-    advice = next(a for a in prod.advice if a.id == "training-on-job-compute")
+def test_the_job_compute_advice_figures(tmp_path):
+    text = (REPO / "stacks" / "Pulumi.prod.yaml").read_text()
+    asked = text.replace("    job:\n      max_retries: 3\n", "    job:\n      max_retries: 3\n    all_purpose_cluster: true\n")
+    assert asked != text
+    (tmp_path / "Pulumi.prod.yaml").write_text(asked)
+    plan = build_plan(str(tmp_path / "Pulumi.prod.yaml"), with_cost=True)
+    advice = next(a for a in plan.advice if a.id == "training-on-job-compute")
     current, other = re.findall(r"\$[\d,]+\.\d\d", advice.message)[0], re.findall(r"would cost (\$[\d,]+\.\d\d)",
                                                                                   advice.message)[0]
-    assert f"prod: {current} -> {other} a month" in README
+    assert f"prod with `training.all_purpose_cluster: true`: {current} -> {other} a month" in README

@@ -128,7 +128,7 @@ def test_diff_rows_appear_in_both_reports():
     for text in (md, html):
         assert "Cost change vs base" in text and "prod-base" in text
         assert f"+{money(delta)}/month vs base prod-base" in text
-        assert "1 added, 0 removed, 1 changed, 3 unchanged" in text
+        assert "1 added, 0 removed, 1 changed, 2 unchanged" in text  # unchanged: the pool and the endpoint
         assert added in text
     assert re.search(r"\| prod-training-job \| Job \| added \| - \| \$[\d,.]+ \| \+\$[\d,.]+ \|", md)
     # the row says what changed, in words: maxWorkers 4 -> 10 is nodes (driver included) 3-5 -> 3-11

@@ -20,7 +20,8 @@ FIT = "databricks-serving-require-fitting-workload-type"
 
 
 def endpoint(**fields: Any) -> dict[str, Any]:
-    return {"entity": "ai.models.llama_chat", "entity_version": "3",
+    # the stack creates catalog ai: the endpoint is its second run, once the model version is registered there
+    return {"entity": "ai.models.llama_chat", "entity_version": "3", "model_registered": True,
             "model": {"params_billions": 7, "precision": "fp16"}, "rate_limit_per_user_per_minute": 60, **fields}
 
 

@@ -19,7 +19,8 @@ from stackplan.cli import main
 CLUSTER, JOB = "databricks:index/cluster:Cluster", "databricks:index/job:Job"
 POLICY, POOL = "databricks:index/clusterPolicy:ClusterPolicy", "databricks:index/instancePool:InstancePool"
 
-#: Two inference models and two fine-tunes, each with a job, beside the role sections of BASE_CONFIG.
+#: Two inference models and two fine-tunes, each with a job and asking for its all-purpose cluster too, beside the role
+#: sections of BASE_CONFIG.
 ESTATE: dict[str, Any] = {
     **copy.deepcopy(BASE_CONFIG),
     "dbx-ai-infra:workloads": {
@@ -28,7 +29,7 @@ ESTATE: dict[str, Any] = {
         "embed": {"role": "inference", "min_workers": 2, "max_workers": 4, "autotermination_minutes": 60,
                   "model": {"params_billions": 1, "precision": "fp16"}},
         "ft-a": {"role": "training", "num_workers": 2, "model": {"params_billions": 1, "precision": "bf16"},
-                 "job": {"python_file": "/Workspace/a.py"}},
+                 "job": {"python_file": "/Workspace/a.py"}, "all_purpose_cluster": True},
     },
 }
 
@@ -209,7 +210,7 @@ def test_the_job_compute_advice_pairs_each_cluster_with_its_own_job(write_stack,
     config = with_(ESTATE)
     config["dbx-ai-infra:workloads"]["ft-b"] = {
         "role": "training", "num_workers": 2, "model": {"params_billions": 3, "precision": "bf16"},
-        "job": {"python_file": "/Workspace/b.py"}}
+        "job": {"python_file": "/Workspace/b.py"}, "all_purpose_cluster": True}
     plan = plan_json(capsys, write_stack(config))
     advice = {a["resource_name"]: a["message"] for a in plan["advice"] if a["id"] == "training-on-job-compute"}
     assert "(test-ft-b-job," in advice["test-ft-b-cluster"]

@@ -163,7 +163,8 @@ def test_drift_against_the_live_workspace(workspace, capsys):
     assert main(["check", "--stack", "prod", "--workspace", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["against"].startswith("workspace http://127.0.0.1:")
-    assert doc["counts"]["drift-missing"] == 4 and doc["counts"]["drift-unowned-gpu"] == 2  # chat-serving, the job
+    # missing: the inference cluster, its pool, the training job (prod makes no training cluster)
+    assert doc["counts"]["drift-missing"] == 3 and doc["counts"]["drift-unowned-gpu"] == 2  # chat-serving, the job
 
 
 def _closed_port() -> int:

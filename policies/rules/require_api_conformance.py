@@ -21,7 +21,7 @@ from typing import Any
 from dbxtypes.sdk_types import enum_values, fields_of
 from dbxtypes.shape import ClusterShape, PoolShape, as_list, as_mapping, as_number
 from dbxtypes.unity_catalog import privilege_problems
-from dbxtypes.vocabulary import CATALOG, CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, VOLUME
+from dbxtypes.vocabulary import CATALOG, CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, UNKNOWN_VALUE, VOLUME
 from policies.rule import Rule, View
 
 #: Inputs the Pulumi provider takes that are not fields of the API object (it acts on them itself).
@@ -85,13 +85,15 @@ def conformance(type_name: str, data: Any, path: str = "", skip: frozenset[str] 
     values; the unknown fields and enum values of a ``lenient`` walk). Map-typed fields (tags, Spark conf) are not
     looked into."""
     short = type_name.split(".", 1)[1]
+    if data == UNKNOWN_VALUE:  # known only after apply: not judged as a value
+        return [], []
     if not isinstance(data, Mapping):
         return [f"{path or 'the resource'}: expected an object ({short}), got {type(data).__name__}"], []
     fields = _known_fields(type_name, lenient)
     strict: list[str] = []
     unknown: list[str] = []
     for key, value in data.items():
-        if value is None or key in skip:
+        if value is None or key in skip or value == UNKNOWN_VALUE:
             continue
         field = fields.get(key)
         if field is None:
@@ -126,6 +128,8 @@ def _value_problems(field: Mapping[str, Any], value: Any, where: str, lenient: b
         strict: list[str] = []
         unknown: list[str] = []
         for i, element in enumerate(value):
+            if element == UNKNOWN_VALUE:
+                continue
             more, odd = _value_problems(field["list"], element, f"{where}[{i}]", lenient)
             strict += more
             unknown += odd
