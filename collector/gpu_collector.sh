@@ -5,6 +5,9 @@
 #
 # Columns (a contract): cluster_id,instance_id,driver,gpu_index,start_time,end_time,gpu_util_percent,
 #                       gpu_mem_used_mb,gpu_mem_total_mb
+# The memory columns hold what nvidia-smi reports, MiB (2^20 bytes: it prints "MiB" with units on), under the
+# contract's names: advise reads them as MiB (GB there is GiB, MiB / 1024), and the names stay as the contract has
+# them.
 # One file per node and minute: $GPU_TIMELINE_DIR/<cluster_id>/<instance_id>/<start>.csv. Each sample is written to
 # local disk first (COLLECTOR_SPOOL_DIR) and then moved to the Volume under a temporary name and renamed, so a reader
 # never sees half a file. Databricks documents Volume access for init scripts while they run, not for a process
@@ -14,7 +17,8 @@
 #
 # Environment: DB_CLUSTER_ID and DB_IS_DRIVER are set by Databricks for init scripts; GPU_TIMELINE_DIR is the
 # Volume directory (e.g. /Volumes/ai/ops/telemetry/gpu_timeline). COLLECTOR_ONCE=1 takes one sample and exits (tests);
-# COLLECTOR_INTERVAL_SECONDS changes the minute. nvidia-smi comes from the GPU runtime.
+# COLLECTOR_INTERVAL_SECONDS changes the minute; COLLECTOR_LOOPS=N with COLLECTOR_FOREGROUND=1 runs N rounds of the
+# loop in the foreground and returns (tests). nvidia-smi comes from the GPU runtime.
 set -euo pipefail
 
 OUT_DIR="${GPU_TIMELINE_DIR:?set GPU_TIMELINE_DIR to a Volume directory}"
@@ -80,10 +84,29 @@ flush() {
   local extra
   extra=$(( $(find "$SPOOL" -maxdepth 1 -name '*.csv' | wc -l) - SPOOL_MAX_FILES ))
   if [ "$extra" -gt 0 ]; then
-    find "$SPOOL" -maxdepth 1 -name '*.csv' | sort | head -n "$extra" | xargs rm -f
+    # sed reads the whole list (head would close the pipe early, and sort take SIGPIPE on a long spool)
+    find "$SPOOL" -maxdepth 1 -name '*.csv' | sort | sed -n "1,${extra}p" | xargs -r -d '\n' rm -f
     log "spool over $SPOOL_MAX_FILES files: the $extra oldest dropped"
   fi
   return 0
+}
+
+# The loop outlives any one failing command: errexit and pipefail are off in it (a full disk, an unwritable Volume, a
+# pipe closed early are logged, and the next round tries again), for it must run through the long outage the spool
+# exists for.
+run_loop() {
+  set +e +o pipefail
+  local round=0
+  while :; do
+    round=$((round + 1))
+    sample || log "sample failed (round $round)"
+    flush || log "flush failed (round $round)"
+    if [ -n "${COLLECTOR_LOOPS:-}" ] && [ "$round" -ge "$COLLECTOR_LOOPS" ]; then
+      log "loop ended after $round rounds"
+      return 0
+    fi
+    sleep "$INTERVAL" || sleep 60
+  done
 }
 
 if [ "${COLLECTOR_ONCE:-0}" = "1" ]; then
@@ -91,5 +114,9 @@ if [ "${COLLECTOR_ONCE:-0}" = "1" ]; then
   flush
   exit 0
 fi
+if [ "${COLLECTOR_FOREGROUND:-0}" = "1" ]; then
+  run_loop
+  exit 0
+fi
 # In the background: an init script must return for the cluster to start.
-( while true; do sample || log "sample failed"; flush; sleep "$INTERVAL"; done ) >> "$LOG" 2>&1 &
+( run_loop ) >> "$LOG" 2>&1 &

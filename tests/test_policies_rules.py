@@ -223,7 +223,8 @@ CASES: dict[str, Case] = {
         with_(TRAINING, node_type_id=None), False),
     "databricks-cluster-require-supported-runtime": Case(
         CLUSTER, TRAINING, with_(TRAINING, spark_version="13.3.x-gpu-ml-scala2.12"),
-        "Fix: move to 16.4 LTS (to 2028-05-09), 17.3 LTS (to 2028-10-22).",
+        "Fix: move to an LTS release still supported: 18 LTS (to 2029-06-10), 17.3 LTS (to 2028-10-22), 16.4 LTS "
+        "(to 2028-05-09), 15.4 LTS (to 2027-08-19), 14.3 LTS (to 2027-02-01).",
         with_(TRAINING, spark_version=None), False, config={"as_of": "2026-12-03"}),
     "databricks-cluster-prefer-auto-zone": Case(
         CLUSTER, with_(TRAINING, aws_attributes={**TRAINING["aws_attributes"], "zone_id": "auto"}),

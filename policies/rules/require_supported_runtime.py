@@ -1,5 +1,9 @@
 """A cluster runs a Databricks Runtime that is still supported, and an LTS one (`gpucatalog/runtimes.yaml`).
 
+Every runtime key is judged: a release the table lists by its row; an unlisted one older than a listed release by the
+lifecycle policy (every LTS release is listed, so it is a non-LTS release whose six months ended, or end, by a known
+date); one newer than the table's newest is not known, and so not passed (`gpucatalog.runtimes.verdict`).
+
 Databricks supports an LTS runtime for three years and any other for six months; past that, a workload gets no fixes
 and the runtime may leave the API (support lifecycles, in the runtime table's sources). Advisory by default: a
 production stack makes it mandatory for itself in its own policy section (``dbx-ai-infra:policy``), as prod does.
@@ -14,14 +18,13 @@ from typing import Any
 
 from dbxtypes.shape import ClusterShape
 from dbxtypes.vocabulary import CLUSTER, JOB
-from gpucatalog.runtimes import release_of, releases
+from gpucatalog.runtimes import current_lts, verdict
 from policies.rule import Rule, View
 
 
 def _supported_lts(today: date) -> str:
-    current = sorted((r for r in releases().values() if r.lts and r.end_of_support > today),
-                     key=lambda r: r.released)
-    return ", ".join(f"{r.version} LTS (to {r.end_of_support})" for r in current[-2:]) or "a current LTS release"
+    current = current_lts(today)
+    return ", ".join(f"{r.label} (to {r.end_of_support})" for r in current) or "a current LTS release"
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
@@ -34,17 +37,10 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 @functools.lru_cache(maxsize=512)
 def _verdict(spark_version: str, today: date) -> tuple[str, ...]:
     """The messages for one runtime on one day (the same for every cluster on it: an export holds thousands)."""
-    release = release_of(spark_version)
-    if release is None:
-        return ()  # a runtime the table does not list: no verdict
-    fix = f"Fix: move to {_supported_lts(today)}."
-    if release.end_of_support <= today:
-        return (f"runtime {spark_version} ({release.version}{' LTS' if release.lts else ''}) has been out of "
-                f"support since {release.end_of_support}: no fixes, and it may leave the API. {fix}",)
-    if not release.lts:
-        return (f"runtime {spark_version} ({release.version}) is not an LTS release: its support ends "
-                f"{release.end_of_support}, six months after its release. {fix}",)
-    return ()
+    problem = verdict(spark_version, today).problem
+    if problem is None:
+        return ()
+    return (f"{problem}. Fix: move to an LTS release still supported: {_supported_lts(today)}.",)
 
 
 RULE = Rule(
