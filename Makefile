@@ -50,13 +50,13 @@ cost: $(VENV)/.installed-runtime  ## cost report of a stack
 TEST_WORKERS ?= 2
 PYTEST := $(RUN) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
-test: $(VENV)/.installed-dev  ## the test suite, without the tests that start Spark (CI runs both targets)
-	$(PYTEST) -m "not spark"
+test: $(VENV)/.installed-dev  ## the test suite, without the tests that start Spark (CI runs both targets); ARGS: more pytest arguments
+	$(PYTEST) -m "not spark" $(ARGS)
 
 # advise on Apache Spark (issue 29): each test starts a JVM and runs the analysis, minutes, not seconds; kept out of
 # `make test` so that the everyday suite stays fast (issue 23), run by CI on every change.
 test-spark: $(VENV)/.installed-dev  ## the tests that run advise's SQL on a local Spark (what CI runs after make test)
-	$(PYTEST) -m spark
+	$(PYTEST) -m spark $(ARGS)
 
 lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), import-linter layering contracts
 	$(VENV)/bin/ruff check .

@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from dbxtypes.errors import InputError, ProgramError
 from dbxtypes.text import printable
@@ -107,11 +108,17 @@ EXAMPLES_EXPORT_TERRAFORM = """examples:
 """
 
 
+def invoked_as() -> str:
+    """How the user ran the program: ``stackplan`` (the installed command, pyproject's [project.scripts]) or
+    ``python -m stackplan``."""
+    return "stackplan" if Path(sys.argv[0]).name == "stackplan" else "python -m stackplan"
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m stackplan",
                                   description="Offline preview, policy check and cost review of dbx-ai-infra stacks.",
                                   epilog=_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    top.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    top.add_argument("--version", action="version", version=f"{invoked_as()} {version()}")
     sub = top.add_subparsers(dest="command", required=True)
     raw = argparse.RawDescriptionHelpFormatter
 

@@ -50,8 +50,10 @@ def test_the_two_setup_commands_are_make_targets_and_ci_runs_the_test_one():
 
 
 def test_shipped_stacks_are_listed():
-    for path in (REPO / "stacks").glob("Pulumi.*.yaml"):
-        name = path.name[len("Pulumi."):-len(".yaml")]
+    from conftest import SHIPPED
+
+    for name in SHIPPED:
+        assert (REPO / "stacks" / f"Pulumi.{name}.yaml").is_file(), name
         assert f"| `{name}` |" in README, name
 
 
