@@ -15,7 +15,7 @@ COMPILE_ENV = $(RUN) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print
 STACK ?= dev
 ARGS ?=
 
-.PHONY: install preview check cost test test-spark test-slow lint schema sdk-types terraform-docs bench bench-record clean
+.PHONY: install preview check cost test test-spark test-slow lint docs docs-reference schema sdk-types terraform-docs bench bench-record clean
 
 # The last step installs the `stackplan` command (pyproject's [project.scripts]): an editable install of this checkout.
 $(VENV)/.installed-runtime: requirements.txt pyproject.toml
@@ -55,14 +55,23 @@ test: $(VENV)/.installed-dev  ## the test suite, without the tests that start Sp
 
 # advise on Apache Spark (issue 29): each test starts a JVM and runs the analysis, minutes, not seconds; kept out of
 # `make test` so that the everyday suite stays fast (issue 23), run by CI on every change.
+# One process, one JVM: the Spark tests share a session (module-scoped), and two workers each starting a JVM on this
+# 2-core machine took 170 s where one process takes 115 s.
 test-spark: $(VENV)/.installed-dev  ## the tests that run advise's SQL on a local Spark (what CI runs after make test)
-	$(PYTEST) -m spark $(ARGS)
+	$(RUN) -m pytest -n 0 -m spark $(ARGS)
 
 lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), import-linter layering contracts
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/zizmor --offline --no-progress .github/workflows
+
+docs: $(VENV)/.installed-dev  ## the docs site, built strictly into a temporary directory (CI runs it); the pages under docs/
+	$(RUN) docs/gen_reference.py --check
+	tmp=$$(mktemp -d) && $(VENV)/bin/mkdocs build --strict --quiet --site-dir "$$tmp" && rm -rf "$$tmp"
+
+docs-reference: $(VENV)/.installed-dev  ## regenerate docs/reference/ from the code (stack fields, policy index, CLI, advise findings)
+	$(RUN) docs/gen_reference.py
 
 schema: $(VENV)/.installed-runtime  ## regenerate docs/plan.schema.json from the typed plan
 	$(PY) -c "import json; from dbxtypes.plan import plan_json_schema; print(json.dumps(plan_json_schema(), indent=2, sort_keys=True))" > docs/plan.schema.json

@@ -912,9 +912,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "as a wide `range`.")
     log(f"load average before: {load_before}; after: {loadavg()}")
     rep.add(headline(summary, elapsed, rep.notes))
-    out_path.write_text(HEADER + "\n" + "\n\n".join(rep.parts) + "\n", encoding="utf-8")
+    out_path.write_text(HEADER + "\n" + "\n\n".join(rep.parts) + "\n" + kept_history(out_path), encoding="utf-8")
     log(f"wrote {os.path.relpath(out_path, REPO)} ({elapsed:.0f} s)")
     return 0
+
+
+def kept_history(path: Path) -> str:
+    """The hand-written ``## History`` section of a results file (dated measurements, written by people), kept as it
+    is when the file is recorded again; "" when it has none."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    at = text.find("\n## History\n")
+    return text[at:] if at >= 0 else ""
 
 
 def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:

@@ -201,7 +201,7 @@ class TrainingSpec(ClusterWorkloadSpec):
     """Training cluster: fixed size, spot with fallback, on-demand driver, checkpoints on a Volume."""
 
     num_workers: Workers = Field(description="Fixed worker count (never autoscaled).")
-    model: ModelSpec
+    model: ModelSpec = Field(description="The model trained: sizes the node (training need).")
     spot: bool = Field(True, description="Workers on spot with fallback to on-demand. false = all on-demand.")
     first_on_demand: int = Field(1, ge=1, description="Nodes kept on-demand, driver included. Default 1.")
     checkpoint_volume: str = Field("models.checkpoints", description="<schema>.<volume> for checkpoints.")
@@ -239,7 +239,7 @@ class InferenceSpec(ClusterWorkloadSpec):
 
     min_workers: Workers = Field(2, description="On-demand base workers. Default 2.")
     max_workers: Workers = Field(10, description="Autoscale ceiling. Default 10.")
-    model: ModelSpec
+    model: ModelSpec = Field(description="The model served: sizes the node (inference need).")
     spot_above_base: bool = Field(True, description="Workers above the base on spot with fallback. Default true.")
     scale_down_minutes: int = Field(10, ge=1, description=(
         "How often optimized autoscaling may release idle workers down to min_workers, in minutes (emitted as "
@@ -278,7 +278,7 @@ class DevSpec(WorkloadSpec):
 class TrainingWorkloadSpec(TrainingSpec):
     """A training workload of ``dbx-ai-infra:workloads``: ``role: training`` and the training section's keys."""
 
-    role: Literal["training"]
+    role: Literal["training"] = Field(description="training, inference or dev: which role's keys follow.")
 
 
 class InferenceWorkloadSpec(InferenceSpec):
@@ -317,10 +317,10 @@ class NamedWorkload:
 class VolumeSpec(_Spec):
     """A Unity Catalog Volume."""
 
-    name: Identifier
+    name: Identifier = Field(description="The Volume's name.")
     volume_type: Literal["MANAGED", "EXTERNAL"] = Field("MANAGED", description="Default MANAGED.")
     storage_location: str | None = Field(None, description="Cloud URI; required for EXTERNAL volumes.")
-    comment: str | None = None
+    comment: str | None = Field(None, description="A comment on the Volume.")
 
     @model_validator(mode="after")
     def _external_needs_location(self) -> VolumeSpec:
@@ -345,8 +345,8 @@ class SchemaSpec(_Spec):
 class GrantSpec(_Spec):
     """Privileges for one principal on the catalog, a schema (``raw``) or a volume (``models.hf_cache``)."""
 
-    principal: str = Field(min_length=1)
-    privileges: list[str] = Field(min_length=1)
+    principal: str = Field(min_length=1, description="A user, group or service principal.")
+    privileges: list[str] = Field(min_length=1, description="Unity Catalog privileges (USE_CATALOG, READ_VOLUME, ...).")
     securable: str = Field("catalog", description="catalog | <schema> | <schema>.<volume>. Default catalog.")
 
     @property
@@ -378,7 +378,8 @@ class UnityCatalogSpec(_Spec):
     schemas: dict[Identifier, SchemaSpec] = Field(default_factory=_default_schemas,
                                                   description="Schemas and their volumes (default layout).")
     model_cache_volume: str = Field("models.hf_cache", description="<schema>.<volume> for HF_HOME.")
-    grants: list[GrantSpec] = Field(default_factory=list)
+    grants: list[GrantSpec] = Field(default_factory=list, description=(
+        "Privileges for principals on the catalog, a schema or a Volume (completed with the USE_* they need)."))
     storage_root: str | None = Field(None, min_length=1, description=(
         "The catalog's managed location (s3://, abfss:// or gs://, the stack's cloud). Needed where the metastore "
         "has no storage root, the default for workspaces enabled for Unity Catalog automatically."))
@@ -588,7 +589,8 @@ class EndpointSpec(_Spec):
     model: ModelSpec = Field(description="Sizes the GPU workload type (inference need).")
     workload_type: str | None = Field(None, description="Pin a GPU workload type; checked against the cloud and "
                                                         "the model.")
-    concurrency: ConcurrencySpec = Field(default_factory=ConcurrencySpec)
+    concurrency: ConcurrencySpec = Field(default_factory=ConcurrencySpec, description=(
+        "Provisioned concurrency, min and max (a replica serves 4)."))
     scale_to_zero: bool = Field(True, description="Scale to zero when idle. Default true (refused in production).")
     inference_table: bool = Field(True, description="Log payloads to an inference table in the stack's catalog.")
     rate_limit_per_user_per_minute: int | None = Field(None, ge=1, description="AI Gateway calls per user a minute.")
@@ -671,28 +673,32 @@ class StackSpec(_Spec):
     """One environment: cloud, GPU family, runtime, tags and its workloads (a section per role, or several of a role
     in ``workloads``)."""
 
-    cloud: Cloud
-    gpu_family: GpuFamily
+    cloud: Cloud = Field(description="The workspace's cloud.")
+    gpu_family: GpuFamily = Field(description="The GPU family; a workload may name its own.")
     runtime: str = Field(DEFAULT_RUNTIME, pattern=GPU_ML_RUNTIME_PATTERN, description="GPU ML runtime (spark_version).")
     single_user_name: str = Field(min_length=1, description="User or service principal the clusters run as.")
-    tags: dict[str, ConfigString]
-    training: TrainingSpec | None = None
-    inference: InferenceSpec | None = None
-    dev: DevSpec | None = None
+    tags: dict[str, ConfigString] = Field(description=(
+        "Tags on every resource; workload and cost_center are required (numbers and booleans become text)."))
+    training: TrainingSpec | None = Field(None, description="The training workload (named training).")
+    inference: InferenceSpec | None = Field(None, description="The inference workload (named inference).")
+    dev: DevSpec | None = Field(None, description="The interactive dev workload (named dev).")
     workloads: dict[str, WorkloadEntry] = Field(
         default_factory=dict, description=(
             "More workloads, by name: each a role (training | inference | dev) and that role's section keys. A role "
             "section is the workload named by its role."))
-    unity_catalog: UnityCatalogSpec = Field(default_factory=UnityCatalogSpec)
+    unity_catalog: UnityCatalogSpec = Field(default_factory=UnityCatalogSpec, description=(
+        "The catalog, its schemas and Volumes, and grants (the default layout when absent)."))
     instance_pools: dict[str, PoolSpec] = Field(default_factory=dict, description=(
         "An instance pool per workload, by workload name (a role name: every workload of that role without its own "
         "entry). A pool-backed cluster is all on-demand (the pool sets availability)."))
-    usage: UsageSpec = Field(default_factory=UsageSpec)
-    cluster_policies: ClusterPoliciesSpec = Field(default_factory=ClusterPoliciesSpec)
+    usage: UsageSpec = Field(default_factory=UsageSpec, description="Usage assumptions for the monthly costs.")
+    cluster_policies: ClusterPoliciesSpec = Field(default_factory=ClusterPoliciesSpec, description=(
+        "Workspace cluster policies generated from the stack (enabled by default)."))
     pricing: PriceOverrides | None = Field(None, description="Price overrides (negotiated rates, another region).")
     exceptions: list[ExceptionSpec] = Field(default_factory=list, description="Accepted policy findings.")
     serving: ServingSpec | None = Field(None, description="GPU Model Serving endpoints.")
-    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec, description=(
+        "The GPU collector (enabled by default)."))
     budget: BudgetSpec | None = Field(None, description="Cost limits: a mandatory finding when the stack breaks one.")
     policy: dict[str, Any] | None = Field(None, description=(
         "Policy levels and thresholds for this stack, in the policy config's shape, over --policy-config (read and "

@@ -76,6 +76,15 @@ FAMILY_FOR_CLOUD = {"aws": "a10g", "azure": "a10g", "gcp": "l4"}
 REPO = Path(__file__).resolve().parent.parent
 
 
+def documentation() -> str:
+    """What a reader of the project reads: the README (the front door), the docs site's pages (docs/, the reference
+    pages included) and the contributor material (CONTRIBUTING.md, bench/RESULTS.md). Tests hold these to the
+    program: a figure, a field or a rule that moved on makes them fail."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")), REPO / "CONTRIBUTING.md",
+             REPO / "bench" / "RESULTS.md"]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
+
+
 def project_sources(*skip_top: str) -> list[Path]:
     """The repository's own Python files, but for the top-level folders ``skip_top``: the tree is pruned as it is
     walked, so the virtual environments (tens of thousands of files) and .git are never listed."""

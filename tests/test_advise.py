@@ -531,8 +531,7 @@ def test_the_readme_documents_every_finding_and_threshold() -> None:
     from stackplan.advise.findings import FINDING_IDS
     from stackplan.advise.sources import COLUMNS
 
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## Observe and advise"):readme.index("## Code layout")]
+    section = (REPO / "docs" / "advise.md").read_text()
     for fid in FINDING_IDS:
         assert f"| `{fid}` |" in section, fid
     for name, spec in ADVISE_THRESHOLDS.items():

@@ -1,4 +1,4 @@
-"""The README tells the truth about the code: rules, inputs, set-up commands."""
+"""The documentation (the README and the docs site) tells the truth about the code: rules, inputs, set-up commands."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import documentation
 from pydantic import BaseModel
 
 from policies.registry import RULES_BY_NAME
@@ -14,12 +15,14 @@ from stackspec import models
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
+DOCS = documentation()
+POLICIES_PAGE = (REPO / "docs" / "policies.md").read_text()
 
 
 @pytest.mark.parametrize("rule", list(RULES_BY_NAME.values()), ids=list(RULES_BY_NAME))
-def test_every_policy_is_in_the_readme_table_with_its_level(rule):
-    row = next((line for line in README.splitlines() if line.startswith(f"| `{rule.name}` |")), None)
-    assert row is not None, f"{rule.name} missing from the README's policy table"
+def test_every_policy_is_in_the_policy_pages_table_with_its_level(rule):
+    row = next((line for line in POLICIES_PAGE.splitlines() if line.startswith(f"| `{rule.name}` |")), None)
+    assert row is not None, f"{rule.name} missing from the policy table of docs/policies.md"
     assert f"| {rule.enforcement} |" in row
     for key, value in rule.thresholds.items():
         shown = json.dumps(list(value)) if isinstance(value, tuple) else value
@@ -36,10 +39,10 @@ SECTIONS = [models.StackSpec, models.TrainingSpec, models.TrainingJobSpec, model
 @pytest.mark.parametrize("model", SECTIONS, ids=[m.__name__ for m in SECTIONS])
 def test_every_stack_input_is_documented(model: type[BaseModel]):
     for name, field in model.model_fields.items():
-        assert f"`{name}`" in README, f"{model.__name__}.{name} is not in the README"
+        assert f"`{name}`" in DOCS, f"{model.__name__}.{name} is not in the documentation"
         if field.default not in (None, "") and isinstance(field.default, (int, float, str)) and not isinstance(field.default, bool):
-            assert re.search(rf"`{re.escape(name)}`[^\n]*`{re.escape(str(field.default))}`", README) or \
-                f"{name}: {field.default}" in README, f"default of {model.__name__}.{name} ({field.default}) not shown"
+            assert re.search(rf"`{re.escape(name)}`[^\n]*`{re.escape(str(field.default))}`", DOCS) or \
+                f"{name}: {field.default}" in DOCS, f"default of {model.__name__}.{name} ({field.default}) not shown"
 
 
 def test_the_two_setup_commands_are_make_targets_and_ci_runs_the_test_one():
@@ -60,7 +63,7 @@ def test_shipped_stacks_are_listed():
 def test_the_readme_price_override_example_is_valid(tmp_path):
     from pricing import load_overrides_file, load_prices
 
-    block = README.split("**Overrides**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    block = DOCS.split("**Overrides**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "prices.yaml"
     path.write_text(block)
     book = load_prices(load_overrides_file(path))
@@ -72,7 +75,7 @@ def test_the_readme_policy_config_example_is_valid():
 
     from policies.registry import load_policy_config
 
-    block = README.split("**Configuring levels and thresholds.**", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    block = DOCS.split("**Configuring levels and thresholds.**", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
     load_policy_config(json.loads(block))
 
 
@@ -94,5 +97,5 @@ def test_the_readme_never_suggests_putting_a_host_or_a_token_in_the_committed_st
     """`pulumi config set --secret databricks:token` encrypts the token into stacks/Pulumi.<stack>.yaml, which is
     committed; the README's own advice is the environment or a profile."""
     for bad in ("databricks:token", "config set databricks:host", "config set --secret databricks"):
-        assert bad not in README, bad
-    assert "DATABRICKS_CONFIG_PROFILE" in README and "export DATABRICKS_TOKEN" in README
+        assert bad not in DOCS, bad
+    assert "DATABRICKS_CONFIG_PROFILE" in DOCS and "export DATABRICKS_TOKEN" in DOCS

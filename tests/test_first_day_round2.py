@@ -450,5 +450,5 @@ def test_the_loop_outlives_a_sample_it_cannot_write(tmp_path):
 def test_the_memory_columns_are_documented_as_mib_which_advise_reads():
     script = (ROOT / "collector" / "gpu_collector.sh").read_text()
     assert "gpu_mem_used_mb,gpu_mem_total_mb" in script and "MiB" in script
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "`gpu_mem_used_mb` and `gpu_mem_total_mb` hold MiB" in readme
+    page = " ".join((ROOT / "docs" / "collector.md").read_text().split())
+    assert "`gpu_mem_used_mb` and `gpu_mem_total_mb` hold MiB" in page

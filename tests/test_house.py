@@ -1,4 +1,4 @@
-"""A house people can live in (issue 42): a user's own stack and the README's example outputs never disturb the
+"""A house people can live in (issue 42): a user's own stack and the documentation's example outputs never disturb the
 repository, and the program names itself as it was run."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ OUTPUT_FLAGS = ("--out", "--write-stack", "--emit-sql", "--write-baseline")
 
 
 def _example_outputs() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     found = re.findall(rf"(?:{'|'.join(OUTPUT_FLAGS)}) ([^\s)`]+)", text)
     return sorted({p for p in found if not p.startswith("/") and not re.search(r"[A-Z]{3,}", p)})
 
@@ -46,3 +47,64 @@ def test_make_test_takes_args():
     makefile = (REPO / "Makefile").read_text()
     target = makefile[makefile.index("\ntest:"):].split("\n\n", 1)[0]
     assert '-m "not spark" $(ARGS)' in target
+
+
+# --- the README is a front door; the manual is the docs site ---------------------------------------------------------
+
+README_LINES_MAX = 400
+
+
+def test_the_readme_is_a_front_door_of_at_most_400_lines():
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_LINES_MAX, f"README.md has {len(lines)} lines; move reference to docs/"
+    text = "\n".join(lines)
+    for part in ("## Set-up: two commands", "## The smallest stack", "## The commands", "## Deploying with Pulumi"):
+        assert part in text, part
+    for link in re.findall(r"\]\(((?:docs/)?[\w./-]+\.md)(?:#[\w-]+)?\)", text):  # every page it links exists
+        assert (REPO / link).is_file(), link
+
+
+def test_the_reference_pages_are_what_the_code_says_today():
+    """docs/reference/ is generated (docs/gen_reference.py): the stack fields, every rule id, every flag, every advise
+    finding; a field, rule, flag or finding added without `make docs-reference` fails here."""
+    done = subprocess.run([sys.executable, str(REPO / "docs" / "gen_reference.py"), "--check"], cwd=REPO,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    from policies.registry import RULES_BY_NAME
+    from stackspec.models import StackSpec
+
+    index = (REPO / "docs" / "reference" / "policies.md").read_text()
+    assert all(f"| `{name}` |" in index for name in RULES_BY_NAME)
+    fields = (REPO / "docs" / "reference" / "stack-fields.md").read_text()
+    assert all(f"| `{name}` |" in fields for name in StackSpec.model_fields)
+
+
+@pytest.mark.skipif(shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None,
+                    reason="mkdocs is installed by requirements-dev.txt")
+def test_the_docs_site_builds_strictly(tmp_path):
+    mkdocs = str(Path(sys.executable).parent / "mkdocs")
+    done = subprocess.run([mkdocs, "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")], cwd=REPO,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "site" / "reference" / "policies" / "index.html").is_file()
+
+
+# --- one list of packages ----------------------------------------------------------------------------------------------
+
+def test_every_package_is_linted_layered_and_triggers_the_preview_workflow():
+    """The packages are listed where setuptools installs them (pyproject's packages.find); the import-linter layers,
+    mypy and the preview workflow's paths filter must each name every one (a change under collector/, which the
+    program deploys, once got no preview)."""
+    import tomllib
+
+    import yaml
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    packages = {p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]}
+    assert packages and all((REPO / p / "__init__.py").is_file() for p in packages)
+    assert set(pyproject["tool"]["importlinter"]["root_packages"]) == packages
+    assert packages <= set(pyproject["tool"]["mypy"]["files"])
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "preview.yml").read_text())
+    on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as a boolean
+    paths = set(on["pull_request"]["paths"])
+    assert {f"{p}/**" for p in packages} <= paths, sorted({f"{p}/**" for p in packages} - paths)

@@ -95,8 +95,13 @@ def test_shipped_stacks_carry_no_host_so_the_environment_wins():
 
 
 def test_the_readmes_deployment_steps_match_the_repository():
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Deploying with Pulumi", 1)[1]
+    for page in ("README.md", "docs/deploying.md"):
+        _commands_exist(REPO / page)
+
+
+def _commands_exist(page: Path) -> None:
+    text = page.read_text()
+    section = text.split("# Deploying with Pulumi", 1)[1]
     block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
     commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
     makefile = (REPO / "Makefile").read_text()

@@ -1,4 +1,4 @@
-"""The README's example outputs and figures come from the program: each test computes one and fails when the README
+"""The documentation's example outputs and figures come from the program: each test computes one and fails when the docs
 says something else (its "33 resources", the PR comment's "$935.20", stayed behind when the program moved on)."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import BASE_CONFIG
+from conftest import BASE_CONFIG, documentation
 
 from stackplan.pipeline import build_plan
 from stackplan.summary import money
 
 REPO = Path(__file__).resolve().parent.parent
-README = (REPO / "README.md").read_text(encoding="utf-8")
+README = documentation()  # the README and the docs site, where the worked examples live
 
 
 @pytest.fixture(scope="module")
