@@ -167,11 +167,16 @@ class CostEntry(_Model):
 
 
 class CostTotal(_Model):
+    """The sums over the priced resources. ``complete`` is false when a resource is unpriced: it is left out of every
+    figure here, and ``unpriced`` names it, so a total is never read as the whole stack's when it is not."""
+
     hourly: Number
     hourly_max: Number
     monthly: Monthly
     all_on_demand_monthly_expected: Number
     saving_monthly_expected: Number
+    complete: bool = True
+    unpriced: list[str] = Field(default_factory=list)
 
 
 class UnpricedItem(_Model):

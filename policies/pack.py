@@ -145,7 +145,7 @@ def pack_assumptions(usage: Mapping[str, Any], resources: Sequence[Mapping[str, 
 
 
 def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settings: Mapping[str, Any]) -> list[str]:
-    """The budget policy's messages for a stack's resources (``{urn, type, name, inputs}``) priced with the shipped
+    """The budget policy's messages for a stack's resources (``{urn, id, type, name, inputs}``) priced with the shipped
     price book and the usage assumptions of ``settings``. What the pack cannot know there: the stack's own price
     overrides (its ``pricing`` section) and a base to judge an increase against (``cost --against`` does that)."""
     from dbxtypes.vocabulary import USAGE_DEFAULTS
@@ -164,18 +164,34 @@ def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settin
     usage = pack_assumptions(settings.get("usage") or {}, resources, cloud)
     defaults = {k: a.default for k, a in USAGE_DEFAULTS.items()}
     plan = {"stack": stack, "project": "dbx-ai-infra", "cloud": cloud, "assumptions": {**defaults, **usage},
-            "resources": [{"urn": r["urn"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
-                          for r in resources]}
+            "resources": [{"urn": r["urn"], "id": r.get("id"), "type": r["type"], "name": r["name"],
+                           "inputs": r["inputs"]} for r in resources]}
     return stack_budget.over_priced_budget(price_plan(plan, load_prices()), {r["urn"]: r["name"] for r in resources},
                                            budget)
+
+
+#: Inputs that hold another resource's id, which a preview of a new stack does not know yet.
+REFERENCE_INPUTS = ("instancePoolId", "driverInstancePoolId", "policyId")
+
+
+def _with_references(resource: Any) -> dict[str, Any]:
+    """A resource of a stack validation as the cost model reads it, with its URN as its id; an id input unknown in a
+    preview (a pool the same run creates) is the URN of the one resource it depends on, so a cluster on a new pool
+    is priced on that pool (else it would be unpriced, and a budget would fail closed on it)."""
+    inputs = known_props(resource.props)
+    for key in REFERENCE_INPUTS:
+        targets = (resource.property_dependencies or {}).get(key) or []
+        if inputs.get(key) == UNKNOWN and len(targets) == 1:
+            inputs[key] = targets[0].urn
+    return {"urn": resource.urn, "id": resource.urn, "type": resource.resource_type, "name": resource.name,
+            "inputs": inputs}
 
 
 def _budget_policy(level: str) -> StackValidationPolicy:
     from policies.rules import stack_budget
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        resources = [{"urn": r.urn, "type": r.resource_type, "name": r.name, "inputs": known_props(r.props)}
-                     for r in args.resources]
+        resources = [_with_references(r) for r in args.resources]
         stack = args.resources[0].urn.split("::")[0].removeprefix("urn:pulumi:") if args.resources else "stack"
         for message in budget_violations(resources, stack, args.get_config() or {}):
             report_violation(message, None)

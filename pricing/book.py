@@ -258,7 +258,8 @@ class PriceBook:
     def __init__(self, *, currency: str, tier: str, rates: dict[str, dict[str, dict[str, float]]],
                  dbu_overrides: dict[str, dict[str, float]], spot_factors: dict[str, float],
                  nodes: dict[str, NodePrice], regions: dict[str, str], sources: list[dict[str, Any]],
-                 source_descriptions: dict[str, str]) -> None:
+                 source_descriptions: dict[str, str],
+                 serving_overrides: dict[str, dict[str, tuple[float, str]]] | None = None) -> None:
         self.currency = currency
         self.tier = tier
         self.rates = rates
@@ -268,6 +269,8 @@ class PriceBook:
         self.regions = regions
         self.sources = sources
         self.source_descriptions = source_descriptions
+        #: ``{cloud: {workload_type: (serving DBU/h, where it came from)}}``: the overrides' serving rates.
+        self.serving_overrides = serving_overrides or {}
         self._by_figure = {s["figure"]: s for s in sources}
 
     def __repr__(self) -> str:
@@ -291,6 +294,10 @@ class PriceBook:
         if kind in self.dbu_overrides.get(cloud, {}):
             return self.dbu_overrides[cloud][kind]
         return self.rates.get(cloud, {}).get(self.tier, {}).get(kind)
+
+    def serving_override(self, cloud: str, workload_type: str) -> tuple[float, str] | None:
+        """An override's serving DBU/h of ``workload_type`` on ``cloud`` and its origin; None when none gives one."""
+        return self.serving_overrides.get(cloud, {}).get(workload_type)
 
     def spot_factor(self, cloud: str) -> float:
         return self.spot_factors[cloud]
@@ -339,6 +346,7 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     dbu_overrides: dict[str, dict[str, float]] = {}
     dbu_src: dict[tuple[str, str], str] = {}
     nodes = _catalog_nodes(catalog)
+    serving: dict[str, dict[str, tuple[float, str]]] = {}
 
     known = {n.node_type_id for n in [*catalog, *getattr(catalog, "cpu_nodes", ())]}
     for layer in layers:
@@ -358,6 +366,9 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
             for kind, value in kinds.items():
                 dbu_overrides.setdefault(cloud, {})[kind] = value
                 dbu_src[(cloud, kind)] = origin
+        for cloud, types in layer.serving_dbu_per_hour.items():
+            for workload_type, value in types.items():
+                serving.setdefault(cloud, {})[workload_type] = (value, origin)
         for node_type_id, price in layer.node_types.items():
             base = nodes.get(node_type_id) or NodePrice(node_type_id, None, None, None, None, None, None, None)
             changes: dict[str, Any] = {}
@@ -392,4 +403,4 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     descriptions.update(data["sources"])
     return PriceBook(currency=data["currency"], tier=tier, rates=copy.deepcopy(rates), dbu_overrides=dbu_overrides,
                      spot_factors=spot, nodes=nodes, regions=dict(data["regions"]), sources=sources,
-                     source_descriptions=descriptions)
+                     source_descriptions=descriptions, serving_overrides=serving)

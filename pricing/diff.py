@@ -103,7 +103,8 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
     """What changes in cost from ``base`` to ``head`` (both plans carrying a cost).
 
     Returns ``{"base_stack", "head_stack", "currency", "matched_by", "rows": [{urn, name, type, status, changes,
-    what, base, head, delta}], "counts": {added, removed, changed, unchanged}, "total": {base, head, delta},
+    what, base, head, delta}], "counts": {added, removed, changed, unchanged}, "total": {base, head, delta, complete,
+    unpriced: {base: [names], head: [names]}} (``delta`` unknown, None, when a side leaves a resource out),
     "by_workload": {role: {base, head, delta}}, "unpriced": {"base": n, "head": n}}``. ``status`` is ``added``
     (head only), ``removed`` (base only), ``changed`` or ``unchanged``; ``changes`` names the compared fields that
     differ and ``what`` says how the facts behind the price changed, in words (``nodes 3 -> 5``);
@@ -159,6 +160,8 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
                      "changes": changes, "what": what, "base": b_side, "head": h_side, "delta": _delta(b_side, h_side)})
 
     b_total, h_total = _total_side(b_cost), _total_side(h_cost)
+    # a side that leaves a resource out makes the change unknown: an unpriced resource is never a saving
+    complete = b_cost.total.complete and h_cost.total.complete
     by_workload: dict[str, dict[str, float]] = {}
     b_work, h_work = b_cost.by_workload, h_cost.by_workload
     for role in [*h_work, *(r for r in b_work if r not in h_work)]:
@@ -177,7 +180,10 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
         "matched_by": "name" if by_name else "urn",
         "rows": rows,
         "counts": counts,
-        "total": {"base": b_total, "head": h_total, "delta": _delta(b_total, h_total)},
+        "total": {"base": b_total, "head": h_total,
+                  "delta": _delta(b_total, h_total) if complete else {k: None for k in _SIDE_NUMBERS},
+                  "complete": complete,
+                  "unpriced": {"base": list(b_cost.total.unpriced), "head": list(h_cost.total.unpriced)}},
         "by_workload": by_workload,
         "unpriced": {"base": len(b_cost.unpriced), "head": len(h_cost.unpriced)},
         "sizing": sizing,

@@ -467,19 +467,26 @@ def serving_cost(cloud: str, workload_type: str, min_concurrency: int, max_concu
 
     catalog = load_serving_catalog()
     serving_type = catalog.get(cloud, workload_type)
-    if serving_type is None:
+    override = prices.serving_override(cloud, workload_type)
+    if serving_type is None and override is None:
         raise _Unpriced(f"{workload_type} is not a Model Serving workload type on {cloud}")
-    if serving_type.dbu_per_hour is None:
-        raise _Unpriced(f"no public serving DBU rate for {workload_type} on {cloud}")
+    if override is not None:  # the stack's (or --prices') own rate wins
+        dbu_per_hour, figure = override[0], {"value": override[0], "source": override[1], "date": None,
+                                             "estimate": False}
+    elif serving_type is not None and serving_type.dbu_per_hour is not None:
+        dbu_per_hour, figure = serving_type.dbu_per_hour, {
+            "value": serving_type.dbu_per_hour, "source": serving_type.source, "date": serving_type.date,
+            "estimate": serving_type.doubt is not None}
+    else:
+        raise _Unpriced(f"no public serving DBU rate for {workload_type} on {cloud} (price it with "
+                        f"pricing.serving_dbu_per_hour.{cloud}.{workload_type})")
     usd_per_dbu = prices.usd_per_dbu(cloud, MODEL_SERVING)
     if usd_per_dbu is None:
         raise _Unpriced(f"no model-serving $/DBU for {cloud} ({prices.tier})")
     if used is not None:
-        used.use(f"serving.{cloud}.{workload_type}.dbu_per_hour", {
-            "value": serving_type.dbu_per_hour, "source": serving_type.source, "date": serving_type.date,
-            "estimate": serving_type.doubt is not None})
+        used.use(f"serving.{cloud}.{workload_type}.dbu_per_hour", figure)
         used.use(prices.rate_figure(cloud, MODEL_SERVING))
-    replica = serving_type.dbu_per_hour * usd_per_dbu
+    replica = dbu_per_hour * usd_per_dbu
     base = catalog.replicas(min_concurrency) if min_concurrency > 0 else (0 if scale_to_zero else 1)
     busy = max(base, 1)  # a scale-to-zero endpoint serves on at least one replica while it is up
     top = catalog.replicas(max_concurrency)

@@ -67,6 +67,9 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
         "monthly": monthly,
         "all_on_demand_monthly_expected": total_of([e.all_on_demand_monthly_expected for e in priced]),
         "saving_monthly_expected": total_of([e.saving_monthly_expected for e in priced]),
+        # a total that leaves something out says so, on itself (issue 43)
+        "complete": len(priced) == len(entries),
+        "unpriced": [e.name or urn for urn, e in entries.items() if not e.priced],
     }
     by_workload: dict[str, float] = {}
     for e in priced:

@@ -147,8 +147,10 @@ def budget_findings(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | No
 
         changes = [(str(row["name"]), float(row["delta"].get("monthly_expected") or 0)) for row in diff["rows"]
                    if row["status"] != "unchanged"]
-        messages = stack_budget.over_increase(expected(diff["total"]["base"]), expected(diff["total"]["head"]),
-                                              changes, plan.budget)
+        gone = [f"{name} ({side})" for side, names in (diff["total"].get("unpriced") or {}).items() for name in names]
+        messages = stack_budget.unverifiable(stack_budget.INCREASE_LIMITS, gone, plan.budget, "the change") or \
+            stack_budget.over_increase(expected(diff["total"]["base"]), expected(diff["total"]["head"]), changes,
+                                       plan.budget)
     enforcement: Literal["mandatory", "advisory"] = "advisory" if level == "advisory" else "mandatory"
     return [Violation(policy=stack_budget.NAME, enforcement=enforcement, urn=plan.stack_urn,
                       resource_name=plan.stack, message=m) for m in messages]

@@ -12,7 +12,7 @@ from rich.text import Text
 from dbxtypes.plan import Plan, Violation
 from dbxtypes.text import printable
 
-from .summary import facts, money, short_type, violations_summary
+from .summary import facts, leaves_out, money, short_type, violations_summary
 
 FILE_WIDTH = 160  # files, pipes and tests: one stable width, no colour
 _width = FILE_WIDTH
@@ -105,7 +105,8 @@ def plan_table(plan: Plan) -> str:
         console.print(f"Total: {money(total.hourly)}/hour at the base size, "
                       f"{money(total.hourly_max)}/hour at full size; "
                       f"{money(total.monthly.min)} - {money(total.monthly.max)}/month, "
-                      f"expected {money(total.monthly.expected)}/month ({plan.cost.currency})", soft_wrap=not _terminal)
+                      f"expected {money(total.monthly.expected)}/month ({plan.cost.currency})"
+                      f"{leaves_out(total.unpriced)}", soft_wrap=not _terminal)
     if plan.sizing:
         console.print("Sizing (GPU memory need -> node):")
         for line in plan.sizing:
@@ -172,9 +173,15 @@ def diff_table(diff: dict[str, Any]) -> str:
                                   expected(row["head"]), "unknown" if delta is None else f"{delta:+,.2f}")))
     total = diff["total"]
     delta = total["delta"].get("monthly_expected")
-    table.add_row("total", "", "", expected(total["base"]), expected(total["head"]),
+    gone = total.get("unpriced") or {}
+    table.add_row("total", "", "", *(expected(total[side]) + (" + unpriced" if gone.get(side) else "")
+                                    for side in ("base", "head")),
                   "unknown" if delta is None else f"{delta:+,.2f}")
     console.print(table)
+    if total.get("complete") is False:
+        gone = [f"{side} {', '.join(names)}" for side, names in (total.get("unpriced") or {}).items() if names]
+        console.print(printable(f"The change is unknown: unpriced on the {'; on the '.join(gone)} (left out of the "
+                                f"totals above; an unpriced resource is never a saving)."), soft_wrap=True)
     for z in diff.get("sizing") or []:
         console.print(printable(f"Sizing of {z['workload']}: {z['base'] or '-'}  ->  {z['head'] or '-'}"),
                       soft_wrap=True)

@@ -22,7 +22,7 @@ from dbxtypes.plan import Cost, CostEntry, Plan, SizingLine
 from dbxtypes.text import printable
 from dbxtypes.vocabulary import INSTANCE_POOL, USAGE_DEFAULTS
 
-from .summary import cents, money, short_type, signed_money, violations_summary
+from .summary import cents, leaves_out, money, short_type, signed_money, violations_summary
 
 __all__ = ["TEMPLATES_DIR", "environment", "render_combined", "render_html", "render_markdown", "render_template",
            "report_context"]
@@ -210,9 +210,15 @@ def _diff_context(diff: Mapping[str, Any] | None, esc: Callable[[Any], str]) -> 
         "rows": rows,
         "counts": esc(", ".join(f"{counts.get(k, 0)} {k}" for k in ("added", "removed", "changed", "unchanged"))),
         "total": {
-            "base_monthly": esc(money(b.get("monthly_expected"))),
-            "head_monthly": esc(money(h.get("monthly_expected"))),
+            "base_monthly": esc(money(b.get("monthly_expected"))
+                                + (" + unpriced" if (total.get("unpriced") or {}).get("base") else "")),
+            "head_monthly": esc(money(h.get("monthly_expected"))
+                                + (" + unpriced" if (total.get("unpriced") or {}).get("head") else "")),
             "delta_monthly": esc(signed_money(d.get("monthly_expected"))),
+            "incomplete": esc("" if total.get("complete", True) else
+                              " (the change is unknown: unpriced on the " + "; on the ".join(
+                                  f"{side} {', '.join(names)}" for side, names in (total.get("unpriced") or {}).items()
+                                  if names) + ")"),
             "base_hourly": esc(money(b.get("hourly"))),
             "head_hourly": esc(money(h.get("hourly"))),
             "delta_hourly": esc(signed_money(d.get("hourly"))),
@@ -335,7 +341,9 @@ def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | Non
     }
     if diff is not None:
         delta = ((diff.get("total") or {}).get("delta") or {}).get("monthly_expected")
-        ctx["delta_text"] = esc(f"{signed_money(delta)}/month vs base {diff.get('base_stack') or 'base'}")
+        ctx["delta_text"] = esc(f"{signed_money(delta)}/month vs base {diff.get('base_stack') or 'base'}"
+                                + ("" if (diff.get("total") or {}).get("complete", True) else
+                                   " (unknown: a side leaves an unpriced resource out)"))
     if cost is None:
         ctx.update({"tier": "", "currency": "", "total": {}, "resources": [], "assumptions": [], "notes": [],
                     "unpriced": [], "sources": [], "workloads": [], "workloads_text": "",
@@ -354,6 +362,7 @@ def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | Non
             "hourly_max": esc(money(total.hourly_max)),
             "all_on_demand": esc(money(total.all_on_demand_monthly_expected)),
             "saving": esc(money(total.saving_monthly_expected)),
+            "incomplete": esc(leaves_out(total.unpriced)),
         },
         "resources": _resource_rows(cost, esc),
         "assumptions": _assumption_rows(cost, esc),
@@ -424,7 +433,9 @@ def render_combined(runs: list[Any], *, html: bool, against: str | None, title: 
         status = ("no base plan: new" if against else "no base") if run.diff is None else \
             ("changed" if run.changed else "unchanged")
         summary.append({"stack": esc(run.plan.stack), "cloud": esc(run.plan.cloud), "error": False,
-                        "monthly": esc(ctx["total"].get("expected", "n/a")),
+                        "monthly": esc(ctx["total"].get("expected", "n/a")) + (
+                            esc(" (incomplete: unpriced " + ", ".join(run.plan.cost.total.unpriced) + ")")
+                            if run.plan.cost is not None and not run.plan.cost.total.complete else ""),
                         "delta": esc("-" if run.diff is None else signed_money(delta)),
                         "policies": ctx["violations_summary"] if ctx["has_violations"] else esc("none"),
                         "status": esc(status)})

@@ -33,6 +33,15 @@ def money(value: float | None) -> str:
     return f"{sign}${abs(whole) / 100:,.2f}"
 
 
+def leaves_out(unpriced: list[str] | tuple[str, ...]) -> str:
+    """What a total that is not complete says on its own line: `` (incomplete: leaves out 1 unpriced resource:
+    x)``; "" for a complete one."""
+    if not unpriced:
+        return ""
+    return (f" (incomplete: leaves out {len(unpriced)} unpriced resource{'' if len(unpriced) == 1 else 's'}: "
+            f"{', '.join(unpriced)})")
+
+
 def signed_money(value: float | None) -> str:
     """``+$1.00``, ``-$1.00`` or ``$0.00``; ``unknown`` for None (an unpriced side)."""
     if value is None:

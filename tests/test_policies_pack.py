@@ -116,7 +116,7 @@ def test_the_budget_runs_as_a_stack_validation_policy_priced_with_the_shipped_bo
     from policies.pack import budget_violations
 
     plan = plan_of("prod")
-    resources = [{"urn": r["urn"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
+    resources = [{"urn": r["urn"], "id": r["id"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
                  for r in plan["resources"]]
     assert budget_violations(resources, "prod", {}) == []  # no limit set: nothing to judge
     assert budget_violations(resources, "prod", {"monthly_expected_max": 10 ** 6}) == []
@@ -140,7 +140,7 @@ def test_the_pack_reads_a_usage_section_keyed_by_workload_as_the_offline_engine_
     from stackspec.load import STACKS_DIR
 
     plan = plan_of("estate")
-    resources = [{"urn": r["urn"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
+    resources = [{"urn": r["urn"], "id": r["id"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
                  for r in plan["resources"]]
     usage = yaml.safe_load((STACKS_DIR / "Pulumi.estate.yaml").read_text())["config"]["dbx-ai-infra:usage"]
     got = pack_assumptions(usage, resources, "aws")

@@ -223,7 +223,8 @@ def test_a_type_with_no_public_rate_is_unpriced_not_zero(capsys, write_stack):
     stack = write_stack(serving("aws", chat=endpoint(workload_type="GPU_XLARGE_8")))
     code, plan = run_json(capsys, "preview", "--stack", str(stack))
     e = _entry(plan, "test-serving-chat")
-    assert e["unpriced"] == "no public serving DBU rate for GPU_XLARGE_8 on aws"
+    assert e["unpriced"] == ("no public serving DBU rate for GPU_XLARGE_8 on aws (price it with "
+                             "pricing.serving_dbu_per_hour.aws.GPU_XLARGE_8)")
     assert e["monthly"]["expected"] is None
 
 

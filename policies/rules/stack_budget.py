@@ -43,12 +43,29 @@ def over_budget(expected: float, at_max: float, contributors: Sequence[tuple[str
     return out
 
 
+#: The limits a stack's month is judged against, and those a change is.
+MONTHLY_LIMITS = ("monthly_expected_max", "monthly_max_max")
+INCREASE_LIMITS = ("increase_max", "increase_max_percent")
+
+
+def unverifiable(limits: Sequence[str], unpriced: Sequence[str], budget: Mapping[str, Any], what: str) -> list[str]:
+    """A budget that cannot be verified fails closed: for the ``limits`` the budget sets, one message naming the
+    ``unpriced`` resources that the figures leave out (none when everything is priced)."""
+    set_limits = [key for key in limits if budget.get(key) is not None]
+    if not unpriced or not set_limits:
+        return []
+    return [f"{what} cannot be verified against budget.{', budget.'.join(set_limits)}: it leaves out the unpriced "
+            f"{', '.join(unpriced)}, so the figure is not the whole cost. Fix: price them in the stack "
+            f"(dbx-ai-infra:pricing: node_types for a node type, serving_dbu_per_hour for a serving workload type), "
+            f"or choose a priced node type or workload type."]
+
+
 def over_priced_budget(cost: Cost, names: Mapping[str, str], budget: Mapping[str, Any]) -> list[str]:
     """`over_budget` of a priced stack: its totals, and each priced resource (by URN; ``names``: URN -> name) as a
-    contributor."""
+    contributor; a total that leaves an unpriced resource out cannot pass a limit (`unverifiable`)."""
     contributors = [(names.get(urn, urn), float(e.monthly.expected or 0)) for urn, e in cost.resources.items()]
-    return over_budget(float(cost.total.monthly.expected or 0), float(cost.total.monthly.max or 0), contributors,
-                       budget)
+    return unverifiable(MONTHLY_LIMITS, cost.total.unpriced, budget, "the stack's month") + over_budget(
+        float(cost.total.monthly.expected or 0), float(cost.total.monthly.max or 0), contributors, budget)
 
 
 def over_increase(base: float, head: float, changes: Sequence[tuple[str, float]],

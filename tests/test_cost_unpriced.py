@@ -1,0 +1,116 @@
+"""A cost review you can sign, part 1 (issue 43): nothing unpriced is silent. A 70B fp16 endpoint on AWS is sized to
+GPU_XLARGE_8 (8 x H100), which has no public serving rate: every total says it leaves it out, a budget that cannot be
+verified fails closed, an unpriced resource is never a saving, and a stack's own rate prices it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from conftest import BASE_CONFIG
+
+from stackplan.cli import main
+
+BIG = {"entity": "main.models.llama70b", "entity_version": "1", "model": {"params_billions": 70, "precision": "fp16"},
+       "scale_to_zero": False, "rate_limit_per_user_per_minute": 10}
+#: The nearest priced equivalent (8 x A100 80GB, 628 DBU/h) at $0.07/DBU, always warm: 628 x 0.07 x 730.
+QUOTE = 628
+
+
+def stack(write_stack, name: str = "big", **sections: Any) -> str:
+    config = copy.deepcopy(BASE_CONFIG)
+    for key in ("training", "inference", "dev"):
+        config.pop(f"dbx-ai-infra:{key}")
+    config["dbx-ai-infra:serving"] = {"endpoints": {"big": BIG}}
+    config.update({f"dbx-ai-infra:{k}": v for k, v in sections.items()})
+    return str(write_stack(config, name=name))
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_total_object_says_what_it_leaves_out(write_stack, capsys):
+    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack), "--format", "json")
+    total = json.loads(out)["cost"]["total"]
+    assert code == 0 and total["complete"] is False and total["unpriced"] == ["big-serving-big"]
+    code, out, _ = run(capsys, "cost", "--stack", "dev", "--format", "json")
+    total = json.loads(out)["cost"]["total"]
+    assert total["complete"] is True and total["unpriced"] == []
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
+def test_the_line_that_states_the_total_says_it_is_incomplete(write_stack, capsys, fmt):
+    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack), "--format", fmt)
+    lines = [line for line in out.splitlines() if "incomplete: leaves out 1 unpriced resource: big-serving-big" in line]
+    assert code == 0 and lines
+    total_line = {"table": "Total:", "markdown": "**Stack `big`", "html": "<strong>Stack big"}[fmt]
+    assert any(total_line in line for line in lines)
+
+
+def test_the_multi_stack_summary_says_it_too(write_stack, capsys):
+    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack), "--stack", "dev", "--format", "markdown")
+    row = next(line for line in out.splitlines() if line.startswith("| big |"))
+    assert code == 0 and "(incomplete: unpriced big-serving-big)" in row
+
+
+def test_a_budget_that_cannot_be_verified_fails_closed_naming_the_resource(write_stack, capsys):
+    code, out, _ = run(capsys, "check", "--stack", stack(write_stack, budget={"monthly_expected_max": 500}), "--json")
+    (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-stack-budget"]
+    assert code == 1 and finding["enforcement"] == "mandatory"
+    assert "cannot be verified against budget.monthly_expected_max" in finding["message"]
+    assert "big-serving-big" in finding["message"] and "serving_dbu_per_hour" in finding["message"]
+
+
+def test_a_rate_the_stack_gives_prices_it_and_the_budget_is_judged_on_the_price(write_stack, capsys):
+    pricing = {"serving_dbu_per_hour": {"aws": {"GPU_XLARGE_8": QUOTE}}}
+    over = stack(write_stack, name="over", budget={"monthly_expected_max": 500}, pricing=pricing)
+    code, out, _ = run(capsys, "check", "--stack", over, "--json")
+    doc = json.loads(out)
+    assert doc["cost"]["total"]["complete"] is True
+    assert doc["cost"]["total"]["monthly"]["expected"] == pytest.approx(QUOTE * 0.07 * 730)  # $32,090.80
+    (finding,) = [v for v in doc["violations"] if v["policy"] == "databricks-stack-budget"]
+    assert code == 1 and "over budget.monthly_expected_max $500.00" in finding["message"]
+    within = stack(write_stack, name="within", budget={"monthly_expected_max": 40_000}, pricing=pricing)
+    assert run(capsys, "check", "--stack", within)[0] == 0
+
+
+def test_an_unpriced_resource_is_never_a_saving(write_stack, capsys, tmp_path):
+    base = tmp_path / "base.json"
+    assert main(["preview", "--stack", "dev", "--json", "--out", str(base)]) == 0
+    capsys.readouterr()
+    head = stack(write_stack, budget={"increase_max": 100})
+    code, out, _ = run(capsys, "cost", "--stack", head, "--against", str(base), "--format", "json")
+    diff = json.loads(out)["diff"]
+    assert diff["total"]["complete"] is False and diff["total"]["delta"]["monthly_expected"] is None
+    assert diff["total"]["unpriced"] == {"base": [], "head": ["big-serving-big"]}
+    (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-stack-budget"]
+    assert code == 1 and "the change cannot be verified against budget.increase_max" in finding["message"]
+    code, out, _ = run(capsys, "cost", "--stack", head, "--against", str(base))
+    assert "The change is unknown: unpriced on the head big-serving-big" in out
+    assert "-1,023.40" not in out  # never shown as a saving
+
+
+def test_under_the_policy_pack_a_cluster_on_a_pool_the_preview_creates_is_priced_on_it(plan_of):
+    """In a `pulumi preview` of a new stack the pool's id is unknown; the cluster's property dependency names the
+    pool, so the pack prices the cluster on it (unpriced, the budget would fail closed on every such stack)."""
+    from types import SimpleNamespace
+
+    from policies.pack import UNKNOWN, _with_references, budget_violations
+
+    plan = plan_of("prod")
+    by_urn = {r["urn"]: SimpleNamespace(urn=r["urn"], resource_type=r["type"], name=r["name"],
+                                        props=dict(r["inputs"]), property_dependencies={}) for r in plan["resources"]}
+    pool = next(v for v in by_urn.values() if v.resource_type.endswith("InstancePool"))
+    cluster = next(v for v in by_urn.values() if v.name == "prod-inference-cluster")
+    for key in ("instancePoolId", "driverInstancePoolId"):
+        cluster.props[key] = UNKNOWN  # known only after apply
+    budget = {"monthly_expected_max": 10 ** 6}
+    unlinked = budget_violations([_with_references(r) for r in by_urn.values()], "prod", budget)
+    assert len(unlinked) == 1 and "prod-inference-cluster" in unlinked[0] and "cannot be verified" in unlinked[0]
+    cluster.property_dependencies = {"instancePoolId": [pool], "driverInstancePoolId": [pool]}
+    assert budget_violations([_with_references(r) for r in by_urn.values()], "prod", budget) == []
