@@ -17,6 +17,7 @@ PriceKind = Literal["jobs_compute", "all_purpose", "model_serving"]
 SpotFactor = Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)]
 UsdPerDbu = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
+PositiveRate = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
 
 
 class NodePriceOverride(BaseModel):
@@ -46,10 +47,9 @@ class PriceOverrides(BaseModel):
     spot_factor: dict[Cloud, SpotFactor] = Field(default_factory=dict)
     usd_per_dbu: dict[Cloud, dict[PriceKind, UsdPerDbu]] = Field(default_factory=dict)
     node_types: dict[str, NodePriceOverride] = Field(default_factory=dict)
-    #: Serving DBUs per replica-hour of a Model Serving workload type, per cloud (``{aws: {GPU_XLARGE_8: 628}}``): prices
-    #: a type with no public rate (a negotiated quote), or replaces the catalog's.
-    serving_dbu_per_hour: dict[Cloud, dict[str, Annotated[float, Field(strict=False, gt=0, allow_inf_nan=False)]]] = \
-        Field(default_factory=dict)
+    #: Serving DBUs per replica-hour of a Model Serving workload type, per cloud (``{aws: {GPU_XLARGE_8: 628}}``):
+    #: prices a type with no public rate (a negotiated quote), or replaces the catalog's.
+    serving_dbu_per_hour: dict[Cloud, dict[str, PositiveRate]] = Field(default_factory=dict)
 
     _origin: str | None = PrivateAttr(default=None)
 
