@@ -6,6 +6,7 @@ evaluated offline and the same resources analysed by the pack over gRPC give the
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -23,6 +24,7 @@ from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
 from dbxtypes.shape import ClusterShape, Source, as_number, pool_shape, shapes_of_resource, source_props
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
+from policies import team
 from policies.common import gpu_node, node_cloud
 from policies.rule import ResourceView, Rule, View
 from policies.rules import (
@@ -122,11 +124,11 @@ def load_team_rules(directory: str) -> list[Rule]:
         if spec is None or spec.loader is None:
             raise InputError.single(str(path), "", "is not a Python module.", fix)
         module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - any failure of the user's module is its problem, named
-            first = (str(exc).splitlines() or [""])[0]
-            raise InputError.single(str(path), "", f"does not load: {type(exc).__name__}: {clip(first)}",
+        try:  # its prints to stderr, its exits caught (team.running)
+            team.load(functools.partial(spec.loader.exec_module, module), str(path))
+        except team.TeamRuleFailure as failed:
+            what = failed.what.removeprefix("raised ")  # an exception by its name; an exit as what it called
+            raise InputError.single(str(path), "", f"does not load: {what if what != failed.what else 'it ' + what}",
                                     "fix the module (it runs as Python: the rules are code you trust).") from None
         rule = getattr(module, "RULE", None)
         if not isinstance(rule, Rule):
@@ -135,7 +137,7 @@ def load_team_rules(directory: str) -> list[Rule]:
         if rule.name in built_in or rule.name in {r.name for r in rules}:
             raise InputError.single(str(path), "RULE.name", f"{rule.name!r} is a rule already.",
                                     "give the rule a name of its own.")
-        rules.append(rule)
+        rules.append(team.guarded(rule, str(path)))
     if not rules:
         raise InputError.single(directory, "--rules", "holds no rule module (*.py defining RULE).", fix)
     return rules
@@ -456,14 +458,18 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
     if views is None:
         views = views_of(resource_type, props, source, cloud)
     out = []
-    for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
-        types, sources, check = rule.resource_types, rule.sources, rule.check
-        for view in views:
-            if view.resource_type not in types or view.source not in sources:
-                continue
-            for message in check(view, thresholds):
-                out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
-                                     resource_name=name, message=f"{view.label}: {message}" if view.label else message))
+    try:
+        for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
+            types, sources, check = rule.resource_types, rule.sources, rule.check
+            for view in views:
+                if view.resource_type not in types or view.source not in sources:
+                    continue
+                for message in check(view, thresholds):
+                    out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                         resource_name=name,
+                                         message=f"{view.label}: {message}" if view.label else message))
+    except team.TeamRuleFailure as failed:  # a team's rule broke: exit 2 naming it, its file and this resource
+        raise failed.on(name) from None
     return out
 
 

@@ -20,6 +20,7 @@ from dbxtypes.text import printable
 
 from . import formats, version
 from .exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VIOLATIONS
+from .output import same_outputs
 from .workspace import CONNECT_TIMEOUT_S, HTTP_TIMEOUT_S, RETRY_BUDGET_S
 
 Command = Callable[[argparse.Namespace], int]
@@ -312,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "one of them.", file=sys.stderr)
             return EXIT_INVALID
         args.cluster_json = args.terraform_plan  # a plan is read like an export (policies.exports)
-    problem = _usage_problem(args)
+    problem = _usage_problem(args) or same_outputs(args)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_INVALID

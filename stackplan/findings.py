@@ -31,6 +31,7 @@ from typing import Any
 
 from dbxtypes.plan import Violation
 from dbxtypes.text import printable
+from stackplan.baseline import fingerprint
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_NAME = "dbx-ai-infra stackplan"
@@ -82,6 +83,13 @@ def _level(v: Violation) -> str:
     return "note" if v.excepted or v.baseline == "unchanged" else "warning"
 
 
+def _unique(seen: dict[str, int], value: str) -> str:
+    """``value``, or ``value/N`` for its N-th repeat in one log (two results never share a fingerprint)."""
+    count = seen.get(value, 0)
+    seen[value] = count + 1
+    return value if count == 0 else f"{value}/{count}"
+
+
 def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version: str) -> dict[str, Any]:
     """The findings as a SARIF 2.1.0 log (a JSON object)."""
     index = {r.name: i for i, r in enumerate(rules)}
@@ -99,6 +107,7 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
         } for r in rules],
     }
     results = []
+    seen: dict[str, int] = {}
     for f in findings:
         v = f.violation
         region = {"startLine": f.line} if f.line else None
@@ -114,9 +123,10 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
                 "logicalLocations": [{"name": v.resource_name, "fullyQualifiedName": v.urn, "kind": "resource"}]
                 + ([{"name": f.element, "kind": "element"}] if f.element else []),
             }],
-            # stable across runs and line moves: the same rule on the same resource of the same file
-            "partialFingerprints": {"stackplanFinding/v1": hashlib.sha256(
-                f"{v.policy}\0{v.urn}\0{_uri(f.source)}".encode()).hexdigest()[:32]},
+            # stable across runs and line moves, unique per result: what is wrong (the baseline's fingerprint: the
+            # rule, the resource, the field and the statement without its figures) in this file
+            "partialFingerprints": {"stackplanFinding/v2": _unique(seen, hashlib.sha256(
+                f"{fingerprint(v)}\0{_uri(f.source)}".encode()).hexdigest()[:32])},
             "properties": {"enforcement": v.enforcement},
         }
         if v.policy in index:

@@ -43,6 +43,25 @@ def out_dir(directory: str, flag: str = "--out") -> Path:
     return path
 
 
+#: The flags that name something a command writes.
+OUTPUT_FLAGS = ("out", "write_stack", "write_baseline", "emit_sql")
+
+
+def same_outputs(args: object) -> str | None:
+    """Why two of a run's outputs are one path (``advise --write-stack x.yaml --out x.yaml`` would write the report
+    over the edited stack), or None. Checked before any work."""
+    given = [(f"--{flag.replace('_', '-')}", str(value)) for flag in OUTPUT_FLAGS
+             if (value := getattr(args, flag, None)) not in (None, "", "-")]
+    seen: dict[str, str] = {}
+    for flag, value in given:
+        key = os.path.normpath(os.path.abspath(value))
+        if key in seen:
+            return (f"{seen[key]} and {flag} name the same path ({value}): one output would replace the other. Fix: "
+                    f"give each its own path.")
+        seen[key] = flag
+    return None
+
+
 def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out") -> None:
     """Refuse an ``--out`` that would damage something before any work is done: an input file of the run, a path
     inside a directory of inputs, a directory, a socket or block device, a directory that does not exist, an empty

@@ -76,3 +76,73 @@ def test_the_pack_takes_the_team_rules_from_its_environment():
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == NAME
+
+
+# --- issue 44, item 2: a team rule never ends the gate ---------------------------------------------------------------
+
+RULE_TEMPLATE = '''
+import os
+import sys
+
+from dbxtypes.vocabulary import CLUSTER, JOB
+from policies.rule import Rule
+
+{before}
+
+
+def check(view, config):
+{body}
+
+
+RULE = Rule(name="acme-broken", description="a rule that breaks", enforcement="mandatory",
+            resource_types=(CLUSTER, JOB), check=check, remediation="none")
+'''
+
+BROKEN = {
+    "sys.exit at check": ("", "    sys.exit(0)", "called sys.exit(0)"),
+    "exit() at check": ("", "    exit()", "called sys.exit(None)"),
+    "os._exit at check": ("", "    os._exit(0)", "called os._exit(0)"),
+    "raises": ("", "    raise KeyError('boom')", "raised KeyError"),
+    "returns None": ("", "    print('hi')", "returned None, not a list of messages"),
+    "returns a string": ("", "    return 'oops'", "returned str, not a list of messages"),
+    "returns numbers": ("", "    return [1, 2]", "returned list, not a list of messages"),
+    "wrong signature": ("", "    return []\n\n\ndef check(view):\n    return []", "raised TypeError"),
+    "deeply nested": ("", "    x = []\n    for _ in range(100000):\n        x = [x]\n    return x",
+                      "returned list, not a list of messages"),
+}
+
+
+def _rules_dir(tmp_path: Path, before: str, body: str) -> Path:
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "broken.py").write_text(RULE_TEMPLATE.format(before=before, body=body))
+    return folder
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_broken_team_rule_is_exit_2_naming_the_rule_its_file_and_the_resource(tmp_path, case):
+    """In a subprocess, as a pipeline runs it: an exit inside a rule would end the real process with its code."""
+    before, body, said = BROKEN[case]
+    folder = _rules_dir(tmp_path, before, body)
+    sarif = tmp_path / "out.sarif"
+    done = subprocess.run([sys.executable, "-m", "stackplan", "check", "--stack", "dev", "--rules", str(folder),
+                           "--format", "sarif", "--out", str(sarif)], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 2, (case, done.returncode, done.stderr)
+    assert said in done.stderr and "RULE acme-broken" in done.stderr and "broken.py" in done.stderr, done.stderr
+    assert "(on dev-" in done.stderr and "Traceback" not in done.stderr
+    assert not sarif.exists()  # nothing written: the gate did not pass
+
+
+def test_os_exit_at_import_is_exit_2_naming_the_file(tmp_path):
+    folder = _rules_dir(tmp_path, "os._exit(0)", "    return []")
+    done = subprocess.run([sys.executable, "-m", "stackplan", "check", "--stack", "dev", "--rules", str(folder)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2 and "broken.py" in done.stderr and "called os._exit(0)" in done.stderr
+
+
+def test_a_rule_that_prints_never_corrupts_the_json_on_stdout(tmp_path, capsys):
+    folder = _rules_dir(tmp_path, "print('loading')", "    print('judging', view.resource_type)\n    return []")
+    code, out, err = run(capsys, "check", "--stack", "dev", "--rules", str(folder), "--json")
+    assert code == 0 and json.loads(out)["stack"] == "dev"  # stdout is the JSON alone
+    assert "loading" in err and "judging" in err

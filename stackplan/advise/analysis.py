@@ -19,6 +19,7 @@ from .findings import FINDING_IDS, FINDINGS
 
 if TYPE_CHECKING:
     from .engines import Engine
+from .plausible import check_values, drop_duplicate_usage
 from .sources import Input, find_inputs, sql_string
 
 SQL_DIR = Path(__file__).parent / "sql"
@@ -106,6 +107,8 @@ class Analysis:
     empty_inputs: dict[str, str] = field(default_factory=dict)
     #: Per serving endpoint of the stack: its figures (``endpoint_summary``).
     endpoints: list[dict[str, Any]] = field(default_factory=list)
+    #: Exact duplicate billing rows dropped before the analysis (an export appended twice).
+    duplicate_usage_rows: int = 0
 
 
 def find_exports(usage_dir: str) -> dict[str, Input]:
@@ -174,6 +177,8 @@ def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, A
             sla: float | None, endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """The statistics, the finding queries and the chart series on an engine whose sources are loaded (``inputs``:
     each input's name -> where it was read from)."""
+    check_values(engine, inputs)  # data that cannot be true is exit 2, never advice
+    duplicates = drop_duplicate_usage(engine, inputs)
     stats = render("stats.sql.j2", dialect=engine.dialect, targets=targets, thresholds=thresholds, sla=sla,
                    endpoints=endpoints)
     for statement in statements(stats):
@@ -195,6 +200,7 @@ def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, A
         empty_inputs={name: where for name, where in inputs.items()
                       if not engine.fetch(f"SELECT 1 AS found FROM {name} LIMIT 1")},
         endpoints=engine.fetch("SELECT * FROM endpoint_summary ORDER BY endpoint"),
+        duplicate_usage_rows=duplicates,
     )
 
 

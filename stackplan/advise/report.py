@@ -43,6 +43,10 @@ def advise_doc(plan: Plan, findings: list[dict[str, Any]], analysis: Analysis, t
         notes.append(f"not in the export, so not judged from it: {', '.join(missing)}.")
     for name, path in analysis.empty_inputs.items():
         notes.append(f"{path} holds no rows: {JUDGED_FROM.get(name, name)} not judged.")
+    if analysis.duplicate_usage_rows:
+        notes.append(f"{analysis.duplicate_usage_rows} exact duplicate row(s) of "
+                     f"{analysis.inputs.get('usage', 'usage')} dropped (the same billing rows twice would bill "
+                     f"twice).")
     out = analysis.usage_outside
     if out:
         window = (f"the export window {_day(out['window_first'])} to {_day(out['window_last'])}"

@@ -87,13 +87,18 @@ def plan_run(stack: str, args: argparse.Namespace, config: Any, *, cost: bool) -
                     exit=EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK)
 
 
-def with_baseline(args: argparse.Namespace, violations: list[Any]) -> list[Any]:
-    """``check --baseline FILE``: the findings marked against it (its fixed ones noted on stderr); else as given."""
+def with_baseline(args: argparse.Namespace, violations: list[Any], source_of: dict[str, str]) -> list[Any]:
+    """``check --baseline FILE``: the findings marked against it (its fixed ones noted on stderr); else as given.
+    ``source_of``: a finding's URN -> its stack (absent: a workspace export)."""
     if not getattr(args, "baseline", None):
         return violations
     from stackplan import baseline
 
-    marked, fixed = baseline.apply(violations, baseline.read(args.baseline))
+    held = baseline.read(args.baseline)
+    sources = sorted(set(source_of.values())) or [baseline.WORKSPACE]
+    for line in baseline.foreign(held, sources, args.baseline):
+        print(f"note: {line}", file=sys.stderr)
+    marked, fixed = baseline.apply(violations, held, sources)
     for line in baseline.fixed_lines(fixed, args.baseline):
         print(f"note: {line}", file=sys.stderr)
     counts = baseline.summary(marked, fixed)
@@ -102,15 +107,17 @@ def with_baseline(args: argparse.Namespace, violations: list[Any]) -> list[Any]:
     return marked
 
 
-def write_baseline(args: argparse.Namespace, violations: list[Any]) -> None:
-    """``check --write-baseline FILE``: today's findings (before any --baseline marks them) as a baseline file."""
+def write_baseline(args: argparse.Namespace, violations: list[Any], source_of: dict[str, str]) -> None:
+    """``check --write-baseline FILE``: today's findings (before any --baseline marks them) as a baseline file, and
+    the number of entries it holds (the same finding twice is one entry)."""
     if not getattr(args, "write_baseline", None):
         return
     from stackplan import baseline
     from stackplan.output import write_text
 
-    write_text(baseline.document(violations), args.write_baseline, inputs(args))
-    print(f"wrote {args.write_baseline}: {len(violations)} finding(s)", file=sys.stderr)
+    text, count = baseline.document(violations, source_of)
+    write_text(text, args.write_baseline, inputs(args))
+    print(f"wrote {args.write_baseline}: {count} finding(s)", file=sys.stderr)
 
 
 def check_baseline_out(args: argparse.Namespace) -> None:

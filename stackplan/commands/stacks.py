@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from dbxtypes.errors import InputError
 from stackplan import formats
@@ -32,9 +33,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=pages), what="check",
                     keep_errors=common.several(args))
     plans = [(r, r.plan) for r in runs if r.plan is not None]
-    common.write_baseline(args, [v for _, plan in plans for v in plan.violations or []])
+    # each finding's stack, by its resource's URN (a stack-level finding, a budget's, is on the stack's own URN)
+    source_of = {urn: plan.stack for _, plan in plans for urn in [plan.stack_urn, *(r.urn for r in plan.resources)]}
+    common.write_baseline(args, [v for _, plan in plans for v in plan.violations or []], source_of)
     if args.baseline:
-        marked = common.with_baseline(args, [v for _, plan in plans for v in plan.violations or []])
+        marked = common.with_baseline(args, [v for _, plan in plans for v in plan.violations or []], source_of)
         for run, plan in plans:
             mine = {v.urn for v in plan.violations or []}
             plan.violations = [v for v in marked if v.urn in mine]
@@ -60,6 +63,18 @@ def _base_for(stack: str, args: argparse.Namespace) -> str | None:
     return str(args.against)
 
 
+def _same_stack(base: Any, head: Any, where: str, args: argparse.Namespace) -> None:
+    """A base found in a directory by the stack's name (``DIR/STACK.json``) is that stack's: one of another stack or
+    cloud is refused (exit 2), never compared as if it were the same stack's."""
+    if not Path(args.against).is_dir():
+        return  # a base named on its own (``--against dev``) may be any stack: the diff says which
+    if base.stack != head.stack or base.cloud != head.cloud:
+        raise InputError.single(where, "stack", f"holds the plan of stack {base.stack} ({base.cloud}), not of "
+                                f"{head.stack} ({head.cloud}), which a directory of base plans pairs it with by its "
+                                f"name.", f"write {head.stack}'s base plan there (`preview --stack {head.stack} "
+                                f"--json --out {where}` on the base branch).")
+
+
 def cmd_cost(args: argparse.Namespace) -> int:
     from policies.rules.stack_budget import NAME as BUDGET
     from stackplan.pipeline import base_plan, budget_findings
@@ -81,7 +96,9 @@ def cmd_cost(args: argparse.Namespace) -> int:
         if run.base is not None:
             from pricing import diff_costs
 
-            run.diff = diff_costs(base_plan(run.base, policy_config=config, prices=args.prices), run.plan)
+            base = base_plan(run.base, policy_config=config, prices=args.prices)
+            _same_stack(base, run.plan, run.base, args)
+            run.diff = diff_costs(base, run.plan)
             # the budget's increase limits judge the change (a stack without a budget has none)
             run.plan.violations = [*(run.plan.violations or []), *budget_findings(run.plan, config, run.diff)]
         # cost fails only on the stack's own budget: its other findings are check's to fail on

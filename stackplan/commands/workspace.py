@@ -87,8 +87,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
             of="the plan or export")
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
-    common.write_baseline(args, audit.violations)
-    audit.violations = common.with_baseline(args, audit.violations)
+    common.write_baseline(args, audit.violations, {})  # a workspace export's findings: source "workspace"
+    audit.violations = common.with_baseline(args, audit.violations, {})
     report = AuditReport(source, audit, config, cluster_policy_results(audit.clusters, args.cluster_policy)
                          if args.cluster_policy else None)
     common.emit(args, formats.render(fmt, report))
