@@ -37,7 +37,7 @@ def read_text(path: str | Path, what: str, *, fix_missing: str = "pass an existi
         if size > max_bytes:
             raise InputError.single(source, "", f"the file is {size:,} bytes; a {what} is at most {max_bytes:,}.",
                                     f"check that this is the {what} you meant.")
-        return p.read_bytes().decode("utf-8")
+        return p.read_bytes().decode("utf-8-sig")  # a byte-order mark (Windows editors write one) is no content
     except UnicodeDecodeError as exc:
         raise InputError.single(source, "", f"not UTF-8 text (byte {exc.start}).", f"save the {what} as UTF-8.") \
             from None

@@ -196,9 +196,14 @@ TERRAFORM_COMPUTED: Mapping[str, frozenset[str]] = {
 
 
 def is_terraform_plan(doc: Any) -> bool:
-    """The JSON of ``terraform show -json PLANFILE``: ``format_version`` 1.x and ``resource_changes``."""
-    return isinstance(doc, Mapping) and str(doc.get("format_version", "")).startswith("1.") and \
-        isinstance(doc.get("resource_changes"), list)
+    """The JSON of ``terraform show -json PLANFILE``: ``format_version`` 1.x and ``resource_changes`` (which Terraform
+    leaves out of a plan that changes nothing; a plan has ``terraform_version`` and ``planned_values`` or
+    ``configuration`` then)."""
+    if not isinstance(doc, Mapping) or not str(doc.get("format_version", "")).startswith("1."):
+        return False
+    changes = doc.get("resource_changes")
+    return isinstance(changes, list) or (changes is None and "terraform_version" in doc and
+                                        any(k in doc for k in ("planned_values", "configuration", "prior_state")))
 
 
 def require_terraform_plan(path: Any) -> Mapping[str, Any]:
@@ -207,6 +212,11 @@ def require_terraform_plan(path: Any) -> Mapping[str, Any]:
     from dbxtypes.documents import parse_json_stream, read_text
 
     docs = parse_json_stream(read_text(path, "Terraform plan JSON"), str(path))
+    version = docs[0].get("format_version") if len(docs) == 1 and isinstance(docs[0], Mapping) else None
+    if version is not None and not str(version).startswith("1."):
+        raise InputError.single(str(path), "format_version", f"is {clip(str(version))}; this reads the plan JSON of "
+                                "format 1.x (Terraform 0.12 and later, terraform show -json).",
+                                "write it with a Terraform release whose terraform show -json writes format 1.x.")
     if len(docs) != 1 or not is_terraform_plan(docs[0]):
         keys = ", ".join(sorted(map(str, docs[0]))[:6]) if docs and isinstance(docs[0], Mapping) else "no object"
         raise InputError.single(str(path), "", f"is not a Terraform plan's JSON (has {clip(keys)}): expected one "
@@ -285,12 +295,16 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
     named by its address (``module.ml.databricks_cluster.chat``)."""
     out: list[ExportItem] = []
     references = _configured_references(doc)
-    for i, change in enumerate(doc["resource_changes"]):
+    for i, change in enumerate(doc.get("resource_changes") or []):  # absent: a plan that changes nothing
         if not isinstance(change, Mapping):
             raise InputError.single(source, f"resource_changes[{i}]", "is not an object.",
                                     "pass the JSON of terraform show -json PLANFILE.")
         kind = TERRAFORM_KINDS.get(str(change.get("type")))
         given = change.get("change")
+        if kind is not None and not isinstance(given, Mapping):  # never skipped in silence: the plan is damaged
+            raise InputError.single(source, f"resource_changes[{i}] ({change.get('address') or change.get('type')})",
+                                    "has no change object (actions, before, after).",
+                                    "pass the JSON of terraform show -json PLANFILE as Terraform wrote it.")
         body: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         actions = body.get("actions") or []
         after = body.get("after")

@@ -312,21 +312,27 @@ class _ClusterPricer:
     def worker(self, j: int, all_on_demand: bool = False) -> float:
         return self.worker_od if all_on_demand or self._on_demand(j + 1) else self.worker_spot
 
+    def _on_demand_positions(self) -> int:
+        """How many node positions (the driver first) are on-demand under spot: 1..first_on_demand."""
+        return max(0, math.floor(self.first_on_demand))
+
     def workers(self, start: int, count: float, all_on_demand: bool = False) -> float:
-        """Cost per hour of ``count`` workers (possibly fractional) numbered from ``start``."""
-        total, j, left = 0.0, start, count
-        while left > 1e-12:
-            share = min(1.0, left)
-            total += share * self.worker(j, all_on_demand)
-            left -= share
-            j += 1
-        return total
+        """Cost per hour of ``count`` workers (possibly fractional) numbered from ``start``: worker ``j`` is node
+        position ``j + 1``, on-demand up to ``first_on_demand``, the rest spot. Closed form: the time does not grow
+        with the count (a plan may say 10^12 workers)."""
+        if count <= 0:
+            return 0.0
+        if all_on_demand or not self.spot:
+            return count * self.worker_od
+        on_demand = min(count, max(0, self._on_demand_positions() - start))
+        return on_demand * self.worker_od + (count - on_demand) * self.worker_spot
 
     def size(self, n_workers: int, all_on_demand: bool = False) -> float:
         return self.driver(all_on_demand) + self.workers(1, n_workers, all_on_demand)
 
     def spot_nodes(self, n_workers: int) -> int:
-        return sum(1 for pos in range(1, n_workers + 2) if not self._on_demand(pos))
+        nodes = n_workers + 1
+        return 0 if not self.spot else nodes - min(nodes, self._on_demand_positions())
 
 
 def _node_source(shape: ClusterShape, driver: bool, pools: Mapping[str, tuple[Resource, PoolShape]]
@@ -348,6 +354,11 @@ def _node_source(shape: ClusterShape, driver: bool, pools: Mapping[str, tuple[Re
     return node_type, None
 
 
+#: The most workers the cost model prices on one cluster: far above what a workspace runs, so a plan that says more
+#: (10^12) holds a mistake; it is unpriced, saying so, rather than priced at a figure no bill could show.
+MAX_WORKERS_PRICED = 100_000
+
+
 def _nodes_of(shape: ClusterShape) -> dict[str, int]:
     lo, hi = int(shape.min_workers), int(shape.max_workers)
     return {"min": 1 + lo, "max": 1 + hi}
@@ -361,6 +372,9 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     driver_type, driver_pool = _node_source(shape, True, pools)
 
     lo, hi = int(shape.min_workers), int(shape.max_workers)
+    if hi > MAX_WORKERS_PRICED:
+        raise _Unpriced(f"{hi:,} workers is more than any cluster holds (the cost model prices up to "
+                        f"{MAX_WORKERS_PRICED:,}); check num_workers / autoscale.max_workers")
     availability = shape.availability_in(cloud)
     fod = float(shape.first_on_demand_in(cloud))
     if hi == 0:

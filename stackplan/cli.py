@@ -9,6 +9,7 @@ field and the fix; nothing is written); 130 an interrupted run (Ctrl-C or SIGTER
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import sys
@@ -69,6 +70,11 @@ _EXIT_CODES = """exit codes:
   2    invalid input: one message names the file, the field and the fix; nothing is written
   130  interrupted (Ctrl-C, SIGTERM); nothing is written
 """
+#: cost fails on the stack's budget alone: its other findings are check's to fail on.
+_COST_EXIT_CODES = _EXIT_CODES.replace(
+    "  1    a mandatory policy violation (or a failure that is not the input's fault)",
+    "  1    over the stack's budget (dbx-ai-infra:budget), or one that cannot be verified; other findings are\n"
+    "       check's to fail on (or a failure that is not the input's fault)")
 EXAMPLES_PREVIEW = """examples:
   python -m stackplan preview --stack dev
   python -m stackplan preview --stack stacks/Pulumi.prod.yaml --json --out plan.json
@@ -107,6 +113,14 @@ EXAMPLES_EXPORT_TERRAFORM = """examples:
   cd terraform/prod && terraform init && terraform plan   # credentials from DATABRICKS_HOST/... or a profile
 
 """
+
+
+def finite_float(text: str) -> float:
+    """A command-line number that is finite (``inf``, ``nan`` and ``1e400`` are refused: exit 2)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
 
 
 def invoked_as() -> str:
@@ -182,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
                    help="exit 0 whatever the policies find (the report still shows it); invalid input still exits 2")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("cost", formatter_class=raw, epilog=EXAMPLES_COST + _EXIT_CODES,
+    p = sub.add_parser("cost", formatter_class=raw, epilog=EXAMPLES_COST + _COST_EXIT_CODES,
                        help="price stacks; with --against, what the change adds or removes")
     sources = p.add_mutually_exclusive_group(required=True)
     stacks_arg(sources)
@@ -194,6 +208,7 @@ def parser() -> argparse.ArgumentParser:
                         "(STACK.json each; a stack with none there is new)")
     _format_arg(p, "cost")
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
+    p.add_argument("--json", action="store_true", help="write JSON instead of a table (= --format json)")
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as Pulumi takes it")
     p.set_defaults(func=cmd_cost)
@@ -206,7 +221,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--usage", metavar="DIR",
                    help="the exports: clusters, node_timeline, gpu_timeline, cluster_events, usage, list_prices, "
                         "requests (CSV or Parquet, events as JSON; each optional but clusters)")
-    p.add_argument("--sla-p99-ms", type=float, metavar="N",
+    p.add_argument("--sla-p99-ms", type=finite_float, metavar="N",
                    help="request P99 latency SLA in ms (default: advise.sla_p99_ms of the policy config; none: "
                         "latency is not judged)")
     _format_arg(p, "advise")
@@ -257,7 +272,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stack", required=True, metavar="NAME|FILE",
                    help="a stack name (prod) or the path of a stack YAML file")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for the exports (created)")
-    p.add_argument("--days", type=float, default=7, metavar="N", help="the window, days (default 7)")
+    p.add_argument("--days", type=finite_float, default=7, metavar="N", help="the window, days (default 7)")
     p.add_argument("--plant", action="append", default=[], metavar="FINDING",
                    help="a problem to plant, by advise's finding id (repeat): gpu-underutilized, "
                         "latency-over-sla-scale-out, spot-reclaim-hits-base, idle-cluster, cost-drift, ...")

@@ -35,12 +35,26 @@ def _inside(path: Path, directory: Path) -> bool:
 
 
 def out_dir(directory: str, flag: str = "--out") -> Path:
-    """A directory the run writes files into (created by the caller when it writes): `InputError` when the path
-    exists and is not a directory."""
+    """A directory the run writes files into (created by the caller when it writes, with `make_dir`): `InputError`
+    when the path is empty, a dangling symbolic link, or exists and is not a directory, before any work."""
+    if directory.strip() == "":
+        raise InputError.single("", flag, "is empty.", f"pass a directory for {flag}.")
     path = Path(directory)
+    if path.is_symlink() and not path.exists():
+        raise InputError.single(directory, flag, "is a symbolic link to nothing.",
+                                f"pass a directory for {flag}, or make the link point at one.")
     if path.exists() and not path.is_dir():
         raise InputError.single(directory, flag, "exists and is not a directory.", f"pass a directory for {flag}.")
     return path
+
+
+def make_dir(path: Path, flag: str = "--out") -> None:
+    """Create an output directory (and its parents); `InputError` naming it when the system refuses."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError.single(str(path), flag, f"cannot be created ({exc.strerror or type(exc).__name__}).",
+                                f"pass a directory you can write for {flag}.") from None
 
 
 #: The flags that name something a command writes.

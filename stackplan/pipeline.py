@@ -162,15 +162,16 @@ def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = T
     return build(stack, Options(policy_config, prices, with_policies, with_cost)).plan
 
 
-def base_plan(base: str, *, policy_config: Any, prices: str | None) -> Plan:
-    """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file."""
+def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str | None = None) -> Plan:
+    """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file. A Terraform
+    plan without Databricks compute takes ``cloud`` (the head's)."""
     from .costing import price_plan, read_plan_file
 
     if base.endswith(".json"):
         from .terraform import is_terraform_plan_file, priced_terraform_plan
 
         if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`
-            return priced_terraform_plan(base, policy_config=policy_config, prices=prices)
+            return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud)
         plan = read_plan_file(base)
         if plan.cost is None:
             plan.cost = price_plan(plan, None, prices)

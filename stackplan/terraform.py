@@ -36,14 +36,18 @@ def is_terraform_plan_file(path: str) -> bool:
     return len(docs) == 1 and is_terraform_plan(docs[0])
 
 
-def terraform_plan(path: str, every: list[ExportItem]) -> Plan:
+def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None) -> Plan:
     """A plan's clusters, jobs, pools and endpoints (``every``: its items, `policies.exports.terraform_items`) as a
-    `Plan`, not yet priced; `InputError` for a plan whose node types name no cloud, or several."""
+    `Plan`, not yet priced; `InputError` for a plan whose node types name several clouds, or none (unless ``cloud``
+    is given: a cost diff's base takes its head's cloud, and a base without Databricks compute, a repository's first
+    plan, is then $0, everything new)."""
     from gpucatalog import load_catalog
 
     items = [i for i in every if i.resource_type in _ID]
     catalog = load_catalog()
     clouds = {c for i in items for c in _node_clouds(i.props, catalog) if c}
+    if not clouds and cloud is not None:
+        clouds = {cloud}
     if len(clouds) != 1:
         raise InputError.single(path, "resource_changes", f"names node types of {', '.join(sorted(clouds)) or 'no'} "
                                 "cloud(s): the cost model prices one cloud.",
@@ -70,7 +74,7 @@ def _node_clouds(props: Any, catalog: Catalog) -> set[str | None]:
     return found
 
 
-def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None) -> Plan:
+def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None) -> Plan:
     """The plan priced (``--prices`` as for a stack), with the findings ``check --terraform-plan`` gives it."""
     from policies.exports import require_terraform_plan, terraform_items
 
@@ -78,7 +82,7 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None) 
     from .costing import price_plan
 
     items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
-    plan = terraform_plan(path, items)
+    plan = terraform_plan(path, items, cloud)
     plan.cost = price_plan(plan, None, prices)
     plan.violations = audit_items(items, policy_config).violations
     return plan

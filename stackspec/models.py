@@ -123,8 +123,9 @@ Identifier = Annotated[str, Field(pattern=_NAME)]
 
 
 class _Spec(BaseModel):
-    # strict: a YAML boolean or a quoted number is not a number (num_workers: true is refused, not 1 worker)
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # strict: a YAML boolean or a quoted number is not a number (num_workers: true is refused, not 1 worker); no
+    # infinity or NaN (.inf, 1e400) anywhere: a figure that is not finite breaks every total and report downstream
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class ModelSpec(_Spec):
@@ -470,7 +471,7 @@ class UsageSpec(_Spec):
     names a workload (or a role: the default of every workload of that role) holds that workload's own assumptions
     (`WorkloadUsageSpec`): ``usage: {inference_hours_per_month: 300, embed: {inference_hours_per_month: 100}}``."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True, allow_inf_nan=False)
     __pydantic_extra__: dict[str, WorkloadUsageSpec] = Field(init=False)
 
     @model_validator(mode="before")

@@ -114,3 +114,49 @@ def test_under_the_policy_pack_a_cluster_on_a_pool_the_preview_creates_is_priced
     assert len(unlinked) == 1 and "prod-inference-cluster" in unlinked[0] and "cannot be verified" in unlinked[0]
     cluster.property_dependencies = {"instancePoolId": [pool], "driverInstancePoolId": [pool]}
     assert budget_violations([_with_references(r) for r in by_urn.values()], "prod", budget) == []
+
+
+# --- item 6: Terraform plans of every shape ----------------------------------------------------------------------------
+
+GOOD_PLAN = __import__("pathlib").Path(__file__).resolve().parent.parent / "examples" / "terraform" / "plan-good.json"
+
+
+@pytest.mark.parametrize("base", [
+    {"format_version": "1.2", "terraform_version": "1.9.0", "planned_values": {"root_module": {}}},  # changes nothing
+    {"format_version": "1.2", "terraform_version": "1.9.0", "resource_changes": [
+        {"address": "databricks_catalog.main", "type": "databricks_catalog", "name": "main",
+         "change": {"actions": ["create"], "before": None, "after": {"name": "main"}, "after_unknown": {}}}]},
+    {"format_version": "1.2", "terraform_version": "1.9.0", "resource_changes": [
+        {"address": "aws_s3_bucket.b", "type": "aws_s3_bucket", "name": "b",
+         "change": {"actions": ["create"], "before": None, "after": {"bucket": "b"}, "after_unknown": {}}}]},
+], ids=["empty", "catalog-only", "not-databricks"])
+def test_a_base_without_databricks_compute_is_zero_and_everything_is_new(capsys, tmp_path, base):
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(base))
+    code, out, err = run(capsys, "cost", "--terraform-plan", str(GOOD_PLAN), "--against", str(path), "--format", "json")
+    diff = json.loads(out)["diff"]
+    assert code == 0, err
+    assert diff["total"]["base"]["monthly_expected"] == 0 and diff["counts"]["added"] == len(diff["rows"]) > 0
+
+
+def test_a_plan_of_a_trillion_workers_is_priced_at_once_and_says_what_it_refuses(capsys, tmp_path):
+    doc = json.loads(GOOD_PLAN.read_text())
+    for change in doc["resource_changes"]:
+        if change["type"] == "databricks_cluster":
+            change["change"]["after"].update(autoscale=[], num_workers=10 ** 12)
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(doc))
+    code, out, _ = run(capsys, "cost", "--terraform-plan", str(path), "--format", "json")
+    cost = json.loads(out)["cost"]
+    (entry,) = [e for e in cost["resources"].values() if e["name"] == "databricks_cluster.chat"]
+    assert code == 0 and "1,000,000,000,000 workers is more than any cluster holds" in entry["unpriced"]
+    assert cost["total"]["complete"] is False
+
+
+def test_the_worker_arithmetic_does_not_iterate():
+    from pricing.model import _ClusterPricer
+
+    pricer = _ClusterPricer(driver_od=10, driver_spot=4, worker_od=10, worker_spot=4, spot=True, first_on_demand=3)
+    assert pricer.size(5) == 10 + 2 * 10 + 3 * 4  # the driver and 2 workers on demand, 3 spot
+    assert pricer.workers(1, 2.5) == 10 + 10 + 0.5 * 4 and pricer.spot_nodes(5) == 3
+    assert pricer.size(10 ** 15) == pytest.approx(10 + 2 * 10 + (10 ** 15 - 2) * 4)

@@ -101,3 +101,116 @@ def test_a_directory_base_of_another_stack_or_cloud_is_refused(capsys, tmp_path)
     assert "Traceback" not in err
     # a base named on its own may be any stack (the diff says which)
     assert run(capsys, "cost", "--stack", "azure-prod", "--against", str(plans / "azure-prod.json"))[0] == 0
+
+
+# --- 7. numbers that are not finite -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [".inf", "1e400", "-.inf", ".nan"])
+def test_a_non_finite_number_in_a_stack_is_refused_at_the_input(write_stack, capsys, value):
+    import copy
+
+    from conftest import BASE_CONFIG
+
+    config = copy.deepcopy(BASE_CONFIG)
+    text = __import__("yaml").safe_dump({"config": config}) + f"  dbx-ai-infra:budget:\n    monthly_expected_max: {value}\n"
+    code, out, err = run(capsys, "check", "--stack", str(write_stack(text=text)), "--json")
+    assert code == 2 and "budget.monthly_expected_max" in err and "Traceback" not in err and out == ""
+
+
+@pytest.mark.parametrize("argv", [["advise", "--stack", "dev", "--usage", ".", "--sla-p99-ms", "inf"],
+                                  ["sample-usage", "--stack", "dev", "--out", "x", "--days", "nan"]])
+def test_a_non_finite_number_on_the_command_line_is_refused(capsys, argv):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and "is not a finite number" in capsys.readouterr().err
+
+
+# --- 9. Terraform plan shapes ------------------------------------------------------------------------------------------
+
+def _plan(tmp_path: Path, doc: object, raw: bytes | None = None) -> Path:
+    path = tmp_path / "plan.json"
+    path.write_bytes(raw if raw is not None else json.dumps(doc).encode())
+    return path
+
+
+def test_a_plan_that_changes_nothing_is_a_plan(capsys, tmp_path):
+    path = _plan(tmp_path, {"format_version": "1.2", "terraform_version": "1.9.0",
+                            "planned_values": {"root_module": {}}, "configuration": {"root_module": {}}})
+    code, _, err = run(capsys, "check", "--terraform-plan", str(path))
+    assert code == 0, err
+
+
+def test_a_byte_order_mark_is_no_content(capsys, tmp_path):
+    good = (Path(__file__).resolve().parent.parent / "examples" / "terraform" / "plan-good.json").read_bytes()
+    code, _, err = run(capsys, "check", "--terraform-plan", str(_plan(tmp_path, None, b"\xef\xbb\xbf" + good)))
+    assert code == 0, err
+
+
+def test_a_change_without_its_change_object_is_named(capsys, tmp_path):
+    path = _plan(tmp_path, {"format_version": "1.2", "terraform_version": "1.9.0", "resource_changes": [
+        {"address": "databricks_cluster.x", "type": "databricks_cluster", "name": "x"}]})
+    code, _, err = run(capsys, "check", "--terraform-plan", str(path))
+    assert code == 2 and "resource_changes[0] (databricks_cluster.x)" in err and "no change object" in err
+
+
+@pytest.mark.parametrize("version", ["0.1", "2.0"])
+def test_a_plan_format_this_does_not_read_is_named_by_its_version(capsys, tmp_path, version):
+    path = _plan(tmp_path, {"format_version": version, "resource_changes": []})
+    code, _, err = run(capsys, "check", "--terraform-plan", str(path))
+    assert code == 2 and f"format_version: is '{version}'" in err and "1.x" in err
+
+
+# --- 10. export-terraform --out that cannot be written -------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["empty", "dangling", "under-a-file"])
+def test_an_export_directory_that_cannot_be_written_is_exit_2(capsys, tmp_path, monkeypatch, kind):
+    monkeypatch.chdir(tmp_path)
+    if kind == "empty":
+        out = ""
+    elif kind == "dangling":
+        (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+        out = str(tmp_path / "link")
+    else:
+        (tmp_path / "file").write_text("x")
+        out = str(tmp_path / "file" / "tf")
+    code, _, err = run(capsys, "export-terraform", "--stack", "dev", "--out", out)
+    assert code == 2 and "--out" in err and "Fix:" in err and "unexpected" not in err
+    assert not (tmp_path / "main.tf.json").exists() and not (tmp_path / "nowhere").exists()
+
+
+# --- 11. a plant that does not apply -------------------------------------------------------------------------------------
+
+def test_a_plant_the_stack_has_no_workload_for_is_exit_2_before_anything_is_written(capsys, tmp_path):
+    out = tmp_path / "exports"
+    code, stdout, err = run(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--plant", "training-resized")
+    assert code == 2 and "training-resized plants on a training workload, and stack dev has none" in err
+    assert stdout == "" and not out.exists()
+    code, stdout, _ = run(capsys, "sample-usage", "--stack", "prod", "--out", str(out), "--plant", "training-resized",
+                          "--days", "1")
+    assert code == 0 and json.loads(stdout)["planted"] == {"training-resized": "prod-training-run"}
+
+
+# --- 13. small promises --------------------------------------------------------------------------------------------------
+
+def test_cost_takes_json_as_preview_and_check_do(capsys):
+    code, out, _ = run(capsys, "cost", "--stack", "dev", "--json")
+    assert code == 0 and json.loads(out)["cost"]["total"]["complete"] is True
+
+
+def test_cost_help_says_what_its_exit_1_means(capsys):
+    with pytest.raises(SystemExit):
+        main(["cost", "--help"])
+    text = capsys.readouterr().out
+    assert "1    over the stack's budget" in text and "a mandatory policy violation" not in text
+
+
+def test_the_example_team_rule_flags_a_pool_backed_gpu_cluster(capsys):
+    from policies.registry import forget_team_rules
+
+    examples = Path(__file__).resolve().parent.parent / "examples" / "rules"
+    try:
+        code, out, _ = run(capsys, "check", "--stack", "prod", "--rules", str(examples), "--json")
+    finally:
+        forget_team_rules()
+    flagged = {v["resource_name"] for v in json.loads(out)["violations"] if v["policy"] == "acme-gpu-require-owner-tag"}
+    assert code == 0 and "prod-inference-cluster" in flagged  # on its pool: no node type of its own

@@ -18,7 +18,11 @@ from policies.rule import Rule, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or not any(gpu_node(n) for n in view.node_type_ids):
+    # a GPU node type, or a GPU runtime: a cluster on an instance pool names no node type of its own, but a GPU ML
+    # runtime runs on GPU nodes only
+    gpu = any(gpu_node(n) for n in view.node_type_ids) or "-gpu-" in (view.spark_version or "") \
+        if isinstance(view, ClusterShape) else False
+    if not gpu:
         return []
     tag = config["tag"]
     if view.tags.get(tag):

@@ -276,6 +276,27 @@ JOIN (SELECT DISTINCT x.endpoint, m.m // 60 AS h FROM traffic x CROSS JOIN range
 """
 
 
+def plant_targets(plan: Plan, planted: Iterable[str], only: Iterable[str] | None = None
+                  ) -> tuple[list[Target], list[Any], dict[str, str]]:
+    """The cluster targets and endpoints of ``plan`` (those of ``only``, when given), and where each plant goes: a
+    serving plant on the first endpoint it applies to, any other on the first target of its role. A plant that applies
+    to none is not in the mapping."""
+    kept = set(only) if only is not None else None
+    targets = [t for t in targets_of(plan, low_bandwidth_gbps=200) if kept is None or t.workload in kept]
+    endpoints = [e for e in endpoint_targets(plan) if kept is None or e.workload in kept]
+    where: dict[str, str] = {}
+    for plant_id in sorted(p for p in planted if PLANT_ROLE[p] == "serving"):
+        spec = next(f for f in FINDINGS if f.id == plant_id)
+        assert spec.plant is not None
+        chosen = next((e for e in endpoints if spec.plant.applies is None or spec.plant.applies(e)), None)
+        if chosen is not None:
+            where[plant_id] = chosen.workload
+    for target in targets:
+        for plant_id in sorted(p for p in planted if PLANT_ROLE[p] == target.role and p not in where):
+            where[plant_id] = target.workload
+    return targets, endpoints, where
+
+
 def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), days: float = 7, fmt: str = "csv",
                   full_window: bool = False, only: Iterable[str] | None = None) -> dict[str, Any]:
     """Write the exports of ``plan``'s clusters to ``out`` (created); returns what was planted where."""
@@ -287,25 +308,15 @@ def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), day
         raise ValueError(f"unknown plants {sorted(unknown)}; use {', '.join(PLANTS)}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    targets = targets_of(plan, low_bandwidth_gbps=200)
-    if only is not None:
-        targets = [t for t in targets if t.workload in set(only)]
+    targets, endpoints, where = plant_targets(plan, planted, only)
     runs: list[Run] = []
     by_cluster: dict[str, Target] = {}
-    where: dict[str, str] = {}
-    endpoints = [e for e in endpoint_targets(plan) if only is None or e.workload in set(only)]
     on_endpoint: dict[str, set[str]] = {}
-    for plant_id in sorted(p for p in planted if PLANT_ROLE[p] == "serving"):
-        spec = next(f for f in FINDINGS if f.id == plant_id)
-        assert spec.plant is not None
-        chosen = next((e for e in endpoints if spec.plant.applies is None or spec.plant.applies(e)), None)
-        if chosen is not None:  # an endpoint it applies to: the first of the plan
-            where[plant_id] = chosen.workload
-            on_endpoint.setdefault(chosen.workload, set()).add(plant_id)
+    for plant_id, workload in where.items():
+        if PLANT_ROLE[plant_id] == "serving":
+            on_endpoint.setdefault(workload, set()).add(plant_id)
     for target in targets:
-        # a plant goes to the first target of its role
-        mine = {p for p in planted if PLANT_ROLE[p] == target.role and p not in where}
-        where.update(dict.fromkeys(mine, target.workload))
+        mine = {p for p, w in where.items() if w == target.workload and PLANT_ROLE[p] != "serving"}
         for run in _runs_for(target, plan.stack, days, mine, full_window):
             runs.append(run)
             by_cluster[run.cluster_id] = target

@@ -46,12 +46,12 @@ def cmd_advise(args: argparse.Namespace) -> int:
     endpoints = endpoint_targets(plan)
     served = endpoint_rows(endpoints)
     if args.emit_sql:
-        from stackplan.output import out_dir, write_text
+        from stackplan.output import make_dir, out_dir, write_text
 
         schema, volume = spec.monitoring.volume.split(".", 1)
         telemetry = f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}"
         out = out_dir(args.emit_sql, "--emit-sql")
-        out.mkdir(parents=True, exist_ok=True)
+        make_dir(out, "--emit-sql")
         for name, text in emitted_sql(stack=plan.stack, telemetry=telemetry, days=args.days, targets=rows,
                                       thresholds=thresholds, sla=sla, endpoints=served).items():
             write_text(text, str(out / name), ())

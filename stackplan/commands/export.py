@@ -9,7 +9,7 @@ import sys
 from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import CLUSTER_POLICY, INSTANCE_POOL
 from stackplan.exits import EXIT_OK
-from stackplan.output import out_dir
+from stackplan.output import make_dir, out_dir
 from stackplan.pipeline import build_plan
 
 from . import common
@@ -22,7 +22,7 @@ def cmd_export_policies(args: argparse.Namespace) -> int:
         raise InputError.single(plan.stack_file or plan.stack, "dbx-ai-infra:cluster_policies.enabled",
                                 "is false, so the stack makes no cluster policy.", "enable it to export definitions.")
     out = out_dir(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out)
     # Offline, a pool's id is the engine's stand-in: the file marks it instead, naming the pool.
     unknown_ids = {r.id: f"<id of instance pool {r.inputs.get('instancePoolName', r.name)}: known after pulumi up>"
                    for r in plan.resources if r.type == INSTANCE_POOL}
@@ -46,10 +46,10 @@ def cmd_export_terraform(args: argparse.Namespace) -> int:
     """``export-terraform``: the plan as Terraform JSON configuration, ``DIR/main.tf.json`` (`stackplan.tfexport`)."""
     from stackplan.tfexport import terraform_config
 
+    out = out_dir(args.out)  # before any work
     plan = build_plan(args.stack, policy_config=common.policy_config(args), with_policies=False)
-    out = out_dir(args.out)
     doc = terraform_config(plan)
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out)
     path = out / "main.tf.json"
     common.emit(args, json.dumps(doc, indent=2) + "\n", str(path))
     count = sum(len(named) for named in doc["resource"].values())

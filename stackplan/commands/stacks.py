@@ -96,7 +96,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         if run.base is not None:
             from pricing import diff_costs
 
-            base = base_plan(run.base, policy_config=config, prices=args.prices)
+            base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud)
             _same_stack(base, run.plan, run.base, args)
             run.diff = diff_costs(base, run.plan)
             # the budget's increase limits judge the change (a stack without a budget has none)
