@@ -95,7 +95,8 @@ def test_sarif_names_the_plan_file_and_the_address(capsys, tmp_path: Path) -> No
 
 @pytest.mark.parametrize(("text", "message"), [
     ('{"clusters": []}', "is not a Terraform plan's JSON (has 'clusters')"),
-    ('{"format_version": "0.2", "resource_changes": []}', "format_version: is '0.2'; this reads the plan JSON of format 1.x"),
+    ('{"format_version": "0.2", "resource_changes": []}', "format_version: is '0.2'; this reads the plan JSON of "
+                                                          "format 1.x"),
     ("[1, 2]", "is not a Terraform plan's JSON"),
 ])
 def test_what_is_not_a_plan_is_exit_2_naming_what_it_expected(capsys, tmp_path: Path, text: str,
@@ -104,7 +105,7 @@ def test_what_is_not_a_plan_is_exit_2_naming_what_it_expected(capsys, tmp_path: 
     path.write_text(text)
     code = main(["check", "--terraform-plan", str(path)])
     err = capsys.readouterr().err
-    assert code == 2 and message in err and "format_version 1.x and resource_changes" in err
+    assert code == 2 and message in err and "format 1.x" in err
 
 
 def test_one_source_of_clusters(capsys) -> None:
