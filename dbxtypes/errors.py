@@ -8,6 +8,7 @@ each with its field path and its fix. ``str()`` is the whole user-facing message
 from __future__ import annotations
 
 import difflib
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,10 +35,10 @@ def field_path(loc: Sequence[Any]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif str(part).isidentifier():
+        elif str(part).isascii() and str(part).isidentifier():
             out += ("." if out else "") + str(part)
-        else:
-            out += f"[{str(part)!r}]"
+        else:  # escaped: a key with a look-alike letter (Cyrillic a for a) shows as what it is
+            out += f"[{ascii(str(part))}]"
     return out
 
 
@@ -129,16 +130,40 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
+def _members(annotation: Any) -> list[type[BaseModel]]:
+    """Every model an annotation names (a union's members, a dict's or a list's value model), in order."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in getattr(annotation, "__args__", ()) or () for m in _members(arg)]
+
+
+def _tag(model: type[BaseModel]) -> str | None:
+    """The value a discriminated union tags ``model`` by: its one field typed as a single literal (``role``)."""
+    for field in model.model_fields.values():
+        args = typing.get_args(field.annotation)
+        if typing.get_origin(field.annotation) is typing.Literal and len(args) == 1:
+            return str(args[0])
+    return None
+
+
 def model_at(root: type[BaseModel] | None, loc: Sequence[Any]) -> type[BaseModel] | None:
-    """The pydantic model that owns the field at ``loc`` under ``root`` (to list the keys allowed there)."""
+    """The pydantic model that owns the field at ``loc`` under ``root`` (to list the keys allowed there); through a
+    discriminated union, the member its tag in ``loc`` names (``workloads.x.dev.num_workers``: the dev workload)."""
     model: Any = root
+    candidates: list[type[BaseModel]] = []
     for part in loc[:-1]:
+        tagged = [m for m in candidates if _tag(m) == str(part)]
+        if tagged:
+            model, candidates = tagged[0], []
+            continue
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             return None
         found = model.model_fields.get(str(part))
         if found is None:
             continue  # a dict key or a list index: the value type is the same model
-        model = _unwrap(found.annotation)
+        members = _members(found.annotation)
+        model = members[0] if members else found.annotation
+        candidates = members if len(members) > 1 else []
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
@@ -160,16 +185,30 @@ def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | Non
     if kind == "extra_forbidden":
         model = model_at(root, loc)
         allowed = ", ".join(_own_fields_first(model)) if model else ""
-        message = "is not a known key"
+        message = "is not a known key" + ("" if str(loc[-1]).isascii() else " (it holds characters that are not "
+                                                                           "ASCII: a look-alike letter?)")
         guess = did_you_mean(str(loc[-1]), list(model.model_fields)) if model and loc else ""
         hint = (f"remove it or correct its spelling{guess}; allowed keys here: {allowed}." if allowed
                 else "remove it.")
+    if kind == "union_tag_not_found":  # a workloads entry with no role
+        tag = str((err.get("ctx") or {}).get("discriminator", "")).strip("'")
+        message = f"has no {tag}"
+        hint = f"add {tag}: training, inference or dev (which role's keys the entry holds)."
+    if kind == "union_tag_invalid":  # a role that is none of them
+        ctx = err.get("ctx") or {}
+        tag = str(ctx.get("discriminator", "")).strip("'")
+        message = f"{tag} {ctx.get('tag', value)!r} is not one of {ctx.get('expected_tags', '')}"
+        hint = f"set {tag} to one of {ctx.get('expected_tags', '')}."
     if loc and loc[-1] == "[key]":  # a mapping key outside a Literal (an unknown cloud, say)
         path = f"{prefix}{field_path(loc[:-2])}"
         expected = str((err.get("ctx") or {}).get("expected", ""))
         options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip(" '")]
-        message = f"unknown key {loc[-2]!r}"
-        hint = f"use {expected}{did_you_mean(str(loc[-2]), options)}."
+        if expected:
+            message = f"unknown key {ascii(str(loc[-2]))}"
+            hint = f"use {expected}{did_you_mean(str(loc[-2]), options)}."
+        else:  # a key of a pattern (an endpoint's name): the message says what it must be
+            message = f"key {ascii(str(loc[-2]))}: {message[:1].lower()}{message[1:]}"
+            hint = _FIXES.get(kind, "") or "rename the key."
     if kind == "value_error" and not hint:
         hint = fix or "change the values so the rule above holds."
     return Problem(path, message.rstrip(".") + ".", hint or fix)

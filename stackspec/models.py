@@ -812,13 +812,16 @@ class StackSpec(_Spec):
             if name in SECTIONS:
                 raise ValueError(f"{name}: a role's name is its section's workload; write it as dbx-ai-infra:{name}, "
                                  f"or give the workload another name")
-            made = own.get(name) or ("a serving endpoint (serving-<endpoint>)"
-                                     if name.startswith(SERVING_RESOURCE_PREFIX) else None) or (
-                "the cluster policy of another workload (policy-<workload>)"
-                if name.startswith(f"{POLICY_RESOURCE}-") else None)
+            made = own.get(name)
             if made:
                 raise ValueError(f"{name}: the name collides with {made}, which the stack names <stack>-{name}; rename "
                                  f"the workload")
+            kept = ((SERVING_RESOURCE_PREFIX, "the serving endpoints' resources (<stack>-serving-<endpoint>)"),
+                    (f"{POLICY_RESOURCE}-", "the workloads' cluster policies (<stack>-policy-<workload>)"))
+            for prefix, owner in kept:
+                if name.startswith(prefix):
+                    raise ValueError(f"{name}: names starting with {prefix} are kept for {owner}, which such a "
+                                     f"workload's resources could collide with; rename the workload")
         return workloads
 
     def _monitoring_layout(self) -> None:

@@ -214,3 +214,28 @@ def test_the_example_team_rule_flags_a_pool_backed_gpu_cluster(capsys):
         forget_team_rules()
     flagged = {v["resource_name"] for v in json.loads(out)["violations"] if v["policy"] == "acme-gpu-require-owner-tag"}
     assert code == 0 and "prod-inference-cluster" in flagged  # on its pool: no node type of its own
+
+
+# --- 12. messages that name the field, the place and a real fix ---------------------------------------------------------
+
+HEAD = ("config:\n  dbx-ai-infra:cloud: aws\n  dbx-ai-infra:gpu_family: a10g\n  dbx-ai-infra:single_user_name: "
+        "ml@example.com\n  dbx-ai-infra:tags: {workload: genai, cost_center: ai}\n")
+
+
+@pytest.mark.parametrize(("tail", "said", "not_said"), [
+    ("  dbx-ai-infra:workloads:\n    x: {role: trainer, num_workers: 2}\n",
+     "role 'trainer' is not one of 'training', 'inference', 'dev'. Fix: set role to one of", "discriminator"),
+    ("  dbx-ai-infra:workloads:\n    x: {num_workers: 2}\n", "has no role. Fix: add role: training, inference or dev",
+     "Unable to extract tag"),
+    ("  dbx-ai-infra:workloads:\n    x: {role: dev, num_workers: 2}\n",
+     "workloads.x.dev.num_workers: is not a known key", "did you mean 'num_workers'"),
+    ('  dbx-ai-infra:serving:\n    endpoints:\n      "bad name!": {entity: a.b.c, entity_version: "1", '
+     "model: {params_billions: 1}}\n", "key 'bad name!': string should match pattern", "Fix: use ."),
+    ("  dbx-ai-infra:workloads:\n    serving-x: {role: dev}\n", "names starting with serving- are kept for",
+     "collides with serving endpoint"),
+    ("  dbx-ai-infra:dev:\n    \u0430utotermination_minutes: 30\n", "dev['\\u0430utotermination_minutes']: is not a "
+     "known key (it holds characters that are not ASCII", "dev.\u0430utotermination"),
+])
+def test_a_message_names_the_field_the_place_and_a_real_fix(write_stack, capsys, tail, said, not_said):
+    code, _, err = run(capsys, "check", "--stack", str(write_stack(text=HEAD + tail)))
+    assert code == 2 and said in err and not_said not in err and "Traceback" not in err, err

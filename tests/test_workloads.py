@@ -137,13 +137,13 @@ def test_a_workload_s_own_usage_prices_it(write_stack, capsys):
     ({"uc": {"role": "dev"}}, {}, "collides with the Unity Catalog storage"),
     ({"policy": {"role": "dev"}}, {}, "collides with the cluster policies"),
     ({"gpu-collector": {"role": "dev"}}, {}, "collides with the GPU collector"),
-    ({"serving-chat": {"role": "dev"}}, {}, "collides with a serving endpoint"),
+    ({"serving-chat": {"role": "dev"}}, {}, "names starting with serving- are kept for the serving endpoints' resources"),
     ({"chat": {"role": "dev"}, "chat-pool": {"role": "dev"}}, {}, "collides with the instance pool of workload chat"),
     ({"dev-pool": {"role": "dev"}}, {}, "collides with the instance pool of workload dev"),
     ({"inference": {"role": "inference", "model": {"params_billions": 1}}}, {}, "the name 'inference' is used twice"),
     ({"training": {"role": "training", "num_workers": 1, "model": {"params_billions": 1}}}, {"training": None},
      "a role's name is its section's workload"),
-    ({"x": {"min_workers": 1}}, {}, "'role'"),
+    ({"x": {"min_workers": 1}}, {}, "has no role. Fix: add role: training, inference or dev"),
 ])
 def test_a_bad_or_colliding_name_is_exit_2_with_the_rule(write_stack, capsys, tmp_path, workloads, sections, rule):
     config = with_(BASE_CONFIG, workloads=workloads)
