@@ -239,3 +239,56 @@ HEAD = ("config:\n  dbx-ai-infra:cloud: aws\n  dbx-ai-infra:gpu_family: a10g\n  
 def test_a_message_names_the_field_the_place_and_a_real_fix(write_stack, capsys, tail, said, not_said):
     code, _, err = run(capsys, "check", "--stack", str(write_stack(text=HEAD + tail)))
     assert code == 2 and said in err and not_said not in err and "Traceback" not in err, err
+
+
+# --- 8. telemetry that cannot be read names the guilty file, its line and column ----------------------------------------
+
+@pytest.mark.parametrize(("name", "column", "value", "said"), [
+    ("gpu_timeline", "gpu_util_percent", "N/A", 'line 4, column gpu_util_percent: holds a value that cannot be read: '
+                                                'Could not convert string "N/A"'),
+    ("node_timeline", "cpu_user_percent", "75%", 'line 4, column cpu_user_percent'),
+])
+def test_a_value_that_cannot_be_read_names_the_guilty_file_line_and_column(capsys, exports, tmp_path, name, column,
+                                                                           value, said):
+    usage = _copy_with(exports, tmp_path, name, column, value)
+    code, _, err = run(capsys, "advise", "--stack", "prod", "--usage", str(usage))
+    assert code == 2 and f"{usage / name}.csv: {said}" in err, err
+    assert "clusters.csv" not in err and "SELECT" not in err and "strict mode" not in err and "Traceback" not in err
+
+
+def test_epoch_milliseconds_are_read_in_the_gpu_timeline_too(capsys, exports, tmp_path):
+    import csv
+    import shutil
+
+    usage = tmp_path / "usage"
+    shutil.copytree(exports, usage)
+    with (exports / "gpu_timeline.csv").open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    start, end = rows[0].index("start_time"), rows[0].index("end_time")
+    from datetime import datetime
+
+    for row in rows[1:]:
+        for i in (start, end):
+            row[i] = str(int(datetime.fromisoformat(row[i].replace("+00", "+00:00")).timestamp() * 1000))
+    with (usage / "gpu_timeline.csv").open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    as_iso = json.loads(run(capsys, "advise", "--stack", "prod", "--usage", str(exports), "--json")[1])
+    code, out, _ = run(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
+    assert code == 0 and json.loads(out)["findings"] == as_iso["findings"]
+
+
+@pytest.mark.parametrize("kind", ["garbage-csv", "corrupt-parquet"])
+def test_a_file_that_cannot_be_read_at_all_is_exit_2_naming_it(capsys, exports, tmp_path, kind):
+    import shutil
+
+    usage = tmp_path / "usage"
+    shutil.copytree(exports, usage)
+    if kind == "garbage-csv":
+        (usage / "requests.csv").write_bytes(bytes(range(256)) * 20)
+        guilty = usage / "requests.csv"
+    else:
+        (usage / "gpu_timeline.csv").unlink()
+        guilty = usage / "gpu_timeline.parquet"
+        guilty.write_bytes(b"PAR1" + bytes(range(256)) * 10 + b"PAR1")
+    code, _, err = run(capsys, "advise", "--stack", "prod", "--usage", str(usage))
+    assert code == 2 and f"{guilty}:" in err and "cannot be read" in err and "unexpected" not in err

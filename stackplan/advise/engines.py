@@ -50,24 +50,57 @@ class DuckDBEngine:
         self.found: Mapping[str, Input] = {}
 
     def execute(self, sql: str) -> None:
+        self._run(sql)
+
+    def fetch(self, sql: str) -> list[dict[str, Any]]:
+        cursor = self._run(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def _run(self, sql: str, only: Input | None = None) -> Any:
+        """One statement; a value an input holds that cannot be read is `InputError` naming the guilty file (DuckDB
+        says which, else each input the statement reads is tried alone), its line and column, and nothing of the
+        engine (its SQL, its advice to change the reader's options)."""
         import duckdb
 
         try:
-            self.con.execute(sql)
-        except (duckdb.ConversionException, duckdb.InvalidInputException) as exc:
-            # a value that is not what its column says, a malformed JSON line, a truncated file: DuckDB names the
-            # file and line where it can; the message names the inputs the statement read
-            named = [str(inp.path) for inp in self.found.values() if str(inp.path) in str(exc)]
-            names = named or [str(self.found[n].path) for n in self.found if re.search(rf"\b{n}\b", sql)]
-            raise InputError.single(", ".join(names) or "the exports", "",
-                                    f"holds a value that cannot be read: {_duckdb_problem(exc, named)}",
-                                    "fix or drop that row (a JSON line whole, timestamps ISO 8601 or epoch "
-                                    "milliseconds, numbers plain), or export the file again.") from None
+            return self.con.execute(sql)
+        except duckdb.Error as exc:
+            if isinstance(exc, duckdb.InterruptException):
+                raise KeyboardInterrupt from None
+            if not isinstance(exc, (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException)) \
+                    and only is None:
+                raise
+            raise self._read_error(exc, sql, only) from None
 
-    def fetch(self, sql: str) -> list[dict[str, Any]]:
-        cursor = self.con.execute(sql)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    def _read_error(self, exc: BaseException, sql: str, only: Input | None) -> InputError:
+        text = str(exc)
+        named = re.search(r"^\s*file = (.+)$", text, re.M)
+        guilty = [inp for inp in ([only] if only else self.found.values()) if inp is not None and (
+            named and named.group(1).strip().startswith(str(inp.path)) or str(inp.path) in text)]
+        if not guilty:  # DuckDB did not say: the inputs this statement reads, each tried alone
+            guilty = [inp for name, inp in self.found.items() if re.search(rf"\b{name}\b", sql) and
+                      not self._reads_whole(name)]
+        where = named.group(1).strip() if named else ", ".join(str(i.path) for i in guilty) or "the exports"
+        line = re.search(r"CSV Error on Line: (\d+)|\bin line (\d+)", text)
+        column = re.search(r'converting column "([^"]+)"', text)
+        field = ", ".join(part for part in (f"line {line.group(1) or line.group(2)}" if line else "",
+                                            f"column {column.group(1)}" if column else "") if part)
+        return InputError.single(where, field, f"holds a value that cannot be read: {_duckdb_problem(exc, [where])}.",
+                                 "fix or drop that row (numbers plain, without units; true or false; timestamps ISO "
+                                 "8601 or epoch milliseconds), or export the file again.")
+
+    def _reads_whole(self, name: str) -> bool:
+        """True when the view of input ``name`` reads every row and column without an error (a probe, on the path of
+        an error only)."""
+        import duckdb
+
+        try:
+            self.con.execute(f"SELECT count(*) FROM (SELECT * FROM {name}) AS probe WHERE "
+                             f"hash(COLUMNS(*)) IS NOT NULL").fetchall()
+            return True
+        except duckdb.Error:
+            return False
 
     def load_sources(self, found: Mapping[str, Input]) -> None:
         """A view per input over its files (an API response loaded into a table first)."""
@@ -87,9 +120,20 @@ class DuckDBEngine:
                                          loaded)
                 types = dict.fromkeys(columns, "VARCHAR")
             elif inp is not None:
-                inp = sniffed(self.con, inp)
+                inp = self._readable(inp)
                 types = column_types(self.con, inp)
             self.con.execute(view_sql(name, inp, types))
+
+    def _readable(self, inp: Input) -> Input:
+        """The input with its columns sniffed; a file DuckDB cannot read at all (a corrupt Parquet file, binary
+        garbage) is `InputError` naming it."""
+        import duckdb
+
+        try:
+            return sniffed(self.con, inp)
+        except duckdb.Error as exc:
+            raise InputError.single(str(inp.path), "", f"cannot be read: {_duckdb_problem(exc, [str(inp.path)])}",
+                                    f"export {inp.name} again ({inp.fmt}).") from None
 
 
 @contextmanager
@@ -110,6 +154,9 @@ def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
     """DuckDB's message, short: the line it names first, without the file (named already) or its advice to change
     the reader's options (which the user cannot pass), quoted input cut."""
     text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    reason = re.search(r"Could not convert [^.]*?to '?\w+'?", text)
+    if reason:  # a CSV value of the wrong type: just what DuckDB could not convert (the line and column named apart)
+        return cut(reason.group(0), 240)
     text = re.sub(r"\s*\bTry [^.]*(\.|$)", "", text)
     text = text.removeprefix("Invalid Input Error: ").removeprefix("Conversion Error: ")
     for path in paths:

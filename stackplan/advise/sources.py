@@ -131,10 +131,16 @@ def _input(name: str, path: Path, fmt: str, glob: str | None = None) -> Input:
 
 
 def _ts(types: Mapping[str, str], column: str, dialect: str = "duckdb") -> str:
-    """A time column as a UTC TIMESTAMP. DuckDB: an instant (Parquet's TIMESTAMPTZ, CSV's ``...+00``) is taken by its
-    epoch microseconds: a cast through the time-zone library costs more than the whole scan (bench 2c). Spark: a
-    cast (the session is in UTC; ISO text with or without its offset)."""
+    """A time column as a UTC TIMESTAMP. A number is epoch milliseconds (as the Databricks APIs write times), in every
+    input. DuckDB: an instant (Parquet's TIMESTAMPTZ, CSV's ``...+00``) is taken by its epoch microseconds: a cast
+    through the time-zone library costs more than the whole scan (bench 2c). Spark: a cast (the session is in UTC;
+    ISO text with or without its offset)."""
     kind = types.get(column, "")
+    numeric = kind.upper().split("(")[0] in ("BIGINT", "INTEGER", "HUGEINT", "DOUBLE", "DECIMAL", "LONG",
+                                             "INT", "FLOAT")
+    if numeric:  # epoch milliseconds, as the Databricks APIs write times
+        return (f"make_timestamp(CAST({column} AS BIGINT) * 1000)" if dialect == "duckdb" else
+                f"timestamp_millis(CAST({column} AS BIGINT))")
     if dialect != "duckdb":
         return f"CAST({column} AS TIMESTAMP)"
     if kind == "TIMESTAMP WITH TIME ZONE":
