@@ -64,7 +64,18 @@ def exit_now() -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+#: Set once a signal has come: a library that turns the interrupt into its own error (py4j, when the JVM's side of
+#: a call breaks) is read as the interrupt it is (`signalled`).
+_SIGNALLED = [False]
+
+
+def signalled() -> bool:
+    """True once SIGINT or SIGTERM has come in this process."""
+    return _SIGNALLED[0]
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
+    _SIGNALLED[0] = True
     if _hard:
         exit_now()
     raise KeyboardInterrupt  # SIGTERM ends the run like Ctrl-C

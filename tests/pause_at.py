@@ -10,7 +10,9 @@ POINT is where a user's Ctrl-C may land:
 - ``body``: in the program's own code (not an RPC), at its first ``pulumi.export``; Pulumi's runtime catches what
   is raised there and waits for every RPC before re-raising;
 - ``duckdb``: inside advise's analysis, as its DuckDB query runs (DuckDB turns a KeyboardInterrupt into its own
-  error).
+  error);
+- ``spark``: inside ``advise --engine spark``, as a Spark query runs in the JVM (py4j turns a broken call into its
+  own error).
 A point may carry a count, ``program:4``: the 4th time the run passes it.
 
 (There was a ``frame`` point, inside the stack-frame lookup Pulumi's runtime runs under ``except BaseException`` at
@@ -84,6 +86,20 @@ def install(spec: str) -> None:
             return con
 
         duckdb.connect = connect_then_pause
+    elif point == "spark":
+        from stackplan.advise import engines
+
+        original = engines.SparkEngine._sql
+
+        def sql_then_pause(self, sql):  # noqa: ANN001, ANN202
+            if not getattr(engines, "_paused", False):
+                engines._paused = True
+                print(READY, file=sys.stderr, flush=True)
+                # a query that runs in the JVM until the signal comes
+                self.spark.range(10 ** 13).selectExpr("sum(id % 7) AS s").collect()
+            return original(self, sql)
+
+        engines.SparkEngine._sql = sql_then_pause
     elif point == "import":
         sys.meta_path.insert(0, _PauseOnImport())
     elif point == "program":

@@ -240,12 +240,22 @@ def test_huge_prices_are_refused_and_tiny_ones_are_numbers(write_stack, tmp_path
 
 # --- interrupted runs ----------------------------------------------------------------------------------------------
 
-def _interrupt_at(point: str, sig: int, argv: list[str], tmp_path: Path) -> None:
+def _interrupt_at(point: str, sig: int, argv: list[str], tmp_path: Path, *, group: bool = False) -> None:
     """Run ``argv`` paused at ``point`` (tests/pause_at.py), signal it once it says it stands there (never after a
-    sleep: the outcome does not depend on the machine's speed), and check the one line, exit 130, nothing left."""
+    sleep: the outcome does not depend on the machine's speed), and check the one line, exit 130, nothing left.
+    ``group``: the signal goes to the run's whole process group, as a terminal's Ctrl-C does (a JVM the run started
+    gets it too), and its temporary directory is ``tmp_path/tmp``, which must be empty after."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir(exist_ok=True)
+
+    def child() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if group:
+            os.setpgrp()
+
     proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "pause_at.py"), point, *argv], cwd=REPO,
-                            stderr=subprocess.PIPE, stdout=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=child,
+                            env={**os.environ, "TMPDIR": str(scratch)})
     first = proc.stderr.readline().decode()
     while first.startswith("note: "):  # what the stack says before the pause (an endpoint's model comes first)
         first = proc.stderr.readline().decode()
@@ -254,7 +264,10 @@ def _interrupt_at(point: str, sig: int, argv: list[str], tmp_path: Path) -> None
         pytest.fail(f"never reached {point}: {first}{proc.communicate()[1].decode()}")
     if point == "write":
         assert [p.name for p in tmp_path.iterdir()] != [], "the temporary output exists at the pause"
-    proc.send_signal(sig)
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
     try:
         _, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -262,7 +275,8 @@ def _interrupt_at(point: str, sig: int, argv: list[str], tmp_path: Path) -> None
         pytest.fail(f"hung after the signal at {point}")
     assert proc.returncode == 130, err
     assert err.decode().strip().splitlines() == ["interrupted: nothing was written."]
-    assert not [p for p in tmp_path.iterdir() if p.name != "usage"]
+    assert not [p for p in tmp_path.iterdir() if p.name not in ("usage", "tmp")]
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("stackplan")]  # scratch directories removed
 
 
 @pytest.mark.parametrize(("point", "sig"), [
@@ -279,6 +293,17 @@ def test_an_interrupt_inside_a_duckdb_query_of_advise_is_an_interrupt(tmp_path):
     assert main(["sample-usage", "--stack", "dev", "--out", str(tmp_path / "usage"), "--days", "1"]) == 0
     _interrupt_at("duckdb", signal.SIGINT, ["advise", "--stack", "dev", "--usage", str(tmp_path / "usage"),
                                             "--out", str(tmp_path / "advice.txt")], tmp_path)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_inside_a_spark_query_of_advise_is_an_interrupt(tmp_path, sig):
+    """py4j turned Ctrl-C into tracebacks and "Spark could not run the analysis" (exit 2), and SIGTERM left the
+    stackplan-spark-* scratch directory behind: the signal to the whole process group, as a terminal sends it."""
+    assert main(["sample-usage", "--stack", "dev", "--out", str(tmp_path / "usage"), "--days", "1"]) == 0
+    _interrupt_at("spark", sig, ["advise", "--stack", "dev", "--usage", str(tmp_path / "usage"), "--engine", "spark",
+                                 "--spark-master", "local[1]", "--out", str(tmp_path / "advice.txt")], tmp_path,
+                  group=True)
 
 
 @settings(max_examples=3, deadline=None, derandomize=False)

@@ -20,7 +20,6 @@ import logging
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dbxtypes.errors import InputError, clip, cut
+from stackplan.interrupts import scratch_dir, signalled
 
 from .sources import API_TABLES, COLUMNS, EMPTY, Input, api_rows, check_columns, column_types, sniffed, view_sql
 
@@ -198,8 +198,8 @@ def spark_session(options: SparkOptions) -> Iterator[Any]:
         from pyspark.sql import SparkSession
     except ImportError as exc:
         raise _spark_missing(exc) from None
-    for name in ("py4j", "pyspark"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+    for name in ("py4j", "pyspark"):  # their tracebacks (a broken call logged at ERROR) never reach the user
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     builder = SparkSession.builder.appName("stackplan-advise")
     builder = builder.remote(options.remote) if options.remote else builder.master(options.master)
     conf = {"spark.sql.session.timeZone": "UTC", "spark.sql.shuffle.partitions": "4",
@@ -211,7 +211,7 @@ def spark_session(options: SparkOptions) -> Iterator[Any]:
         builder = builder.config(key, value)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers' Python: this one
     active = SparkSession.getActiveSession()
-    with tempfile.TemporaryDirectory(prefix="stackplan-spark-") as scratch:
+    with scratch_dir("stackplan-spark-") as scratch:  # removed when the run is interrupted too
         log = Path(scratch) / "jvm.log"
         try:
             with _stderr_to(log):  # the JVM pyspark starts inherits it: its banner and warnings go to the log
@@ -287,6 +287,8 @@ class SparkEngine:
         try:
             return self.spark.sql(sql)
         except Exception as exc:  # noqa: BLE001 - Spark's analysis and execution errors share no base class here
+            if signalled():  # the call broke because the run was interrupted: an interrupt, not the inputs' fault
+                raise KeyboardInterrupt from None
             text = " ".join(str(exc).split())
             raise InputError.single("the exports", "", f"Spark could not run the analysis: {clip(text)}",
                                     "check the inputs' columns and values (the README's advise table).") from None
