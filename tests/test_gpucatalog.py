@@ -54,13 +54,14 @@ def test_every_entry_carries_known_sources_and_dates(catalog):
         assert _is_iso_date(node.price_date), node.node_type_id
         assert node.dbu_per_hour is not None and node.dbu_per_hour > 0, node.node_type_id
         assert _is_iso_date(node.dbu_date), node.node_type_id
-        # The Databricks DBU sheet is the source of every DBU rate, and is dated 2026-04-10.
+        # The Databricks DBU sheet is the source of every DBU rate: its GPU rows' own date, 2024-10-16 (issue 43: not
+        # the day a bundle of it was read).
         assert "dbx_instance_xlsx" in node.sources, node.node_type_id
-        assert node.dbu_date == "2026-04-10", node.node_type_id
+        assert node.dbu_date == "2024-10-16", node.node_type_id
 
 
 def test_every_listed_source_is_used_and_described(catalog):
-    used = {key for node in catalog.nodes for key in node.sources}
+    used = {key for node in [*catalog.nodes, *catalog.cpu_nodes] for key in node.sources}
     assert used == set(catalog.sources)
     for key, description in catalog.sources.items():
         assert description.strip() and "\n" not in description.strip(), key
