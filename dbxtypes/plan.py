@@ -214,6 +214,9 @@ class Cost(_Model):
 class SmallerNode(_Model):
     node_type_id: str
     gpu_memory_gb: Number
+    #: Why it was not chosen: None, it does not hold the need; else the reason it was passed over although it does
+    #: (a serving workload type databricks-sdk's enum does not list).
+    passed_over: str | None = None
 
 
 class SizingLine(_Model):
@@ -249,7 +252,9 @@ class SizingLine(_Model):
         how = self.formula or self.rule
         node = f"{self.node_type_id} ({self.gpu_count} x {self.gpu}, {self.gpu_memory_gb:g} GB)"
         smaller = ("none in the family" if self.next_smaller is None else
-                   f"{self.next_smaller.node_type_id} ({self.next_smaller.gpu_memory_gb:g} GB) did not fit")
+                   f"{self.next_smaller.node_type_id} ({self.next_smaller.gpu_memory_gb:g} GB) "
+                   + (f"fits, but {self.next_smaller.passed_over}" if self.next_smaller.passed_over else
+                      "did not fit"))
         extra = f"; {self.sharded}" if self.sharded else ""
         pin = " (pinned)" if self.pinned else ""
         driver = f"; driver {self.driver_node_type_id} (CPU)" if self.driver_node_type_id else ""

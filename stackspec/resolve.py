@@ -64,7 +64,8 @@ class Workload:
 
 def _sizing_line(workload: str, est: Estimate | None, need_gb: float | None, node_type_id: str, gpu: str,
                  gpu_count: int, gpu_memory_gb: float, *, pinned: bool, sharded: str | None, driver: str | None,
-                 smaller: tuple[str, float] | None, section: str | None = None) -> dict[str, object]:
+                 smaller: tuple[str, float] | None, section: str | None = None,
+                 passed_over: str | None = None) -> dict[str, object]:
     """A sizing line (``SizingLine``) of a cluster workload or an endpoint (its workload type in the node's place)."""
     return {
         "workload": workload, "section": section,
@@ -72,7 +73,8 @@ def _sizing_line(workload: str, est: Estimate | None, need_gb: float | None, nod
         "formula": est.formula if est else None,
         "need_gb": need_gb, "node_type_id": node_type_id, "gpu": gpu, "gpu_count": gpu_count,
         "gpu_memory_gb": gpu_memory_gb, "sharded": sharded, "pinned": pinned, "driver_node_type_id": driver,
-        "next_smaller": None if smaller is None else {"node_type_id": smaller[0], "gpu_memory_gb": smaller[1]},
+        "next_smaller": None if smaller is None else {"node_type_id": smaller[0], "gpu_memory_gb": smaller[1],
+                                                      "passed_over": passed_over},
     }
 
 
@@ -90,9 +92,14 @@ class Endpoint:
     def sizing(self) -> dict[str, object]:
         """The sizing line of the plan, the workload type in place of a node type."""
         t, smaller = self.serving_type, self.next_smaller
+        passed_over = None
+        if smaller is not None and smaller.gpu_memory_gb >= self.need_gb and not sdk_knows(smaller.workload_type):
+            passed_over = ("databricks-sdk's ServingModelWorkloadType does not list it, so sizing does not pick it "
+                           "(pin it with workload_type to try it)")
         return _sizing_line(f"serving {self.name}", self.estimate, self.need_gb, t.workload_type, t.gpu,
                             t.gpu_count, t.gpu_memory_gb, pinned=self.pinned, sharded=None, driver=None,
-                            smaller=None if smaller is None else (smaller.workload_type, smaller.gpu_memory_gb))
+                            smaller=None if smaller is None else (smaller.workload_type, smaller.gpu_memory_gb),
+                            passed_over=passed_over)
 
 
 @dataclass(frozen=True)

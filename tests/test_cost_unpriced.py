@@ -160,3 +160,21 @@ def test_the_worker_arithmetic_does_not_iterate():
     assert pricer.size(5) == 10 + 2 * 10 + 3 * 4  # the driver and 2 workers on demand, 3 spot
     assert pricer.workers(1, 2.5) == 10 + 10 + 0.5 * 4 and pricer.spot_nodes(5) == 3
     assert pricer.size(10 ** 15) == pytest.approx(10 + 2 * 10 + (10 ** 15 - 2) * 4)
+
+
+# --- item 2: the serving sizer says why it passed over a type, and prices an order of magnitude -----------------------
+
+def test_a_type_that_fits_but_the_sdk_does_not_list_is_said_so_not_did_not_fit(write_stack, capsys):
+    code, out, _ = run(capsys, "preview", "--stack", stack(write_stack))
+    line = next(line for line in out.splitlines() if "serving big:" in line)
+    assert code == 0 and "GPU_MEDIUM_8 (192 GB) fits, but databricks-sdk's ServingModelWorkloadType does not list it" \
+        in line and "did not fit" not in line
+    code, out, _ = run(capsys, "preview", "--stack", "dev")
+    assert "GPU_SMALL (16 GB) did not fit" in out  # one that does not hold the need still says so
+
+
+def test_an_unpriced_choice_names_the_cheapest_priced_type_that_holds_the_model(write_stack, capsys):
+    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack), "--format", "json")
+    (entry,) = [e for e in json.loads(out)["cost"]["resources"].values() if e["name"] == "big-serving-big"]
+    assert "the cheapest priced type that holds its 168 GB: GPU_MEDIUM_8 (192 GB, 290.8 DBU/h, which " \
+           "databricks-sdk's enum does not list), about $14,859.88 a month" in entry["unpriced"]

@@ -80,7 +80,7 @@ def test_the_stack_sizes_its_endpoint_and_shows_the_sizing(write_stack, capsys):
     assert code == 0
     (line,) = [z for z in plan["sizing"] if z["workload"] == "serving chat"]
     assert line["node_type_id"] == "GPU_LARGE" and line["need_gb"] == 16.8
-    assert line["next_smaller"] == {"node_type_id": "GPU_SMALL", "gpu_memory_gb": 16.0}
+    assert line["next_smaller"] == {"node_type_id": "GPU_SMALL", "gpu_memory_gb": 16.0, "passed_over": None}
 
 
 @pytest.mark.parametrize(("cloud", "pin", "fragment"), [
@@ -223,8 +223,9 @@ def test_a_type_with_no_public_rate_is_unpriced_not_zero(capsys, write_stack):
     stack = write_stack(serving("aws", chat=endpoint(workload_type="GPU_XLARGE_8")))
     code, plan = run_json(capsys, "preview", "--stack", str(stack))
     e = _entry(plan, "test-serving-chat")
-    assert e["unpriced"] == ("no public serving DBU rate for GPU_XLARGE_8 on aws (price it with "
-                             "pricing.serving_dbu_per_hour.aws.GPU_XLARGE_8)")
+    assert e["unpriced"].startswith("no public serving DBU rate for GPU_XLARGE_8 on aws (price it with "
+                                    "pricing.serving_dbu_per_hour.aws.GPU_XLARGE_8); the cheapest priced type that "
+                                    "holds its 16.8 GB: GPU_MEDIUM (24 GB")
     assert e["monthly"]["expected"] is None
 
 

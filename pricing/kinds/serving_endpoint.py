@@ -7,7 +7,15 @@ from typing import Any
 
 from dbxtypes.endpoint import endpoint_shape
 from dbxtypes.plan import CostEntry, Resource
-from dbxtypes.vocabulary import CLOUD_TAG, HOURS_PER_MONTH, MODEL_SERVING, MODEL_SERVING_ENDPOINT, SERVING_WORKLOAD
+from dbxtypes.shape import as_number
+from dbxtypes.vocabulary import (
+    CLOUD_TAG,
+    GPU_MEMORY_NEED_TAG,
+    HOURS_PER_MONTH,
+    MODEL_SERVING,
+    MODEL_SERVING_ENDPOINT,
+    SERVING_WORKLOAD,
+)
 
 from ..model import PricingContext, _entry_head, _Unpriced, _unpriced_entry, serving_cost
 from .kind import ResourceKind
@@ -52,7 +60,8 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
                              ctx.prices, ctx.used)
     except _Unpriced as why:
         entry["nodes"] = {"min": 0, "max": 0}
-        return CostEntry.model_validate(_unpriced_entry(entry, str(why)))
+        hint = _priced_alternative(e, cloud, low, high, scale_to_zero, hours, ctx)
+        return CostEntry.model_validate(_unpriced_entry(entry, f"{why}{hint}"))
     base, top = money.pop("replicas")
     entry.update(money)
     entry.update({"nodes": {"min": base, "max": top}, "all_on_demand_monthly_expected": money["monthly"]["expected"],
@@ -63,6 +72,31 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
 def mock_state(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """As a create returns it: the inputs, and the endpoint id its permissions name."""
     return {**inputs, "servingEndpointId": f"{name}-endpoint-id"}
+
+
+def _priced_alternative(e: Any, cloud: str, low: int, high: int, scale_to_zero: bool, hours: float,
+                        ctx: PricingContext) -> str:
+    """For an unpriced endpoint, an order of magnitude: the cheapest workload type of the cloud with a public rate
+    that holds the model's need (whatever databricks-sdk's enum says of it, labelled), priced the same way; "" when
+    no priced type holds it or the need is unknown."""
+    from gpucatalog.serving import load_serving_catalog, sdk_knows
+
+    need = as_number(e.tags.get(GPU_MEMORY_NEED_TAG))
+    if need is None:
+        return ""
+    fitting = [t for t in load_serving_catalog().of_cloud(cloud) if t.dbu_per_hour is not None
+               and t.gpu_memory_gb >= need]
+    if not fitting:
+        return ""
+    best = min(fitting, key=lambda t: (t.dbu_per_hour or 0.0, t.gpu_memory_gb))
+    try:
+        money = serving_cost(cloud, best.workload_type, low, high, scale_to_zero, hours, 0.0, ctx.prices)
+    except _Unpriced:
+        return ""
+    listed = "" if sdk_knows(best.workload_type) else ", which databricks-sdk's enum does not list"
+    return (f"; the cheapest priced type that holds its {need:g} GB: {best.workload_type} "
+            f"({best.gpu_memory_gb:g} GB, {best.dbu_per_hour:g} DBU/h{listed}), about "
+            f"${money['monthly']['expected']:,.2f} a month")
 
 
 KIND = ResourceKind(MODEL_SERVING_ENDPOINT, "ModelServing", facts, price, phase=1, mock_state=mock_state)
