@@ -19,6 +19,7 @@ import datetime as dt
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -213,9 +214,14 @@ def spark_session(options: SparkOptions) -> Iterator[Any]:
     active = SparkSession.getActiveSession()
     with scratch_dir("stackplan-spark-") as scratch:  # removed when the run is interrupted too
         log = Path(scratch) / "jvm.log"
+        # pyspark's SparkContext puts its own SIGINT handler in place (it cancels the jobs over py4j, from inside the
+        # call the signal interrupted, and raises): the run's own handler (stackplan.interrupts) is put back after
+        before = signal.getsignal(signal.SIGINT)
         try:
             with _stderr_to(log):  # the JVM pyspark starts inherits it: its banner and warnings go to the log
                 spark = builder.getOrCreate()
+            if before is not None:
+                signal.signal(signal.SIGINT, before)
         except Exception as exc:  # noqa: BLE001 - the JVM, the network or the server: named in the message
             where = f"Spark Connect at {options.remote}" if options.remote else f"Spark master {options.master}"
             said = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
@@ -227,7 +233,7 @@ def spark_session(options: SparkOptions) -> Iterator[Any]:
         try:
             yield spark
         finally:
-            if active is None and not options.remote:
+            if active is None and not options.remote and not signalled():  # interrupted: the process ends now
                 spark.stop()
 
 
