@@ -10,17 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from dbxtypes.errors import InputError
 
-
-class Engine(Protocol):
-    dialect: str
-
-    def execute(self, sql: str) -> None: ...
-
-    def fetch(self, sql: str) -> list[dict[str, Any]]: ...
+from .engines import Engine
 
 
 @dataclass(frozen=True)
