@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from dbxtypes.money import money
 from dbxtypes.plan import Advice, Plan, Resource
 from dbxtypes.shape import as_number, shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, JOB, MODEL_SERVING_ENDPOINT, WORKLOAD_TAG, workload_key
@@ -78,8 +79,8 @@ def cheaper_gpu_advice(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
             message=(f"{shape.node_type_id} is {node.gpu_count} x {node.gpu} because the {node.family} family holds "
                      f"{need:g} GB only across GPUs; one {candidate.gpu} ({candidate.node_type_id}, "
                      f"{candidate.gpu_memory_gb:g} GB, family {candidate.family}) holds it on one GPU: "
-                     f"${current:,.2f} -> ${monthly:,.2f} a month at the same size and hours. Fix: set the workload's "
-                     f"gpu_family to {candidate.family}.")))
+                     f"{money(current)} -> {money(monthly)} a month at the same size and hours. Fix: set the "
+                     f"workload's gpu_family to {candidate.family}.")))
     return out
 
 
@@ -88,10 +89,10 @@ def _comparison(advice_id: str, resource: Resource, current: float, other: float
     """One side of the cluster-vs-endpoint comparison: ``kinds`` is (this, that), ``alternative`` describes that
     option, ``switch`` is the fix when that option is cheaper."""
     this, that = kinds
-    cheaper = (f"the {that} is cheaper by ${current - other:,.2f} a month" if other < current
-               else f"the {this} is cheaper by ${other - current:,.2f} a month")
+    cheaper = (f"the {that} is cheaper by {money(current - other)} a month" if other < current
+               else f"the {this} is cheaper by {money(other - current)} a month")
     return Advice(id=advice_id, urn=resource.urn, resource_name=resource.name, monthly_cost_delta=other - current,
-                  message=(f"{alternative} would cost ${other:,.2f} a month against this {this}'s ${current:,.2f}: "
+                  message=(f"{alternative} would cost {money(other)} a month against this {this}'s {money(current)}: "
                            f"{cheaper}. Fix: {switch if other < current else 'none needed.'}"))
 
 
@@ -195,10 +196,10 @@ def job_compute_advice(plan: Plan, prices: PriceBook) -> list[Advice]:
         out.append(Advice(
             id=TRAINING_ON_JOB_COMPUTE, urn=resource.urn, resource_name=resource.name,
             monthly_cost_delta=other - current,
-            message=(f"this all-purpose training cluster costs ${current:,.2f} a month ({entry.hours_per_month:g} h "
-                     f"at ${float(entry.hourly):,.2f}/h); the same hours on the job's compute ({job.name}, Jobs "
-                     f"Compute DBUs, ${float(job_entry.hourly):,.2f}/h) would cost ${other:,.2f}: "
-                     f"${current - other:,.2f} a month less. Fix: run recurring training as the job and drop the "
+            message=(f"this all-purpose training cluster costs {money(current)} a month ({entry.hours_per_month:g} h "
+                     f"at {money(float(entry.hourly))}/h); the same hours on the job's compute ({job.name}, Jobs "
+                     f"Compute DBUs, {money(float(job_entry.hourly))}/h) would cost {money(other)}: "
+                     f"{money(current - other)} a month less. Fix: run recurring training as the job and drop the "
                      f"all-purpose cluster (dbx-ai-infra:{workload_key(name or 'training')}.all_purpose_cluster: "
                      f"false)."))
         )

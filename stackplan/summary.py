@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
-
+from dbxtypes.money import cents, money, signed_money
 from dbxtypes.plan import Resource, Violation
+
+__all__ = ["cents", "facts", "leaves_out", "money", "short_type", "signed_money", "violations_summary"]
 
 # The resource kinds are imported on use: a report of findings alone (`check --cluster-json`) needs no cost model.
 
@@ -24,13 +25,6 @@ def facts(resource: Resource) -> str:
     return kind.facts(resource.inputs) if kind is not None else ""
 
 
-def money(value: float | None) -> str:
-    """``$1,234.57``; ``unpriced`` for None. Rounded half away from zero to cents."""
-    if value is None:
-        return "unpriced"
-    whole = cents(value)
-    sign = "-" if whole < 0 else ""
-    return f"{sign}${abs(whole) / 100:,.2f}"
 
 
 def leaves_out(unpriced: list[str] | tuple[str, ...]) -> str:
@@ -42,19 +36,8 @@ def leaves_out(unpriced: list[str] | tuple[str, ...]) -> str:
             f"{', '.join(unpriced)})")
 
 
-def signed_money(value: float | None) -> str:
-    """``+$1.00``, ``-$1.00`` or ``$0.00``; ``unknown`` for None (an unpriced side)."""
-    if value is None:
-        return "unknown"
-    whole = cents(value)
-    if whole == 0:
-        return "$0.00"
-    return ("+" if whole > 0 else "-") + f"${abs(whole) / 100:,.2f}"
 
 
-def cents(value: float) -> int:
-    """Whole cents, half away from zero, from the shortest decimal form of the float (1.005 -> 101)."""
-    return int(Decimal(repr(float(value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) * 100)
 
 
 def violations_summary(violations: list[Violation]) -> str:

@@ -108,3 +108,21 @@ def test_every_package_is_linted_layered_and_triggers_the_preview_workflow():
     on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as a boolean
     paths = set(on["pull_request"]["paths"])
     assert {f"{p}/**" for p in packages} <= paths, sorted({f"{p}/**" for p in packages} - paths)
+
+
+# --- one money module ---------------------------------------------------------------------------------------------------
+
+def test_money_is_rounded_one_way_everywhere():
+    """Half away from zero in cents from the shortest decimal form (1.005 -> $1.01; binary rounding gives $1.00), in
+    the reports, the cost model's advice and the budget policy alike: none writes dollars with a format of its own."""
+    from dbxtypes.money import money, signed_money
+    from policies.rules.stack_budget import _usd
+
+    assert money(1.005) == "$1.01" and f"${1.005:,.2f}" == "$1.00"
+    assert _usd(1.005) == "$1.01" and signed_money(-2.675) == "-$2.68" and money(None) == "unpriced"
+    offenders = []
+    for path in (REPO / "pricing").rglob("*.py"):
+        offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
+    for path in [*(REPO / "policies").rglob("*.py"), *(REPO / "stackplan" / "advise").rglob("*.py")]:
+        offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
+    assert offenders == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dbxtypes.money import money
 from dbxtypes.plan import Cost
 from policies.rule import Rule, View
 
@@ -19,7 +20,7 @@ CONTRIBUTORS = 3
 
 
 def _usd(value: float) -> str:
-    return f"${value:,.2f}"
+    return money(value)
 
 
 def _biggest(contributors: Sequence[tuple[str, float]]) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.endpoint import endpoint_shape
+from dbxtypes.money import money as usd
 from dbxtypes.plan import CostEntry, Resource
 from dbxtypes.shape import as_number
 from dbxtypes.vocabulary import (
@@ -96,7 +97,7 @@ def _priced_alternative(e: Any, cloud: str, low: int, high: int, scale_to_zero: 
     listed = "" if sdk_knows(best.workload_type) else ", which databricks-sdk's enum does not list"
     return (f"; the cheapest priced type that holds its {need:g} GB: {best.workload_type} "
             f"({best.gpu_memory_gb:g} GB, {best.dbu_per_hour:g} DBU/h{listed}), about "
-            f"${money['monthly']['expected']:,.2f} a month")
+            f"{usd(money['monthly']['expected'])} a month")
 
 
 KIND = ResourceKind(MODEL_SERVING_ENDPOINT, "ModelServing", facts, price, phase=1, mock_state=mock_state)

@@ -8,6 +8,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dbxtypes.money import money as usd
 from dbxtypes.plan import Plan
 
 from .analysis import Analysis, plain
@@ -283,7 +284,7 @@ def _cents(value: Any) -> str:
     if value is None:
         return "n/a"
     v = float(value)
-    return f"${v:,.4f}" if v < 1 else f"${v:,.2f}"
+    return f"${v:,.4f}" if v < 1 else usd(v)  # sub-dollar figures keep four decimals; a dollar or more, cents
 
 
 def _trend_text(value: Any) -> str:

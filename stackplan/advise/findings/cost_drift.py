@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dbxtypes.money import money
 from dbxtypes.vocabulary import HOURS_PER_MONTH
 
 from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, usage_edit, usage_figure, usage_key
@@ -11,7 +12,7 @@ from ..targets import Target
 def build(row: Row, t: Target, c: Context) -> Outcome:
     billed, expected = num(row, "billed_monthly_usd"), num(row, "dbu_monthly_expected")
     ratio = billed / expected if expected else 0.0
-    evidence = (f"billed ${billed:,.0f}/month of DBUs (${num(row, 'billed_usd'):,.2f} over "
+    evidence = (f"billed ${billed:,.0f}/month of DBUs ({money(num(row, 'billed_usd'))} over "
                 f"{num(row, 'usage_hours'):,.0f} h of usage, scaled to a month) against the stack's expected DBU "
                 f"part ${expected:,.0f}/month ({100 * (ratio - 1):+.0f}%). The bill holds DBUs only; the cloud bills "
                 "the VMs.")
