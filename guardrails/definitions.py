@@ -93,6 +93,81 @@ def _range(minimum: float | None = None, maximum: float | None = None, default: 
 POOL_ID_PLACEHOLDER = "{{instance_pool_id}}"
 
 
+def _training(d: dict[str, Any], limits: WorkloadLimits, block: str) -> None:
+    """Training: a fixed size (no autoscale), spot with fallback or on demand, the driver on demand."""
+    assert limits.num_workers is not None
+    d["autoscale.min_workers"] = {"type": "forbidden"}
+    d["autoscale.max_workers"] = {"type": "forbidden"}
+    d["num_workers"] = _range(1, limits.num_workers, default=limits.num_workers)
+    wanted = SPOT_WITH_FALLBACK if limits.spot else ON_DEMAND
+    d[f"{block}.availability"] = _fixed(wanted[limits.cloud])
+    d[f"{block}.first_on_demand"] = _range(minimum=1, default=1)
+    # Optional: the policy admits the training job's clusters, which cannot set auto-termination.
+    d["autotermination_minutes"] = {**_range(10, limits.max_autotermination_minutes,
+                                             default=limits.autotermination_minutes), "isOptional": True}
+    d["cluster_type"] = {"type": "allowlist", "values": ["all-purpose", "job"]}
+
+
+def _inference(d: dict[str, Any], limits: WorkloadLimits, block: str) -> None:
+    """Inference: autoscale within the stack's bounds, the on-demand base kept on demand."""
+    assert limits.min_workers is not None and limits.max_workers is not None
+    d["autoscale.min_workers"] = _range(1, limits.min_workers, default=limits.min_workers)
+    d["autoscale.max_workers"] = _range(1, limits.max_workers, default=limits.max_workers)
+    # An autoscaled cluster leaves num_workers unset (or 0); a size next to autoscale is refused.
+    d["num_workers"] = {**_range(maximum=0), "isOptional": True}
+    d[f"{block}.availability"] = {"type": "allowlist",
+                                  "values": [SPOT_WITH_FALLBACK[limits.cloud], ON_DEMAND[limits.cloud]]}
+    # first_on_demand counts the driver: at least the on-demand base keeps the whole base on demand.
+    base = on_demand_base(limits.min_workers)
+    d[f"{block}.first_on_demand"] = _range(minimum=base, default=base)
+    # 0 = never: a serving cluster may keep its on-demand base up (the API refuses 1..9 itself).
+    d["autotermination_minutes"] = _range(0, limits.max_autotermination_minutes,
+                                          default=limits.autotermination_minutes)
+    d["cluster_type"] = _fixed("all-purpose")
+
+
+def _interactive(d: dict[str, Any], limits: WorkloadLimits, block: str) -> None:
+    """Interactive: one node, on demand, capped idle time."""
+    d["num_workers"] = _fixed(0, hidden=True)
+    d["autoscale.min_workers"] = {"type": "forbidden"}
+    d["autoscale.max_workers"] = {"type": "forbidden"}
+    d[f"spark_conf.{SINGLE_NODE_PROFILE_KEY}"] = _fixed(SINGLE_NODE_PROFILE, hidden=True)
+    d["spark_conf.spark.master"] = _fixed("local[*]", hidden=True)
+    for tag, value in SINGLE_NODE_TAGS.items():
+        d[f"custom_tags.{tag}"] = _fixed(value, hidden=True)
+    d[f"{block}.availability"] = _fixed(ON_DEMAND[limits.cloud])
+    d["autotermination_minutes"] = _range(10, limits.autotermination_minutes,
+                                          default=limits.autotermination_minutes)
+    d["cluster_type"] = _fixed("all-purpose")
+
+
+_ROLE_LIMITS = {"training": _training, "inference": _inference, "interactive": _interactive}
+
+
+def _pin_pool(d: dict[str, Any], limits: WorkloadLimits, block: str) -> None:
+    """A pool-backed workload: the definition pins its pool and forbids what the pool decides."""
+    # A pool-backed cluster has no availability of its own: the (on-demand) pool decides. So the policy pins the
+    # pool (compute policy reference, "instance_pool_id": the pool of the workers, and of the driver unless
+    # driver_instance_pool_id is set; "fixed" applies the value to a cluster that leaves it out). A cluster made in
+    # the UI under the policy lands on the pool; one that names a node type (off the pool, on the cloud's default
+    # availability: spot on AWS) or another pool is refused. docs.databricks.com/admin/clusters/policy-definition
+    # (read 2026-12-03).
+    d["instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
+    d["node_type_id"] = {"type": "forbidden", "hidden": True}
+    if not limits.driver_node_types:  # the driver on the same pool; a CPU driver stays outside, allowlisted
+        d["driver_instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
+        d["driver_node_type_id"] = {"type": "forbidden", "hidden": True}
+    else:
+        d["driver_instance_pool_id"] = {"type": "forbidden", "hidden": True}
+        d["driver_node_type_id"] = {**d["driver_node_type_id"], "isOptional": False}
+    # Databricks refuses a cluster that names an instance pool together with the cloud block's availability (or
+    # zone, or a spot bid): the pool decides them. "isOptional" would still let one through (and offer it in the
+    # UI), so they are forbidden (databrickslabs/ucx installer/policy.py drops availability, zone_id and
+    # node_type_id when it pins a pool, PR 1457; the Clusters API's instance_pool_id).
+    for leaf in pool_decided_fields(limits.cloud):
+        d[f"{block}.{leaf}"] = {"type": "forbidden", "hidden": True}
+
+
 def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
     """The cluster-policy definition (a JSON-able dict) for one workload."""
     block = ATTRIBUTES_BLOCK[limits.cloud]
@@ -116,66 +191,9 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
     if limits.dbus_per_hour_max is not None:
         d["dbus_per_hour"] = _range(maximum=round(limits.dbus_per_hour_max, 4))
 
-    if limits.role == "training":
-        assert limits.num_workers is not None
-        d["autoscale.min_workers"] = {"type": "forbidden"}
-        d["autoscale.max_workers"] = {"type": "forbidden"}
-        d["num_workers"] = _range(1, limits.num_workers, default=limits.num_workers)
-        wanted = SPOT_WITH_FALLBACK if limits.spot else ON_DEMAND
-        d[f"{block}.availability"] = _fixed(wanted[limits.cloud])
-        d[f"{block}.first_on_demand"] = _range(minimum=1, default=1)
-        # Optional: the policy admits the training job's clusters, which cannot set auto-termination.
-        d["autotermination_minutes"] = {**_range(10, limits.max_autotermination_minutes,
-                                                 default=limits.autotermination_minutes), "isOptional": True}
-        d["cluster_type"] = {"type": "allowlist", "values": ["all-purpose", "job"]}
-    elif limits.role == "inference":
-        assert limits.min_workers is not None and limits.max_workers is not None
-        d["autoscale.min_workers"] = _range(1, limits.min_workers, default=limits.min_workers)
-        d["autoscale.max_workers"] = _range(1, limits.max_workers, default=limits.max_workers)
-        # An autoscaled cluster leaves num_workers unset (or 0); a size next to autoscale is refused.
-        d["num_workers"] = {**_range(maximum=0), "isOptional": True}
-        d[f"{block}.availability"] = {"type": "allowlist",
-                                      "values": [SPOT_WITH_FALLBACK[limits.cloud], ON_DEMAND[limits.cloud]]}
-        # first_on_demand counts the driver: at least the on-demand base keeps the whole base on demand.
-        base = on_demand_base(limits.min_workers)
-        d[f"{block}.first_on_demand"] = _range(minimum=base, default=base)
-        # 0 = never: a serving cluster may keep its on-demand base up (the API refuses 1..9 itself).
-        d["autotermination_minutes"] = _range(0, limits.max_autotermination_minutes,
-                                              default=limits.autotermination_minutes)
-        d["cluster_type"] = _fixed("all-purpose")
-    else:  # interactive: one node, capped idle time
-        d["num_workers"] = _fixed(0, hidden=True)
-        d["autoscale.min_workers"] = {"type": "forbidden"}
-        d["autoscale.max_workers"] = {"type": "forbidden"}
-        d[f"spark_conf.{SINGLE_NODE_PROFILE_KEY}"] = _fixed(SINGLE_NODE_PROFILE, hidden=True)
-        d["spark_conf.spark.master"] = _fixed("local[*]", hidden=True)
-        for tag, value in SINGLE_NODE_TAGS.items():
-            d[f"custom_tags.{tag}"] = _fixed(value, hidden=True)
-        d[f"{block}.availability"] = _fixed(ON_DEMAND[limits.cloud])
-        d["autotermination_minutes"] = _range(10, limits.autotermination_minutes,
-                                              default=limits.autotermination_minutes)
-        d["cluster_type"] = _fixed("all-purpose")
+    _ROLE_LIMITS.get(limits.role, _interactive)(d, limits, block)
     if limits.pool_backed:
-        # A pool-backed cluster has no availability of its own: the (on-demand) pool decides. So the policy pins the
-        # pool (compute policy reference, "instance_pool_id": the pool of the workers, and of the driver unless
-        # driver_instance_pool_id is set; "fixed" applies the value to a cluster that leaves it out). A cluster made in
-        # the UI under the policy lands on the pool; one that names a node type (off the pool, on the cloud's default
-        # availability: spot on AWS) or another pool is refused. docs.databricks.com/admin/clusters/policy-definition
-        # (read 2026-12-03).
-        d["instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
-        d["node_type_id"] = {"type": "forbidden", "hidden": True}
-        if not limits.driver_node_types:  # the driver on the same pool; a CPU driver stays outside, allowlisted
-            d["driver_instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
-            d["driver_node_type_id"] = {"type": "forbidden", "hidden": True}
-        else:
-            d["driver_instance_pool_id"] = {"type": "forbidden", "hidden": True}
-            d["driver_node_type_id"] = {**d["driver_node_type_id"], "isOptional": False}
-        # Databricks refuses a cluster that names an instance pool together with the cloud block's availability (or
-        # zone, or a spot bid): the pool decides them. "isOptional" would still let one through (and offer it in the
-        # UI), so they are forbidden (databrickslabs/ucx installer/policy.py drops availability, zone_id and
-        # node_type_id when it pins a pool, PR 1457; the Clusters API's instance_pool_id).
-        for leaf in pool_decided_fields(limits.cloud):
-            d[f"{block}.{leaf}"] = {"type": "forbidden", "hidden": True}
+        _pin_pool(d, limits, block)
     return d
 
 

@@ -99,6 +99,46 @@ def _total_side(cost: Cost) -> dict[str, Any]:
             "monthly_expected": total.monthly.expected, "monthly_max": total.monthly.max, "unpriced": None}
 
 
+def _pairs(b_plan: Plan, b_cost: Cost, h_plan: Plan, h_cost: Cost
+           ) -> tuple[list[tuple[str | None, str | None]], int]:
+    """The (base URN, head URN) pairs, None on an absent side, in head order then the removed ones in base order,
+    and how many were paired by name. Same URN first; what is left is matched by type and name without the stack
+    prefix (another stack)."""
+    pairs: list[tuple[str | None, str | None]] = [(u, u) for u in h_cost.resources if u in b_cost.resources]
+    head_order = {u: i for i, u in enumerate(h_cost.resources)}
+    b_left = {match_key(u, e.name, b_plan.stack): u
+              for u, e in b_cost.resources.items() if u not in h_cost.resources}
+    by_name = 0
+    for head_urn, entry in h_cost.resources.items():
+        if head_urn in b_cost.resources:
+            continue
+        found = b_left.pop(match_key(head_urn, entry.name, h_plan.stack), None)
+        by_name += found is not None
+        pairs.append((found, head_urn))
+    pairs.sort(key=lambda p: head_order[p[1]] if p[1] else 0)
+    return pairs + [(u, None) for u in b_left.values()], by_name
+
+
+def _row(b: CostEntry | None, h: CostEntry | None, urn: str | None) -> dict[str, Any]:
+    """One resource's row: its status, the compared fields that differ, in words what changed, both sides, delta."""
+    changes: list[str] = []
+    what: list[str] = []
+    if b is None:
+        status = "added"
+    elif h is None:
+        status = "removed"
+    else:
+        b_json, h_json = b.to_json(), h.to_json()
+        changes = [k for k in _COMPARED if not _same(b_json.get(k), h_json.get(k))]
+        what = describe_changes(b_json, h_json)
+        status = "changed" if changes else "unchanged"
+    ref = h if h is not None else b
+    assert ref is not None
+    b_side, h_side = _side(b), _side(h)
+    return {"urn": urn, "name": ref.name, "type": ref.type, "status": status, "changes": changes, "what": what,
+            "base": b_side, "head": h_side, "delta": _delta(b_side, h_side)}
+
+
 def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -> dict[str, Any]:
     """What changes in cost from ``base`` to ``head`` (both plans carrying a cost).
 
@@ -122,42 +162,11 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
     if b_cost.currency != h_cost.currency:
         raise InputError.single("base and head", "currency", f"differ ({b_cost.currency} vs {h_cost.currency}).",
                                 "price both with the same price book.")
-    # Same URN first; what is left is matched by type and name without the stack prefix (another stack).
-    pairs: list[tuple[str | None, str | None]] = [(u, u) for u in h_cost.resources if u in b_cost.resources]
-    head_order = {u: i for i, u in enumerate(h_cost.resources)}
-    b_left = {match_key(u, e.name, b_plan.stack): u
-              for u, e in b_cost.resources.items() if u not in h_cost.resources}
-    by_name = 0
-    for head_urn, entry in h_cost.resources.items():
-        if head_urn in b_cost.resources:
-            continue
-        found = b_left.pop(match_key(head_urn, entry.name, h_plan.stack), None)
-        by_name += found is not None
-        pairs.append((found, head_urn))
-    pairs.sort(key=lambda p: head_order[p[1]] if p[1] else 0)
-    pairs += [(u, None) for u in b_left.values()]
-    rows: list[dict[str, Any]] = []
-    counts = {"added": 0, "removed": 0, "changed": 0, "unchanged": 0}
-    for b_urn, h_urn in pairs:
-        b = b_cost.resources[b_urn] if b_urn else None
-        h = h_cost.resources[h_urn] if h_urn else None
-        changes: list[str] = []
-        what: list[str] = []
-        if b is None:
-            status = "added"
-        elif h is None:
-            status = "removed"
-        else:
-            b_json, h_json = b.to_json(), h.to_json()
-            changes = [k for k in _COMPARED if not _same(b_json.get(k), h_json.get(k))]
-            what = describe_changes(b_json, h_json)
-            status = "changed" if changes else "unchanged"
-        counts[status] += 1
-        ref = h if h is not None else b
-        assert ref is not None
-        b_side, h_side = _side(b), _side(h)
-        rows.append({"urn": h_urn or b_urn, "name": ref.name, "type": ref.type, "status": status,
-                     "changes": changes, "what": what, "base": b_side, "head": h_side, "delta": _delta(b_side, h_side)})
+    pairs, by_name = _pairs(b_plan, b_cost, h_plan, h_cost)
+    rows = [_row(b_cost.resources[b_urn] if b_urn else None, h_cost.resources[h_urn] if h_urn else None,
+                 h_urn or b_urn) for b_urn, h_urn in pairs]
+    counts = {status: sum(r["status"] == status for r in rows)
+              for status in ("added", "removed", "changed", "unchanged")}
 
     b_total, h_total = _total_side(b_cost), _total_side(h_cost)
     # a side that leaves a resource out makes the change unknown: an unpriced resource is never a saving

@@ -364,6 +364,35 @@ def _nodes_of(shape: ClusterShape) -> dict[str, int]:
     return {"min": 1 + lo, "max": 1 + hi}
 
 
+def _hours_and_rate(shape: ClusterShape, a: Mapping[str, float | None], prices: PriceBook, cloud: str
+                    ) -> tuple[tuple[float, str], float]:
+    """The cluster's usage hours a month (and their basis) and its $/DBU; either unknown leaves it unpriced."""
+    found_hours = _hours(shape, a)
+    if found_hours is None:
+        raise _Unpriced("no workload_type tag (training | inference | interactive) and the shape does not tell the "
+                        "role, so its usage hours are unknown; tag it customTags.workload_type")
+    rate = prices.usd_per_dbu(cloud, shape.compute_kind)
+    if rate is None:
+        raise _Unpriced(f"no {shape.compute_kind} $/DBU rate for {cloud} at tier {prices.tier!r}; use another tier "
+                        f"or set usd_per_dbu.{cloud}.{shape.compute_kind} in a --prices file")
+    return found_hours, rate
+
+
+def _burst(shape: ClusterShape, a: Mapping[str, float | None], lo: int, hi: int, hours: float
+           ) -> tuple[float, float]:
+    """An autoscaled cluster's expected workers above its floor and the hours a month they run: half the headroom
+    all month for training; for inference, the assumptions' burst (default half the headroom) for its burst hours.
+    A fixed-size cluster has none."""
+    headroom = hi - lo
+    if headroom == 0:
+        return 0.0, 0.0
+    if shape.role != "inference":
+        return headroom / 2, hours
+    configured = assumption(a, "inference_burst_avg_extra_workers", shape.tags)[0]
+    extra = headroom / 2 if configured is None else min(float(configured), float(headroom))
+    return extra, min(float(assumption(a, "inference_burst_hours_per_month", shape.tags)[0] or 0.0), hours)
+
+
 def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
                    pools: Mapping[str, tuple[Resource, PoolShape]], a: Mapping[str, float | None], used: _Sources
                    ) -> dict[str, Any]:
@@ -384,14 +413,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     if availability not in SPOT_AVAILABILITIES | ON_DEMAND_AVAILABILITIES and not pool_backed:
         raise _Unpriced(f"unknown availability {availability!r} in {ATTRIBUTES_BLOCK[cloud]}")
 
-    found_hours = _hours(shape, a)
-    if found_hours is None:
-        raise _Unpriced("no workload_type tag (training | inference | interactive) and the shape does not tell the "
-                        "role, so its usage hours are unknown; tag it customTags.workload_type")
-    rate = prices.usd_per_dbu(cloud, kind)
-    if rate is None:
-        raise _Unpriced(f"no {kind} $/DBU rate for {cloud} at tier {prices.tier!r}; use another tier or set "
-                        f"usd_per_dbu.{cloud}.{kind} in a --prices file")
+    found_hours, rate = _hours_and_rate(shape, a, prices, cloud)
 
     w_vm, w_dbu = _node_price(prices, worker_type, used)
     d_vm, d_dbu = _node_price(prices, driver_type, used)
@@ -417,21 +439,10 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     hours, hours_basis = found_hours
     monthly_min, monthly_max = hourly * hours, hourly_max * hours
     od_min = od_hourly * hours
-    if hi == lo:
-        expected, od_expected = monthly_min, od_min
-        burst_hours, extra = 0.0, 0.0
-        dbu_expected = dbus.size(lo) * hours
-    else:
-        headroom = hi - lo
-        if role == "inference":
-            configured = assumption(a, "inference_burst_avg_extra_workers", shape.tags)[0]
-            extra = headroom / 2 if configured is None else min(float(configured), float(headroom))
-            burst_hours = min(float(assumption(a, "inference_burst_hours_per_month", shape.tags)[0] or 0.0), hours)
-        else:
-            extra, burst_hours = headroom / 2, hours
-        expected = monthly_min + pricer.workers(lo + 1, extra) * burst_hours
-        od_expected = od_min + pricer.workers(lo + 1, extra, True) * burst_hours
-        dbu_expected = dbus.size(lo) * hours + dbus.workers(lo + 1, extra) * burst_hours
+    extra, burst_hours = _burst(shape, a, lo, hi, hours)
+    expected = monthly_min + pricer.workers(lo + 1, extra) * burst_hours
+    od_expected = od_min + pricer.workers(lo + 1, extra, True) * burst_hours
+    dbu_expected = dbus.size(lo) * hours + dbus.workers(lo + 1, extra) * burst_hours
 
     return {
         "node_type_id": worker_type,

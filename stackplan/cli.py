@@ -129,41 +129,41 @@ def invoked_as() -> str:
     return "stackplan" if Path(sys.argv[0]).name == "stackplan" else "python -m stackplan"
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m stackplan",
-                                  description="Offline preview, policy check and cost review of dbx-ai-infra stacks.",
-                                  epilog=_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    top.add_argument("--version", action="version", version=f"{invoked_as()} {version()}")
-    sub = top.add_subparsers(dest="command", required=True)
-    raw = argparse.RawDescriptionHelpFormatter
+_RAW = argparse.RawDescriptionHelpFormatter
 
-    def stacks_arg(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
-        p.add_argument("--stack", action="append", metavar="NAME|FILE",
-                       help="a stack name (dev) or the path of a stack YAML file; repeat it for several stacks "
-                            "(one combined report, the worst exit code)")
-        p.add_argument("--all", action="store_true", help="every stack under stacks/")
 
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--json", action="store_true", help="write JSON instead of a table")
-        p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
-        p.add_argument("--policy-config", metavar="FILE",
-                       help="policy config JSON: enforcement levels and thresholds, as Pulumi takes it")
-        p.add_argument("--rules", metavar="DIR",
-                       help="also judge your team's own rule modules (each *.py in DIR defines RULE; they are code "
-                            "you trust: loading one runs it)")
+def _stacks_arg(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
+    p.add_argument("--stack", action="append", metavar="NAME|FILE",
+                   help="a stack name (dev) or the path of a stack YAML file; repeat it for several stacks "
+                        "(one combined report, the worst exit code)")
+    p.add_argument("--all", action="store_true", help="every stack under stacks/")
 
-    p = sub.add_parser("preview", formatter_class=raw, epilog=EXAMPLES_PREVIEW + _EXIT_CODES,
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="write JSON instead of a table")
+    p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    p.add_argument("--policy-config", metavar="FILE",
+                   help="policy config JSON: enforcement levels and thresholds, as Pulumi takes it")
+    p.add_argument("--rules", metavar="DIR",
+                   help="also judge your team's own rule modules (each *.py in DIR defines RULE; they are code "
+                        "you trust: loading one runs it)")
+
+
+def _add_preview(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("preview", formatter_class=_RAW, epilog=EXAMPLES_PREVIEW + _EXIT_CODES,
                        help="run the program offline; show resources, violations and costs")
-    stacks_arg(p.add_mutually_exclusive_group(required=True))
-    common(p)
+    _stacks_arg(p.add_mutually_exclusive_group(required=True))
+    _common(p)
     _format_arg(p, "preview")
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
     p.set_defaults(func=cmd_preview)
 
-    p = sub.add_parser("check", formatter_class=raw, epilog=EXAMPLES_CHECK + _EXIT_CODES,
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("check", formatter_class=_RAW, epilog=EXAMPLES_CHECK + _EXIT_CODES,
                        help="evaluate the policies on stacks or on exported cluster JSON")
     group = p.add_mutually_exclusive_group()
-    stacks_arg(group)
+    _stacks_arg(group)
     p.add_argument("--write-baseline", metavar="FILE",
                    help="also record today's findings in FILE (a baseline, for --baseline in later runs)")
     p.add_argument("--baseline", metavar="FILE",
@@ -190,16 +190,18 @@ def parser() -> argparse.ArgumentParser:
                         "stack's exceptions shape: rule, resource as the report names it, reason, expires)")
     p.add_argument("--cluster-policy", metavar="POLICY.json",
                    help="with --cluster-json: also evaluate a cluster policy definition")
-    common(p)
+    _common(p)
     _format_arg(p, "check", "audit", "drift")
     p.add_argument("--soft-fail", action="store_true",
                    help="exit 0 whatever the policies find (the report still shows it); invalid input still exits 2")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("cost", formatter_class=raw, epilog=EXAMPLES_COST + _COST_EXIT_CODES,
+
+def _add_cost(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("cost", formatter_class=_RAW, epilog=EXAMPLES_COST + _COST_EXIT_CODES,
                        help="price stacks; with --against, what the change adds or removes")
     sources = p.add_mutually_exclusive_group(required=True)
-    stacks_arg(sources)
+    _stacks_arg(sources)
     sources.add_argument("--terraform-plan", metavar="FILE",
                          help="price a Terraform plan's JSON (terraform show -json PLANFILE) instead of a stack; "
                               "--against another plan's JSON diffs the two")
@@ -213,7 +215,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as Pulumi takes it")
     p.set_defaults(func=cmd_cost)
 
-    p = sub.add_parser("advise", formatter_class=raw, epilog=EXAMPLES_ADVISE + _EXIT_CODES,
+
+def _add_advise(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("advise", formatter_class=_RAW, epilog=EXAMPLES_ADVISE + _EXIT_CODES,
                        help="read how the stack's compute ran (exports of system tables, GPU collector, events, "
                             "bill) and propose priced edits of the stack")
     p.add_argument("--stack", required=True, metavar="NAME|FILE",
@@ -225,7 +229,7 @@ def parser() -> argparse.ArgumentParser:
                    help="request P99 latency SLA in ms (default: advise.sla_p99_ms of the policy config; none: "
                         "latency is not judged)")
     _format_arg(p, "advise")
-    common(p)  # --json, --out, --policy-config (its advise section holds the thresholds)
+    _common(p)  # --json, --out, --policy-config (its advise section holds the thresholds)
     p.add_argument("--emit-sql", metavar="DIR",
                    help="write the same analysis as Databricks SQL over system tables to DIR (run it on a SQL "
                         "warehouse); with --usage, also advise locally")
@@ -247,7 +251,9 @@ def parser() -> argparse.ArgumentParser:
                         "(a new stack file, comments kept; never the stack file itself; --out stays the report)")
     p.set_defaults(func=cmd_advise)
 
-    p = sub.add_parser("export-policies", formatter_class=raw, epilog=EXAMPLES_EXPORT + _EXIT_CODES,
+
+def _add_export_policies(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("export-policies", formatter_class=_RAW, epilog=EXAMPLES_EXPORT + _EXIT_CODES,
                        help="write the stack's cluster-policy definitions as JSON files")
     p.add_argument("--stack", required=True, metavar="NAME|FILE",
                    help="a stack name (dev) or the path of a stack YAML file")
@@ -257,7 +263,9 @@ def parser() -> argparse.ArgumentParser:
                         "(max_autotermination_minutes caps the idle time a policy allows)")
     p.set_defaults(func=cmd_export_policies)
 
-    p = sub.add_parser("export-terraform", formatter_class=raw, epilog=EXAMPLES_EXPORT_TERRAFORM + _EXIT_CODES,
+
+def _add_export_terraform(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("export-terraform", formatter_class=_RAW, epilog=EXAMPLES_EXPORT_TERRAFORM + _EXIT_CODES,
                        help="write the stack's plan as Terraform JSON configuration (DIR/main.tf.json)")
     p.add_argument("--stack", required=True, metavar="NAME|FILE",
                    help="a stack name (prod) or the path of a stack YAML file")
@@ -266,7 +274,9 @@ def parser() -> argparse.ArgumentParser:
                    help="policy config JSON: its mandatory thresholds bound the stack as for preview")
     p.set_defaults(func=cmd_export_terraform)
 
-    p = sub.add_parser("sample-usage", formatter_class=raw, epilog=EXAMPLES_SAMPLE + _EXIT_CODES,
+
+def _add_sample_usage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("sample-usage", formatter_class=_RAW, epilog=EXAMPLES_SAMPLE + _EXIT_CODES,
                        help="write telemetry exports for a stack, with problems planted, to try advise without a "
                             "workspace")
     p.add_argument("--stack", required=True, metavar="NAME|FILE",
@@ -281,6 +291,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--full-window", action="store_true", help="every cluster up for the whole window")
     p.add_argument("--only", action="append", metavar="WORKLOAD", help="only these workloads (repeat)")
     p.set_defaults(func=cmd_sample_usage)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m stackplan",
+                                  description="Offline preview, policy check and cost review of dbx-ai-infra stacks.",
+                                  epilog=_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"{invoked_as()} {version()}")
+    sub = top.add_subparsers(dest="command", required=True)
+    for add in (_add_preview, _add_check, _add_cost, _add_advise, _add_export_policies, _add_export_terraform,
+                _add_sample_usage):
+        add(sub)
     return top
 
 

@@ -126,3 +126,31 @@ def test_money_is_rounded_one_way_everywhere():
     for path in [*(REPO / "policies").rglob("*.py"), *(REPO / "stackplan" / "advise").rglob("*.py")]:
         offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
     assert offenders == []
+
+
+# --- small functions ----------------------------------------------------------------------------------------------------
+
+MAX_FUNCTION_LINES = 80
+
+
+def _functions_longer_than(limit: int) -> list[str]:
+    import ast
+    import tomllib
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    long = []
+    for package in (p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]):
+        for path in sorted((REPO / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if lines > limit:
+                        long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({lines} lines)")
+    return long
+
+
+def test_no_function_in_the_packages_is_longer_than_80_lines():
+    """CONTRIBUTING's rule, held: a function that outgrows a screen is split (the CLI parser is one helper per
+    command; the cost model's burst, the diff's pairing and rows, a policy definition per role are their own)."""
+    assert _functions_longer_than(MAX_FUNCTION_LINES) == []
+    assert _functions_longer_than(20), "the scan finds functions at all"
