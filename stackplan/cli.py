@@ -179,8 +179,8 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--save-export", metavar="DIR",
                    help="with --workspace: also write what was read to DIR, for a later --cluster-json DIR")
     p.add_argument("--cluster-json", metavar="FILE",
-                       help="a workspace export: Databricks API or CLI JSON of clusters, jobs, instance pools "
-                            "(one object, lists, a mix, pages one after another), or a directory of such files")
+                   help="a workspace export: Databricks API or CLI JSON of clusters, jobs, instance pools "
+                        "(one object, lists, a mix, pages one after another), or a directory of such files")
     p.add_argument("--terraform-plan", metavar="FILE",
                    help="a Terraform plan's JSON (terraform show -json PLANFILE): its databricks_cluster, _job, "
                         "_instance_pool, _cluster_policy and _model_serving changes, checked like an export, named by "
