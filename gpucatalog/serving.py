@@ -40,6 +40,19 @@ class ServingType(ServingOffer):
     workload_type: str
 
 
+class CpuServingType(BaseModel):
+    """One CPU workload type of one cloud: no GPU, billed per unit of provisioned concurrency
+    (``dbu_per_concurrency_hour``; None where no public figure exists). Sizing never picks one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload_type: str
+    dbu_per_concurrency_hour: float | None = Field(default=None, gt=0)
+    source: str
+    date: str
+    doubt: str | None = None
+
+
 class LaunchPrice(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -54,6 +67,7 @@ class _ServingFile(BaseModel):
     types: dict[str, list[ServingType]]
     not_offered: dict[str, dict[str, str]] = Field(default_factory=dict)
     unnamed: dict[str, list[ServingOffer]] = Field(default_factory=dict)
+    cpu: dict[str, list[CpuServingType]] = Field(default_factory=dict)
     concurrency_per_replica: int = Field(ge=1)
     launch_usd: LaunchPrice
 
@@ -66,6 +80,8 @@ class ServingCatalog:
     launch_usd: LaunchPrice
     #: Offers a public source prices but no source read names the workload type of: recorded, never chosen.
     unnamed: dict[str, tuple[ServingOffer, ...]] = dataclasses.field(default_factory=dict)
+    #: CPU workload types per cloud: priced where an endpoint uses one, never chosen by sizing.
+    cpu: dict[str, tuple[CpuServingType, ...]] = dataclasses.field(default_factory=dict)
 
     def of_cloud(self, cloud: str) -> tuple[ServingType, ...]:
         """The cloud's types, smallest total GPU memory first."""
@@ -73,6 +89,9 @@ class ServingCatalog:
 
     def get(self, cloud: str, workload_type: str) -> ServingType | None:
         return next((t for t in self.types.get(cloud, ()) if t.workload_type == workload_type), None)
+
+    def cpu_type(self, cloud: str, workload_type: str) -> CpuServingType | None:
+        return next((t for t in self.cpu.get(cloud, ()) if t.workload_type == workload_type), None)
 
     def replicas(self, concurrency: int) -> int:
         """Replicas that carry ``concurrency`` provisioned concurrency (at least one)."""
@@ -86,7 +105,8 @@ def load_serving_catalog(path: str | None = None) -> ServingCatalog:
     data = _ServingFile.model_validate(parse_yaml(text, source) if path else parse_packaged_yaml(text, source))
     return ServingCatalog({c: tuple(ts) for c, ts in data.types.items()}, data.not_offered,
                           data.concurrency_per_replica, data.launch_usd,
-                          {c: tuple(rows) for c, rows in data.unnamed.items()})
+                          {c: tuple(rows) for c, rows in data.unnamed.items()},
+                          {c: tuple(rows) for c, rows in data.cpu.items()})
 
 
 #: The workload types the API enum of the pinned databricks-sdk lists (``serving.ServingModelWorkloadType``).
@@ -124,6 +144,8 @@ def choose_serving_type(catalog: ServingCatalog, cloud: str, need_gb: float, pin
         chosen = catalog.get(cloud, pinned)
         if chosen is None:
             why = catalog.not_offered.get(cloud, {}).get(pinned)
+            if catalog.cpu_type(cloud, pinned) is not None:
+                why = "it is a CPU workload type: a stack's endpoint is sized on the GPU memory its model needs"
             offered = _names(list(catalog.of_cloud(cloud)))
             raise ServingSizingError(f"{pinned} is not a GPU workload type of Model Serving on {cloud}"
                                      + (f" ({why})" if why else "") + f". Fix: use one that fits the model "

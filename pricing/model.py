@@ -109,7 +109,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource
@@ -130,6 +130,9 @@ from dbxtypes.vocabulary import (
 )
 
 from .book import PriceBook
+
+if TYPE_CHECKING:
+    from gpucatalog.serving import ServingCatalog
 
 __all__ = ["DEFAULT_ASSUMPTIONS", "MODEL_NOTES", "PricingContext", "endpoint_monthly", "on_demand_node_hourly",
            "serving_cost"]
@@ -483,6 +486,29 @@ def _entry_head(resource: Resource) -> dict[str, Any]:
     return {"name": resource.name, "type": resource.type}
 
 
+def _serving_rate(catalog: ServingCatalog, cloud: str, workload_type: str, prices: PriceBook
+                  ) -> tuple[float, dict[str, Any]]:
+    """One replica's serving DBU/h and the figure it comes from: the stack's (or --prices') override first, then the
+    catalog's GPU type (per replica) or CPU type (per unit of concurrency, times the concurrency one replica
+    carries). Raises `_Unpriced`."""
+    override = prices.serving_override(cloud, workload_type)
+    if override is not None:  # the stack's (or --prices') own rate wins
+        return override[0], {"value": override[0], "source": override[1], "date": None, "estimate": False}
+    gpu, cpu = catalog.get(cloud, workload_type), catalog.cpu_type(cloud, workload_type)
+    if gpu is None and cpu is None:
+        raise _Unpriced(f"{workload_type} is not a Model Serving workload type on {cloud}")
+    if gpu is not None and gpu.dbu_per_hour is not None:
+        return gpu.dbu_per_hour, {"value": gpu.dbu_per_hour, "source": gpu.source, "date": gpu.date,
+                                  "estimate": gpu.doubt is not None}
+    if cpu is not None and cpu.dbu_per_concurrency_hour is not None:
+        per_replica = cpu.dbu_per_concurrency_hour * catalog.concurrency_per_replica
+        return per_replica, {"value": per_replica, "source": f"{cpu.source}: {cpu.dbu_per_concurrency_hour:g} DBU/h "
+                             f"per unit of concurrency x {catalog.concurrency_per_replica}", "date": cpu.date,
+                             "estimate": cpu.doubt is not None}
+    raise _Unpriced(f"no public serving DBU rate for {workload_type} on {cloud} (price it with "
+                    f"pricing.serving_dbu_per_hour.{cloud}.{workload_type})")
+
+
 def serving_cost(cloud: str, workload_type: str, min_concurrency: int, max_concurrency: int, scale_to_zero: bool,
                  hours: float, launches: float, prices: PriceBook, used: _Sources | None = None
                  ) -> dict[str, Any]:
@@ -491,20 +517,7 @@ def serving_cost(cloud: str, workload_type: str, min_concurrency: int, max_concu
     from gpucatalog.serving import load_serving_catalog
 
     catalog = load_serving_catalog()
-    serving_type = catalog.get(cloud, workload_type)
-    override = prices.serving_override(cloud, workload_type)
-    if serving_type is None and override is None:
-        raise _Unpriced(f"{workload_type} is not a Model Serving workload type on {cloud}")
-    if override is not None:  # the stack's (or --prices') own rate wins
-        dbu_per_hour, figure = override[0], {"value": override[0], "source": override[1], "date": None,
-                                             "estimate": False}
-    elif serving_type is not None and serving_type.dbu_per_hour is not None:
-        dbu_per_hour, figure = serving_type.dbu_per_hour, {
-            "value": serving_type.dbu_per_hour, "source": serving_type.source, "date": serving_type.date,
-            "estimate": serving_type.doubt is not None}
-    else:
-        raise _Unpriced(f"no public serving DBU rate for {workload_type} on {cloud} (price it with "
-                        f"pricing.serving_dbu_per_hour.{cloud}.{workload_type})")
+    dbu_per_hour, figure = _serving_rate(catalog, cloud, workload_type, prices)
     usd_per_dbu = prices.usd_per_dbu(cloud, MODEL_SERVING)
     if usd_per_dbu is None:
         raise _Unpriced(f"no model-serving $/DBU for {cloud} ({prices.tier})")

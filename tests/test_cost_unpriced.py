@@ -178,3 +178,56 @@ def test_an_unpriced_choice_names_the_cheapest_priced_type_that_holds_the_model(
     (entry,) = [e for e in json.loads(out)["cost"]["resources"].values() if e["name"] == "big-serving-big"]
     assert "the cheapest priced type that holds its 168 GB: GPU_MEDIUM_8 (192 GB, 290.8 DBU/h, which " \
            "databricks-sdk's enum does not list), about $14,859.88 a month" in entry["unpriced"]
+
+
+# --- CPU serving: priced per unit of concurrency, never chosen by sizing ------------------------------------------------
+
+def _plan_on(tmp_path, workload_type: str, low: int, high: int) -> str:
+    from pathlib import Path
+
+    good = Path(__file__).resolve().parent.parent / "examples" / "terraform" / "plan-good.json"
+    plan = json.loads(good.read_text())
+    served = next(rc for rc in plan["resource_changes"] if rc["type"] == "databricks_model_serving")
+    entity = served["change"]["after"]["config"][0]["served_entities"][0]
+    entity.update({"workload_type": workload_type, "min_provisioned_concurrency": low,
+                   "max_provisioned_concurrency": high, "scale_to_zero_enabled": False})
+    path = tmp_path / f"{workload_type}.json"
+    path.write_text(json.dumps(plan))
+    return str(path)
+
+
+def _endpoint(capsys, plan: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    code, out, err = run(capsys, "cost", "--terraform-plan", plan, "--format", "json")
+    assert code == 0 and "Traceback" not in err
+    cost = json.loads(out)["cost"]
+    return next(e for e in cost["resources"].values() if e["name"] == "databricks_model_serving.chat_api"), cost
+
+
+def test_a_cpu_endpoint_is_priced_per_unit_of_concurrency(tmp_path, capsys):
+    """databricks-sdk lists CPU; lakemeter prices it at 1 DBU/h per unit of concurrency: a GPU_MEDIUM replica (4 of
+    concurrency) is 20 DBU/h, so the same concurrency on CPU costs 4/20 of it, and 16 of concurrency four times 4."""
+    from gpucatalog.serving import load_serving_catalog
+
+    catalog = load_serving_catalog()
+    gpu, _ = _endpoint(capsys, _plan_on(tmp_path, "GPU_MEDIUM", 4, 16))
+    cpu, cost = _endpoint(capsys, _plan_on(tmp_path, "CPU", 4, 16))
+    per_unit = catalog.cpu_type("aws", "CPU").dbu_per_concurrency_hour
+    ratio = per_unit * catalog.concurrency_per_replica / catalog.get("aws", "GPU_MEDIUM").dbu_per_hour
+    assert cpu["unpriced"] is None and cost["total"]["complete"] is True
+    assert cpu["hourly"] == pytest.approx(gpu["hourly"] * ratio) and cpu["hourly_max"] == pytest.approx(4 * cpu["hourly"])
+    assert cpu["nodes"] == {"min": 1, "max": 4}
+
+
+def test_a_cpu_type_with_no_public_rate_is_unpriced_and_the_total_says_so(tmp_path, capsys):
+    entry, cost = _endpoint(capsys, _plan_on(tmp_path, "CPU_LARGE", 4, 8))
+    assert "no public serving DBU rate for CPU_LARGE on aws" in entry["unpriced"]
+    assert cost["total"]["complete"] is False and cost["total"]["unpriced"] == ["databricks_model_serving.chat_api"]
+    entry, _ = _endpoint(capsys, _plan_on(tmp_path, "CPU_HUGE", 4, 8))  # no such type at all: said as such
+    assert "CPU_HUGE is not a Model Serving workload type on aws" in entry["unpriced"]
+
+
+def test_a_stack_that_pins_a_cpu_type_is_told_why_and_what_fits(write_stack, capsys):
+    path = stack(write_stack, serving={"endpoints": {"big": {**BIG, "workload_type": "CPU"}}})
+    code, _, err = run(capsys, "preview", "--stack", path)
+    assert code == 2 and "CPU is not a GPU workload type of Model Serving on aws (it is a CPU workload type" in err
+    assert "Fix: use one that fits the model (168 GB)" in err and "Traceback" not in err
