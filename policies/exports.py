@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbxtypes.errors import InputError, clip
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, UNKNOWN_VALUE
+from policies.tf_references import configured_references, resolve
 
 if TYPE_CHECKING:
     from dbxtypes.shape import ClusterShape
@@ -254,47 +255,15 @@ def _terraform_value(value: Any, unknown: Any, key: str = "") -> Any:
     return value
 
 
-#: Attributes that name another resource by its id, and what a configuration reference to it becomes: the
-#: referenced resource's address, which is also the id that resource gets (so a cluster on a pool the same plan
-#: creates is priced on that pool).
-TERRAFORM_REFERENCES = ("instance_pool_id", "driver_instance_pool_id", "policy_id")
 #: The id attribute of each kind that a plan leaves unknown for a new resource.
 TERRAFORM_OWN_ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER_POLICY_EXPORT: "policy_id"}
-
-
-def _configured_references(doc: Mapping[str, Any]) -> dict[str, dict[str, str]]:
-    """From the plan's ``configuration``: resource address -> {attribute: the address of the resource its expression
-    references}, for `TERRAFORM_REFERENCES` (``"references": ["databricks_instance_pool.gpu.id", ...]``)."""
-    out: dict[str, dict[str, str]] = {}
-
-    def walk(module: Any, prefix: str) -> None:
-        if not isinstance(module, Mapping):
-            return
-        for resource in module.get("resources") or []:
-            if not isinstance(resource, Mapping) or not resource.get("address"):
-                continue
-            given = resource.get("expressions")
-            expressions: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-            for attribute in TERRAFORM_REFERENCES:
-                expression = expressions.get(attribute)
-                refs = expression.get("references") if isinstance(expression, Mapping) else None
-                target = next((str(r).removesuffix(".id") for r in refs or [] if str(r).endswith(".id")), None)
-                if target:
-                    out.setdefault(f"{prefix}{resource['address']}", {})[attribute] = f"{prefix}{target}"
-        for name, call in (module.get("module_calls") or {}).items():
-            if isinstance(call, Mapping):
-                walk(call.get("module"), f"{prefix}module.{name}.")
-
-    configuration = doc.get("configuration")
-    walk(configuration.get("root_module") if isinstance(configuration, Mapping) else None, "")
-    return out
 
 
 def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
     """The Databricks resources a Terraform plan creates or changes (a resource being deleted is not judged), each
     named by its address (``module.ml.databricks_cluster.chat``)."""
     out: list[ExportItem] = []
-    references = _configured_references(doc)
+    references = configured_references(doc)
     for i, change in enumerate(doc.get("resource_changes") or []):  # absent: a plan that changes nothing
         if not isinstance(change, Mapping):
             raise InputError.single(source, f"resource_changes[{i}]", "is not an object.",
@@ -313,9 +282,10 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
         address = str(change.get("address") or f"resource_changes[{i}]")
         props = {k: v for k, v in _terraform_value(after, body.get("after_unknown") or {}).items()
                  if k not in TERRAFORM_ONLY and not (k in TERRAFORM_COMPUTED[kind] and v == TERRAFORM_UNKNOWN)}
-        for attribute, target in references.get(_config_address(address), {}).items():
+        for attribute, reference in references.get(_config_address(address), {}).items():
             if props.get(attribute) in (None, TERRAFORM_UNKNOWN):
-                props[attribute] = target  # a reference to a resource of the plan: its address stands for its id
+                # a reference to a resource of the plan: its (instance) address stands for its id
+                props[attribute] = resolve(reference, address)
         own = TERRAFORM_OWN_ID.get(kind)
         if own and own not in props:
             props[own] = address

@@ -231,3 +231,105 @@ def test_a_stack_that_pins_a_cpu_type_is_told_why_and_what_fits(write_stack, cap
     code, _, err = run(capsys, "preview", "--stack", path)
     assert code == 2 and "CPU is not a GPU workload type of Model Serving on aws (it is a CPU workload type" in err
     assert "Fix: use one that fits the model (168 GB)" in err and "Traceback" not in err
+
+
+# --- Terraform: pools referenced through count, for_each and modules ----------------------------------------------------
+
+_POOL = {"instance_pool_name": "gpu", "node_type_id": "g5.xlarge", "min_idle_instances": 0, "max_capacity": 8,
+         "idle_instance_autotermination_minutes": 15, "aws_attributes": [{"availability": "ON_DEMAND"}],
+         "custom_tags": {"workload_type": "inference", "workload": "genai", "cost_center": "ai"}}
+_CLUSTER = {"cluster_name": "chat", "spark_version": "15.4.x-gpu-ml-scala2.12", "autotermination_minutes": 0,
+            "num_workers": 2, "data_security_mode": "SINGLE_USER", "single_user_name": "ml@example.com",
+            "custom_tags": {"workload_type": "inference", "workload": "genai", "cost_center": "ai"}}
+
+
+def _change(address: str, kind: str, after: dict[str, Any], unknown: dict[str, Any]) -> dict[str, Any]:
+    return {"address": address, "type": kind, "change": {"actions": ["create"], "after": after,
+                                                          "after_unknown": unknown}}
+
+
+def _tf_plan(tmp_path, name: str, changes: list[dict[str, Any]], root_module: dict[str, Any]) -> str:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"format_version": "1.2", "resource_changes": changes,
+                                "configuration": {"root_module": root_module}}))
+    return str(path)
+
+
+def _pools_and_clusters(keys: list[str], module: str = "") -> list[dict[str, Any]]:
+    """A pool and a cluster per key, the pools of different node types so a wrong pairing shows in the price."""
+    out = []
+    for i, key in enumerate(keys):
+        node = "g5.xlarge" if i == 0 else "g5.12xlarge"
+        out.append(_change(f"{module}databricks_instance_pool.gpu{key}", "databricks_instance_pool",
+                           {**_POOL, "node_type_id": node}, {"instance_pool_id": True}))
+        out.append(_change(f"{module}databricks_cluster.chat{key}", "databricks_cluster", dict(_CLUSTER),
+                           {"instance_pool_id": True, "driver_instance_pool_id": True}))
+    return out
+
+
+def _priced_pools(capsys, plan: str) -> dict[str, str]:
+    code, out, err = run(capsys, "cost", "--terraform-plan", plan, "--format", "json")
+    assert code == 0 and "Traceback" not in err, err
+    cost = json.loads(out)["cost"]
+    assert cost["total"]["complete"] is True, cost["total"]
+    return {e["name"]: (e["instance_pool"], e["node_type_id"]) for e in cost["resources"].values()
+            if "databricks_cluster" in e["name"]}
+
+
+def _resources(references: list[str], **extra: Any) -> list[dict[str, Any]]:
+    expressions = {"instance_pool_id": {"references": references},
+                   "driver_instance_pool_id": {"references": references}}
+    return [{"address": "databricks_instance_pool.gpu", "type": "databricks_instance_pool", "name": "gpu",
+             "expressions": {}, **extra.get("pool", {})},
+            {"address": "databricks_cluster.chat", "type": "databricks_cluster", "name": "chat",
+             "expressions": expressions, **extra.get("cluster", {})}]
+
+
+def test_a_pool_referenced_through_count_index_is_the_pool_of_the_same_index(tmp_path, capsys):
+    plan = _tf_plan(tmp_path, "count", _pools_and_clusters(["[0]", "[1]"]),
+                    {"resources": _resources(["databricks_instance_pool.gpu", "count.index"])})
+    assert _priced_pools(capsys, plan) == {
+        "databricks_cluster.chat[0]": ("databricks_instance_pool.gpu[0]", "g5.xlarge"),
+        "databricks_cluster.chat[1]": ("databricks_instance_pool.gpu[1]", "g5.12xlarge")}
+
+
+def test_a_pool_referenced_through_each_key_or_each_value_is_the_pool_of_the_same_key(tmp_path, capsys):
+    keys = ['["a"]', '["b"]']
+    plan = _tf_plan(tmp_path, "each_key", _pools_and_clusters(keys),
+                    {"resources": _resources(["databricks_instance_pool.gpu", "each.key"])})
+    expected = {'databricks_cluster.chat["a"]': ('databricks_instance_pool.gpu["a"]', "g5.xlarge"),
+                'databricks_cluster.chat["b"]': ('databricks_instance_pool.gpu["b"]', "g5.12xlarge")}
+    assert _priced_pools(capsys, plan) == expected
+    over_pools = {"cluster": {"for_each_expression": {"references": ["databricks_instance_pool.gpu"]}}}
+    plan = _tf_plan(tmp_path, "each_value", _pools_and_clusters(keys),
+                    {"resources": _resources(["each.value.id", "each.value"], **over_pools)})
+    assert _priced_pools(capsys, plan) == expected
+
+
+def test_a_pool_passed_into_a_module_with_count_is_the_pool_of_that_module_instance(tmp_path, capsys):
+    """The root creates the pools (count 2) and calls a module per pool (count 2), passing
+    databricks_instance_pool.gpu[count.index].id as var.pool_id; the module's cluster uses var.pool_id."""
+    changes = [c for c in _pools_and_clusters(["[0]", "[1]"]) if c["type"] == "databricks_instance_pool"]
+    changes += [_change(f"module.serve[{i}].databricks_cluster.chat", "databricks_cluster", dict(_CLUSTER),
+                        {"instance_pool_id": True}) for i in (0, 1)]
+    module = {"resources": [{"address": "databricks_cluster.chat", "type": "databricks_cluster", "name": "chat",
+                             "expressions": {"instance_pool_id": {"references": ["var.pool_id"]}}}]}
+    root = {"resources": _resources([])[:1],
+            "module_calls": {"serve": {"source": "./serve", "count_expression": {"constant_value": 2},
+                                       "expressions": {"pool_id": {"references": ["databricks_instance_pool.gpu",
+                                                                                  "count.index"]}},
+                                       "module": module}}}
+    assert _priced_pools(capsys, _tf_plan(tmp_path, "module", changes, root)) == {
+        "module.serve[0].databricks_cluster.chat": ("databricks_instance_pool.gpu[0]", "g5.xlarge"),
+        "module.serve[1].databricks_cluster.chat": ("databricks_instance_pool.gpu[1]", "g5.12xlarge")}
+
+
+def test_a_pool_in_the_same_module_instance_is_that_instance_s():
+    from policies.tf_references import OWN_KEY, Reference, resolve
+
+    assert resolve(Reference("module.ml.databricks_instance_pool.gpu"),
+                   'module.ml["eu"].databricks_cluster.chat') == 'module.ml["eu"].databricks_instance_pool.gpu'
+    assert resolve(Reference("databricks_instance_pool.gpu", OWN_KEY), "databricks_cluster.chat[3]") == \
+        "databricks_instance_pool.gpu[3]"
+    assert resolve(Reference("databricks_instance_pool.gpu[0]", OWN_KEY), "databricks_cluster.chat[3]") == \
+        "databricks_instance_pool.gpu[0]"  # a static index stays
