@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbxtypes.errors import InputError, clip
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, UNKNOWN_VALUE
-from policies.tf_references import configured_references, resolve
+from policies.tf_references import config_address, configured_references, resolve
 
 if TYPE_CHECKING:
     from dbxtypes.shape import ClusterShape
@@ -226,12 +226,6 @@ def require_terraform_plan(path: Any) -> Mapping[str, Any]:
     return docs[0]
 
 
-def _config_address(address: str) -> str:
-    """A resource instance's address as its configuration names it (``databricks_cluster.x[0]`` ->
-    ``databricks_cluster.x``)."""
-    return re.sub(r"\[[^\]]*\]", "", address)
-
-
 def _terraform_value(value: Any, unknown: Any, key: str = "") -> Any:
     """A plan's ``after`` value in the API's shape: singular blocks unwrapped, repeated ones renamed by the caller,
     nulls dropped (unset), each value of ``after_unknown`` set to `TERRAFORM_UNKNOWN`."""
@@ -282,7 +276,7 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
         address = str(change.get("address") or f"resource_changes[{i}]")
         props = {k: v for k, v in _terraform_value(after, body.get("after_unknown") or {}).items()
                  if k not in TERRAFORM_ONLY and not (k in TERRAFORM_COMPUTED[kind] and v == TERRAFORM_UNKNOWN)}
-        for attribute, reference in references.get(_config_address(address), {}).items():
+        for attribute, reference in references.get(config_address(address), {}).items():
             if props.get(attribute) in (None, TERRAFORM_UNKNOWN):
                 # a reference to a resource of the plan: its (instance) address stands for its id
                 props[attribute] = resolve(reference, address)

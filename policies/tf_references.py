@@ -27,10 +27,12 @@ from typing import Any
 #: Attributes that name another resource by its id.
 TERRAFORM_REFERENCES = ("instance_pool_id", "driver_instance_pool_id", "policy_id")
 
-_RESOURCE = re.compile(r"^[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_-]*(\[[^\]]*\])?$")
-_MODULE_SEGMENT = re.compile(r'module\.[A-Za-z_][A-Za-z0-9_-]*(?:\[(?:"[^"]*"|[^\]]*)\])?\.')
 _NOT_RESOURCES = ("data.", "local.", "var.", "each.", "count.", "module.", "path.", "terraform.", "self.")
-_KEY = re.compile(r'\[(?:"[^"]*"|[^\]]*)\]$')
+#: An instance key: ``[0]`` or ``["a"]`` (a quoted key may hold a ``]``).
+_KEY_TEXT = r'\[(?:"[^"]*"|[^\]]*)\]'
+_KEY = re.compile(_KEY_TEXT + "$")
+_RESOURCE = re.compile(rf"^[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_-]*(?:{_KEY_TEXT})?$")
+_MODULE_SEGMENT = re.compile(rf"module\.[A-Za-z_][A-Za-z0-9_-]*(?:{_KEY_TEXT})?\.")
 #: Where a reference's key comes from: the referencing resource instance.
 OWN_KEY = -1
 
@@ -55,6 +57,12 @@ def _modules(address: str) -> tuple[list[str], str]:
     return segments, rest
 
 
+def config_address(address: str) -> str:
+    """A resource instance's address as its configuration names it, every key dropped
+    (``module.ml[0].databricks_cluster.x["a"]`` -> ``module.ml.databricks_cluster.x``)."""
+    return re.sub(_KEY_TEXT, "", address)
+
+
 def _key(segment: str) -> str:
     m = _KEY.search(segment)
     return m.group(0) if m else ""
@@ -66,7 +74,7 @@ def resolve(reference: Reference, instance: str) -> str:
     target_modules, target_resource = _modules(reference.target)
     # the target's module path takes the instance's keys where the paths agree (a module in the same module)
     for i, segment in enumerate(target_modules):
-        if i < len(own_modules) and re.sub(r"\[.*\]$", "", own_modules[i]) == segment:
+        if i < len(own_modules) and config_address(own_modules[i]) == segment:
             target_modules[i] = own_modules[i]
     if reference.key_from == OWN_KEY and not _key(target_resource):
         target_resource += _key(own_resource)
@@ -82,8 +90,9 @@ def _is_resource(name: str) -> bool:
 
 
 def _read(refs: Any, prefix: str, variables: Mapping[str, Reference], for_each: str | None,
-          depth: int) -> Reference | None:
-    """The reference a list of ``references`` makes, or None (a constant, a data source, a local)."""
+          key_from: int) -> Reference | None:
+    """The reference a list of ``references`` makes, or None (a constant, a data source, a local); a keyed one takes
+    its key from ``key_from`` (`Reference.key_from`)."""
     names = [str(r) for r in refs or []]
     keyed = any(r in ("count.index", "each.key") for r in names)
     for r in names:
@@ -92,12 +101,12 @@ def _read(refs: Any, prefix: str, variables: Mapping[str, Reference], for_each: 
             if found is not None:
                 return found
         elif r.startswith("each.value") and for_each:
-            return Reference(for_each, OWN_KEY if depth < 0 else depth)
+            return Reference(for_each, key_from)
         elif r.endswith(".id") and _is_resource(r[:-3]):
             return Reference(f"{prefix}{r[:-3]}")
     for r in names:
         if keyed and _is_resource(r):
-            return Reference(f"{prefix}{r}", OWN_KEY if depth < 0 else depth)
+            return Reference(f"{prefix}{r}", key_from)
     return None
 
 
@@ -114,6 +123,7 @@ def configured_references(doc: Mapping[str, Any]) -> dict[str, dict[str, Referen
     out: dict[str, dict[str, Reference]] = {}
 
     def walk(module: Any, prefix: str, variables: Mapping[str, Reference], depth: int) -> None:
+        """``depth``: the index of this module's segment in an instance address (-1: the root module)."""
         if not isinstance(module, Mapping):
             return
         for resource in module.get("resources") or []:
@@ -124,7 +134,7 @@ def configured_references(doc: Mapping[str, Any]) -> dict[str, dict[str, Referen
             for attribute in TERRAFORM_REFERENCES:
                 expression = expressions.get(attribute)
                 refs = expression.get("references") if isinstance(expression, Mapping) else None
-                found = _read(refs, prefix, variables, _for_each_target(resource, prefix), -1)
+                found = _read(refs, prefix, variables, _for_each_target(resource, prefix), OWN_KEY)
                 if found is not None:
                     out.setdefault(f"{prefix}{resource['address']}", {})[attribute] = found
         for name, call in (module.get("module_calls") or {}).items():
@@ -141,5 +151,5 @@ def configured_references(doc: Mapping[str, Any]) -> dict[str, dict[str, Referen
             walk(call.get("module"), f"{prefix}module.{name}.", passed, depth + 1)
 
     configuration = doc.get("configuration")
-    walk(configuration.get("root_module") if isinstance(configuration, Mapping) else None, "", {}, -1)
+    walk(configuration.get("root_module") if isinstance(configuration, Mapping) else None, "", {}, depth=-1)
     return out

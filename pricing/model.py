@@ -312,9 +312,6 @@ class _ClusterPricer:
     def driver(self, all_on_demand: bool = False) -> float:
         return self.driver_od if all_on_demand or self._on_demand(1) else self.driver_spot
 
-    def worker(self, j: int, all_on_demand: bool = False) -> float:
-        return self.worker_od if all_on_demand or self._on_demand(j + 1) else self.worker_spot
-
     def _on_demand_positions(self) -> int:
         """How many node positions (the driver first) are on-demand under spot: 1..first_on_demand."""
         return max(0, math.floor(self.first_on_demand))
@@ -455,7 +452,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
         "workload_type": role,
         "availability": "ON_DEMAND (instance pool)" if pool_backed else availability,
         "first_on_demand": (int(fod) if fod.is_integer() else fod) if spot else None,
-        "nodes": {"min": 1 + lo, "max": 1 + hi},
+        "nodes": _nodes_of(shape),
         "spot_nodes": {"min": pricer.spot_nodes(lo), "max": pricer.spot_nodes(hi)},
         "hours_per_month": hours,
         "hours_basis": hours_basis,

@@ -91,6 +91,14 @@ def test_the_docs_site_builds_strictly(tmp_path):
 
 # --- one list of packages ----------------------------------------------------------------------------------------------
 
+def _packages() -> list[str]:
+    """The packages setuptools installs (pyproject's packages.find include list)."""
+    import tomllib
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    return [p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]]
+
+
 def test_every_package_is_linted_layered_and_triggers_the_preview_workflow():
     """The packages are listed where setuptools installs them (pyproject's packages.find); the import-linter layers,
     mypy and the preview workflow's paths filter must each name every one (a change under collector/, which the
@@ -100,7 +108,7 @@ def test_every_package_is_linted_layered_and_triggers_the_preview_workflow():
     import yaml
 
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    packages = {p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]}
+    packages = set(_packages())
     assert packages and all((REPO / p / "__init__.py").is_file() for p in packages)
     assert set(pyproject["tool"]["importlinter"]["root_packages"]) == packages
     assert packages <= set(pyproject["tool"]["mypy"]["files"])
@@ -135,11 +143,9 @@ MAX_FUNCTION_LINES = 80
 
 def _functions_longer_than(limit: int) -> list[str]:
     import ast
-    import tomllib
 
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     long = []
-    for package in (p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]):
+    for package in _packages():
         for path in sorted((REPO / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
