@@ -167,6 +167,10 @@ def model_at(root: type[BaseModel] | None, loc: Sequence[Any]) -> type[BaseModel
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
+#: What a validator's message puts before the fix it knows (`problem_from_pydantic` shows it as the fix).
+FIX_MARK = " Fix: "
+
+
 def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | None = None, prefix: str = "",
                           fix: str = "") -> Problem:
     """One pydantic error as a `Problem`: ``prefix`` + the dotted field path, the message with the value given
@@ -178,6 +182,10 @@ def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | Non
     message = str(err.get("msg", "is invalid"))
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
+    own_fix = ""
+    if kind == "value_error" and FIX_MARK in message:  # a validator that knows the fix: "<what is wrong> Fix: <fix>"
+        message, own_fix = message.split(FIX_MARK, 1)
+        message = message.rstrip(". ")
     value = err.get("input")
     if kind != "missing" and isinstance(value, (str, int, float, bool)) and "got " not in message:
         message += f", got {clip(value)}"
@@ -210,7 +218,7 @@ def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | Non
             message = f"key {ascii(str(loc[-2]))}: {message[:1].lower()}{message[1:]}"
             hint = _FIXES.get(kind, "") or "rename the key."
     if kind == "value_error" and not hint:
-        hint = fix or "change the values so the rule above holds."
+        hint = own_fix or fix or "change the values so the rule above holds."
     return Problem(path, message.rstrip(".") + ".", hint or fix)
 
 

@@ -153,6 +153,10 @@ class CostEntry(_Model):
     #: (the cloud bills the VMs). Clusters and jobs only.
     dbu_hourly: Number | None = None
     dbu_monthly_expected: Number | None = None
+    #: The spot factor of the spot workers (spot $/h over on-demand $/h of their node type), and which factor priced
+    #: the spot nodes: a node type's own row (its region, what the price is, its date) or the cloud's estimate.
+    spot_factor: Number | None = None
+    spot_basis: str | None = None
     unpriced: str | None = None
     clusters: list[CostEntry] | None = None
 
@@ -201,7 +205,11 @@ class Cost(_Model):
     currency: str
     tier: str
     cloud: Cloud
+    #: The cloud's spot factor (`CostEntry.spot_factor` says what priced each spot row).
     spot_factor: Number
+    #: The region whose list prices the cost uses (VM prices and Model Serving $/DBU where the data has that region's;
+    #: the notes name what was priced at the reference region instead).
+    region: str | None = None
     resources: dict[str, CostEntry]
     total: CostTotal
     unpriced: list[UnpricedItem]
@@ -280,6 +288,9 @@ class Plan(_Model):
     project: str
     stack_file: str | None = None
     cloud: Cloud
+    #: The workspace's region the plan is priced at (the stack's ``dbx-ai-infra:region``, a Terraform plan's or an
+    #: audit's ``--region``); None: the cloud's reference region.
+    region: str | None = None
     resources: list[Resource]
     outputs: dict[str, Any] = Field(default_factory=dict)
     #: The stack's usage assumptions (USAGE_DEFAULTS keys) for monthly costs.

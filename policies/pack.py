@@ -119,6 +119,7 @@ BUDGET_SETTINGS = {
     "monthly_expected_max": {"type": "number", "description": "Most the expected month may cost, USD."},
     "monthly_max_max": {"type": "number", "description": "Most the month may cost at full size, USD."},
     "usage": {"type": "object", "description": "Usage assumptions (the stack's usage section), for the month."},
+    "region": {"type": "string", "description": "The workspace's region (the stack's region), for its prices."},
 }
 
 
@@ -148,6 +149,7 @@ def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settin
     """The budget policy's messages for a stack's resources (``{urn, id, type, name, inputs}``) priced with the shipped
     price book and the usage assumptions of ``settings``. What the pack cannot know there: the stack's own price
     overrides (its ``pricing`` section) and a base to judge an increase against (``cost --against`` does that)."""
+    from dbxtypes.clouds import region_problem
     from dbxtypes.vocabulary import USAGE_DEFAULTS
     from policies.common import node_cloud
     from policies.rules import stack_budget
@@ -161,12 +163,18 @@ def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settin
     cloud = next((c for c in clouds if c), None)
     if cloud is None:
         return []  # no cluster with a node type: nothing a budget of GPU compute prices
+    region = settings.get("region")
+    problem = region_problem(cloud, region) if region is not None else None
+    if problem:  # a region the pack cannot price at: the budget cannot be judged, so it fails (closed)
+        return [f"the budget cannot be judged: the policy config's region {region!r} {problem}. Fix: set region to "
+                f"the stack's region, or remove it to price at the reference region."]
     usage = pack_assumptions(settings.get("usage") or {}, resources, cloud)
     defaults = {k: a.default for k, a in USAGE_DEFAULTS.items()}
     plan = {"stack": stack, "project": "dbx-ai-infra", "cloud": cloud, "assumptions": {**defaults, **usage},
             "resources": [{"urn": r["urn"], "id": r.get("id"), "type": r["type"], "name": r["name"],
                            "inputs": r["inputs"]} for r in resources]}
-    return stack_budget.over_priced_budget(price_plan(plan, load_prices()), {r["urn"]: r["name"] for r in resources},
+    return stack_budget.over_priced_budget(price_plan(plan, load_prices(region=region)),
+                                           {r["urn"]: r["name"] for r in resources},
                                            budget)
 
 

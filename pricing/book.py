@@ -27,7 +27,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
 from dbxtypes.errors import InputError, did_you_mean, problems_from_pydantic
 from dbxtypes.prices import NodePriceOverride, PriceOverrides, Tier
-from dbxtypes.vocabulary import CLOUDS, COMPUTE_KINDS, Cloud
+from dbxtypes.vocabulary import CLOUDS, COMPUTE_KINDS, MODEL_SERVING, Cloud
+
+from .regions import Regional, load_regions
 
 __all__ = [
     "CLOUDS",
@@ -259,7 +261,8 @@ class PriceBook:
                  dbu_overrides: dict[str, dict[str, float]], spot_factors: dict[str, float],
                  nodes: dict[str, NodePrice], regions: dict[str, str], sources: list[dict[str, Any]],
                  source_descriptions: dict[str, str],
-                 serving_overrides: dict[str, dict[str, tuple[float, str]]] | None = None) -> None:
+                 serving_overrides: dict[str, dict[str, tuple[float, str]]] | None = None,
+                 regional: Regional | None = None, spot_overridden: frozenset[str] = frozenset()) -> None:
         self.currency = currency
         self.tier = tier
         self.rates = rates
@@ -271,6 +274,10 @@ class PriceBook:
         self.source_descriptions = source_descriptions
         #: ``{cloud: {workload_type: (serving DBU/h, where it came from)}}``: the overrides' serving rates.
         self.serving_overrides = serving_overrides or {}
+        #: The region priced per cloud and its tables (`pricing.regions`); None: the reference regions only.
+        self.regional = regional
+        #: Clouds whose spot factor an override sets: it prices every node type of the cloud, over the per-type rows.
+        self.spot_overridden = spot_overridden
         self._by_figure = {s["figure"]: s for s in sources}
 
     def __repr__(self) -> str:
@@ -302,6 +309,27 @@ class PriceBook:
     def spot_factor(self, cloud: str) -> float:
         return self.spot_factors[cloud]
 
+    @staticmethod
+    def node_spot_figure(cloud: str, node_type_id: str) -> str:
+        return f"spot_factor.{cloud}.{node_type_id}"
+
+    def node_spot(self, cloud: str, node_type_id: str) -> tuple[float, str, str]:
+        """(spot factor, what it is, its figure name) for a spot node of ``node_type_id``: an override's cloud
+        factor; else the node type's own row (the priced region's, else the reference region's); else the cloud
+        factor of ``rates.yaml``."""
+        row = None if cloud in self.spot_overridden or self.regional is None else \
+            self.regional.spot(cloud, node_type_id)
+        if row is not None:
+            return row.factor, f"{node_type_id}: {row.label} ({row.date})", self.node_spot_figure(cloud, node_type_id)
+        what = "the override's factor" if cloud in self.spot_overridden else "the cloud's factor (an estimate)"
+        return self.spot_factors[cloud], f"{node_type_id}: {what}", self.spot_figure(cloud)
+
+    def region(self, cloud: str) -> str:
+        """The region whose figures price ``cloud``."""
+        from dbxtypes.clouds import profile
+
+        return self.regional.region(cloud) if self.regional is not None else profile(cloud).reference_region
+
     def node(self, node_type_id: str) -> NodePrice | None:
         return self.nodes.get(node_type_id)
 
@@ -324,9 +352,58 @@ def _catalog_nodes(catalog: Any) -> dict[str, NodePrice]:
     return out
 
 
+def _override_nodes(nodes: dict[str, NodePrice], layer: PriceOverrides, origin: str, known: set[str]) -> None:
+    """An override layer's node prices over the book's (over the catalog's and the region's); a node type the catalog
+    does not know is refused."""
+    unknown = [n for n in layer.node_types if n not in known]
+    if unknown:
+        first = unknown[0]
+        raise InputError.single(layer.origin or "price overrides", f"node_types[{first!r}]",
+                                f"is not a node type of the node catalog{did_you_mean(first, sorted(known))}.",
+                                "name a node type of gpucatalog/node_types.yaml (case matters).")
+    for node_type_id, price in layer.node_types.items():
+        base = nodes.get(node_type_id) or NodePrice(node_type_id, None, None, None, None, None, None, None)
+        changes: dict[str, Any] = {}
+        if price.usd_per_hour_on_demand is not None:
+            changes.update(usd_per_hour_on_demand=price.usd_per_hour_on_demand, vm_source=origin, vm_date=None)
+        if price.dbu_per_hour is not None:
+            changes.update(dbu_per_hour=price.dbu_per_hour, dbu_source=origin, dbu_date=None)
+        nodes[node_type_id] = NodePrice(**{**base.__dict__, **changes})
+
+
+def _regional_nodes(nodes: dict[str, NodePrice], regional: Regional) -> None:
+    """The priced regions' on-demand VM prices over the catalog's (the reference regions'), where ``regions.yaml``
+    has a row; a node type without one keeps the reference price (the cost's notes say so)."""
+    for node_id, node in list(nodes.items()):
+        if node.cloud is None or regional.is_reference(node.cloud):
+            continue
+        row = regional.vm(node.cloud, node_id)
+        if row is not None:
+            nodes[node_id] = NodePrice(**{**node.__dict__, "usd_per_hour_on_demand": row.on_demand,
+                                          "vm_source": f"regions.yaml: {row.source} ({row.region})",
+                                          "vm_date": row.date})
+
+
+def _spot_rows(regional: Regional) -> list[dict[str, Any]]:
+    """The ``sources`` entries of every per-node-type spot factor a book may use (the priced and reference
+    regions' rows)."""
+    out: dict[str, dict[str, Any]] = {}
+    for cloud, table in regional.tables.items():
+        for region in dict.fromkeys([table.reference, regional.region(cloud)]):
+            for node_id, row in table.vm.get(region, {}).items():
+                figure = PriceBook.node_spot_figure(cloud, node_id)
+                if figure in out and region == table.reference:
+                    continue
+                out[figure] = _source_entry(figure, row.factor, f"regions.yaml: {row.source} ({row.region}, spot "
+                                            f"{row.basis} {row.spot:g} / on demand {row.on_demand:g} $/h)", row.date)
+    return list(out.values())
+
+
 def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
-                *more: PriceOverrides | Mapping[str, Any] | None, catalog: Any = None) -> PriceBook:
-    """The price book: ``rates.yaml`` plus the node catalog, then each override in order (later ones win).
+                *more: PriceOverrides | Mapping[str, Any] | None, catalog: Any = None,
+                region: str | None = None) -> PriceBook:
+    """The price book: ``rates.yaml`` plus the node catalog, priced at ``region`` where ``regions.yaml`` has its
+    figures (None: the reference regions), then each override in order (later ones win over all of it).
 
     ``None`` overrides are skipped; a plain mapping is validated as :class:`PriceOverrides` (raising
     `InputError`). ``catalog`` defaults to ``gpucatalog.load_catalog()``.
@@ -346,17 +423,14 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     dbu_overrides: dict[str, dict[str, float]] = {}
     dbu_src: dict[tuple[str, str], str] = {}
     nodes = _catalog_nodes(catalog)
+    regional = Regional(region, load_regions(sources=tuple(data["sources"])))
+    _regional_nodes(nodes, regional)
     serving: dict[str, dict[str, tuple[float, str]]] = {}
 
     known = {n.node_type_id for n in [*catalog, *getattr(catalog, "cpu_nodes", ())]}
     for layer in layers:
-        unknown = [n for n in layer.node_types if n not in known]
-        if unknown:
-            first = unknown[0]
-            raise InputError.single(layer.origin or "price overrides", f"node_types[{first!r}]",
-                                    f"is not a node type of the node catalog{did_you_mean(first, sorted(known))}.",
-                                    "name a node type of gpucatalog/node_types.yaml (case matters).")
         origin = f"override ({layer.origin})" if layer.origin else "override"
+        _override_nodes(nodes, layer, origin, known)
         if layer.tier is not None:
             tier, tier_source = layer.tier, origin
         for cloud, value in layer.spot_factor.items():
@@ -369,14 +443,6 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
         for cloud, types in layer.serving_dbu_per_hour.items():
             for workload_type, value in types.items():
                 serving.setdefault(cloud, {})[workload_type] = (value, origin)
-        for node_type_id, price in layer.node_types.items():
-            base = nodes.get(node_type_id) or NodePrice(node_type_id, None, None, None, None, None, None, None)
-            changes: dict[str, Any] = {}
-            if price.usd_per_hour_on_demand is not None:
-                changes.update(usd_per_hour_on_demand=price.usd_per_hour_on_demand, vm_source=origin, vm_date=None)
-            if price.dbu_per_hour is not None:
-                changes.update(dbu_per_hour=price.dbu_per_hour, dbu_source=origin, dbu_date=None)
-            nodes[node_type_id] = NodePrice(**{**base.__dict__, **changes})
 
     rates = {cloud: {t: {k: fig["value"] for k, fig in kinds.items()} for t, kinds in tiers.items()}
              for cloud, tiers in data["usd_per_dbu"].items()}
@@ -387,12 +453,18 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
             figure = f"usd_per_dbu.{cloud}.{tier}.{kind}"
             if (cloud, kind) in dbu_src:
                 sources.append(_source_entry(figure, dbu_overrides[cloud][kind], dbu_src[(cloud, kind)], None))
+            elif kind == MODEL_SERVING and (found := regional.serving_rate(cloud, tier)) is not None \
+                    and not regional.is_reference(cloud):
+                value, source, date = found
+                rates[cloud][tier][kind] = value
+                sources.append(_source_entry(figure, value, f"regions.yaml: {source} ({regional.region(cloud)})", date))
             elif tier in data["usd_per_dbu"][cloud]:
                 fig = data["usd_per_dbu"][cloud][tier][kind]
                 sources.append(_source_entry(figure, fig["value"], fig["source"], fig["date"]))
     for cloud in CLOUDS:
         src, date, estimate = spot_src[cloud]
         sources.append(_source_entry(f"spot_factor.{cloud}", spot[cloud], src, date, estimate))
+    sources += _spot_rows(regional)
     sources.append(_source_entry("dbu_discount_on_spot", 0.0, data["dbu_on_spot_source"], None))
     for node in nodes.values():
         vm_fig, dbu_fig = PriceBook.node_figures(node.node_type_id)
@@ -403,4 +475,5 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     descriptions.update(data["sources"])
     return PriceBook(currency=data["currency"], tier=tier, rates=copy.deepcopy(rates), dbu_overrides=dbu_overrides,
                      spot_factors=spot, nodes=nodes, regions=dict(data["regions"]), sources=sources,
-                     source_descriptions=descriptions, serving_overrides=serving)
+                     source_descriptions=descriptions, serving_overrides=serving, regional=regional,
+                     spot_overridden=frozenset(c for c, (src, _, _) in spot_src.items() if src.startswith("override")))

@@ -23,9 +23,12 @@ Per node and per cluster
   the worker's). A cluster with ``instancePoolId`` takes the node type of the plan's ``InstancePool`` resource whose
   ``id`` equals it (the driver: ``driverInstancePoolId``, default the same pool).
 * node hourly cost = VM price + ``dbu_per_hour x usd_per_dbu[cloud][tier][kind]``, where the VM price is the
-  on-demand price, or ``on-demand x spot_factor[cloud]`` for a spot node. **The DBU part is never discounted**:
-  Databricks bills the same DBU rate on spot and on-demand nodes. VM prices and DBU rates come from the node catalog
-  (``gpucatalog/node_types.yaml``), $/DBU and spot factors from ``pricing/rates.yaml``, each possibly overridden.
+  on-demand price, or ``on-demand x`` the node type's spot factor for a spot node (its own row of
+  ``pricing/regions.yaml``: spot over on-demand price in the priced region, else in the reference region; else the
+  cloud's ``spot_factor`` of ``rates.yaml``; an override's cloud factor wins over both). **The DBU part is never
+  discounted**: Databricks bills the same DBU rate on spot and on-demand nodes. VM prices and DBU rates come from
+  the node catalog (``gpucatalog/node_types.yaml``), $/DBU and spot factors from ``pricing/rates.yaml``, regional
+  VM prices, serving $/DBU and per-type spot rows from ``pricing/regions.yaml``, each possibly overridden.
 * Spot mix. Nodes are counted driver first, then workers 1, 2, ... With a spot availability in the stack cloud's
   attributes block (``SPOT_WITH_FALLBACK``, ``SPOT_WITH_FALLBACK_AZURE``, ``PREEMPTIBLE_WITH_FALLBACK_GCP``, or the
   spot-only ``SPOT``, ``SPOT_AZURE``, ``PREEMPTIBLE_GCP``) the first ``firstOnDemand`` nodes (default 1: the driver)
@@ -33,7 +36,7 @@ Per node and per cluster
   on-demand in this project). No attributes block (or no ``availability``): AWS's documented default,
   ``SPOT_WITH_FALLBACK``, on AWS; on demand on Azure and GCP. A single-node cluster keeps its driver on demand
   (Databricks forces ``first_on_demand`` to 1 there).
-* **Assumption: a spot fallback never happens.** Spot nodes are priced at the spot factor for all their hours; a
+* **Assumption: a spot fallback never happens.** Spot nodes are priced at their spot factor for all their hours; a
   fallback to on-demand capacity would cost more (up to ``all_on_demand_monthly_expected``).
 
 Per month (hours from ``plan["assumptions"]``)
@@ -69,22 +72,24 @@ $/DBU rate (Azure has no Enterprise tier) or an unknown role makes the resource 
 ``None``, ``unpriced`` holds the reason, it is listed in ``cost["unpriced"]`` and left out of every total. It is
 never priced as zero.
 
-Worked examples (computed by hand; AWS, tier premium, spot factor 0.40, stack ``prod``)
-======================================================================================
+Worked examples (computed by hand; AWS us-east-1, tier premium, stack ``prod``)
+===============================================================================
 
 Training cluster ``prod-training-cluster``: ``p4d.24xlarge`` (VM 21.957642 $/h, 44.4548 DBU/h), all-purpose
 0.55 $/DBU, 2 workers, ``SPOT_WITH_FALLBACK`` with ``firstOnDemand`` 1, 40 h/month::
 
     DBU part per node      44.4548 x 0.55                    = 24.45014 $/h
     driver (on demand)     21.957642 + 24.45014              = 46.407782 $/h
-    worker (spot)          21.957642 x 0.40 + 24.45014       =  8.7830568 + 24.45014 = 33.2331968 $/h
-    hourly                 46.407782 + 2 x 33.2331968        = 112.8741756 $/h
-    monthly                112.8741756 x 40                  = 4,514.967024 $  (min = expected = max)
+    spot factor            9.546368 / 21.957642              = 0.4347629 (p4d.24xlarge's us-east-1 row:
+                                                               90-day average spot / on-demand $/h)
+    worker (spot)          21.957642 x 0.4347629 + 24.45014  =  9.546368 + 24.45014 = 33.996508 $/h
+    hourly                 46.407782 + 2 x 33.996508         = 114.4007980 $/h
+    monthly                114.4007980 x 40                  = 4,576.031920 $  (min = expected = max)
     all on demand          3 x 46.407782 x 40                = 5,568.93384 $
-    saving                 5,568.93384 - 4,514.967024        = 1,053.966816 $
+    saving                 5,568.93384 - 4,576.031920        = 992.90192 $
 
 Its job twin ``prod-training-job`` (jobs compute 0.15 $/DBU, 80 h/month): DBU part 44.4548 x 0.15 = 6.66822;
-driver 28.625862, worker 8.7830568 + 6.66822 = 15.4512768; hourly 59.5284156; monthly x 80 = 4,762.273248 $.
+driver 28.625862, worker 9.546368 + 6.66822 = 16.214588; hourly 61.055038; monthly x 80 = 4,884.40304 $.
 
 Inference cluster ``prod-inference-cluster`` on the on-demand pool ``prod-inference-pool-pool`` (``g5.xlarge``:
 VM 1.006 $/h, 1.3637 DBU/h), all-purpose, autoscale 2..10 workers, 730 h/month, burst 120 h, extra workers null::
@@ -100,8 +105,9 @@ VM 1.006 $/h, 1.3637 DBU/h), all-purpose, autoscale 2..10 workers, 730 h/month, 
 
 Spot mix above the base (stack ``dev``): ``g5.xlarge``, autoscale 1..2, ``SPOT_WITH_FALLBACK`` with
 ``firstOnDemand`` 2, 200 h/month, burst 20 h: base = driver + 1 worker, both on demand = 2 x 1.756035 = 3.51207
-$/h -> min 702.414 $; the 3rd node is spot: 1.006 x 0.40 + 0.750035 = 1.152435 $/h -> hourly_max 4.664505,
-max 932.901 $; extra = (2 - 1) / 2 = 0.5 worker -> expected 702.414 + 0.5 x 1.152435 x 20 = 713.93835 $.
+$/h -> min 702.414 $; the 3rd node is spot at g5.xlarge's factor 0.435982 / 1.006: 0.435982 + 0.750035 =
+1.186017 $/h -> hourly_max 4.698087, max 939.6174 $; extra = (2 - 1) / 2 = 0.5 worker -> expected 702.414 + 0.5 x
+1.186017 x 20 = 714.27417 $.
 """
 
 from __future__ import annotations
@@ -137,6 +143,10 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_ASSUMPTIONS", "MODEL_NOTES", "PricingContext", "endpoint_monthly", "on_demand_node_hourly",
            "serving_cost"]
 
+#: The note of a cost priced at the reference regions (its wording is kept: readers of the JSON match it).
+REFERENCE_NOTE = ("List prices for the reference regions (us-east-1, eastus, us-central1); no committed-use or DBCU "
+                  "discounts.")
+
 #: Used for a key the plan's ``assumptions`` lack: the vocabulary's usage defaults (the stack spec's too).
 DEFAULT_ASSUMPTIONS: dict[str, float | None] = {key: u.default for key, u in USAGE_DEFAULTS.items()}
 
@@ -145,13 +155,13 @@ MODEL_NOTES: tuple[str, ...] = (
     "discounted on spot.",
     "Spot with fallback: the first first_on_demand nodes (default 1, the driver) are on demand, the rest spot. "
     "A fallback to on-demand capacity is assumed not to happen.",
-    "Spot factors are ESTIMATES inside the ranges derived from observed spot prices (pricing.md section 5); "
-    "spot prices are per-AZ and volatile.",
+    "Spot factors: a node type's own (spot / on-demand $/h of one row of pricing/regions.yaml: AWS 90-day "
+    "averages, Azure list spot prices) where the data has one, else the cloud's ESTIMATE (rates.yaml); spot prices "
+    "are per-AZ and volatile.",
     "Pool-backed clusters and instance pools are priced on demand; a pool's idle instances cost their VM price "
     "only (no DBU).",
     "Inference autoscale: min = base x inference hours; expected adds the extra workers for the burst hours; "
     "max = all max nodes x inference hours.",
-    "List prices for the reference regions (us-east-1, eastus, us-central1); no committed-use or DBCU discounts.",
     "Photon is not available with GPU ML runtimes: no Photon DBU multiplier.",
     "Model Serving endpoints are serverless: DBUs only (serving DBU/h of the workload type x replicas x the "
     "model-serving $/DBU), a replica per 4 provisioned concurrency; always warm: the month; scale to zero: its "
@@ -306,11 +316,11 @@ class _ClusterPricer:
         self.worker_od, self.worker_spot = worker_od, worker_spot
         self.spot, self.first_on_demand = spot, first_on_demand
 
-    def _on_demand(self, position: int) -> bool:
+    def is_on_demand(self, position: int) -> bool:
         return not self.spot or position <= self.first_on_demand
 
     def driver(self, all_on_demand: bool = False) -> float:
-        return self.driver_od if all_on_demand or self._on_demand(1) else self.driver_spot
+        return self.driver_od if all_on_demand or self.is_on_demand(1) else self.driver_spot
 
     def _on_demand_positions(self) -> int:
         """How many node positions (the driver first) are on-demand under spot: 1..first_on_demand."""
@@ -393,6 +403,23 @@ def _burst(shape: ClusterShape, a: Mapping[str, float | None], lo: int, hi: int,
     return extra, min(float(assumption(a, "inference_burst_hours_per_month", shape.tags)[0] or 0.0), hours)
 
 
+def _spot_bases(pricer: _ClusterPricer, hi: int, driver_spot_ok: bool, driver: tuple[str, str],
+                workers: tuple[str, str], used: _Sources) -> list[str]:
+    """What priced the cluster's spot nodes at its full size (the driver's factor when it is spot, the workers'), each
+    figure recorded as used; [] when no node is spot."""
+    if not pricer.spot or pricer.spot_nodes(hi) == 0:
+        return []
+    driver_is_spot = driver_spot_ok and not pricer.is_on_demand(1)
+    workers_spot = pricer.spot_nodes(hi) > (1 if driver_is_spot else 0)
+    bases = []
+    for is_spot, (figure, basis) in ((driver_is_spot, driver), (workers_spot, workers)):
+        if is_spot:
+            used.use(figure)
+            bases.append(basis)
+    used.use("dbu_discount_on_spot")
+    return bases
+
+
 def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
                    pools: Mapping[str, tuple[Resource, PoolShape]], a: Mapping[str, float | None], used: _Sources
                    ) -> dict[str, Any]:
@@ -418,18 +445,17 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     w_vm, w_dbu = _node_price(prices, worker_type, used)
     d_vm, d_dbu = _node_price(prices, driver_type, used)
     used.use(prices.rate_figure(cloud, kind))
-    factor = prices.spot_factor(cloud)
+    w_factor, w_basis, w_figure = prices.node_spot(cloud, worker_type)
+    d_factor, d_basis, d_figure = prices.node_spot(cloud, driver_type)
     driver_spot_ok = spot and driver_pool is None
     pricer = _ClusterPricer(
         driver_od=d_vm + d_dbu * rate,
-        driver_spot=(d_vm * factor if driver_spot_ok else d_vm) + d_dbu * rate,
+        driver_spot=(d_vm * d_factor if driver_spot_ok else d_vm) + d_dbu * rate,
         worker_od=w_vm + w_dbu * rate,
-        worker_spot=w_vm * factor + w_dbu * rate,
+        worker_spot=w_vm * w_factor + w_dbu * rate,
         spot=spot, first_on_demand=fod,
     )
-    if spot and pricer.spot_nodes(hi) > 0:
-        used.use(prices.spot_figure(cloud))
-        used.use("dbu_discount_on_spot")
+    spot_bases = _spot_bases(pricer, hi, driver_spot_ok, (d_figure, d_basis), (w_figure, w_basis), used)
 
     # the DBU part alone (what the Databricks bill holds; the cloud bills the VMs): the same nodes, VM price 0
     dbus = _ClusterPricer(driver_od=d_dbu * rate, driver_spot=d_dbu * rate, worker_od=w_dbu * rate,
@@ -465,6 +491,8 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
         "saving_monthly_expected": od_expected - expected,
         "dbu_hourly": dbus.size(lo),
         "dbu_monthly_expected": dbu_expected,
+        "spot_factor": w_factor if spot_bases else None,
+        "spot_basis": "; ".join(dict.fromkeys(spot_bases)) or None,
         "unpriced": None,
     }
 

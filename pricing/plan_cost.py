@@ -14,7 +14,7 @@ from dbxtypes.vocabulary import CLOUDS, ROLES
 
 from .book import PriceBook
 from .kinds import KINDS, kind_of
-from .model import MODEL_NOTES, PricingContext, _assumptions, _Sources
+from .model import MODEL_NOTES, REFERENCE_NOTE, PricingContext, _assumptions, _Sources
 
 #: The phases of pricing, in order (`pricing.kinds.kind.ResourceKind.phase`).
 PHASES = sorted({k.phase for k in KINDS})
@@ -88,11 +88,43 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
         "tier": prices.tier,
         "cloud": typed.cloud,
         "spot_factor": prices.spot_factor(typed.cloud),
+        "region": prices.region(typed.cloud),
         "resources": entries,
         "total": total,
         "unpriced": [{"urn": urn, "name": e.name, "reason": e.unpriced} for urn, e in entries.items() if not e.priced],
         "by_workload": by_workload,
         "sources": used.entries(),
         "assumptions": dict(ctx.a),
-        "notes": list(MODEL_NOTES),
+        "notes": [*MODEL_NOTES, *region_notes(prices, typed.cloud, used.used)],
     })
+
+
+_NODE_VM = ("node_types.", ".usd_per_hour_on_demand")
+
+
+def region_notes(prices: PriceBook, cloud: str, used: list[str]) -> list[str]:
+    """What the cost says of its region: the reference regions' note, or the region priced, with what of the figures
+    it used had no price there and was priced at the reference region."""
+    from dbxtypes.clouds import profile
+
+    region, record = prices.region(cloud), profile(cloud)
+    if region == record.reference_region:
+        return [REFERENCE_NOTE]
+    regional = prices.regional
+    known = regional is not None and regional.known(cloud)
+    notes = [f"List prices for {record.display} {region} where pricing/regions.yaml has them (VM prices, Model Serving "
+             f"$/DBU; jobs and all-purpose $/DBU are the same in every region); no committed-use or DBCU discounts."
+             + ("" if known else f" {region} is not in Databricks' list-price table for {record.display}: every "
+                                 f"figure is {record.reference_region}'s.")]
+    at_reference = [f[len(_NODE_VM[0]):-len(_NODE_VM[1])] for f in used
+                    if f.startswith(_NODE_VM[0]) and f.endswith(_NODE_VM[1])]
+    at_reference = [n for n in at_reference if (node := prices.node(n)) is not None
+                    and str(node.vm_source).startswith("gpucatalog")]
+    if at_reference and known:
+        notes.append(f"No {region} VM price for {', '.join(at_reference)}: priced at {record.reference_region}'s.")
+    serving = prices.rate_figure(cloud, "model_serving")
+    source = (prices.source_of(serving) or {}).get("source") or ""
+    if serving in used and known and not source.startswith(("regions.yaml", "override")):
+        notes.append(f"No {region} Model Serving $/DBU at tier {prices.tier}: priced at "
+                     f"{record.reference_region}'s.")
+    return notes

@@ -149,6 +149,13 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "you trust: loading one runs it)")
 
 
+def _region_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--region", metavar="REGION",
+                   help="the workspace's region (eu-west-1, westeurope, europe-west1): VM prices and Model Serving "
+                        "$/DBU of that region where the data has them; over a stack's dbx-ai-infra:region. Default: "
+                        "the stack's, else the cloud's reference region (us-east-1, eastus, us-central1)")
+
+
 def _add_preview(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("preview", formatter_class=_RAW, epilog=EXAMPLES_PREVIEW + _EXIT_CODES,
                        help="run the program offline; show resources, violations and costs")
@@ -156,6 +163,7 @@ def _add_preview(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _common(p)
     _format_arg(p, "preview")
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
+    _region_arg(p)
     p.set_defaults(func=cmd_preview)
 
 
@@ -210,6 +218,7 @@ def _add_cost(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "(STACK.json each; a stack with none there is new)")
     _format_arg(p, "cost")
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
+    _region_arg(p)
     p.add_argument("--json", action="store_true", help="write JSON instead of a table (= --format json)")
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as Pulumi takes it")

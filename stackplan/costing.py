@@ -3,6 +3,7 @@ and the base plan a cost diff compares against."""
 
 from __future__ import annotations
 
+from dbxtypes.errors import InputError
 from dbxtypes.plan import Cost, Plan
 from pricing import PriceBook, load_overrides_file, load_prices
 from pricing import price_plan as _price_plan
@@ -11,16 +12,19 @@ from stackspec import LoadedStack
 from .inputs import read_json
 
 
-def price_book(loaded: LoadedStack | None, prices_file: str | None) -> PriceBook:
-    """The price book of a plan. Later overrides win: data files < the stack's pricing config < --prices."""
+def price_book(loaded: LoadedStack | None, prices_file: str | None, region: str | None = None) -> PriceBook:
+    """The price book of a plan at ``region`` (default: the stack's ``region``; None: the reference regions). Later
+    overrides win: data files < the region's figures < the stack's pricing config < --prices."""
     file_overrides = load_overrides_file(prices_file) if prices_file else None
     stack_overrides = loaded.spec.pricing if loaded is not None else None
-    return load_prices(stack_overrides, file_overrides)
+    if region is None and loaded is not None:
+        region = loaded.spec.region
+    return load_prices(stack_overrides, file_overrides, region=region)
 
 
 def price_plan(plan: Plan, loaded: LoadedStack | None, prices_file: str | None) -> Cost:
-    """The plan's cost with `price_book`'s prices."""
-    return _price_plan(plan, price_book(loaded, prices_file))
+    """The plan's cost with `price_book`'s prices, at the plan's region."""
+    return _price_plan(plan, price_book(loaded, prices_file, plan.region))
 
 
 def read_plan_file(path: str) -> Plan:
@@ -28,3 +32,15 @@ def read_plan_file(path: str) -> Plan:
     doc = read_json(path, "plan file", fix_missing=f"save one with `python -m stackplan preview --stack STACK "
                                                    f"--json --out {path}`.")
     return Plan.from_json(doc, path)
+
+
+def checked_region(region: str | None, cloud: str) -> str | None:
+    """``--region`` as given, once it has the form of a region of ``cloud``; raises `InputError` (exit 2)."""
+    from dbxtypes.clouds import profile, region_problem
+
+    problem = region_problem(cloud, region) if region is not None else None
+    if problem:
+        raise InputError.single("--region", "", f"{region!r} {problem}.",
+                                f"pass the workspace's {profile(cloud).display} region, or leave --region out to "
+                                f"price at {profile(cloud).reference_region}.")
+    return region

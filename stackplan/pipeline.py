@@ -32,6 +32,8 @@ class Options:
     policies: bool = True
     #: Price the plan (and add the cheaper-GPU and serving advice).
     cost: bool = False
+    #: ``--region``: the workspace's region, over the stack's ``dbx-ai-infra:region`` (None: the stack's).
+    region: str | None = None
 
 
 @dataclass
@@ -71,7 +73,11 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     loaded = stack if isinstance(stack, LoadedStack) else load(stack, options.policy_config)
     if loaded.policy_config is not None:  # the stack's own policy section, over --policy-config
         options = dataclasses.replace(options, policy_config=loaded.policy_config)
+    from .costing import checked_region, price_book
+
+    region = checked_region(options.region, loaded.spec.cloud) or loaded.spec.region  # before the program runs
     plan = run_program(loaded)
+    plan.region = region
     plan.assumptions = loaded.spec.usage_assumptions()
     plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]
     plan.sizing += [SizingLine.model_validate(e.sizing()) for e in loaded.resolved.endpoints.values()]
@@ -83,9 +89,7 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
         from pricing import cheaper_gpu_advice, job_compute_advice, serving_comparison
         from pricing import price_plan as cost_of
 
-        from .costing import price_book
-
-        book = price_book(loaded, options.prices)
+        book = price_book(loaded, options.prices, plan.region)
         plan.cost = cost_of(plan, book)
         plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book) + job_compute_advice(plan, book)
     if options.policies:
@@ -157,23 +161,27 @@ def budget_findings(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | No
 
 
 def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = True,
-               prices: str | None = None, with_cost: bool = False) -> Plan:
+               prices: str | None = None, with_cost: bool = False, region: str | None = None) -> Plan:
     """`build`'s plan alone (its notes dropped): for callers that only read the plan."""
-    return build(stack, Options(policy_config, prices, with_policies, with_cost)).plan
+    return build(stack, Options(policy_config, prices, with_policies, with_cost, region)).plan
 
 
-def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str | None = None) -> Plan:
+def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
+              region: str | None = None) -> Plan:
     """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file. A Terraform
-    plan without Databricks compute takes ``cloud`` (the head's)."""
-    from .costing import price_plan, read_plan_file
+    plan without Databricks compute takes ``cloud`` (the head's). ``region`` (``--region``) prices a Terraform plan,
+    a stack, or a saved plan that carries no costs, at that region."""
+    from .costing import checked_region, price_plan, read_plan_file
 
     if base.endswith(".json"):
         from .terraform import is_terraform_plan_file, priced_terraform_plan
 
         if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`
-            return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud)
+            return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud,
+                                         region=region)
         plan = read_plan_file(base)
         if plan.cost is None:
+            plan.region = checked_region(region, plan.cloud) or plan.region
             plan.cost = price_plan(plan, None, prices)
         return plan
-    return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True)
+    return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True, region=region)

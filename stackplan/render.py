@@ -12,7 +12,7 @@ from rich.text import Text
 from dbxtypes.plan import Plan, Violation
 from dbxtypes.text import printable
 
-from .summary import facts, leaves_out, money, short_type, violations_summary
+from .summary import facts, leaves_out, money, prices_line, short_type, spot_lines, violations_summary
 
 FILE_WIDTH = 160  # files, pipes and tests: one stable width, no colour
 _width = FILE_WIDTH
@@ -107,6 +107,9 @@ def plan_table(plan: Plan) -> str:
                       f"{money(total.monthly.min)} - {money(total.monthly.max)}/month, "
                       f"expected {money(total.monthly.expected)}/month ({plan.cost.currency})"
                       f"{leaves_out(total.unpriced)}", soft_wrap=not _terminal)
+        console.print(Text(printable(f"Prices: {prices_line(plan.cost)}")), soft_wrap=not _terminal)
+        for spot in spot_lines(plan.cost):
+            console.print(Text(printable(f"  {spot}")), soft_wrap=not _terminal)
     if plan.sizing:
         console.print("Sizing (GPU memory need -> node):")
         for line in plan.sizing:

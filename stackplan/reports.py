@@ -22,7 +22,7 @@ from dbxtypes.plan import Cost, CostEntry, Plan, SizingLine
 from dbxtypes.text import printable
 from dbxtypes.vocabulary import INSTANCE_POOL, USAGE_DEFAULTS
 
-from .summary import cents, leaves_out, money, short_type, signed_money, violations_summary
+from .summary import cents, leaves_out, money, prices_line, short_type, signed_money, spot_lines, violations_summary
 
 __all__ = ["TEMPLATES_DIR", "environment", "render_combined", "render_html", "render_markdown", "render_template",
            "report_context"]
@@ -345,15 +345,17 @@ def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | Non
                                 + ("" if (diff.get("total") or {}).get("complete", True) else
                                    " (unknown: a side leaves an unpriced resource out)"))
     if cost is None:
-        ctx.update({"tier": "", "currency": "", "total": {}, "resources": [], "assumptions": [], "notes": [],
-                    "unpriced": [], "sources": [], "workloads": [], "workloads_text": "",
-                    "chart": _chart({}, esc)})
+        ctx.update({"tier": "", "currency": "", "prices": "", "spot_lines": [], "total": {}, "resources": [],
+                    "assumptions": [], "notes": [], "unpriced": [], "sources": [], "workloads": [],
+                    "workloads_text": "", "chart": _chart({}, esc)})
         return ctx
     total = cost.total
     by_workload = cost.by_workload
     ctx.update({
         "tier": esc(cost.tier),
         "currency": esc(cost.currency),
+        "prices": esc(prices_line(cost)),
+        "spot_lines": [esc(line) for line in spot_lines(cost)],
         "total": {
             "expected": esc(money(total.monthly.expected)),
             "min": esc(money(total.monthly.min)),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dbxtypes.money import cents, money, signed_money
-from dbxtypes.plan import Resource, Violation
+from dbxtypes.plan import Cost, Resource, Violation
 
-__all__ = ["cents", "facts", "leaves_out", "money", "short_type", "signed_money", "violations_summary"]
+__all__ = ["cents", "facts", "leaves_out", "money", "prices_line", "short_type", "signed_money", "spot_lines",
+           "violations_summary"]
 
 # The resource kinds are imported on use: a report of findings alone (`check --cluster-json`) needs no cost model.
 
@@ -38,6 +39,30 @@ def leaves_out(unpriced: list[str] | tuple[str, ...]) -> str:
 
 
 
+
+
+def prices_line(cost: Cost) -> str:
+    """Which prices a cost uses, for the line under its total: ``AWS eu-west-1 prices, tier premium`` (the reference
+    region says it is one, and how to price another)."""
+    from dbxtypes.clouds import profile
+
+    record = profile(cost.cloud)
+    region = cost.region or record.reference_region
+    where = (f"{record.display} {region} prices (the reference region: set dbx-ai-infra:region or "
+             f"pass --region to price another)" if region == record.reference_region
+             else f"{record.display} {region} prices")
+    return f"{where}, tier {cost.tier}, {cost.currency} list prices"
+
+
+def spot_lines(cost: Cost) -> list[str]:
+    """For each priced row with spot nodes: the row and the spot factor that priced them, with what it is."""
+    out = []
+    for urn, entry in cost.resources.items():
+        for part in entry.clusters or [entry]:
+            if part.spot_factor is not None and part.spot_basis:
+                name = str(entry.name or urn) + (f" {part.cluster}" if part is not entry and part.cluster else "")
+                out.append(f"{name}: spot x {part.spot_factor:.3f} ({part.spot_basis})")
+    return out
 
 
 def violations_summary(violations: list[Violation]) -> str:

@@ -74,15 +74,18 @@ def _node_clouds(props: Any, catalog: Catalog) -> set[str | None]:
     return found
 
 
-def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None) -> Plan:
-    """The plan priced (``--prices`` as for a stack), with the findings ``check --terraform-plan`` gives it."""
+def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
+                          region: str | None = None) -> Plan:
+    """The plan priced (``--prices`` as for a stack; ``region``: ``--region``, the workspace's region), with the
+    findings ``check --terraform-plan`` gives it."""
     from policies.exports import require_terraform_plan, terraform_items
 
     from .audit import audit_items
-    from .costing import price_plan
+    from .costing import checked_region, price_plan
 
     items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
     plan = terraform_plan(path, items, cloud)
+    plan.region = checked_region(region, plan.cloud)
     plan.cost = price_plan(plan, None, prices)
     plan.violations = audit_items(items, policy_config).violations
     return plan

@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from dbxtypes.clouds import profile
+from dbxtypes.clouds import profile, region_problem
 from dbxtypes.pip import is_pinned_pip
 from dbxtypes.prices import PriceOverrides
 from dbxtypes.unity_catalog import privilege_problems
@@ -675,6 +675,10 @@ class StackSpec(_Spec):
     in ``workloads``)."""
 
     cloud: Cloud = Field(description="The workspace's cloud.")
+    region: str | None = Field(None, description=(
+        "The workspace's region (eu-west-1, westeurope, europe-west1): costs use its VM prices and Model Serving "
+        "$/DBU where the data has them (docs: cost.md). None: the cloud's reference region (us-east-1, eastus, "
+        "us-central1)."))
     gpu_family: GpuFamily = Field(description="The GPU family; a workload may name its own.")
     runtime: str = Field(DEFAULT_RUNTIME, pattern=GPU_ML_RUNTIME_PATTERN, description="GPU ML runtime (spark_version).")
     single_user_name: str = Field(min_length=1, description="User or service principal the clusters run as.")
@@ -772,6 +776,16 @@ class StackSpec(_Spec):
         return assumptions
 
     # ---- validation --------------------------------------------------------------------------------------------------
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, region: str | None, info: ValidationInfo) -> str | None:
+        cloud = info.data.get("cloud")
+        problem = region_problem(cloud, region) if region is not None and isinstance(cloud, str) else None
+        if problem and isinstance(cloud, str):
+            raise ValueError(f"{problem}. Fix: name the workspace's {profile(cloud).display} region, or remove "
+                             f"region to price at {profile(cloud).reference_region}.")
+        return region
 
     @field_validator("tags")
     @classmethod

@@ -198,9 +198,9 @@ def test_fewer_training_workers_saves_their_spot_hours(advise: Any, plan: Any) -
     book = load_prices()
     node = book.node("g5.xlarge")
     assert node is not None and node.usd_per_hour_on_demand and node.dbu_per_hour
-    # workers beyond the first node are spot (first_on_demand 1): VM at the spot factor, DBUs in full
-    worker = node.usd_per_hour_on_demand * book.spot_factor("aws") + node.dbu_per_hour * book.usd_per_dbu(
-        "aws", "all_purpose")
+    # workers beyond the first node are spot (first_on_demand 1): VM at g5.xlarge's spot factor, DBUs in full
+    factor = book.node_spot("aws", "g5.xlarge")[0]
+    worker = node.usd_per_hour_on_demand * factor + node.dbu_per_hour * book.usd_per_dbu("aws", "all_purpose")
     hours = plan.assumptions["training_hours_per_month"]
     assert f["monthly_cost_delta"] == pytest.approx(-3 * worker * hours, abs=0.01)
 

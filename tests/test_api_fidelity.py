@@ -271,7 +271,8 @@ def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_
     # priced with the driver's own figures: driver on demand, two spot workers
     entry = next(e for e in plan["cost"]["resources"].values() if e["name"] == "test-training-cluster")
     book = load_prices()
-    gpu, rate, spot = book.node("g5.xlarge"), book.usd_per_dbu("aws", "all_purpose"), book.spot_factor("aws")
+    gpu, rate = book.node("g5.xlarge"), book.usd_per_dbu("aws", "all_purpose")
+    spot = book.node_spot("aws", "g5.xlarge")[0]
     driver = cpu.usd_per_hour_on_demand + cpu.dbu_per_hour * rate
     worker = gpu.usd_per_hour_on_demand * spot + gpu.dbu_per_hour * rate
     assert entry["driver_node_type_id"] == cpu.node_type_id and entry["hourly"] == pytest.approx(driver + 2 * worker)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,17 @@ def test_the_budget_runs_as_a_stack_validation_policy_priced_with_the_shipped_bo
     lean = budget_violations(resources, "prod", {"monthly_expected_max": 1000,
                                                  "usage": {"training_job_hours_per_month": 1}})
     assert lean and lean[0] != message
+    # the stack's region prices it there (issue 43): eu-west-1's g5 nodes and serving cost more than us-east-1's
+    (eu,) = budget_violations(resources, "prod", {"monthly_expected_max": 1000, "region": "eu-west-1"})
+    def month(text: str) -> float:
+        found = re.match(r"the stack costs \$([\d,]+\.\d\d) a month", text)
+        assert found, text
+        return float(found.group(1).replace(",", ""))
+
+    assert month(eu) > month(message)
+    # a region the pack cannot price at fails the budget closed, saying why
+    (wrong,) = budget_violations(resources, "prod", {"monthly_expected_max": 10 ** 6, "region": "westeurope"})
+    assert "cannot be judged" in wrong and "'westeurope' is not an AWS region name" in wrong
     (policy,) = [p for p in build_policies() if p.name == "databricks-stack-budget"]
     assert isinstance(policy, StackValidationPolicy)
 

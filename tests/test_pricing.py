@@ -27,6 +27,7 @@ from pricing import (
     load_prices,
 )
 from pricing.book import RATES_PATH
+from pricing.regions import REGIONS_PATH
 
 
 def price_plan(plan: Any, book: PriceBook) -> dict[str, Any]:
@@ -44,9 +45,19 @@ AWS_PREMIUM_ALL_PURPOSE = 0.55
 AWS_PREMIUM_JOBS = 0.15
 AWS_ENTERPRISE_ALL_PURPOSE = 0.65
 AZURE_PREMIUM_JOBS = 0.30
-AWS_SPOT = 0.40
+AWS_SPOT = 0.39  # the cloud factor: a node type with no spot row of its own
 AZURE_SPOT = 0.25
 GCP_SPOT = 0.55
+CLOUD_SPOT = {"aws": AWS_SPOT, "azure": AZURE_SPOT, "gcp": GCP_SPOT}
+_REGIONS = yaml.safe_load(REGIONS_PATH.read_text())
+
+
+def _spot(node: str, cloud: str = "aws") -> float:
+    """The spot factor a spot node of ``node`` is priced at, read off regions.yaml by hand: spot / on demand of its
+    reference-region row, else the cloud factor."""
+    data = _REGIONS["clouds"][cloud]
+    row = data["vm"].get(data["reference"], {}).get("nodes", {}).get(node)
+    return row[1] / row[0] if row else CLOUD_SPOT[cloud]
 
 ASSUMPTIONS = {"training_hours_per_month": 40, "training_job_hours_per_month": 80, "inference_hours_per_month": 730,
                "inference_burst_hours_per_month": 120, "inference_burst_avg_extra_workers": None,
@@ -146,7 +157,7 @@ def test_rates_file_holds_the_reference_figures_with_sources_and_dates(prices):
             assert figure["source"] == "lakemeter_dbu_prices" and str(figure["date"]) == "2026-04-10"
     assert "enterprise" not in raw["usd_per_dbu"]["azure"]  # no Azure Enterprise tier
     # Spot defaults: ESTIMATES inside pricing.md section 5's ranges.
-    ranges = {"aws": (0.30, 0.50, AWS_SPOT), "azure": (0.18, 0.30, AZURE_SPOT), "gcp": (0.52, 0.57, GCP_SPOT)}
+    ranges = {"aws": (0.21, 0.53, AWS_SPOT), "azure": (0.18, 0.30, AZURE_SPOT), "gcp": (0.52, 0.57, GCP_SPOT)}
     for cloud, (lo, hi, default) in ranges.items():
         spot = raw["spot_factor"][cloud]
         assert spot["value"] == default and spot["estimate"] is True and spot["range"] == [lo, hi]
@@ -191,7 +202,7 @@ def test_small_plan_matches_hand_computed_prices():
 
     # training cluster
     driver = vm12 + dbu12 * AWS_PREMIUM_ALL_PURPOSE
-    spot_worker = vm12 * AWS_SPOT + dbu12 * AWS_PREMIUM_ALL_PURPOSE
+    spot_worker = vm12 * _spot("g5.12xlarge") + dbu12 * AWS_PREMIUM_ALL_PURPOSE
     train_hourly = driver + 2 * spot_worker
     train = entry(cost, "train")
     assert train["compute_kind"] == "all_purpose" and train["workload_type"] == "training"
@@ -200,7 +211,7 @@ def test_small_plan_matches_hand_computed_prices():
     assert train["monthly"] == pytest.approx({"min": train_hourly * 40, "expected": train_hourly * 40,
                                               "max": train_hourly * 40})
     assert train["all_on_demand_monthly_expected"] == pytest.approx(3 * driver * 40)
-    assert train["saving_monthly_expected"] == pytest.approx(2 * vm12 * (1 - AWS_SPOT) * 40)
+    assert train["saving_monthly_expected"] == pytest.approx(2 * vm12 * (1 - _spot("g5.12xlarge")) * 40)
 
     # job cluster
     job_node = vm12 + dbu12 * AWS_PREMIUM_JOBS
@@ -212,7 +223,7 @@ def test_small_plan_matches_hand_computed_prices():
 
     # inference
     od = vm1 + dbu1 * AWS_PREMIUM_ALL_PURPOSE
-    spot = vm1 * AWS_SPOT + dbu1 * AWS_PREMIUM_ALL_PURPOSE
+    spot = vm1 * _spot("g5.xlarge") + dbu1 * AWS_PREMIUM_ALL_PURPOSE
     base = 2 * od                    # driver + min worker, both within firstOnDemand 2
     full = base + 4 * spot           # workers 2..5 are nodes 3..6: spot
     extra = (5 - 1) / 2              # half the headroom: 2 workers, both spot
@@ -249,7 +260,7 @@ def test_worked_examples_of_the_model_docstring_hold():
     import pricing.model
 
     vm, dbu = _node("p4d.24xlarge")
-    hourly = (vm + dbu * AWS_PREMIUM_ALL_PURPOSE) + 2 * (vm * AWS_SPOT + dbu * AWS_PREMIUM_ALL_PURPOSE)
+    hourly = (vm + dbu * AWS_PREMIUM_ALL_PURPOSE) + 2 * (vm * _spot("p4d.24xlarge") + dbu * AWS_PREMIUM_ALL_PURPOSE)
     cost = price_plan(plan_of(resource(CLUSTER, "prod-training-cluster", cluster(
         "x", "p4d.24xlarge", workers=2, availability="SPOT_WITH_FALLBACK", first_on_demand=1))), load_prices())
     assert entry(cost, "prod-training-cluster")["monthly"]["expected"] == pytest.approx(hourly * 40)
@@ -340,7 +351,7 @@ def test_diff_needs_cost_objects():
 def test_adding_a_worker_adds_exactly_one_node_cost(availability, first_on_demand):
     vm, dbu = _node("g5.4xlarge")
     on_demand_node = vm + dbu * AWS_PREMIUM_ALL_PURPOSE
-    spot_node = vm * AWS_SPOT + dbu * AWS_PREMIUM_ALL_PURPOSE
+    spot_node = vm * _spot("g5.4xlarge") + dbu * AWS_PREMIUM_ALL_PURPOSE
 
     def cost_with(workers: int) -> dict[str, Any]:
         return priced(plan_of(resource(CLUSTER, "c", cluster("c", "g5.4xlarge", workers=workers,
@@ -359,9 +370,10 @@ def test_adding_a_worker_adds_exactly_one_node_cost(availability, first_on_deman
 # --- spot mix --------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cloud, node, availability, on_demand, factor, rate", [
-    ("aws", "g5.12xlarge", "SPOT_WITH_FALLBACK", "ON_DEMAND", AWS_SPOT, AWS_PREMIUM_ALL_PURPOSE),
-    ("aws", "g5.12xlarge", "SPOT", "ON_DEMAND", AWS_SPOT, AWS_PREMIUM_ALL_PURPOSE),
-    ("azure", "Standard_NC24ads_A100_v4", "SPOT_WITH_FALLBACK_AZURE", "ON_DEMAND_AZURE", AZURE_SPOT, 0.55),
+    ("aws", "g5.12xlarge", "SPOT_WITH_FALLBACK", "ON_DEMAND", _spot("g5.12xlarge"), AWS_PREMIUM_ALL_PURPOSE),
+    ("aws", "g5.12xlarge", "SPOT", "ON_DEMAND", _spot("g5.12xlarge"), AWS_PREMIUM_ALL_PURPOSE),
+    ("azure", "Standard_NC24ads_A100_v4", "SPOT_WITH_FALLBACK_AZURE", "ON_DEMAND_AZURE",
+     _spot("Standard_NC24ads_A100_v4", "azure"), 0.55),
     ("gcp", "a2-highgpu-1g", "PREEMPTIBLE_WITH_FALLBACK_GCP", "ON_DEMAND_GCP", GCP_SPOT, 0.55),
 ])
 def test_spot_lowers_the_vm_price_of_the_spot_share_only(cloud, node, availability, on_demand, factor, rate):
@@ -407,7 +419,7 @@ def test_missing_attributes_block_follows_the_cloud_default():
     aws = cluster("c", "g5.xlarge", workers=2, availability=None)
     cost = price_plan(plan_of(resource(CLUSTER, "c", aws)), load_prices())
     # AWS backend default: SPOT_WITH_FALLBACK, and firstOnDemand 0 (the provider's default): all three nodes spot
-    assert entry(cost, "c")["hourly"] == pytest.approx(3 * (vm * AWS_SPOT + dbu * 0.55))
+    assert entry(cost, "c")["hourly"] == pytest.approx(3 * (vm * _spot("g5.xlarge") + dbu * 0.55))
     vm_g, dbu_g = _node("g2-standard-4")
     gcp = cluster("c", "g2-standard-4", workers=2, availability=None, cloud="gcp")
     cost = price_plan(plan_of(resource(CLUSTER, "c", gcp), cloud="gcp"), load_prices())
@@ -538,13 +550,14 @@ def test_override_objects_change_the_result():
     vm, dbu = _node("g5.xlarge")
     plan = plan_of(resource(CLUSTER, "c", cluster("c", "g5.xlarge", workers=1, availability="SPOT_WITH_FALLBACK")))
     default = entry(price_plan(plan, load_prices()), "c")["hourly"]
-    assert default == pytest.approx(vm + dbu * 0.55 + vm * AWS_SPOT + dbu * 0.55)
+    own = _spot("g5.xlarge")
+    assert default == pytest.approx(vm + dbu * 0.55 + vm * own + dbu * 0.55)
     spot = entry(price_plan(plan, load_prices(PriceOverrides(spot_factor={"aws": 0.3}))), "c")["hourly"]
     assert spot == pytest.approx(vm + dbu * 0.55 + vm * 0.3 + dbu * 0.55)
     tier = entry(price_plan(plan, load_prices(PriceOverrides(tier="enterprise"))), "c")["hourly"]
-    assert tier == pytest.approx(vm + vm * AWS_SPOT + 2 * dbu * AWS_ENTERPRISE_ALL_PURPOSE)
+    assert tier == pytest.approx(vm + vm * own + 2 * dbu * AWS_ENTERPRISE_ALL_PURPOSE)
     node = load_prices({"node_types": {"g5.xlarge": {"usd_per_hour_on_demand": 2.0}}})
-    assert entry(price_plan(plan, node), "c")["hourly"] == pytest.approx(2.0 + 2.0 * AWS_SPOT + 2 * dbu * 0.55)
+    assert entry(price_plan(plan, node), "c")["hourly"] == pytest.approx(2.0 + 2.0 * own + 2 * dbu * 0.55)
     # an override reprices a catalog node type (the CPU driver); one the catalog does not know is refused
     cpu = plan_of(resource(CLUSTER, "cpu", cluster("cpu", "m5.2xlarge", workers=1)))
     book = load_prices(PriceOverrides(node_types={"m5.2xlarge": {"usd_per_hour_on_demand": 0.312,

@@ -108,3 +108,22 @@ def test_the_job_compute_advice_figures(tmp_path):
     current, other = re.findall(r"\$[\d,]+\.\d\d", advice.message)[0], re.findall(r"would cost (\$[\d,]+\.\d\d)",
                                                                                   advice.message)[0]
     assert f"prod with `training.all_purpose_cluster: true`: {current} -> {other} a month" in README
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("│").split("│")]
+
+
+def test_the_readme_cost_diff_rows_are_what_the_program_prints(capsys):
+    """The README's `cost --stack prod --against dev` excerpt: each row it shows is a row the program prints today
+    (issue 43: figures in the front door are held to the program like the docs' worked examples)."""
+    from stackplan.cli import main
+
+    block = README[README.index("$ python -m stackplan cost --stack prod --against dev"):]
+    shown = [_cells(line) for line in block[:block.index("```")].splitlines() if line.startswith("│")]
+    assert len(shown) >= 3
+    assert main(["cost", "--stack", "prod", "--against", "dev"]) == 0
+    printed = {tuple(c[1:4]): c for c in map(_cells, capsys.readouterr().out.splitlines()) if len(c) == 6}
+    for row in shown:
+        got = printed.get(tuple(row[1:4]))
+        assert got is not None and got[0].startswith(row[0]) and got[4:] == row[4:], (row, got)

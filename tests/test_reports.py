@@ -270,7 +270,7 @@ def _golden_plans() -> tuple[dict[str, Any], dict[str, Any]]:
     base["stack"] = "golden-base"
     base["resources"][0]["inputs"]["numWorkers"] = 1
     base["resources"] = base["resources"][:3]
-    book = load_prices(catalog=_frozen_catalog())
+    book = load_prices({"spot_factor": {"aws": 0.4}}, catalog=_frozen_catalog())  # frozen: no per-type spot rows
     head["cost"] = price_plan(head, book)
     base["cost"] = price_plan(base, book)
     return base, head

@@ -23,3 +23,13 @@ def cloud_of_node_id(node_type_id: object) -> str | None:
     if not isinstance(node_type_id, str) or not node_type_id:
         return None
     return next((p.name for p in PROFILES if p.owns_node_id(node_type_id)), None)
+
+
+def region_problem(cloud: str, region: object) -> str | None:
+    """Why ``region`` cannot be a region of ``cloud`` (naming the cloud whose name it has, if another's); None: it
+    can. A region of the right form that no data file knows is accepted: it is priced at the reference region."""
+    problem = profile(cloud).region_problem(region)
+    if problem is None:
+        return None
+    other = next((p.display for p in PROFILES if isinstance(region, str) and p.owns_region(region)), None)
+    return problem + (f"; it has the form of {'an' if other[0] in 'AEIOU' else 'a'} {other} region" if other else "")

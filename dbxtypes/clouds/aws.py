@@ -34,6 +34,7 @@ PROFILE = CloudProfile(
     # "Do not use aws:, AWS:, or any upper or lowercase combination of such as a prefix for either keys or values as
     # it is reserved for AWS use" (AWS Tagging Best Practices / EC2 "Tag restrictions", read 2026-12-03)
     tag_reserved_prefixes=("aws:",),
+    reference_region="us-east-1", region_name=re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$"), region_example="eu-west-1",
     storage_schemes=("s3://",),
     node_id=NODE_ID, cpu_node=cpu_node,
 )

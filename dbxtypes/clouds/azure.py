@@ -33,6 +33,7 @@ PROFILE = CloudProfile(
     default_availability="ON_DEMAND_AZURE", pool_availability_field="availability",
     spot_bid={"spot_bid_max_price": -1},
     tag_key_max=512, tag_value_max=256,
+    reference_region="eastus", region_name=re.compile(r"^[a-z]+\d?$"), region_example="westeurope",
     storage_schemes=("abfss://",),
     node_id=NODE_ID, cpu_node=cpu_node, tag_rule=tag_rule,
 )

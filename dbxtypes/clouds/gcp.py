@@ -34,6 +34,7 @@ PROFILE = CloudProfile(
     default_availability="ON_DEMAND_GCP", pool_availability_field="gcp_availability",
     spot_bid={},
     tag_key_max=63, tag_value_max=63,
+    reference_region="us-central1", region_name=re.compile(r"^[a-z]+-[a-z]+\d+$"), region_example="europe-west1",
     storage_schemes=("gs://",),
     node_id=NODE_ID, cpu_node=cpu_node, tag_rule=tag_rule,
 )

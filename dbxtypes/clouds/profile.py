@@ -43,6 +43,11 @@ class CloudProfile:
     node_id: re.Pattern[str]
     #: A node type id of this cloud that names a CPU machine (None: cannot tell from the name).
     cpu_node: Callable[[str], bool | None]
+    #: The region whose list prices the data files hold when a stack names none (`pricing/rates.yaml`, the node
+    #: catalog's VM prices), what a region name of this cloud looks like, and one for an error's fix.
+    reference_region: str = ""
+    region_name: re.Pattern[str] = re.compile(r"^$")
+    region_example: str = ""
     #: The URI schemes of the cloud storage a Unity Catalog managed location names (a catalog's ``storage_root``).
     storage_schemes: tuple[str, ...] = ()
     #: Anything else the cloud refuses in a tag (key, value) -> why, or None.
@@ -52,6 +57,17 @@ class CloudProfile:
 
     def owns_node_id(self, node_type_id: str) -> bool:
         return bool(self.node_id.match(node_type_id))
+
+    def owns_region(self, region: str) -> bool:
+        return bool(self.region_name.match(region))
+
+    def region_problem(self, region: object) -> str | None:
+        """Why ``region`` is not a region name of this cloud (another cloud's, or no region's form), said of the value
+        ("is not an AWS region name ..."); None: it is."""
+        if isinstance(region, str) and self.owns_region(region):
+            return None
+        article = "an" if self.display[0] in "AEIOU" else "a"
+        return f"is not {article} {self.display} region name (like {self.region_example} or {self.reference_region})"
 
     def tag_problem(self, key: str, value: str) -> str | None:
         """Why a tag cannot be applied on this cloud (an empty key, control characters, a reserved prefix, lengths,

@@ -79,7 +79,8 @@ def fmt(args: argparse.Namespace) -> str:
 
 def plan_run(stack: str, args: argparse.Namespace, config: Any, *, cost: bool) -> StackRun:
     """One stack through the pipeline, as a run of a command: its notes on stderr, exit 1 on a mandatory finding."""
-    built = build(stack, Options(config, getattr(args, "prices", None), policies=True, cost=cost))
+    built = build(stack, Options(config, getattr(args, "prices", None), policies=True, cost=cost,
+                                 region=getattr(args, "region", None)))
     for note in built.notes:
         print(f"note: {note}", file=sys.stderr)
     plan = built.plan

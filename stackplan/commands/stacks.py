@@ -85,7 +85,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
         if getattr(args, "terraform_plan", None):  # a Terraform plan, priced like a stack
             from stackplan.terraform import priced_terraform_plan
 
-            plan = priced_terraform_plan(stack, policy_config=config, prices=args.prices)
+            plan = priced_terraform_plan(stack, policy_config=config, prices=args.prices,
+                                         region=getattr(args, "region", None))
             run = StackRun(plan.stack, stack, plan=plan)
             run.base = args.against
         else:
@@ -96,7 +97,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
         if run.base is not None:
             from pricing import diff_costs
 
-            base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud)
+            base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud,
+                             region=getattr(args, "region", None))
             _same_stack(base, run.plan, run.base, args)
             run.diff = diff_costs(base, run.plan)
             # the budget's increase limits judge the change (a stack without a budget has none)
