@@ -80,7 +80,7 @@ terraform-docs: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/terrafor
 	$(PY) -m dbxtypes.terraform_docs $(TF_PROVIDER_REPO) > dbxtypes/data/terraform_provider_docs.json.tmp && mv dbxtypes/data/terraform_provider_docs.json.tmp dbxtypes/data/terraform_provider_docs.json
 
 sdk-types: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/sdk_types.json from the pinned databricks-sdk
-	$(PY) -m dbxtypes.sdk_types > dbxtypes/data/sdk_types.json.tmp && mv dbxtypes/data/sdk_types.json.tmp dbxtypes/data/sdk_types.json
+	$(PY) -m dbxtypes.sdk_snapshot > dbxtypes/data/sdk_types.json.tmp && mv dbxtypes/data/sdk_types.json.tmp dbxtypes/data/sdk_types.json
 
 test-slow: $(VENV)/.installed-dev  ## every test: long property-test runs, Spark, Spark Connect
 	HYPOTHESIS_PROFILE=slow $(PYTEST)

@@ -21,6 +21,7 @@ import functools
 import json
 import re
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -87,8 +88,6 @@ def documented() -> Mapping[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import sys
-
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m dbxtypes.terraform_docs PATH_OF_A_CLONE_OF_terraform-provider-databricks",

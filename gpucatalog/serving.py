@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
+from dbxtypes.sdk_types import enum_values
 
 SERVING_FILE = Path(__file__).resolve().parent / "serving_types.yaml"
 
@@ -116,8 +117,6 @@ SDK_ENUM = "serving.ServingModelWorkloadType"
 def sdk_knows(workload_type: str) -> bool:
     """Whether databricks-sdk's ``ServingModelWorkloadType`` lists a workload type: auto-sizing picks only those (a
     type the SDK does not list may be refused, or arrive in a newer SDK; a stack may still pin one)."""
-    from dbxtypes.sdk_types import enum_values
-
     return workload_type in enum_values(SDK_ENUM)
 
 

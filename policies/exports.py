@@ -33,8 +33,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dbxtypes.documents import json_decoder, parse_json_stream, read_text
 from dbxtypes.errors import InputError, clip
+from dbxtypes.shape import shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, UNKNOWN_VALUE
+from policies.common import gpu_node, node_cloud
 from policies.tf_references import config_address, configured_references, resolve
 
 if TYPE_CHECKING:
@@ -210,8 +213,6 @@ def is_terraform_plan(doc: Any) -> bool:
 def require_terraform_plan(path: Any) -> Mapping[str, Any]:
     """The JSON of ``terraform show -json PLANFILE`` in ``path``; `InputError` when it is not one (``check`` and ``cost
     --terraform-plan``)."""
-    from dbxtypes.documents import parse_json_stream, read_text
-
     docs = parse_json_stream(read_text(path, "Terraform plan JSON"), str(path))
     version = docs[0].get("format_version") if len(docs) == 1 and isinstance(docs[0], Mapping) else None
     if version is not None and not str(version).startswith("1."):
@@ -342,8 +343,6 @@ def export_items(doc: Any, source: str, label: str = "", index: int = 0) -> list
 
 def read_export_file(path: Any, what: str = "cluster JSON") -> list[ExportItem]:
     """The items of one export file: one JSON document, or several one after another (paged exports)."""
-    from dbxtypes.documents import parse_json_stream, read_text
-
     docs = parse_json_stream(read_text(path, what), str(path))
     return export_items(docs[0] if len(docs) == 1 else docs, str(path))
 
@@ -369,8 +368,6 @@ class ExportStream:
     possibly after items were yielded: the caller reads the file whole instead."""
 
     def __init__(self, text: str, source: str) -> None:
-        from dbxtypes.documents import json_decoder
-
         self.text, self.source = text, source
         self._decode = json_decoder().raw_decode
         self.documents = 0
@@ -485,8 +482,6 @@ class ExportStream:
 
 def stream_export_file(path: Any, what: str = "cluster JSON") -> ExportStream:
     """`ExportStream` over one export file (its text read once; the file problems of `read_export_file`)."""
-    from dbxtypes.documents import read_text
-
     return ExportStream(read_text(path, what), str(path))
 
 
@@ -497,9 +492,6 @@ def clusters_of(items: Sequence[ExportItem]) -> list[Mapping[str, Any]]:
 
 def item_shapes(item: ExportItem) -> list[ClusterShape]:
     """The cluster definitions of an export item as the rules read them (none for pools and policies)."""
-    from dbxtypes.shape import shapes_of_resource
-    from policies.common import gpu_node, node_cloud
-
     return shapes_of_resource(item.resource_type, item.props, "api", node_cloud=node_cloud, gpu_node=gpu_node)
 
 

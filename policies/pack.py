@@ -18,6 +18,7 @@ value gives no verdict on it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +33,10 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from dbxtypes.clouds import region_problem
+from dbxtypes.shape import shapes_of_resource
+from dbxtypes.vocabulary import ROLE_OF_SECTION, ROLE_TAG, USAGE_DEFAULTS, WORKLOAD_TAG
+from policies.common import node_cloud
 from policies.registry import (
     load_policy_config,
     load_team_rules,
@@ -41,6 +46,8 @@ from policies.registry import (
     validate_threshold,
 )
 from policies.rule import Rule
+from policies.rules import stack_budget
+from pricing import load_prices, price_plan
 from pulumi_private import UnknownValueError
 
 PACK_NAME = "dbx-ai-infra-policies"
@@ -106,8 +113,6 @@ TEAM_RULES_ENV = "DBX_AI_INFRA_RULES"
 
 def team_rules_from_environment() -> None:
     """Load the team's rules from ``$DBX_AI_INFRA_RULES`` (a directory, as ``--rules DIR``), when it is set."""
-    import os
-
     directory = os.environ.get(TEAM_RULES_ENV)
     if directory:
         use_team_rules(load_team_rules(directory))
@@ -129,9 +134,6 @@ def pack_assumptions(usage: Mapping[str, Any], resources: Sequence[Mapping[str, 
     (``usage.<workload>``, a role's entry the default of its workloads) as ``<assumption>.<workload>`` for each
     workload the resources' ``dbx_workload`` and ``workload_type`` tags name (the pack does not see the stack's
     workloads map)."""
-    from dbxtypes.shape import shapes_of_resource
-    from dbxtypes.vocabulary import ROLE_OF_SECTION, ROLE_TAG, USAGE_DEFAULTS, WORKLOAD_TAG
-
     flat = {k: v for k, v in usage.items() if k in USAGE_DEFAULTS}
     own = {k: v for k, v in usage.items() if isinstance(v, Mapping)}
     section_of = {role: section for section, role in ROLE_OF_SECTION.items()}
@@ -149,12 +151,6 @@ def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settin
     """The budget policy's messages for a stack's resources (``{urn, id, type, name, inputs}``) priced with the shipped
     price book and the usage assumptions of ``settings``. What the pack cannot know there: the stack's own price
     overrides (its ``pricing`` section) and a base to judge an increase against (``cost --against`` does that)."""
-    from dbxtypes.clouds import region_problem
-    from dbxtypes.vocabulary import USAGE_DEFAULTS
-    from policies.common import node_cloud
-    from policies.rules import stack_budget
-    from pricing import load_prices, price_plan
-
     budget = {k: settings[k] for k in ("monthly_expected_max", "monthly_max_max") if settings.get(k) is not None}
     if not budget:
         return []
@@ -196,8 +192,6 @@ def _with_references(resource: Any) -> dict[str, Any]:
 
 
 def _budget_policy(level: str) -> StackValidationPolicy:
-    from policies.rules import stack_budget
-
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = [_with_references(r) for r in args.resources]
         stack = args.resources[0].urn.split("::")[0].removeprefix("urn:pulumi:") if args.resources else "stack"
@@ -231,7 +225,6 @@ def build_policies(config: Any = None) -> list[ResourceValidationPolicy | StackV
             severity=Severity(rule.severity),
             remediation_steps=rule.remediation,
         ))
-    from policies.rules import stack_budget
 
     policies.append(_budget_policy(cfg.level(stack_budget.RULE)))
     return policies

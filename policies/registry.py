@@ -7,6 +7,7 @@ evaluated offline and the same resources analysed by the pack over gRPC give the
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -22,10 +23,28 @@ from dbxtypes.advise import ADVISE_ORDER, ADVISE_THRESHOLDS
 from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.plan import Plan, Violation, resources_of
-from dbxtypes.shape import ClusterShape, Source, as_number, pool_shape, shapes_of_resource, source_props
+from dbxtypes.shape import (
+    ClusterShape,
+    Source,
+    as_number,
+    is_gpu_compute,
+    pool_shape,
+    shapes_of_resource,
+    source_props,
+    tag_role,
+)
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
 from policies import team
 from policies.common import gpu_node, node_cloud
+from policies.exports import (
+    CLUSTER_POLICY_EXPORT,
+    clusters_of,
+    export_items,
+    item_shapes,
+    job_runs_on,
+    summary,
+    summary_add,
+)
 from policies.rule import ResourceView, Rule, View
 from policies.rules import (
     avoid_retiring_node_types,
@@ -110,8 +129,6 @@ def load_team_rules(directory: str) -> list[Rule]:
     """A team's rule modules: every ``*.py`` in ``directory`` (sorted), each defining ``RULE``, a `policies.rule.Rule`
     written against the documented API. They are code the user trusts: loading one runs it. A module that does not
     load, has no ``RULE``, or reuses a rule name is `InputError` naming the file and the fix."""
-    import importlib.util
-
     root = Path(directory)
     if not root.is_dir():
         raise InputError.single(directory, "--rules", "is not a directory.", "pass the directory of rule modules.")
@@ -491,8 +508,6 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
 def cluster_objects(obj: Any, source: str = "cluster JSON") -> list[Mapping[str, Any]]:
     """The cluster objects of an export (see `policies.exports`); raises `InputError` naming the first item that is
     no Databricks object."""
-    from policies.exports import clusters_of, export_items
-
     return clusters_of(export_items(obj, source))
 
 
@@ -512,8 +527,6 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
     """`evaluate_export` and `policies.exports.summary` of the same items, each cluster definition read once (and
     dropped once judged: only the findings and the counts are kept). ``used_by`` (`policies.exports.job_runs_on`
     of all the items) lets ``items`` be a stream read once; without it the items are listed to work it out."""
-    from policies.exports import CLUSTER_POLICY_EXPORT, item_shapes, job_runs_on, summary, summary_add
-
     if used_by is None:
         items = list(items)
         used_by = job_runs_on(items)
@@ -542,8 +555,6 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
 
 
 def _as_job_cluster(props: Mapping[str, Any]) -> Mapping[str, Any]:
-    from dbxtypes.shape import is_gpu_compute, tag_role
-
     raw = props.get("custom_tags")
     tags: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     nodes = (props.get("node_type_id"), props.get("driver_node_type_id"))
@@ -556,6 +567,4 @@ def evaluate_cluster_json(obj: Any, config: Any = None, source: str = "cluster J
     """Violations of an export given as JSON data (a cluster, a list, ``{"clusters": [...]}``, jobs, pools; see
     `policies.exports`). Each violation names the object (``cluster_name``, the job's name, ...) and gets the urn
     ``cluster:<id or name or index>`` (``job:...``, ``instance-pool:...``). Raises `InputError` for anything else."""
-    from policies.exports import export_items
-
     return evaluate_export(export_items(obj, source), config)

@@ -17,8 +17,11 @@ from dbxtypes.money import money
 from dbxtypes.plan import Advice, Plan, Resource
 from dbxtypes.shape import as_number, shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, JOB, MODEL_SERVING_ENDPOINT, WORKLOAD_TAG, workload_key
+from gpucatalog import SizingError, choose_node, load_catalog
+from gpucatalog.serving import ServingSizingError, choose_serving_type, load_serving_catalog
 
 from .book import PriceBook
+from .model import endpoint_monthly, on_demand_node_hourly
 from .plan_cost import price_plan
 
 __all__ = ["CHEAPER_SINGLE_GPU", "CLUSTER_VS_ENDPOINT", "ENDPOINT_VS_CLUSTER", "TRAINING_ON_JOB_COMPUTE",
@@ -47,8 +50,6 @@ def _monthly(plan: Plan, resource: Resource, prices: PriceBook) -> float | None:
 def cheaper_gpu_advice(plan: Plan, prices: PriceBook, catalog: Any = None) -> list[Advice]:
     """`Advice` for each cluster on a multi-GPU node that one GPU of another family holds for less."""
     if catalog is None:
-        from gpucatalog import load_catalog
-
         catalog = load_catalog()
     out: list[Advice] = []
     for resource in plan.resources:
@@ -108,11 +109,6 @@ def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
     Like for like: a replica per GPU worker of the cluster's base (4 provisioned concurrency each), warm for the
     cluster's hours; a cluster of the node the sizer picks for the endpoint's model (the cheapest family of the
     cloud that holds it), a driver and a worker per base replica, on demand, for the endpoint's hours."""
-    from gpucatalog import SizingError, choose_node, load_catalog
-    from gpucatalog.serving import ServingSizingError, choose_serving_type, load_serving_catalog
-
-    from .model import endpoint_monthly, on_demand_node_hourly
-
     catalog = catalog or load_catalog()
     serving = load_serving_catalog()
     cost = plan.cost if plan.cost is not None else price_plan(plan, prices)

@@ -24,10 +24,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from dbxtypes.clouds import profile
 from dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
 from dbxtypes.errors import InputError, did_you_mean, problems_from_pydantic
 from dbxtypes.prices import NodePriceOverride, PriceOverrides, Tier
 from dbxtypes.vocabulary import CLOUDS, COMPUTE_KINDS, MODEL_SERVING, Cloud
+from gpucatalog import load_catalog
 
 from .regions import Regional, load_regions
 
@@ -326,8 +328,6 @@ class PriceBook:
 
     def region(self, cloud: str) -> str:
         """The region whose figures price ``cloud``."""
-        from dbxtypes.clouds import profile
-
         return self.regional.region(cloud) if self.regional is not None else profile(cloud).reference_region
 
     def node(self, node_type_id: str) -> NodePrice | None:
@@ -409,8 +409,6 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     `InputError`). ``catalog`` defaults to ``gpucatalog.load_catalog()``.
     """
     if catalog is None:
-        from gpucatalog import load_catalog
-
         catalog = load_catalog()
     data = _read_rates(RATES_PATH)
     layers = [_validate_overrides(o, f"price overrides #{i + 1}") for i, o in enumerate((overrides, *more))

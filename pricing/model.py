@@ -134,6 +134,7 @@ from dbxtypes.vocabulary import (
     WORKLOAD_TAG,
     usage_hours_key,
 )
+from gpucatalog.serving import load_serving_catalog
 
 from .book import PriceBook
 
@@ -539,8 +540,6 @@ def serving_cost(cloud: str, workload_type: str, min_concurrency: int, max_concu
                  ) -> dict[str, Any]:
     """The money of a serving endpoint (or of a hypothetical one, for the cluster-vs-endpoint comparison):
     ``hourly`` (the base replicas), ``hourly_max``, ``monthly`` min/expected/max. Raises `_Unpriced`."""
-    from gpucatalog.serving import load_serving_catalog
-
     catalog = load_serving_catalog()
     dbu_per_hour, figure = _serving_rate(catalog, cloud, workload_type, prices)
     usd_per_dbu = prices.usd_per_dbu(cloud, MODEL_SERVING)

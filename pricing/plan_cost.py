@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from dbxtypes.clouds import profile
 from dbxtypes.errors import InputError
 from dbxtypes.plan import MAX_PLAN_NUMBER, Cost, CostEntry, Plan, coerce_plan
 from dbxtypes.vocabulary import CLOUDS, ROLES
@@ -105,8 +106,6 @@ _NODE_VM = ("node_types.", ".usd_per_hour_on_demand")
 def region_notes(prices: PriceBook, cloud: str, used: list[str]) -> list[str]:
     """What the cost says of its region: the reference regions' note, or the region priced, with what of the figures
     it used had no price there and was priced at the reference region."""
-    from dbxtypes.clouds import profile
-
     region, record = prices.region(cloud), profile(cloud)
     if region == record.reference_region:
         return [REFERENCE_NOTE]

@@ -19,6 +19,18 @@ from typing import Any
 
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Violation
+from dbxtypes.shape import shapes_of_resource
+from dbxtypes.vocabulary import CLUSTER
+from guardrails import DefinitionError, evaluate_shape, parse_definition
+from policies.exports import (
+    CLUSTER_POLICY_EXPORT,
+    NotStreamable,
+    clusters_of,
+    job_runs_on,
+    read_export_file,
+    stream_export_file,
+)
+from policies.registry import audit_export
 
 #: The finding of a cluster that breaks the cluster policy it names (the policy is in the export too).
 OWN_POLICY = "cluster-policy-violated"
@@ -53,8 +65,6 @@ def export_files(path: str) -> list[Path]:
 
 def read_export(path: str) -> list[Any]:
     """A workspace export read whole: its items as `policies.exports.ExportItem`."""
-    from policies.exports import read_export_file
-
     items: list[Any] = []
     for file in export_files(path):
         items += read_export_file(file)
@@ -70,9 +80,6 @@ class _Policies:
         self.by_id: dict[str, tuple[str, Any]] = {}
 
     def add(self, item: Any) -> None:
-        from guardrails import DefinitionError, parse_definition
-        from policies.exports import CLUSTER_POLICY_EXPORT
-
         if item.resource_type != CLUSTER_POLICY_EXPORT or not item.props.get("policy_id"):
             return
         try:
@@ -83,10 +90,6 @@ class _Policies:
                   f"checked against it: {exc}", file=sys.stderr)
 
     def finding(self, item: Any) -> Violation | None:
-        from dbxtypes.shape import shapes_of_resource
-        from dbxtypes.vocabulary import CLUSTER
-        from guardrails import evaluate_shape
-
         policy = self.by_id.get(str(item.props.get("policy_id"))) if item.resource_type == CLUSTER else None
         if policy is None:
             return None
@@ -111,9 +114,6 @@ def own_policy_findings(items: list[Any]) -> list[Violation]:
 
 def audit_items(items: list[Any], config: Any, *, places: bool = False, clusters: bool = False) -> ExportAudit:
     """An export already in memory (``--workspace``, or a file the stream does not read)."""
-    from policies.exports import clusters_of
-    from policies.registry import audit_export
-
     violations, counts = audit_export(items, config)
     return ExportAudit(violations + own_policy_findings(items), counts,
                        {i.urn: i.source for i in items} if places else {},
@@ -123,8 +123,6 @@ def audit_items(items: list[Any], config: Any, *, places: bool = False, clusters
 
 def audit_export_path(path: str, config: Any, *, places: bool = False, clusters: bool = False) -> ExportAudit:
     """``--cluster-json PATH`` judged, each file streamed where its shape allows (see the module's docstring)."""
-    from policies.exports import NotStreamable, stream_export_file
-
     files = export_files(path)
     try:
         return _audit_streams([stream_export_file(f) for f in files], config, places=places, clusters=clusters)
@@ -133,10 +131,6 @@ def audit_export_path(path: str, config: Any, *, places: bool = False, clusters:
 
 
 def _audit_streams(streams: list[Any], config: Any, *, places: bool, clusters: bool) -> ExportAudit:
-    from dbxtypes.vocabulary import CLUSTER
-    from policies.exports import job_runs_on
-    from policies.registry import audit_export
-
     used_by: dict[str, str] = {}
     policies = _Policies()
     if any('"existing_cluster_id"' in s.text or '"definition"' in s.text for s in streams):

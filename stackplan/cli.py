@@ -9,6 +9,7 @@ field and the fix; nothing is written); 130 an interrupted run (Ctrl-C or SIGTER
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
 import shutil
@@ -21,8 +22,9 @@ from dbxtypes.text import printable
 
 from . import formats, version
 from .exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VIOLATIONS
-from .output import same_outputs
-from .workspace import CONNECT_TIMEOUT_S, HTTP_TIMEOUT_S, RETRY_BUDGET_S
+from .interrupts import MESSAGE, cleanup_partial_outputs, exit_on_signal
+from .output import check_out, same_outputs
+from .workspace import CONNECT_TIMEOUT_S, HTTP_TIMEOUT_S, RETRY_BUDGET_S, WorkspaceUnavailable
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -30,8 +32,6 @@ Command = Callable[[argparse.Namespace], int]
 def _lazy(module: str, name: str) -> Command:
     """A command imported when it runs, not when the parser is built."""
     def command(args: argparse.Namespace) -> int:
-        import importlib
-
         return int(getattr(importlib.import_module(module), name)(args))
 
     command.__qualname__ = command.__name__ = name
@@ -371,10 +371,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --format {args.format} does not carry --cluster-policy results yet. Fix: use --format table "
               "or --json for the cluster-policy evaluation.", file=sys.stderr)
         return EXIT_INVALID
-    from .interrupts import MESSAGE, cleanup_partial_outputs, exit_on_signal
-    from .output import check_out
-    from .workspace import WorkspaceUnavailable
-
     if getattr(args, "out", None) in (None, "-") and sys.stdout.isatty():
         from .render import fit_terminal
 

@@ -3,7 +3,6 @@ and the base plan a cost diff compares against."""
 
 from __future__ import annotations
 
-from dbxtypes.errors import InputError
 from dbxtypes.plan import Cost, Plan
 from pricing import PriceBook, load_overrides_file, load_prices
 from pricing import price_plan as _price_plan
@@ -32,15 +31,3 @@ def read_plan_file(path: str) -> Plan:
     doc = read_json(path, "plan file", fix_missing=f"save one with `python -m stackplan preview --stack STACK "
                                                    f"--json --out {path}`.")
     return Plan.from_json(doc, path)
-
-
-def checked_region(region: str | None, cloud: str) -> str | None:
-    """``--region`` as given, once it has the form of a region of ``cloud``; raises `InputError` (exit 2)."""
-    from dbxtypes.clouds import profile, region_problem
-
-    problem = region_problem(cloud, region) if region is not None else None
-    if problem:
-        raise InputError.single("--region", "", f"{region!r} {problem}.",
-                                f"pass the workspace's {profile(cloud).display} region, or leave --region out to "
-                                f"price at {profile(cloud).reference_region}.")
-    return region

@@ -23,6 +23,7 @@ from typing import Any
 from dbxtypes.plan import Plan, Violation
 from dbxtypes.shape import ClusterShape, pool_shape, shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+from policies.common import gpu_node, node_cloud
 
 CHANGED, MISSING, UNOWNED = "drift-changed", "drift-missing", "drift-unowned-gpu"
 #: The drift findings as rules: (id, description, remediation), for SARIF and the README.
@@ -119,8 +120,6 @@ def _differences(resource_type: str, stack_props: Mapping[str, Any], ws_props: M
 
 def drift(plan: Plan, items: Sequence[Any]) -> list[Violation]:
     """Drift findings of a stack's plan against a workspace's export items (`policies.exports.ExportItem`)."""
-    from policies.common import gpu_node, node_cloud
-
     workspace: dict[tuple[str, str], Any] = {}
     for item in items:
         name = item.props.get(_NAME_KEYS.get(item.resource_type, ""))

@@ -17,6 +17,8 @@ from typing import Any
 from dbxtypes.errors import InputError, ProgramError
 from dbxtypes.plan import Plan
 from dbxtypes.text import printable
+from stackspec import stack_file_for
+from stackspec.load import display_path
 
 from .exits import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS
 
@@ -49,9 +51,6 @@ class StackRun:
 
 def source_of(stack: str) -> str:
     """The stack file a stack name stands for (as shown to the user), or the name when it names no file."""
-    from stackspec import stack_file_for
-    from stackspec.load import display_path
-
     try:
         return display_path(stack_file_for(stack))
     except InputError:

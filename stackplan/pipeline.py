@@ -14,10 +14,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from dbxtypes.clouds import checked_region
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, SizingLine, Violation
 from dbxtypes.vocabulary import CATALOG, MODEL_SERVING_ENDPOINT
-from stackspec import LoadedStack
+from policies.registry import RULES_BY_NAME, PolicyConfig, evaluate_plan, load_policy_config, merged_policy_config
+from policies.rules import require_registered_model as rule
+from policies.rules import stack_budget
+from stackspec import LoadedStack, load_stack
+
+from .exceptions import apply_exceptions
 
 
 @dataclass(frozen=True)
@@ -49,9 +55,6 @@ class Built:
 def load(stack: str, policy_config: Any = None) -> LoadedStack:
     """Read and validate a stack once, bounded by the mandatory thresholds of its policy config: ``policy_config``
     with the stack's own ``dbx-ai-infra:policy`` section over it (read first: its thresholds bound the spec)."""
-    from policies.registry import PolicyConfig, load_policy_config, merged_policy_config
-    from stackspec import load_stack
-
     def policy_of(section: Any, source: str) -> PolicyConfig:
         if section is None:
             return load_policy_config(policy_config)
@@ -73,7 +76,6 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     loaded = stack if isinstance(stack, LoadedStack) else load(stack, options.policy_config)
     if loaded.policy_config is not None:  # the stack's own policy section, over --policy-config
         options = dataclasses.replace(options, policy_config=loaded.policy_config)
-    from .costing import checked_region, price_book
 
     region = checked_region(options.region, loaded.spec.cloud) or loaded.spec.region  # before the program runs
     plan = run_program(loaded)
@@ -86,17 +88,15 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     if budget:
         plan.budget = budget
     if options.cost or (options.policies and budget):  # a budget is judged on the priced stack
-        from pricing import cheaper_gpu_advice, job_compute_advice, serving_comparison
+        from pricing import cheaper_gpu_advice, job_compute_advice, serving_comparison  # the cost seam
         from pricing import price_plan as cost_of
+
+        from .costing import price_book
 
         book = price_book(loaded, options.prices, plan.region)
         plan.cost = cost_of(plan, book)
         plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book) + job_compute_advice(plan, book)
     if options.policies:
-        from policies.registry import RULES_BY_NAME, evaluate_plan
-
-        from .exceptions import apply_exceptions
-
         awaiting: list[str] = []  # endpoints whose model comes first (`model_findings`)
         plan.violations, notes = apply_exceptions(
             evaluate_plan(plan, options.policy_config) + budget_findings(plan, options.policy_config)
@@ -112,9 +112,6 @@ def model_findings(plan: Plan, loaded: LoadedStack, policy_config: Any, notes: l
     """The ``databricks-serving-require-registered-model`` findings: each endpoint serving a model of a catalog this
     plan creates that the stack does not declare registered, on the endpoint; and in ``notes``, for each declared one,
     that its model must be registered before the run that creates it."""
-    from policies.registry import load_policy_config
-    from policies.rules import require_registered_model as rule
-
     serving = loaded.spec.serving
     level = load_policy_config(policy_config).level(rule.RULE)
     if serving is None or level == "disabled":
@@ -135,9 +132,6 @@ def budget_findings(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | No
     """The ``databricks-stack-budget`` findings of a priced plan: its monthly limits, or with ``diff`` (a cost diff
     from a base, `pricing.diff_costs`) the increase limits of the change; at the rule's configured level (none when
     the stack sets no budget, or the policy config disables the rule)."""
-    from policies.registry import load_policy_config
-    from policies.rules import stack_budget
-
     if not plan.budget or plan.cost is None:
         return []
     level = load_policy_config(policy_config).level(stack_budget.RULE)
@@ -171,9 +165,8 @@ def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str |
     """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file. A Terraform
     plan without Databricks compute takes ``cloud`` (the head's). ``region`` (``--region``) prices a Terraform plan,
     a stack, or a saved plan that carries no costs, at that region."""
-    from .costing import checked_region, price_plan, read_plan_file
-
     if base.endswith(".json"):
+        from .costing import price_plan, read_plan_file
         from .terraform import is_terraform_plan_file, priced_terraform_plan
 
         if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`

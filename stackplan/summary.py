@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dbxtypes.clouds import profile
 from dbxtypes.money import cents, money, signed_money
 from dbxtypes.plan import Cost, Resource, Violation
 
@@ -44,8 +45,6 @@ def leaves_out(unpriced: list[str] | tuple[str, ...]) -> str:
 def prices_line(cost: Cost) -> str:
     """Which prices a cost uses, for the line under its total: ``AWS eu-west-1 prices, tier premium`` (the reference
     region says it is one, and how to price another)."""
-    from dbxtypes.clouds import profile
-
     record = profile(cost.cloud)
     region = cost.region or record.reference_region
     where = (f"{record.display} {region} prices (the reference region: set dbx-ai-infra:region or "

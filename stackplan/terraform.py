@@ -13,11 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from dbxtypes.clouds import checked_region
+from dbxtypes.documents import parse_json_stream, read_text
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, PROJECT, USAGE_DEFAULTS
-from gpucatalog import Catalog
-from policies.exports import ExportItem
+from gpucatalog import Catalog, load_catalog
+from policies.exports import ExportItem, is_terraform_plan, require_terraform_plan, terraform_items
+
+from .audit import audit_items
+from .costing import price_plan
 
 #: The id attribute each priced kind is known by (what a cluster's ``instance_pool_id`` names).
 _ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name"}
@@ -26,9 +31,6 @@ _ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", 
 def is_terraform_plan_file(path: str) -> bool:
     """Whether ``path`` holds a Terraform plan's JSON (told apart from a saved stack plan by its ``format_version``
     and ``resource_changes``)."""
-    from dbxtypes.documents import parse_json_stream, read_text
-    from policies.exports import is_terraform_plan
-
     try:
         docs = parse_json_stream(read_text(path, "plan"), path)
     except InputError:
@@ -41,8 +43,6 @@ def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None)
     `Plan`, not yet priced; `InputError` for a plan whose node types name several clouds, or none (unless ``cloud``
     is given: a cost diff's base takes its head's cloud, and a base without Databricks compute, a repository's first
     plan, is then $0, everything new)."""
-    from gpucatalog import load_catalog
-
     items = [i for i in every if i.resource_type in _ID]
     catalog = load_catalog()
     clouds = {c for i in items for c in _node_clouds(i.props, catalog) if c}
@@ -78,11 +78,6 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, 
                           region: str | None = None) -> Plan:
     """The plan priced (``--prices`` as for a stack; ``region``: ``--region``, the workspace's region), with the
     findings ``check --terraform-plan`` gives it."""
-    from policies.exports import require_terraform_plan, terraform_items
-
-    from .audit import audit_items
-    from .costing import checked_region, price_plan
-
     items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
     plan = terraform_plan(path, items, cloud)
     plan.region = checked_region(region, plan.cloud)

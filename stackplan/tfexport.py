@@ -24,6 +24,7 @@ from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource
 from dbxtypes.shape import MAP_VALUED_KEYS, camel_to_snake, normalize_props
 from dbxtypes.vocabulary import CATALOG, PROJECT
+from pricing.kinds import kind_of
 
 #: The provider's registry address, and the releases the export is written for. pulumi-databricks 1.118.0 (pinned in
 #: requirements.txt) has every resource the Terraform provider's v1.128.0 added (the ``*_iam_*_v2`` resources, its
@@ -73,8 +74,6 @@ def _escape(text: str) -> str:
 
 class _Export:
     def __init__(self, plan: Plan) -> None:
-        from pricing.kinds import kind_of
-
         self.plan = plan
         self.source = plan.stack_file or plan.stack
         self.exported = [r for r in plan.resources if terraform_type(r.type)]

@@ -19,6 +19,8 @@ from typing import Any
 
 from dbxtypes.errors import InputError
 
+from .output import out_dir, write_text
+
 #: How long a live read waits: to connect to the host (a preflight TCP connect, before any API call), for one HTTP
 #: response, and for one API call with the SDK's retries of 429/503 and dropped connections (its own default is 300 s
 #: of retries per call: a host that refused connections kept a run silent for about 10 minutes). `--help` states them;
@@ -164,8 +166,6 @@ def read_workspace(profile: str | None = None, *, progress: bool = False
 
 def save_export(doc: dict[str, list[dict[str, Any]]], directory: str) -> list[Path]:
     """Write what was read as one file per list (the shapes ``--cluster-json DIR`` reads back)."""
-    from .output import out_dir, write_text
-
     out = out_dir(directory, "--save-export")
     out.mkdir(parents=True, exist_ok=True)
     written = []

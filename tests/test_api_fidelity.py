@@ -328,7 +328,8 @@ def test_the_sdk_type_snapshot_is_what_the_installed_databricks_sdk_says():
     differ (after an SDK upgrade: `make sdk-types`)."""
     from importlib.metadata import version
 
-    from dbxtypes.sdk_types import SNAPSHOT, generate, sdk_version
+    from dbxtypes.sdk_snapshot import generate
+    from dbxtypes.sdk_types import SNAPSHOT, sdk_version
 
     assert sdk_version() == version("databricks-sdk")
     assert json.loads(SNAPSHOT.read_text()) == generate(), "dbxtypes/data/sdk_types.json is stale: make sdk-types"

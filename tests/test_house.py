@@ -160,3 +160,40 @@ def test_no_function_in_the_packages_is_longer_than_80_lines():
     command; the cost model's burst, the diff's pairing and rows, a policy definition per role are their own)."""
     assert _functions_longer_than(MAX_FUNCTION_LINES) == []
     assert _functions_longer_than(20), "the scan finds functions at all"
+
+
+# --- imports at the top, except at the start-up seams ------------------------------------------------------------------
+
+MAX_FUNCTION_IMPORTS = 60
+
+
+def _imports_inside_functions() -> list[str]:
+    """Every import statement inside a function of the product code (any .py outside tests/, bench/, examples/,
+    docs/ and the virtualenv), as ``path:line``."""
+    import ast
+
+    found = []
+    outside = {"tests", "bench", "examples", "docs", ".venv"}
+    for path in sorted(REPO.rglob("*.py")):
+        if outside & set(path.relative_to(REPO).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found += [f"{path.relative_to(REPO)}:{inner.lineno}" for inner in ast.walk(node)
+                          if isinstance(inner, ast.Import | ast.ImportFrom)]
+    return sorted(set(found))
+
+
+def test_imports_inside_functions_are_the_start_up_seams_only():
+    """Issue 42: an import sits inside a function only where a run that does not need it must not pay for it (the
+    entry points, the engine, the optional heavy packages, a report kind's renderer), 60 at most; ruff's PLC0415 holds
+    every other file to imports at the top (pyproject's per-file-ignores name the seams)."""
+    inside = _imports_inside_functions()
+    assert len(inside) <= MAX_FUNCTION_IMPORTS, "\n".join(inside)
+    assert any(p.startswith("stackplan/pipeline.py:") for p in inside), "the scan finds the engine's seam"
+    import tomllib
+
+    ignores = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["per-file-ignores"]
+    assert "PLC0415" in tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["select"]
+    seams = [pattern for pattern, codes in ignores.items() if "PLC0415" in codes]
+    assert len(seams) < 25, "a seam is a named file, not the whole project"

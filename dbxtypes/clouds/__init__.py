@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from ..errors import InputError
 from . import aws, azure, gcp
 from .profile import CloudProfile
 
@@ -33,3 +34,15 @@ def region_problem(cloud: str, region: object) -> str | None:
         return None
     other = next((p.display for p in PROFILES if isinstance(region, str) and p.owns_region(region)), None)
     return problem + (f"; it has the form of {'an' if other[0] in 'AEIOU' else 'a'} {other} region" if other else "")
+
+
+def checked_region(region: str | None, cloud: str, where: str = "--region") -> str | None:
+    """``region`` as given (``--region``), once it has the form of a region of ``cloud``; raises `InputError` naming
+    ``where`` and the fix (exit 2)."""
+    problem = region_problem(cloud, region) if region is not None else None
+    if problem:
+        record = profile(cloud)
+        raise InputError.single(where, "", f"{region!r} {problem}.",
+                                f"pass the workspace's {record.display} region, or leave {where} out to price at "
+                                f"{record.reference_region}.")
+    return region

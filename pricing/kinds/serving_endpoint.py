@@ -17,6 +17,7 @@ from dbxtypes.vocabulary import (
     MODEL_SERVING_ENDPOINT,
     SERVING_WORKLOAD,
 )
+from gpucatalog.serving import load_serving_catalog, sdk_knows
 
 from ..model import PricingContext, _entry_head, _Unpriced, _unpriced_entry, serving_cost
 from .kind import ResourceKind
@@ -80,8 +81,6 @@ def _priced_alternative(e: Any, cloud: str, low: int, high: int, scale_to_zero: 
     """For an unpriced endpoint, an order of magnitude: the cheapest workload type of the cloud with a public rate
     that holds the model's need (whatever databricks-sdk's enum says of it, labelled), priced the same way; "" when
     no priced type holds it or the need is unknown."""
-    from gpucatalog.serving import load_serving_catalog, sdk_knows
-
     need = as_number(e.tags.get(GPU_MEMORY_NEED_TAG))
     if need is None:
         return ""

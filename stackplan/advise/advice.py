@@ -3,15 +3,19 @@ the stack priced by the existing cost model on the edited stack (`price_edit`)."
 
 from __future__ import annotations
 
+import copy
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dbxtypes.documents import read_text
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan
 from dbxtypes.vocabulary import PROJECT
 from stackplan.interrupts import scratch_dir
+from stackplan.pipeline import build_plan
 
 from .analysis import Analysis, plain
 from .findings import FINDING_IDS, FINDINGS
@@ -73,8 +77,6 @@ def findings_of(analysis: Analysis, targets: list[Target], ctx: Context,
 
 def edited_config(config: Mapping[str, Any], edit: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a stack file's ``config`` map with dotted keys (``inference.min_workers``) set (None: removed)."""
-    import copy
-
     out = copy.deepcopy(dict(config))
     _apply(out, edit)
     return out
@@ -97,11 +99,7 @@ def _apply(config: Any, edit: Mapping[str, Any]) -> None:
 def edited_stack_text(stack_file: Path, edit: Mapping[str, Any]) -> str:
     """The stack file with the edit applied, as YAML: its comments, order and quoting kept (ruamel's round trip),
     so the file can be committed as it is."""
-    import io
-
-    from ruamel.yaml import YAML
-
-    from dbxtypes.documents import read_text
+    from ruamel.yaml import YAML  # the round-trip reader: only --write-stack needs it
 
     yaml = YAML(typ="rt", pure=True)
     yaml.preserve_quotes = True
@@ -117,8 +115,6 @@ def price_edit(plan: Plan, proposal: Proposal, *, policy_config: Any, prices: st
     """Price the stack with the proposal's edit (the cost model on the edited stack, its policies too): fills
     ``monthly_before``/``monthly_after`` and ``blocked_by`` (mandatory policies the edit breaks: those the edited
     stack breaks and ``plan``, the stack as it is, does not)."""
-    from stackplan.pipeline import build_plan
-
     assert plan.cost is not None and plan.stack_file
     with scratch_dir("advise-") as tmp:
         edited = tmp / f"Pulumi.{plan.stack}.yaml"

@@ -19,6 +19,9 @@ from .findings import FINDING_IDS, FINDINGS
 
 if TYPE_CHECKING:
     from .engines import Engine
+from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
+
+from .engines import SparkEngine, SparkOptions, databricks_session, duckdb_engine, spark_session
 from .plausible import check_values, drop_duplicate_usage
 from .sources import Input, find_inputs, sql_string
 
@@ -125,8 +128,6 @@ def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping
               sla: float | None, memory_limit: str | None = None,
               endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """Read the exports in place with DuckDB and run the analysis; `InputError` for unreadable inputs."""
-    from .engines import duckdb_engine
-
     found = find_exports(usage_dir)
     with duckdb_engine(memory_limit) as engine:
         engine.load_sources(found)
@@ -140,8 +141,6 @@ def _where(found: Mapping[str, Input]) -> dict[str, str]:
 def run_spark(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
               sla: float | None, options: Any = None, endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """The same analysis on Spark (`engines.SparkOptions`: local or Spark Connect), Spark reading the exports."""
-    from .engines import SparkEngine, SparkOptions, spark_session
-
     found = find_exports(usage_dir)
     with spark_session(options or SparkOptions()) as spark:
         engine = SparkEngine(spark)
@@ -155,8 +154,6 @@ def run_databricks(targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
     """The analysis through Databricks Connect: the ``--emit-sql`` sources (system tables, the telemetry Volume of
     the last ``days`` days), then the same statements. Needs databricks-connect, installed in its own environment
     (it replaces pyspark); not tested in CI (no workspace)."""
-    from .engines import SparkEngine, databricks_session
-
     with databricks_session(profile) as spark:
         engine = SparkEngine(spark, cache=False)  # serverless compute refuses CACHE TABLE
         for statement in statements(sources_sql(stack=stack, telemetry=telemetry, days=days, endpoints=endpoints)):
@@ -207,8 +204,6 @@ def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, A
 def sources_sql(*, stack: str, telemetry: str, days: int, endpoints: Sequence[Mapping[str, Any]] = ()) -> str:
     """The Databricks sources file (system tables, the telemetry Volume), for ``--emit-sql`` and ``--engine
     databricks``."""
-    from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
-
     return str(_env().get_template("sources.databricks.sql.j2").render(
         stack=stack, telemetry=telemetry, days=days, stack_tag=STACK_TAG, role_tag=ROLE_TAG,
         workload_tag=WORKLOAD_TAG, payload_tables=[(str(e["endpoint"]), str(e["payload_table"]))

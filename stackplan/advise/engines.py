@@ -30,7 +30,19 @@ from typing import Any, Protocol
 from dbxtypes.errors import InputError, clip, cut
 from stackplan.interrupts import scratch_dir, signalled
 
-from .sources import API_TABLES, COLUMNS, EMPTY, Input, api_rows, check_columns, column_types, sniffed, view_sql
+from .sources import (
+    API_TABLES,
+    COLUMNS,
+    EMPTY,
+    Input,
+    api_rows,
+    check_columns,
+    column_types,
+    load_duckdb,
+    load_pyspark,
+    sniffed,
+    view_sql,
+)
 
 #: ``--engine`` values; the first is the default.
 ENGINES = ("duckdb", "spark", "databricks")
@@ -62,7 +74,7 @@ class DuckDBEngine:
         """One statement; a value an input holds that cannot be read is `InputError` naming the guilty file (DuckDB
         says which, else each input the statement reads is tried alone), its line and column, and nothing of the
         engine (its SQL, its advice to change the reader's options)."""
-        import duckdb
+        duckdb = load_duckdb()
 
         try:
             return self.con.execute(sql)
@@ -94,7 +106,7 @@ class DuckDBEngine:
     def _reads_whole(self, name: str) -> bool:
         """True when the view of input ``name`` reads every row and column without an error (a probe, on the path of
         an error only)."""
-        import duckdb
+        duckdb = load_duckdb()
 
         try:
             self.con.execute(f"SELECT count(*) FROM (SELECT * FROM {name}) AS probe WHERE "
@@ -128,7 +140,7 @@ class DuckDBEngine:
     def _readable(self, inp: Input) -> Input:
         """The input with its columns sniffed; a file DuckDB cannot read at all (a corrupt Parquet file, binary
         garbage) is `InputError` naming it."""
-        import duckdb
+        duckdb = load_duckdb()
 
         try:
             return sniffed(self.con, inp)
@@ -139,7 +151,7 @@ class DuckDBEngine:
 
 @contextmanager
 def duckdb_engine(memory_limit: str | None = None) -> Iterator[DuckDBEngine]:
-    import duckdb
+    duckdb = load_duckdb()
 
     con = duckdb.connect()
     try:
@@ -196,7 +208,7 @@ def spark_session(options: SparkOptions) -> Iterator[Any]:
     """A Spark session in UTC, quiet, with few shuffle partitions (the analysis' relations are small per workload);
     stopped on exit unless it was running before."""
     try:
-        from pyspark.sql import SparkSession
+        SparkSession = load_pyspark().sql.SparkSession  # noqa: N806 - the class, named as pyspark names it
     except ImportError as exc:
         raise _spark_missing(exc) from None
     for name in ("py4j", "pyspark"):  # their tracebacks (a broken call logged at ERROR) never reach the user
@@ -273,8 +285,9 @@ class SparkEngine:
             self._sql(f"CACHE TABLE {made.group(1)}")
 
     def fetch(self, sql: str) -> list[dict[str, Any]]:
-        from pyspark.sql import functions as f
-        from pyspark.sql.types import TimestampNTZType, TimestampType
+        pyspark = load_pyspark()
+        f, types = pyspark.sql.functions, pyspark.sql.types
+        TimestampNTZType, TimestampType = types.TimestampNTZType, types.TimestampType  # noqa: N806
 
         df = self._sql(sql)
         # a time as ISO text in the session's time zone (UTC), then a naive datetime: pyspark would convert it to
@@ -314,7 +327,8 @@ class SparkEngine:
             self.execute(view_sql(name, inp, types, dialect=self.dialect, source=f"{name}_raw"))
 
     def _raw_frame(self, inp: Input) -> Any:
-        from pyspark.sql.types import StringType, StructField, StructType
+        types = load_pyspark().sql.types
+        StringType, StructField, StructType = types.StringType, types.StructField, types.StructType  # noqa: N806
 
         reader = self.spark.read
         path = str(inp.path)

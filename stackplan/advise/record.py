@@ -8,13 +8,15 @@ telemetry generator plants it. `stackplan.advise.findings.FINDINGS` registers th
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from dbxtypes.plan import Plan
-from dbxtypes.vocabulary import PROJECT
+from dbxtypes.vocabulary import MAX_CONCURRENCY_PER_MODEL, PROJECT, autoscale_max_floor, usage_hours_key
+from gpucatalog.serving import load_serving_catalog
 
 from .targets import Target
 
@@ -175,8 +177,6 @@ def resize(t: Target, c: Context, *, lo: int | None = None, hi: int | None = Non
     ``lo``: the autoscale API needs max > min), ``lo`` as ``num_workers`` otherwise; and the workload's instance pool
     raised when it could not hold the largest size (the spec refuses a pool smaller than the driver and its
     workers)."""
-    from dbxtypes.vocabulary import autoscale_max_floor
-
     edit: dict[str, Any] = {}
     current: dict[str, Any] = {}
     if t.section == "inference":
@@ -212,16 +212,12 @@ def at_least_one(value: float) -> int:
 
 def usage_key(t: Target) -> str | None:
     """The usage assumption the cost model prices the target's hours by (`dbxtypes.vocabulary.usage_hours_key`)."""
-    from dbxtypes.vocabulary import usage_hours_key
-
     return usage_hours_key(t.role, t.kind, always_on=t.role == "inference" and t.autotermination_minutes == 0)
 
 
 def edit_fragment(edit: Mapping[str, Any], current: Mapping[str, Any] | None = None) -> str:
     """The edit as the stack file's YAML, to paste under ``config:`` (each section as the file writes it, the old
     value in a comment; a removal is a comment, since YAML cannot say "remove")."""
-    import json
-
     nested: dict[str, Any] = {}
     for dotted, value in edit.items():
         if value is not None:
@@ -257,8 +253,5 @@ def concurrency_step(value: float, *, at_least: int = 0) -> int:
     """Provisioned concurrency for ``value`` requests in flight: whole replicas (Model Serving serves a replica's
     concurrency at a time, `gpucatalog.serving.ServingCatalog.concurrency_per_replica`), at least ``at_least``, at
     most Model Serving's limit per served model."""
-    from dbxtypes.vocabulary import MAX_CONCURRENCY_PER_MODEL
-    from gpucatalog.serving import load_serving_catalog
-
     step = load_serving_catalog().concurrency_per_replica
     return min(MAX_CONCURRENCY_PER_MODEL, max(at_least, step * math.ceil(round(value, 3) / step)))

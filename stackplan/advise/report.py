@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from dbxtypes.money import money as usd
 from dbxtypes.plan import Plan
+from stackplan.render import TEXT_MIN, cell, plain_console, table_width, title
+from stackplan.reports import _md_cell, render_template
+from stackplan.summary import money as plain_money
+from stackplan.summary import signed_money
 
 from .analysis import Analysis, plain
 
@@ -88,15 +93,12 @@ def _day(value: Any) -> str:
 def money(value: Any) -> str:
     """A monthly change (``+$1.00``, ``-$1.00``): the project's money format (cents rounded half away from zero);
     ``n/a`` when nothing was priced."""
-    from stackplan.summary import signed_money
-
     return "n/a" if value is None else signed_money(float(value))
 
 
 def advise_table(doc: Mapping[str, Any], width: int) -> str:
     from rich.table import Table
 
-    from stackplan.render import TEXT_MIN, cell, plain_console, table_width, title
 
     buffer = io.StringIO()
     console = plain_console(buffer, width)
@@ -154,8 +156,6 @@ WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 720, 260, 56, 150, 16, 34
 
 
 def _hour(value: str) -> float:
-    from datetime import datetime
-
     return datetime.fromisoformat(value).timestamp() / 3600
 
 
@@ -189,8 +189,6 @@ def _line_chart(title: str, rows: Sequence[Mapping[str, Any]], value: str, unit:
         return [" ".join(f"{x(h):.1f},{y(v):.1f}" for h, v in seg) for seg in out]
 
     def label(h: float) -> str:
-        from datetime import UTC, datetime
-
         return datetime.fromtimestamp(h * 3600, UTC).strftime("%Y-%m-%d %H:%M")
 
     right, bottom = WIDTH - RIGHT, TOP + plot_h
@@ -274,8 +272,6 @@ def charts(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _usd(value: Any) -> str:
-    from stackplan.summary import money as plain_money
-
     return "n/a" if value is None else plain_money(float(value))
 
 
@@ -314,8 +310,6 @@ def _tenth(value: Any) -> str:
 
 def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
     """Everything the advise templates show, formatted: the templates only substitute."""
-    from stackplan.reports import _md_cell
-
     cell = _md_cell if markdown else str
     findings = []
     for f in doc["findings"]:
@@ -357,6 +351,4 @@ def view(doc: Mapping[str, Any], *, markdown: bool) -> dict[str, Any]:
 
 
 def render_report(doc: Mapping[str, Any], *, html: bool) -> str:
-    from stackplan.reports import render_template
-
     return render_template("advise.html.j2" if html else "advise.md.j2", view(doc, markdown=not html))

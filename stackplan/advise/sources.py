@@ -14,8 +14,28 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dbxtypes.documents import parse_json_stream, read_text
 from dbxtypes.errors import InputError, clip
-from dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
+from dbxtypes.vocabulary import CLUSTER, ROLE_TAG, STACK_TAG, WORKLOAD_TAG
+from policies.exports import read_export_file
+
+
+def load_duckdb() -> Any:
+    """DuckDB, imported on first use (the one place that imports it): a run that does not analyse locally, or that
+    fails on its input first, never loads it."""
+    import duckdb
+
+    return duckdb
+
+
+def load_pyspark() -> Any:
+    """pyspark with the parts the Spark engine uses (``sql``, ``sql.functions``, ``sql.types``), imported on first
+    use (the one place that imports it): an optional package, needed by ``--engine spark`` only."""
+    import pyspark.sql.functions
+    import pyspark.sql.types  # noqa: F401 - loads the submodule the engine reads off the package
+
+    return pyspark
+
 
 #: Input name -> the columns it must have (system-table names; a contract).
 COLUMNS: Mapping[str, tuple[str, ...]] = {
@@ -156,7 +176,7 @@ def sniffed(con: Any, inp: Input) -> Input:
     sniffed: much of a small advise run). The sniffer reads the same sample either way, so the columns, their types
     and the errors are the same. A directory of files, or a file the sniffer cannot read, keeps auto-detection
     (its errors are reported where the file is read)."""
-    import duckdb
+    duckdb = load_duckdb()
 
     if inp.fmt != "csv" or not inp.path.is_file():
         return inp
@@ -170,7 +190,7 @@ def sniffed(con: Any, inp: Input) -> Input:
 
 def column_types(con: Any, inp: Input) -> dict[str, str]:
     """The columns of an input and their DuckDB types; `InputError` when it cannot be read or lacks a column."""
-    import duckdb
+    duckdb = load_duckdb()
 
     try:
         described = con.execute(f"DESCRIBE SELECT * FROM {inp.reader}").fetchall()
@@ -301,8 +321,6 @@ def api_rows(name: str, path: Path) -> list[tuple[str, ...]]:
 def events_rows(path: Path) -> list[tuple[str, ...]]:
     """``cluster_events.json``: the Clusters events API response (``{"events": [...]}``, pages one after another) or a
     list of events -> (cluster_id, timestamp, type, details as JSON)."""
-    from dbxtypes.documents import parse_json_stream, read_text
-
     items: list[Any] = []
     for doc in parse_json_stream(read_text(path, "cluster events"), str(path)):
         items += doc["events"] if isinstance(doc, dict) and isinstance(doc.get("events"), list) else \
@@ -321,9 +339,6 @@ def clusters_rows(path: Path) -> list[tuple[str, ...]]:
     """``clusters.json``, read by the project's one reader of workspace exports (`policies.exports.read_export_file`: a
     cluster, a list, ``{"clusters": [...]}``, pages one after another) -> (cluster_id, cluster_name, tags as JSON)
     of each cluster in it."""
-    from dbxtypes.vocabulary import CLUSTER
-    from policies.exports import read_export_file
-
     rows: list[tuple[str, ...]] = []
     for item in read_export_file(path, "clusters"):
         if item.resource_type != CLUSTER:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dbxtypes.endpoint import endpoint_shape
 from dbxtypes.plan import Plan
 from dbxtypes.shape import shapes_of_resource
 from dbxtypes.vocabulary import (
@@ -24,6 +25,8 @@ from dbxtypes.vocabulary import (
     section_of_urn,
     workload_key,
 )
+from gpucatalog import load_catalog
+from pricing.book import rate_figure_name
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,6 @@ class Target:
 
 def targets_of(plan: Plan, low_bandwidth_gbps: float) -> list[Target]:
     """The plan's clusters and job clusters that the cost model priced (a priced plan: ``plan.cost`` set)."""
-    from gpucatalog import load_catalog
-
     assert plan.cost is not None, "advise needs a priced plan"
     catalog = load_catalog()
     out = []
@@ -95,8 +96,6 @@ def targets_of(plan: Plan, low_bandwidth_gbps: float) -> list[Target]:
 
 def _usd_per_dbu(plan: Plan, kind: str) -> float:
     """The $/DBU rate the cost model used for this compute kind (the figure it lists in the plan's sources)."""
-    from pricing.book import rate_figure_name
-
     assert plan.cost is not None
     name = rate_figure_name(plan.cloud, plan.cost.tier, kind)
     return next((float(s.value) for s in plan.cost.sources if s.figure == name), 0.0)
@@ -140,8 +139,6 @@ class EndpointTarget:
 
 def endpoint_targets(plan: Plan) -> list[EndpointTarget]:
     """The plan's Model Serving endpoints (one served entity each, as the component makes them)."""
-    from dbxtypes.endpoint import endpoint_shape
-
     out = []
     for resource in plan.resources:
         if resource.type != MODEL_SERVING_ENDPOINT:

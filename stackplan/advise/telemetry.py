@@ -27,9 +27,10 @@ from typing import Any
 
 from dbxtypes.plan import Plan
 from dbxtypes.vocabulary import HOURS_PER_MONTH, ROLE_TAG, STACK_TAG, WORKLOAD_TAG
+from gpucatalog import load_catalog
 
 from .findings import FINDINGS, PLANTS
-from .sources import sql_string
+from .sources import load_duckdb, sql_string
 from .targets import EndpointTarget, Target, endpoint_targets, targets_of
 
 #: The role each plant goes to (from the findings' records).
@@ -94,7 +95,6 @@ def _runs_for(target: Target, stack: str, days: float, plant: set[str], full_win
     hours = window_minutes / 60 if full_window else min(hours, window_minutes / 60)
     mine = {p for p in plant if PLANT_ROLE[p] == target.role}
     tags = {STACK_TAG: stack, ROLE_TAG: target.role, WORKLOAD_TAG: target.name}
-    from gpucatalog import load_catalog
 
     node = load_catalog().get(target.node_type_id)
     gpu_mem_mb = node.gpu_memory_gb * 1024 if node is not None else 24576.0
@@ -300,7 +300,7 @@ def plant_targets(plan: Plan, planted: Iterable[str], only: Iterable[str] | None
 def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), days: float = 7, fmt: str = "csv",
                   full_window: bool = False, only: Iterable[str] | None = None) -> dict[str, Any]:
     """Write the exports of ``plan``'s clusters to ``out`` (created); returns what was planted where."""
-    import duckdb
+    duckdb = load_duckdb()
 
     planted = set(plant)
     unknown = planted - set(PLANTS)

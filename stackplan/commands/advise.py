@@ -9,24 +9,25 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
+from policies.registry import load_policy_config
+from stackplan import formats
+from stackplan.advise.advice import Context, edited_stack_text, findings_of, price_edit
+from stackplan.advise.analysis import emitted_sql, run_databricks, run_local, run_spark
+from stackplan.advise.engines import SparkOptions
+from stackplan.advise.report import advise_doc
+from stackplan.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
+from stackplan.exits import EXIT_OK
+from stackplan.interrupts import scratch_dir
+from stackplan.output import check_out, make_dir, out_dir, write_text
+from stackplan.pipeline import Options, build, build_plan
+from stackplan.reportdoc import AdviceReport
+
+from . import common
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    from policies.registry import load_policy_config
-    from stackplan import formats
-    from stackplan.advise.advice import Context, findings_of, price_edit
-    from stackplan.advise.analysis import emitted_sql
-    from stackplan.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
-    from stackplan.exits import EXIT_OK
-    from stackplan.pipeline import Options, build
-    from stackplan.reportdoc import AdviceReport
-
-    from . import common
-
     policy_config = common.policy_config(args)
     if args.write_stack:
-        from stackplan.output import check_out
-
         check_out(args.write_stack, common.inputs(args), "--write-stack")  # never the stack itself: before any work
     config = load_policy_config(policy_config)
     thresholds = config.advise_thresholds()
@@ -46,8 +47,6 @@ def cmd_advise(args: argparse.Namespace) -> int:
     endpoints = endpoint_targets(plan)
     served = endpoint_rows(endpoints)
     if args.emit_sql:
-        from stackplan.output import make_dir, out_dir, write_text
-
         schema, volume = spec.monitoring.volume.split(".", 1)
         telemetry = f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}"
         out = out_dir(args.emit_sql, "--emit-sql")
@@ -74,7 +73,6 @@ def cmd_advise(args: argparse.Namespace) -> int:
             finding.proposal.monthly_max_before = same.monthly_max_before
             finding.proposal.monthly_max_after = same.monthly_max_after
             finding.proposal.blocked_by = same.blocked_by
-    from stackplan.advise.report import advise_doc
 
     doc = advise_doc(plan, [f.to_json() for f in findings], analysis, thresholds, sla, args.usage)
     if args.write_stack:
@@ -86,9 +84,6 @@ def cmd_advise(args: argparse.Namespace) -> int:
 def _analysis(args: argparse.Namespace, rows: list[dict[str, Any]], served: list[dict[str, Any]], thresholds: Any,
               sla: float | None, plan: Any, spec: Any) -> Any:
     """The analysis on the engine ``--engine`` names (`stackplan.advise.engines`)."""
-    from stackplan.advise.analysis import run_databricks, run_local, run_spark
-    from stackplan.advise.engines import SparkOptions
-
     if args.engine == "spark":
         return run_spark(args.usage, rows, thresholds, sla, SparkOptions(master=args.spark_master, remote=args.remote),
                          endpoints=served)
@@ -103,13 +98,6 @@ def _write_stack(args: argparse.Namespace, plan: Any, findings: list[Any], notes
                  policy_config: Any) -> None:
     """``--write-stack FILE``: the stack file with every proposal no mandatory policy refuses applied (the first of
     two that set one key wins: findings come most severe first), checked by building it, then written."""
-    from stackplan.advise.advice import edited_stack_text
-    from stackplan.interrupts import scratch_dir
-    from stackplan.output import write_text
-    from stackplan.pipeline import build_plan
-
-    from . import common
-
     combined: dict[str, Any] = {}
     applied: list[str] = []
     for f in findings:

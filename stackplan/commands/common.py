@@ -8,9 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
+from policies.registry import load_policy_config
+from stackplan import baseline
 from stackplan.exits import EXIT_OK, EXIT_VIOLATIONS
+from stackplan.inputs import read_json
 from stackplan.multi import StackRun
+from stackplan.output import check_out, write_text
 from stackplan.pipeline import Options, build
+from stackspec import available_stacks, stack_file_for
 
 #: The arguments that name files a run reads (``--out`` may not be one of them).
 INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "terraform_plan", "cluster_policy", "policy_config",
@@ -21,16 +26,12 @@ def policy_config(args: argparse.Namespace) -> Any:
     """``--policy-config``, read and validated (a `policies.registry.PolicyConfig`; None when not given)."""
     if not getattr(args, "policy_config", None):
         return None
-    from policies.registry import load_policy_config
-    from stackplan.inputs import read_json
 
     return load_policy_config(read_json(args.policy_config, "policy config"), where=args.policy_config)
 
 
 def inputs(args: argparse.Namespace) -> list[str]:
     """The files this run reads; a stack name means its stack file."""
-    from stackspec import available_stacks, stack_file_for
-
     found = []
     for name in INPUT_ARGS:
         given = getattr(args, name, None)
@@ -52,15 +53,11 @@ def inputs(args: argparse.Namespace) -> list[str]:
 
 def emit(args: argparse.Namespace, text: str, out: str | None = None) -> None:
     """Write ``text`` to ``out`` (default ``--out``; stdout when neither), never over an input of the run."""
-    from stackplan.output import write_text
-
     write_text(text, out if out is not None else getattr(args, "out", None), inputs(args))
 
 
 def stacks(args: argparse.Namespace) -> list[str]:
     """The stacks of this run: each ``--stack``, or every stack under ``stacks/`` with ``--all``."""
-    from stackspec import available_stacks
-
     if getattr(args, "all", False):
         names = available_stacks()
         if not names:
@@ -93,7 +90,6 @@ def with_baseline(args: argparse.Namespace, violations: list[Any], source_of: di
     ``source_of``: a finding's URN -> its stack (absent: a workspace export)."""
     if not getattr(args, "baseline", None):
         return violations
-    from stackplan import baseline
 
     held = baseline.read(args.baseline)
     sources = sorted(set(source_of.values())) or [baseline.WORKSPACE]
@@ -113,8 +109,6 @@ def write_baseline(args: argparse.Namespace, violations: list[Any], source_of: d
     the number of entries it holds (the same finding twice is one entry)."""
     if not getattr(args, "write_baseline", None):
         return
-    from stackplan import baseline
-    from stackplan.output import write_text
 
     text, count = baseline.document(violations, source_of)
     write_text(text, args.write_baseline, inputs(args))
@@ -124,6 +118,4 @@ def write_baseline(args: argparse.Namespace, violations: list[Any], source_of: d
 def check_baseline_out(args: argparse.Namespace) -> None:
     """``--write-baseline FILE`` checked like ``--out``, before any work."""
     if getattr(args, "write_baseline", None):
-        from stackplan.output import check_out
-
         check_out(args.write_baseline, inputs(args), "--write-baseline")

@@ -11,6 +11,7 @@ from dbxtypes.vocabulary import CLUSTER_POLICY, INSTANCE_POOL
 from stackplan.exits import EXIT_OK
 from stackplan.output import make_dir, out_dir
 from stackplan.pipeline import build_plan
+from stackplan.tfexport import terraform_config
 
 from . import common
 
@@ -44,8 +45,6 @@ def cmd_export_policies(args: argparse.Namespace) -> int:
 
 def cmd_export_terraform(args: argparse.Namespace) -> int:
     """``export-terraform``: the plan as Terraform JSON configuration, ``DIR/main.tf.json`` (`stackplan.tfexport`)."""
-    from stackplan.tfexport import terraform_config
-
     out = out_dir(args.out)  # before any work
     plan = build_plan(args.stack, policy_config=common.policy_config(args), with_policies=False)
     doc = terraform_config(plan)

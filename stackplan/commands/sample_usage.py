@@ -7,15 +7,14 @@ import json
 import sys
 
 from dbxtypes.errors import InputError
+from stackplan.advise.findings import PLANTS
+from stackplan.advise.telemetry import PLANT_ROLE, plant_targets, write_exports
 from stackplan.exits import EXIT_OK
 from stackplan.output import out_dir
 from stackplan.pipeline import build_plan
 
 
 def cmd_sample_usage(args: argparse.Namespace) -> int:
-    from stackplan.advise.findings import PLANTS
-    from stackplan.advise.telemetry import PLANT_ROLE, plant_targets, write_exports
-
     unknown = [p for p in args.plant if p not in PLANTS]
     if unknown:
         raise InputError.single("--plant", "--plant", f"{', '.join(unknown)} is not a finding that can be planted.",

@@ -7,10 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
+from policies.rules.stack_budget import NAME as BUDGET
+from pricing import diff_costs
 from stackplan import formats
 from stackplan.exits import EXIT_OK, EXIT_VIOLATIONS
 from stackplan.multi import StackRun, run_each, worst
+from stackplan.pipeline import base_plan, budget_findings
 from stackplan.reportdoc import StacksReport
+from stackplan.terraform import priced_terraform_plan
 
 from . import common
 
@@ -76,14 +80,10 @@ def _same_stack(base: Any, head: Any, where: str, args: argparse.Namespace) -> N
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from policies.rules.stack_budget import NAME as BUDGET
-    from stackplan.pipeline import base_plan, budget_findings
-
     config = common.policy_config(args)
 
     def work(stack: str) -> StackRun:
         if getattr(args, "terraform_plan", None):  # a Terraform plan, priced like a stack
-            from stackplan.terraform import priced_terraform_plan
 
             plan = priced_terraform_plan(stack, policy_config=config, prices=args.prices,
                                          region=getattr(args, "region", None))
@@ -95,8 +95,6 @@ def cmd_cost(args: argparse.Namespace) -> int:
         if not getattr(args, "terraform_plan", None):
             run.base = _base_for(run.plan.stack, args)
         if run.base is not None:
-            from pricing import diff_costs
-
             base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud,
                              region=getattr(args, "region", None))
             _same_stack(base, run.plan, run.base, args)

@@ -6,12 +6,25 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from dbxtypes.errors import InputError, clip
+from dbxtypes.shape import shapes_of_resource
+from dbxtypes.vocabulary import CLUSTER
+from guardrails import DefinitionError, evaluate_shape, parse_definition
+from policies.exports import export_items
+from policies.registry import RULES_BY_NAME
 from stackplan import formats
+from stackplan.audit import audit_export_path, audit_items, read_export
+from stackplan.drift import drift
+from stackplan.exceptions import apply_exceptions
 from stackplan.exits import EXIT_OK, EXIT_VIOLATIONS
+from stackplan.inputs import read_json
+from stackplan.pipeline import build_plan
 from stackplan.reportdoc import AuditReport, DriftReport
+from stackplan.workspace import read_workspace, save_export
+from stackspec.load import load_exceptions_file
 
 from . import common
 
@@ -19,9 +32,6 @@ from . import common
 def read_live(args: argparse.Namespace) -> tuple[str, list[Any]]:
     """``check --workspace``: ``workspace <host>`` and what was read through databricks-sdk (saved with
     ``--save-export``)."""
-    from policies.exports import export_items
-    from stackplan.workspace import read_workspace, save_export
-
     host, doc = read_workspace(args.profile, progress=sys.stderr.isatty())
     if args.save_export:
         for path in save_export(doc, args.save_export):
@@ -31,11 +41,6 @@ def read_live(args: argparse.Namespace) -> tuple[str, list[Any]]:
 
 def cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) -> list[dict[str, Any]]:
     """Each cluster against the ``--cluster-policy`` definition: allowed or refused, and why."""
-    from dbxtypes.shape import shapes_of_resource
-    from dbxtypes.vocabulary import CLUSTER
-    from guardrails import DefinitionError, evaluate_shape, parse_definition
-    from stackplan.inputs import read_json
-
     doc = read_json(policy_path, "cluster policy")
     if isinstance(doc, dict) and isinstance(doc.get("policies"), list) and "definition" not in doc:
         names = [str(p.get("name")) for p in doc["policies"] if isinstance(p, dict) and p.get("name")]
@@ -63,8 +68,6 @@ def cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """``check --cluster-json FILE|DIR`` or ``check --workspace``."""
-    from stackplan.audit import audit_export_path, audit_items
-
     config = common.policy_config(args)
     fmt = common.fmt(args)
     common.check_baseline_out(args)
@@ -75,11 +78,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     else:
         source, audit = args.cluster_json, audit_export_path(args.cluster_json, config, **wanted)
     if getattr(args, "exceptions", None):  # accepted findings, the stack's exceptions shape, named as reported
-        from datetime import UTC, datetime
 
-        from policies.registry import RULES_BY_NAME
-        from stackplan.exceptions import apply_exceptions
-        from stackspec.load import load_exceptions_file
 
         audit.violations, notes = apply_exceptions(
             audit.violations, load_exceptions_file(args.exceptions), rules=list(RULES_BY_NAME),
@@ -99,10 +98,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_drift(args: argparse.Namespace) -> int:
     """``check --stack STACK --workspace|--cluster-json``: where the workspace differs from the stack."""
-    from stackplan.audit import read_export
-    from stackplan.drift import drift
-    from stackplan.pipeline import build_plan
-
     config = common.policy_config(args)
     against, items = read_live(args) if args.workspace else (args.cluster_json, read_export(args.cluster_json))
     plan = build_plan(args.stack[0], policy_config=config, with_policies=False)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from gpucatalog import load_catalog
+
 from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, workload_spec
 from ..targets import Target
 
 
 def build(row: Row, t: Target, c: Context) -> Outcome:
-    from gpucatalog import load_catalog
-
     evidence = (f"P99 of GPU memory use {num(row, 'gpu_mem_p99_percent'):.0f}% of a GPU's "
                 f"{num(row, 'gpu_mem_total_mb') / 1024:,.0f} GB (peak {num(row, 'gpu_mem_peak_percent'):.0f}%; the "
                 f"line is {c.thresholds['gpu_mem_near_oom_percent']:g}%) over {int(num(row, 'busy_minutes')):,} busy "

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from gpucatalog import load_catalog
+
 from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, workload_spec
 from ..targets import Target
 
 
 def build(row: Row, t: Target, c: Context) -> Outcome:
-    from gpucatalog import load_catalog
-
     peak_mb, total_mb = num(row, "gpu_mem_peak_mb"), num(row, "gpu_mem_total_mb")
     catalog = load_catalog()
     node = catalog.get(t.node_type_id)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from gpucatalog import load_catalog
+
 from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, figure, num, resize, workload_spec
 from ..targets import Target
 
 
 def build(row: Row, t: Target, c: Context) -> Outcome:
-    from gpucatalog import load_catalog
-
     evidence = (f"multi-node training on {t.min_workers} workers of {t.node_type_id} "
                 f"({figure(t.bandwidth_gbps) if t.bandwidth_gbps else 'unknown'} Gbps, no GPU interconnect): median "
                 f"GPU use {num(row, 'median_busy_util'):.0f}% while each node moved "

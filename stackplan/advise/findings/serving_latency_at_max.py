@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dbxtypes.vocabulary import MAX_CONCURRENCY_PER_MODEL
+
 from ..record import Context, FindingSpec, Outcome, Plant, Proposal, Row, concurrency_step, num
 from ..targets import EndpointTarget
 
 
 def build(row: Row, e: EndpointTarget, c: Context) -> Outcome:
-    from dbxtypes.vocabulary import MAX_CONCURRENCY_PER_MODEL
-
     assert c.sla is not None
     p99, hi = num(row, "p99_ms"), e.max_concurrency
     share = 100 * num(row, "minutes_at_max") / max(num(row, "minutes"), 1)
