@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import importlib.util
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError, Problem, clip
 from policies.rule import Rule, View
+from policies.ruleset import _BY_NAME, ALL_RULES, STACK_RULES, TEAM_RULES
 
 _REAL_EXIT = os._exit
 #: How deep a rule is running now (a team rule's check, or a module loading).
@@ -114,3 +118,57 @@ def load(exec_module: Callable[[], None], where: str) -> None:
     """Run a team module's code (its import) inside `running`."""
     with running(where, ""):
         exec_module()
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Loading a team's rules (``--rules DIR``)
+# --------------------------------------------------------------------------------------------------------------------
+
+def load_team_rules(directory: str) -> list[Rule]:
+    """A team's rule modules: every ``*.py`` in ``directory`` (sorted), each defining ``RULE``, a `policies.rule.Rule`
+    written against the documented API. They are code the user trusts: loading one runs it. A module that does not
+    load, has no ``RULE``, or reuses a rule name is `InputError` naming the file and the fix."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError.single(directory, "--rules", "is not a directory.", "pass the directory of rule modules.")
+    rules: list[Rule] = []
+    fix = "define RULE = policies.rule.Rule(name=..., check=..., ...) in the module (README: your own rules)."
+    for path in sorted(root.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"stackplan_team_rules.{path.stem}", path)
+        if spec is None or spec.loader is None:
+            raise InputError.single(str(path), "", "is not a Python module.", fix)
+        module = importlib.util.module_from_spec(spec)
+        try:  # its prints to stderr, its exits caught (team.running)
+            load(functools.partial(spec.loader.exec_module, module), str(path))
+        except TeamRuleFailure as failed:
+            what = failed.what.removeprefix("raised ")  # an exception by its name; an exit as what it called
+            raise InputError.single(str(path), "", f"does not load: {what if what != failed.what else 'it ' + what}",
+                                    "fix the module (it runs as Python: the rules are code you trust).") from None
+        rule = getattr(module, "RULE", None)
+        if not isinstance(rule, Rule):
+            raise InputError.single(str(path), "RULE", "is missing or not a policies.rule.Rule.", fix)
+        built_in = {r.name for r in (*ALL_RULES, *STACK_RULES)}
+        if rule.name in built_in or rule.name in {r.name for r in rules}:
+            raise InputError.single(str(path), "RULE.name", f"{rule.name!r} is a rule already.",
+                                    "give the rule a name of its own.")
+        rules.append(guarded(rule, str(path)))
+    if not rules:
+        raise InputError.single(directory, "--rules", "holds no rule module (*.py defining RULE).", fix)
+    return rules
+
+
+def forget_team_rules() -> None:
+    """Judge the built-in rules only again (a process that loaded team rules and goes on: the tests)."""
+    for rule in TEAM_RULES:
+        _BY_NAME.pop(rule.name, None)
+    TEAM_RULES.clear()
+
+
+def use_team_rules(rules: Iterable[Rule]) -> None:
+    """Judge these rules too, in this process (names, levels, policy configs, reports and exceptions take them)."""
+    for rule in rules:  # a rule loaded again (the same directory twice in one process) replaces its first load
+        TEAM_RULES[:] = [r for r in TEAM_RULES if r.name != rule.name]
+        TEAM_RULES.append(rule)
+        _BY_NAME[rule.name] = rule

@@ -1,0 +1,203 @@
+"""The offline evaluators: every rule over a resource, a plan, a workspace export or Clusters API JSON.
+
+The CrossGuard pack (``policies/pack.py``) and these evaluators run the same code path, `rule_messages`, so a plan
+evaluated offline and the same resources analysed by the pack over gRPC give the same violations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from dbxtypes.plan import Plan, Violation, resources_of
+from dbxtypes.shape import (
+    ClusterShape,
+    Source,
+    is_gpu_compute,
+    pool_shape,
+    shapes_of_resource,
+    source_props,
+    tag_role,
+)
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
+from policies import team
+from policies.common import gpu_node, node_cloud
+from policies.config import PolicyConfig, load_policy_config
+from policies.exports import (
+    CLUSTER_POLICY_EXPORT,
+    clusters_of,
+    export_items,
+    item_shapes,
+    job_runs_on,
+    summary,
+    summary_add,
+)
+from policies.rule import ResourceView, Rule, View
+from policies.ruleset import resource_rules
+
+# --------------------------------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------------------------------
+
+def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source = "pulumi",
+             cloud: str | None = None) -> list[View]:
+    """What the rules see of one resource: a `ClusterShape` per cluster definition of a Cluster or Job, a
+    `PoolShape` for an instance pool, else one `ResourceView`. ``cloud`` is the plan's cloud, when known."""
+    if resource_type == CLUSTER:
+        return list(shapes_of_resource(resource_type, props, source, cloud=cloud, node_cloud=node_cloud,
+                                       gpu_node=gpu_node))
+    if resource_type == JOB:  # its cluster definitions, and the job as a whole (for rules about the job itself)
+        job = source_props(props, source)
+        shapes: list[View] = list(shapes_of_resource(JOB, job, source, cloud=cloud, node_cloud=node_cloud,
+                                                     gpu_node=gpu_node))
+        return [*shapes, ResourceView(resource_type=JOB, props=job, source=source)]
+    if resource_type == INSTANCE_POOL:
+        return [pool_shape(props, source)]
+    return [ResourceView(resource_type=resource_type, props=source_props(props, source), source=source)]
+
+
+def messages_for_views(rule: Rule, views: Iterable[View], thresholds: Mapping[str, Any]) -> list[str]:
+    """A rule's messages over the views of one resource; a job cluster's messages start with its label. A view of a
+    source the rule does not judge (`Rule.sources`: an export-only rule on a Pulumi input) gets none."""
+    out = []
+    for view in views:
+        if view.resource_type not in rule.resource_types or view.source not in rule.sources:
+            continue
+        for message in rule.check(view, thresholds):
+            out.append(f"{view.label}: {message}" if view.label else message)
+    return out
+
+
+def rule_messages(rule: Rule, resource_type: str, props: Mapping[str, Any] | None,
+                  thresholds: Mapping[str, Any] | None = None, source: Source = "pulumi") -> list[str]:
+    """One rule's violation messages for one resource (the pack's validate calls this)."""
+    if resource_type not in rule.resource_types:
+        return []
+    return messages_for_views(rule, views_of(resource_type, props, source),
+                              rule.thresholds if thresholds is None else thresholds)
+
+
+class _Enabled:
+    """The rules a config leaves enabled, with their level and thresholds, in ``ALL_RULES`` order; per resource
+    type, the ones that judge it (worked out once per type, not once per resource)."""
+
+    def __init__(self, cfg: PolicyConfig) -> None:
+        self.rules = [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in resource_rules()
+                      if cfg.level(rule) != "disabled"]
+        self._by_type: dict[tuple[str, str], list[tuple[Rule, str, Mapping[str, Any]]]] = {}
+
+    def for_type(self, resource_type: str, source: Source = "pulumi") -> list[tuple[Rule, str, Mapping[str, Any]]]:
+        found = self._by_type.get((resource_type, source))
+        if found is None:
+            found = self._by_type[(resource_type, source)] = [
+                e for e in self.rules if resource_type in e[0].resource_types and source in e[0].sources]
+        return found
+
+
+def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, urn: str, name: str,
+                      config: Any = None, source: Source = "pulumi", cloud: str | None = None,
+                      enabled: _Enabled | None = None, views: list[View] | None = None) -> list[Violation]:
+    """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once). ``enabled`` is
+    `_Enabled` of the config, computed once by the callers that evaluate many resources; ``views`` are the
+    resource's `views_of`, where the caller has read them already."""
+    if enabled is None:
+        enabled = _Enabled(load_policy_config(config))
+    rules = enabled.for_type(resource_type, source)
+    if not rules:
+        return []
+    if views is None:
+        views = views_of(resource_type, props, source, cloud)
+    out = []
+    try:
+        for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
+            types, sources, check = rule.resource_types, rule.sources, rule.check
+            for view in views:
+                if view.resource_type not in types or view.source not in sources:
+                    continue
+                for message in check(view, thresholds):
+                    out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                         resource_name=name,
+                                         message=f"{view.label}: {message}" if view.label else message))
+    except team.TeamRuleFailure as failed:  # a team's rule broke: exit 2 naming it, its file and this resource
+        raise failed.on(name) from None
+    return out
+
+
+def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Violation]:
+    """Violations of a plan (or of any JSON with its ``resources``), in resource order then rule order.
+
+    Each resource is judged on its own, as the CrossGuard pack judges it (the pack does not know the plan's cloud:
+    neither does this)."""
+    enabled = _Enabled(load_policy_config(config))
+    resources = plan.resources if isinstance(plan, Plan) else resources_of(plan)
+    out: list[Violation] = []
+    for res in resources:
+        out.extend(evaluate_resource(res.type, res.inputs, urn=res.urn, name=res.name, source="pulumi",
+                                     enabled=enabled))
+    return out
+
+
+#: Keys of which a cluster object has at least one.
+def cluster_objects(obj: Any, source: str = "cluster JSON") -> list[Mapping[str, Any]]:
+    """The cluster objects of an export (see `policies.exports`); raises `InputError` naming the first item that is
+    no Databricks object."""
+    return clusters_of(export_items(obj, source))
+
+
+def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]:
+    """Violations of a workspace export's items (`policies.exports.ExportItem`): clusters, jobs (their job and task
+    clusters) and instance pools, read as API JSON. Role rules judge only AI compute (`dbxtypes.shape.is_gpu_compute`
+    or a ``workload_type`` tag); other clusters meet the generic rules."""
+    return audit_export(items, config)[0]
+
+
+#: ``on_item(position, item, shapes)``: called for each item as it is judged, with its cluster definitions.
+OnItem = Callable[[int, Any, list[ClusterShape]], None]
+
+
+def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[str, str] | None = None,
+                 on_item: OnItem | None = None) -> tuple[list[Violation], dict[str, int]]:
+    """`evaluate_export` and `policies.exports.summary` of the same items, each cluster definition read once (and
+    dropped once judged: only the findings and the counts are kept). ``used_by`` (`policies.exports.job_runs_on`
+    of all the items) lets ``items`` be a stream read once; without it the items are listed to work it out."""
+    if used_by is None:
+        items = list(items)
+        used_by = job_runs_on(items)
+    enabled = _Enabled(load_policy_config(config))
+    counts = summary([])
+    out: list[Violation] = []
+    for position, item in enumerate(items):
+        if item.resource_type == CLUSTER_POLICY_EXPORT:
+            summary_add(counts, item, [])
+            if on_item is not None:
+                on_item(position, item, [])
+            continue
+        props, name = item.props, item.name
+        if item.resource_type == CLUSTER and item.props.get("cluster_id") in used_by:
+            # a GPU all-purpose cluster that jobs run on is judged as the batch workload they make it (training),
+            # unless its own tags name a role; a CPU one stays generic
+            props, name = _as_job_cluster(item.props), f"{name} (runs {used_by[item.props['cluster_id']]})"
+        views = views_of(item.resource_type, props, "api")
+        shapes = [v for v in views if isinstance(v, ClusterShape)] if props is item.props else item_shapes(item)
+        summary_add(counts, item, shapes)
+        out.extend(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
+                                     enabled=enabled, views=views))
+        if on_item is not None:
+            on_item(position, item, shapes)
+    return out, counts
+
+
+def _as_job_cluster(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    raw = props.get("custom_tags")
+    tags: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    nodes = (props.get("node_type_id"), props.get("driver_node_type_id"))
+    if tag_role(tags) or not is_gpu_compute(props, nodes, gpu_node):
+        return props
+    return {**props, "custom_tags": {**tags, ROLE_TAG: "training"}}
+
+
+def evaluate_cluster_json(obj: Any, config: Any = None, source: str = "cluster JSON") -> list[Violation]:
+    """Violations of an export given as JSON data (a cluster, a list, ``{"clusters": [...]}``, jobs, pools; see
+    `policies.exports`). Each violation names the object (``cluster_name``, the job's name, ...) and gets the urn
+    ``cluster:<id or name or index>`` (``job:...``, ``instance-pool:...``). Raises `InputError` for anything else."""
+    return evaluate_export(export_items(obj, source), config)
