@@ -29,9 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbxtypes.plan import Violation
+from dbxtypes.plan import Plan, Violation
 from dbxtypes.text import printable
+from dbxtypes.vocabulary import SECTIONS, section_of_urn, workload_key
+from policies.registry import RULES_BY_NAME
 from stackplan.baseline import fingerprint
+from stackplan.drift import DRIFT_STACK_FIELDS
+from stackspec import section_lines
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_NAME = "dbx-ai-infra stackplan"
@@ -209,3 +213,39 @@ def github_commands(findings: Sequence[Located], errors: Sequence[tuple[str, str
         commands.append(f"::{_COMMAND[_level(v)]} file={_property(f.source)}{at},title={_property(v.policy)}::"
                         f"{command_data(_where(f) + ': ' + v.shown_message)}")
     return "".join(command + "\n" for command in commands)
+
+
+@dataclass(frozen=True)
+class Findings:
+    located: list[Located]
+    #: (stack file, error) of each stack that could not be run.
+    errors: list[tuple[str, str]]
+    #: JUnit's suite name.
+    suite: str
+    #: The inputs the findings come from (JUnit reports a policy without a finding once per input: one path each).
+    sources: list[str]
+
+
+def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, str], int]:
+    """Each finding's (policy, URN) -> the line of the stack field behind it: the first of the rule's
+    ``stack_fields`` that the stack sets, in the resource's section or at the top; else the section the resource is
+    built from; else ``config:`` (a default no line states)."""
+    if not plan.stack_file or not Path(plan.stack_file).is_file():
+        return {}
+    lines = section_lines(Path(plan.stack_file))
+    fields = {**{r.name: r.stack_fields for r in RULES_BY_NAME.values()}, **DRIFT_STACK_FIELDS}
+    # a workload's resources are named <stack>-<workload>[-...]: the longest workload name that prefixes one
+    names = sorted((line.workload for line in plan.sizing or [] if line.section), key=len, reverse=True)
+    found = {}
+    for v in violations:
+        section = section_of_urn(v.urn) or ""
+        if section in SECTIONS:
+            name = next((n for n in names if v.resource_name == f"{plan.stack}-{n}"
+                         or v.resource_name.startswith(f"{plan.stack}-{n}-")), section)
+            section = workload_key(name)
+        if section == "serving":  # an endpoint's fields live under serving.endpoints.<name>
+            endpoint = v.resource_name.removeprefix(f"{plan.stack}-serving-").removesuffix("-permissions")
+            section = f"serving.endpoints.{endpoint}"
+        candidates = [k for f in fields.get(v.policy, ()) for k in (f"{section}.{f}", f)]
+        found[(v.policy, v.urn)] = next((lines[k] for k in candidates if k in lines), lines.get(section, lines[""]))
+    return found

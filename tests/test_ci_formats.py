@@ -150,7 +150,7 @@ def test_each_finding_points_at_the_stack_field_behind_it(capsys, tmp_path):
 
 def test_a_finding_points_at_its_field_else_the_top_level_setting_else_its_section(tmp_path):
     from dbxtypes.plan import Plan, Violation
-    from stackplan.formats._findings import finding_lines
+    from stackplan.findings import finding_lines
 
     stack = tmp_path / "Pulumi.s.yaml"
     stack.write_text("config:\n  dbx-ai-infra:tags:\n    workload: w\n  dbx-ai-infra:inference:\n"

@@ -197,3 +197,16 @@ def test_imports_inside_functions_are_the_start_up_seams_only():
     assert "PLC0415" in tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["select"]
     seams = [pattern for pattern, codes in ignores.items() if "PLC0415" in codes]
     assert len(seams) < 25, "a seam is a named file, not the whole project"
+
+
+def test_formats_ask_the_report_document_not_its_class():
+    """Issue 42: each report document carries its JSON (`to_json`) and its located findings (`findings`); the table
+    picks a drawer by kind. A new report kind is its document and its lines, not a branch in every format (there were
+    14 isinstance tests across the formats)."""
+    from stackplan.reportdoc import AdviceReport, AuditReport, DriftReport, StacksReport
+
+    tests = {path.name: path.read_text().count("isinstance(report")
+             for path in sorted((REPO / "stackplan" / "formats").glob("*.py"))}
+    assert sum(tests.values()) <= 2 and tests.get("_pages.py", 0) <= 2, tests  # markdown/html: advise's page or not
+    for kind in (StacksReport, AuditReport, DriftReport, AdviceReport):
+        assert callable(getattr(kind, "to_json", None)) and callable(getattr(kind, "findings", None)), kind

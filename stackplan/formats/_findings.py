@@ -3,81 +3,15 @@ the stacks that could not be run, and the rules that ran."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from dbxtypes.plan import Plan, Violation
-from stackplan.findings import Located, RuleInfo
-from stackplan.reportdoc import AuditReport, DriftReport, Report, StacksReport
-
-
-@dataclass(frozen=True)
-class Findings:
-    located: list[Located]
-    #: (stack file, error) of each stack that could not be run.
-    errors: list[tuple[str, str]]
-    #: JUnit's suite name.
-    suite: str
-    #: The inputs the findings come from (JUnit reports a policy without a finding once per input: one path each).
-    sources: list[str]
-
-
-def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, str], int]:
-    """Each finding's (policy, URN) -> the line of the stack field behind it: the first of the rule's
-    ``stack_fields`` that the stack sets, in the resource's section or at the top; else the section the resource is
-    built from; else ``config:`` (a default no line states)."""
-    from dbxtypes.vocabulary import SECTIONS, section_of_urn, workload_key
-    from policies.registry import RULES_BY_NAME
-    from stackplan.drift import DRIFT_STACK_FIELDS
-    from stackspec import section_lines
-
-    if not plan.stack_file or not Path(plan.stack_file).is_file():
-        return {}
-    lines = section_lines(Path(plan.stack_file))
-    fields = {**{r.name: r.stack_fields for r in RULES_BY_NAME.values()}, **DRIFT_STACK_FIELDS}
-    # a workload's resources are named <stack>-<workload>[-...]: the longest workload name that prefixes one
-    names = sorted((line.workload for line in plan.sizing or [] if line.section), key=len, reverse=True)
-    found = {}
-    for v in violations:
-        section = section_of_urn(v.urn) or ""
-        if section in SECTIONS:
-            name = next((n for n in names if v.resource_name == f"{plan.stack}-{n}"
-                         or v.resource_name.startswith(f"{plan.stack}-{n}-")), section)
-            section = workload_key(name)
-        if section == "serving":  # an endpoint's fields live under serving.endpoints.<name>
-            endpoint = v.resource_name.removeprefix(f"{plan.stack}-serving-").removesuffix("-permissions")
-            section = f"serving.endpoints.{endpoint}"
-        candidates = [k for f in fields.get(v.policy, ()) for k in (f"{section}.{f}", f)]
-        found[(v.policy, v.urn)] = next((lines[k] for k in candidates if k in lines), lines.get(section, lines[""]))
-    return found
+from stackplan.findings import Findings, Located, RuleInfo
+from stackplan.reportdoc import Report
 
 
 def findings_of(report: Report) -> Findings:
-    """Every finding of a report, located."""
-    if isinstance(report, StacksReport):
-        located = []
-        for run in report.runs:
-            if run.plan is None:
-                continue
-            violations = run.plan.violations or []
-            lines = finding_lines(run.plan, violations)
-            located += [Located(v, run.source, lines.get((v.policy, v.urn))) for v in violations]
-        errors = [(r.source, r.error or "") for r in report.runs if r.error is not None]
-        return Findings(located, errors, f"stackplan {report.kind} {', '.join(r.stack for r in report.runs)}",
-                        [r.source for r in report.runs])
-    if isinstance(report, AuditReport):
-        audit = report.audit
-        return Findings([Located(v, audit.files.get(v.urn, report.source), element=audit.labels.get(v.urn))
-                         for v in audit.violations], [], f"stackplan check {report.source}", [report.source])
-    assert isinstance(report, DriftReport)
-    plan = report.plan
-    stack_urns = {r.urn for r in plan.resources}
-    lines = finding_lines(plan, [v for v in report.found if v.urn in stack_urns])
-    source = plan.stack_file or plan.stack
-    return Findings([Located(v, source, lines.get((v.policy, v.urn))) if v.urn in stack_urns
-                     else Located(v, report.files.get(v.urn, report.against)) for v in report.found],
-                    [], f"stackplan drift {plan.stack} {source}", [source])
+    """Every finding of a report, located (each report kind says where its findings are)."""
+    return report.findings()
 
 
 def policy_config_of(report: Report) -> Any:

@@ -12,11 +12,11 @@ COMBINED_TITLES = {"preview": "Stack preview", "check": "Policy check", "cost": 
 
 
 def page(report: Report, *, html: bool) -> str:
-    if isinstance(report, AdviceReport):
+    if isinstance(report, AdviceReport):  # one of two page kinds: advise's own report, or the stacks' templates
         from stackplan.advise.report import render_report
 
         return render_report(report.doc, html=html)
-    assert isinstance(report, StacksReport)
+    assert isinstance(report, StacksReport)  # the formats' registry offers markdown and html for no other kind
     from stackplan.reports import render_combined, render_html, render_markdown
 
     if report.several:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from dbxtypes.text import printable
 from stackplan.reportdoc import AdviceReport, AuditReport, DriftReport, Report, StacksReport
 
@@ -53,15 +56,17 @@ def _drift(report: DriftReport) -> str:
     return head + (violations_table(report.found, "Drift") if report.found else "No drift.\n")
 
 
-def render(report: Report) -> str:
-    if isinstance(report, StacksReport):
-        return _stacks(report)
-    if isinstance(report, AuditReport):
-        return _audit(report)
-    if isinstance(report, DriftReport):
-        return _drift(report)
+def _advise(report: AdviceReport) -> str:
     from stackplan.advise.report import advise_table
     from stackplan.render import current_width
 
-    assert isinstance(report, AdviceReport)
     return advise_table(report.doc, current_width())
+
+
+#: Each report kind's table (one drawer a kind: a new kind is a line here).
+_TABLES: dict[str, Callable[[Any], str]] = {"preview": _stacks, "check": _stacks, "cost": _stacks, "audit": _audit,
+                                            "drift": _drift, "advise": _advise}
+
+
+def render(report: Report) -> str:
+    return _TABLES[report.kind](report)
