@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,7 +75,7 @@ def _uri(source: str) -> str:
     return path.as_posix().replace(os.sep, "/")
 
 
-def _where(f: Located) -> str:
+def place(f: Located) -> str:
     """The finding's object, with its place in a JSON export: ``clusters[3] nightly-etl``."""
     return f"{f.element} {f.violation.resource_name}" if f.element else f.violation.resource_name
 
@@ -121,7 +120,7 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
         result: dict[str, Any] = {
             "ruleId": v.policy,
             "level": _level(v),
-            "message": {"text": f"{_where(f)}: {v.message}"},
+            "message": {"text": f"{place(f)}: {v.message}"},
             "locations": [{
                 "physicalLocation": physical,
                 "logicalLocations": [{"name": v.resource_name, "fullyQualifiedName": v.urn, "kind": "resource"}]
@@ -150,45 +149,6 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
     }]}
 
 
-def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: str, sources: Sequence[str],
-              errors: Sequence[tuple[str, str]] = ()) -> str:
-    """The findings as JUnit XML; ``policies`` are the names of every policy that ran; a policy with no finding is
-    one passing case per input of ``sources`` (each ``file`` attribute one path); ``errors`` (file, message) are
-    inputs that could not be checked, each an ``<error>`` case of a ``stackplan`` suite."""
-    def x(text: str) -> str:  # XML 1.0 refuses most control characters and the non-characters: escaped
-        return printable(text)
-
-    root = ET.Element("testsuites", name=x(suite))
-    if errors:
-        broken = ET.SubElement(root, "testsuite", name="stackplan", tests=str(len(errors)), failures="0",
-                               errors=str(len(errors)), skipped="0")
-        for file, message in errors:
-            case = ET.SubElement(broken, "testcase", name=x(f"load {file}"), classname="stackplan", file=x(file))
-            ET.SubElement(case, "error", message=x(message), type="invalid input").text = x(message)
-    for policy in dict.fromkeys([*policies, *(f.violation.policy for f in findings)]):
-        mine = [f for f in findings if f.violation.policy == policy]
-        failures = sum(1 for f in mine if f.violation.mandatory)
-        clean = [] if mine else list(sources)
-        testsuite = ET.SubElement(root, "testsuite", name=x(policy), tests=str(len(mine) + len(clean)),
-                                  failures=str(failures), errors="0", skipped="0")
-        for source in clean:
-            ET.SubElement(testsuite, "testcase", name=x(f"{policy}: no finding in {source}"), classname=x(policy),
-                          file=x(source))
-        for f in mine:
-            v = f.violation
-            case = ET.SubElement(testsuite, "testcase", name=x(_where(f)), classname=x(policy), file=x(f.source))
-            if f.line:
-                case.set("line", str(f.line))
-            if v.mandatory:
-                failure = ET.SubElement(case, "failure", message=x(v.shown_message), type=v.level)
-                failure.text = x(f"{v.urn}\n{v.shown_message}")
-            else:
-                ET.SubElement(case, "system-out").text = x(f"{v.level}: {v.shown_message}")
-    tree = ET.ElementTree(root)
-    ET.indent(tree)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
 def command_data(text: str) -> str:
     """Text as the data of a workflow command (after ``::``); other control characters escaped (an escape sequence
     in a name would reach the CI log raw)."""
@@ -211,7 +171,7 @@ def github_commands(findings: Sequence[Located], errors: Sequence[tuple[str, str
         v = f.violation
         at = f",line={f.line}" if f.line else ""
         commands.append(f"::{_COMMAND[_level(v)]} file={_property(f.source)}{at},title={_property(v.policy)}::"
-                        f"{command_data(_where(f) + ': ' + v.shown_message)}")
+                        f"{command_data(place(f) + ': ' + v.shown_message)}")
     return "".join(command + "\n" for command in commands)
 
 

@@ -3,6 +3,7 @@ repository, and the program names itself as it was run."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import subprocess
@@ -210,3 +211,20 @@ def test_formats_ask_the_report_document_not_its_class():
     assert sum(tests.values()) <= 2 and tests.get("_pages.py", 0) <= 2, tests  # markdown/html: advise's page or not
     for kind in (StacksReport, AuditReport, DriftReport, AdviceReport):
         assert callable(getattr(kind, "to_json", None)) and callable(getattr(kind, "findings", None)), kind
+
+
+def test_commands_own_their_arguments_and_the_cli_only_dispatches():
+    """Issue 42: each command declares its arguments and usage checks (`stackplan.commands.args.Command`, listed in
+    `stackplan.commands.COMMANDS`); cli.py builds the parser from the declarations and names no command."""
+    import re
+
+    from stackplan.cli import parser
+    from stackplan.commands import declared
+
+    names = [c.name for c in declared()]
+    assert names == ["preview", "check", "cost", "advise", "export-policies", "export-terraform", "sample-usage"]
+    cli = (REPO / "stackplan" / "cli.py").read_text()
+    assert not [n for n in names if re.search(rf"[\"']{n}[\"']", cli)], "cli.py names a command"
+    assert "add_argument(\"--" not in cli.replace('add_argument("--version"', "")
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == names

@@ -13,7 +13,7 @@ from dbxtypes.errors import InputError, clip
 from dbxtypes.shape import shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER
 from guardrails import DefinitionError, evaluate_shape, parse_definition
-from policies.exports import export_items
+from policies.exports import export_items, require_terraform_plan
 from policies.registry import RULES_BY_NAME
 from stackplan import formats
 from stackplan.audit import audit_export_path, audit_items, read_export
@@ -68,6 +68,8 @@ def cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """``check --cluster-json FILE|DIR`` or ``check --workspace``."""
+    if getattr(args, "terraform_plan", None):  # a file that is no Terraform plan is exit 2 before any work
+        require_terraform_plan(args.terraform_plan)
     config = common.policy_config(args)
     fmt = common.fmt(args)
     common.check_baseline_out(args)
