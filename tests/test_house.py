@@ -4,6 +4,8 @@ repository, and the program names itself as it was run."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -92,7 +94,7 @@ def test_the_docs_site_builds_strictly(tmp_path):
 
 # --- one list of packages ----------------------------------------------------------------------------------------------
 
-def _packages() -> list[str]:
+def _installed() -> list[str]:
     """The packages setuptools installs (pyproject's packages.find include list)."""
     import tomllib
 
@@ -100,10 +102,19 @@ def _packages() -> list[str]:
     return [p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]]
 
 
+def _packages() -> list[str]:
+    """Every package of the project: the installed ones and the program's own (pyproject's
+    [tool.dbx-ai-infra] program-packages, reached from the project's root)."""
+    import tomllib
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    return sorted([*_installed(), *pyproject["tool"]["dbx-ai-infra"]["program-packages"]])
+
+
 def test_every_package_is_linted_layered_and_triggers_the_preview_workflow():
-    """The packages are listed where setuptools installs them (pyproject's packages.find); the import-linter layers,
-    mypy and the preview workflow's paths filter must each name every one (a change under collector/, which the
-    program deploys, once got no preview)."""
+    """The packages are listed once in pyproject (setuptools' include list, and the program's packages); the
+    import-linter layers, mypy and the preview workflow's paths filter must each name every one (a change under
+    collector/, which the program deploys, once got no preview)."""
     import tomllib
 
     import yaml
@@ -113,10 +124,38 @@ def test_every_package_is_linted_layered_and_triggers_the_preview_workflow():
     assert packages and all((REPO / p / "__init__.py").is_file() for p in packages)
     assert set(pyproject["tool"]["importlinter"]["root_packages"]) == packages
     assert packages <= set(pyproject["tool"]["mypy"]["files"])
+    assert set(pyproject["tool"]["ruff"]["lint"]["isort"]["known-first-party"]) == packages - {"pulumi_private"}
     workflow = yaml.safe_load((REPO / ".github" / "workflows" / "preview.yml").read_text())
     on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as a boolean
     paths = set(on["pull_request"]["paths"])
     assert {f"{p}/**" for p in packages} <= paths, sorted({f"{p}/**" for p in packages} - paths)
+
+
+GENERIC = ("pricing", "policies", "components", "workloads", "collector")
+
+
+def test_no_generic_name_is_installed_and_the_command_works_from_any_directory(tmp_path):
+    """Issue 42: `import pricing` (policies, components, workloads, collector) fails outside the project, in the
+    environment the project installs; `python -m stackplan` and the `stackplan` command work from any directory,
+    and a team's rule written against today's names (policies.rule, policies.common) loads through --rules."""
+    import tomllib
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert set(GENERIC) <= set(pyproject["tool"]["dbx-ai-infra"]["program-packages"])
+    assert not set(GENERIC) & set(_installed())
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for name in GENERIC:
+        outside = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=tmp_path, env=env,
+                                 capture_output=True, text=True)
+        assert outside.returncode != 0 and "ModuleNotFoundError" in outside.stderr, name
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copy(REPO / "examples" / "rules" / "require_owner_tag.py", rules)
+    run = subprocess.run([sys.executable, "-m", "stackplan", "check", "--stack", str(REPO / "stacks" /
+                          "Pulumi.dev.yaml"), "--rules", str(rules), "--json"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode in (0, 1), run.stderr
+    assert any(v["policy"] == "acme-gpu-require-owner-tag" for v in json.loads(run.stdout)["violations"])
 
 
 # --- one money module ---------------------------------------------------------------------------------------------------
