@@ -55,8 +55,8 @@ def main(stack: str) -> dict:
     imports["pulumi_databricks"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    from stackplan.render import plan_table
-    imports["stackplan.render"] = time.perf_counter() - t
+    from stackplan_reports.render import plan_table
+    imports["stackplan_reports.render"] = time.perf_counter() - t
 
     phases = out["phases"]
     phases["import"] = sum(imports.values())

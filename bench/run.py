@@ -41,7 +41,7 @@ if str(BENCH) not in sys.path:
 
 import workload  # noqa: E402
 
-from stackplan.advise.findings import gpu_underutilized, latency_scale_out  # noqa: E402
+from stackplan_advise.findings import gpu_underutilized, latency_scale_out  # noqa: E402
 
 #: What the advise benchmark plants: GPUs idle on the training cluster, latency over the SLA on inference.
 _BENCH_PLANTS = (gpu_underutilized.SPEC.id, latency_scale_out.SPEC.id)
@@ -366,7 +366,7 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
                            ms(startup), secs(outer.wall)])
         import_rows.append([stack] + [ms(data["imports"][k]) for k in
                                       ("stackspec", "stackplan.engine", "policies", "pricing", "pulumi_databricks",
-                                       "stackplan.render")])
+                                       "stackplan_reports.render")])
     text = ("### Per phase, one in-process run per stack\n\n"
             "`bench/phases.py STACK` in a fresh process times each phase with `time.perf_counter`: imports, "
             "program (load_stack + run_program under Pulumi mocks), policies (evaluate_plan), pricing "
@@ -378,7 +378,7 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
             + "\n\nImports, each timed on its own in this order (a module's figure excludes what an earlier one "
               "already loaded, e.g. `policies` and `pricing` come in with `stackspec`):\n\n"
             + table(["stack", "stackspec", "stackplan.engine", "policies", "pricing", "pulumi_databricks",
-                     "stackplan.render"], import_rows))
+                     "stackplan_reports.render"], import_rows))
     if pricing_errors:
         text += "\n\nPricing not available: " + "; ".join(sorted(pricing_errors))
         rep.note("pricing was not available: " + "; ".join(sorted(pricing_errors)))
@@ -586,8 +586,8 @@ _ANALYSIS_CHILD = """
 import json, sys, time, resource
 from policies.registry import load_policy_config
 from stackplan.pipeline import build_plan
-from stackplan.advise.analysis import run_local
-from stackplan.advise.targets import target_rows, targets_of
+from stackplan_advise.analysis import run_local
+from stackplan_advise.targets import target_rows, targets_of
 plan = build_plan(sys.argv[1], with_policies=False, with_cost=True)
 t = load_policy_config(None).advise_thresholds()
 rows = target_rows(targets_of(plan, 200), plan.stack)
@@ -600,8 +600,8 @@ print(json.dumps({"wall": wall, "rss": resource.getrusage(resource.RUSAGE_SELF).
 
 
 _SPARK_CHILD = _ANALYSIS_CHILD.replace(
-    "from stackplan.advise.analysis import run_local", "from stackplan.advise.analysis import run_spark\n"
-    "from stackplan.advise.engines import SparkOptions").replace(
+    "from stackplan_advise.analysis import run_local", "from stackplan_advise.analysis import run_spark\n"
+    "from stackplan_advise.engines import SparkOptions").replace(
     "a = run_local(sys.argv[2], rows, t, 1000.0)",
     "a = run_spark(sys.argv[2], rows, t, 1000.0, SparkOptions('local[2]'))")
 

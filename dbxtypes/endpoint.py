@@ -1,6 +1,6 @@
 """One reading of a Model Serving endpoint's definition (``databricks.ModelServing``): its served entities, AI Gateway
 settings and tags, from Pulumi's camelCase inputs or the API's (a Terraform plan's) snake_case. The serving rules
-(`policies.serving_view`), the cost model (`pricing.kinds.serving_endpoint`) and advise (`stackplan.advise.targets`)
+(`policies.serving_view`), the cost model (`pricing.kinds.serving_endpoint`) and advise (`stackplan_advise.targets`)
 read an endpoint through it, as they read a cluster through `dbxtypes.shape`."""
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argpars
 def cli() -> str:
     import os
 
-    from stackplan.cli import parser
+    from stackplan_cli.cli import parser
 
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: the page is the same on every machine
     top = parser()
@@ -135,11 +135,11 @@ def cli() -> str:
 
 
 def advise_findings() -> str:
-    from stackplan.advise.findings import FINDINGS, PLANTS
+    from stackplan_advise.findings import FINDINGS, PLANTS
 
     lines = [GENERATED, "", "# Advise findings", "",
              "Every finding `advise` reports, by id (a contract), from its registry "
-             "(`stackplan/advise/findings/`): its severity, what it is about, what it means, and whether "
+             "(`stackplan_advise/findings/`): its severity, what it is about, what it means, and whether "
              "`sample-usage --plant` can plant it. The narrative: [observe and advise](../advise.md).", "",
              "| finding | severity | about | what it means | thresholds it reads | plantable |",
              "|---|---|---|---|---|---|"]

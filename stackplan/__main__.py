@@ -4,7 +4,7 @@ import os
 import sys
 from typing import NoReturn
 
-from . import heap, interrupts
+from stackplan import heap, interrupts
 
 
 def run() -> NoReturn:
@@ -12,7 +12,7 @@ def run() -> NoReturn:
     interrupts.install()
     try:
         with heap.settled():
-            from .cli import main
+            from stackplan_cli.cli import main
 
         code = main()
     except KeyboardInterrupt:  # before main() could take over (while importing): nothing was opened yet

@@ -6,9 +6,8 @@ from __future__ import annotations
 from dbxtypes.plan import Cost, Plan
 from pricing import PriceBook, load_overrides_file, load_prices
 from pricing import price_plan as _price_plan
+from stackplan.inputs import read_json
 from stackspec import LoadedStack
-
-from .inputs import read_json
 
 
 def price_book(loaded: LoadedStack | None, prices_file: str | None, region: str | None = None) -> PriceBook:

@@ -21,10 +21,9 @@ from dbxtypes.plan import Plan, Resource
 from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES, PROJECT, STACK_TYPE
 from pricing.kinds import kind_of
 from pricing.kinds.kind import echo, name_id
+from stackplan.heap import settled
 from stackspec import LoadedStack
 from stackspec.load import PROGRAM_STACK, REPO_ROOT, display_path
-
-from .heap import settled
 
 PROGRAM = REPO_ROOT / "__main__.py"
 

@@ -5,7 +5,7 @@ the code it interrupts has unwound. Inside it, an exception cannot be trusted to
 BaseException in places (``pulumi.runtime.resource._get_source_position_for_frame`` swallows it, so the run went on
 and exited 0), and an RPC task it interrupts never completes, so ``wait_for_rpcs`` waits for it for ever (a run hung
 29 minutes in ``select``); DuckDB turns it into its own "Query interrupted" error. So while a command runs
-(`exit_on_signal`, around each command in ``stackplan.cli``), a signal ends the process from the handler itself:
+(`exit_on_signal`, around each command in ``stackplan_cli.cli``), a signal ends the process from the handler itself:
 partial outputs and scratch directories removed (`PARTIAL`, `scratch_dir`), the line written, ``os._exit``.
 
 This module is imported before anything heavy (``stackplan.__main__``) and imports only the exit codes, so a signal
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-from .exits import EXIT_INTERRUPTED
+from stackplan.exits import EXIT_INTERRUPTED
 
 #: What an interrupted run prints, its only line on stderr.
 MESSAGE = "interrupted: nothing was written."

@@ -17,10 +17,9 @@ from typing import Any
 from dbxtypes.errors import InputError, ProgramError
 from dbxtypes.plan import Plan
 from dbxtypes.text import printable
+from stackplan.exits import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS
 from stackspec import stack_file_for
 from stackspec.load import display_path
-
-from .exits import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS
 
 
 @dataclass

@@ -16,8 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from dbxtypes.errors import InputError
-
-from .interrupts import PARTIAL
+from stackplan.interrupts import PARTIAL
 
 
 def _umask() -> int:

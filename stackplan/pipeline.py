@@ -21,9 +21,8 @@ from dbxtypes.vocabulary import CATALOG, MODEL_SERVING_ENDPOINT
 from policies.registry import RULES_BY_NAME, PolicyConfig, evaluate_plan, load_policy_config, merged_policy_config
 from policies.rules import require_registered_model as rule
 from policies.rules import stack_budget
+from stackplan.exceptions import apply_exceptions
 from stackspec import LoadedStack, load_stack
-
-from .exceptions import apply_exceptions
 
 
 @dataclass(frozen=True)
@@ -68,10 +67,10 @@ def load(stack: str, policy_config: Any = None) -> LoadedStack:
 
 def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     """Run a stack through the pipeline (``stack``: a name, a file, or a stack `load` already read)."""
-    from .heap import settled
+    from stackplan.heap import settled
 
     with settled():
-        from .engine import run_program
+        from stackplan.engine import run_program
 
     loaded = stack if isinstance(stack, LoadedStack) else load(stack, options.policy_config)
     if loaded.policy_config is not None:  # the stack's own policy section, over --policy-config
@@ -90,8 +89,7 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     if options.cost or (options.policies and budget):  # a budget is judged on the priced stack
         from pricing import cheaper_gpu_advice, job_compute_advice, serving_comparison  # the cost seam
         from pricing import price_plan as cost_of
-
-        from .costing import price_book
+        from stackplan.costing import price_book
 
         book = price_book(loaded, options.prices, plan.region)
         plan.cost = cost_of(plan, book)
@@ -159,22 +157,3 @@ def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = T
     """`build`'s plan alone (its notes dropped): for callers that only read the plan."""
     return build(stack, Options(policy_config, prices, with_policies, with_cost, region)).plan
 
-
-def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
-              region: str | None = None) -> Plan:
-    """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file. A Terraform
-    plan without Databricks compute takes ``cloud`` (the head's). ``region`` (``--region``) prices a Terraform plan,
-    a stack, or a saved plan that carries no costs, at that region."""
-    if base.endswith(".json"):
-        from .costing import price_plan, read_plan_file
-        from .terraform import is_terraform_plan_file, priced_terraform_plan
-
-        if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`
-            return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud,
-                                         region=region)
-        plan = read_plan_file(base)
-        if plan.cost is None:
-            plan.region = checked_region(region, plan.cloud) or plan.region
-            plan.cost = price_plan(plan, None, prices)
-        return plan
-    return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True, region=region)

@@ -87,7 +87,7 @@ def install(spec: str) -> None:
 
         duckdb.connect = connect_then_pause
     elif point == "spark":
-        from stackplan.advise import engines
+        from stackplan_advise import engines
 
         original = engines.SparkEngine._sql
 

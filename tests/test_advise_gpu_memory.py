@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from conftest import BASE_CONFIG
 
-from stackplan.advise.telemetry import write_exports
-from stackplan.cli import main
 from stackplan.pipeline import build_plan
+from stackplan_advise.telemetry import write_exports
+from stackplan_cli.cli import main
 
 
 def advise(stack: str, tmp_path: Path, plant: list[str], *extra: str) -> dict[str, Any]:

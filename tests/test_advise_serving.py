@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from stackplan.advise.analysis import emitted_sql, run_local
-from stackplan.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
-from stackplan.advise.telemetry import write_exports
-from stackplan.cli import main
 from stackplan.pipeline import build_plan
+from stackplan_advise.analysis import emitted_sql, run_local
+from stackplan_advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
+from stackplan_advise.telemetry import write_exports
+from stackplan_cli.cli import main
 from tests.test_advise import STACK
 
 SLA = 1000.0
@@ -226,7 +226,7 @@ def test_a_csv_file_is_sniffed_once_and_reads_as_auto_detection_does(tmp_path: P
     with the same columns and types as auto-detection; a directory keeps auto-detection."""
     import duckdb
 
-    from stackplan.advise.sources import column_types, find_inputs, sniffed
+    from stackplan_advise.sources import column_types, find_inputs, sniffed
 
     (tmp_path / "clusters.csv").write_text('cluster_id,cluster_name,tags\n1,a,"{""x"": ""y, z""}"\n', encoding="utf-8")
     (tmp_path / "gpu_timeline").mkdir()

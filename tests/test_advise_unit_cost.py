@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from stackplan.advise.telemetry import write_exports
-from stackplan.cli import main
 from stackplan.pipeline import build_plan
+from stackplan_advise.telemetry import write_exports
+from stackplan_cli.cli import main
 
 
 @pytest.fixture(scope="module")

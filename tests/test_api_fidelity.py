@@ -14,7 +14,7 @@ from dbxtypes.shape import cluster_shape
 from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, VOLUME
 from guardrails import evaluate, evaluate_shape
 from policies.registry import RULES_BY_NAME, rule_messages
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 API = RULES_BY_NAME["databricks-api-conformance"]
 SP = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 CORPUS = Path(__file__).parent / "corpus"
 CONFORMANCE = "databricks-api-conformance"

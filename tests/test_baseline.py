@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 SPOT_INFERENCE = {"cluster_id": "0101-spot", "cluster_name": "chat-serving", "spark_version": "15.4.x-gpu-ml-scala2.12",
                   "node_type_id": "g5.xlarge", "autoscale": {"min_workers": 2, "max_workers": 4},

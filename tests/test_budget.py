@@ -9,7 +9,7 @@ import pytest
 from conftest import BASE_CONFIG
 
 from policies.rules.stack_budget import NAME, over_budget, over_increase
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 
 def run(capsys, *argv):

@@ -9,7 +9,7 @@ import pytest
 from junitparser import Failure, JUnitXml
 
 from policies.registry import RULES_BY_NAME
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 CLUSTERS = [
     {"cluster_name": "ok-ish", "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
@@ -150,7 +150,7 @@ def test_each_finding_points_at_the_stack_field_behind_it(capsys, tmp_path):
 
 def test_a_finding_points_at_its_field_else_the_top_level_setting_else_its_section(tmp_path):
     from dbxtypes.plan import Plan, Violation
-    from stackplan.findings import finding_lines
+    from stackplan_reports.findings import finding_lines
 
     stack = tmp_path / "Pulumi.s.yaml"
     stack.write_text("config:\n  dbx-ai-infra:tags:\n    workload: w\n  dbx-ai-infra:inference:\n"
@@ -192,7 +192,7 @@ def test_junit_file_attributes_hold_one_path_each(capsys):
     """`check --all --format junit` put four paths joined by commas in the file attribute of a passing case."""
     import xml.etree.ElementTree as ET
 
-    from stackplan.cli import main
+    from stackplan_cli.cli import main
     from stackspec import available_stacks
 
     assert main(["check", "--all", "--format", "junit"]) in (0, 1)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import STACKS
 
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -273,7 +273,7 @@ def test_check_names_what_it_checked(capsys, tmp_path):
 
 def test_table_cells_are_shown_as_written_not_as_markup():
     from dbxtypes.plan import Violation
-    from stackplan.render import violations_table
+    from stackplan_reports.render import violations_table
 
     v = Violation(policy="p", enforcement="mandatory", urn="urn:x", resource_name="[bold]name",
                   message="set spark.master=local[*] and keep [red]this[/red] text")

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import BASE_CONFIG
 
-from stackplan.cli import main, parser
+from stackplan_cli.cli import main, parser
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import BASE_CONFIG
 
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 BIG = {"entity": "main.models.llama70b", "entity_version": "1", "model": {"params_billions": 70, "precision": "fp16"},
        "scale_to_zero": False, "rate_limit_per_user_per_minute": 10}

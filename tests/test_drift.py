@@ -8,8 +8,8 @@ from pathlib import Path
 import jsonschema
 
 from dbxtypes.shape import normalize_props
-from stackplan.cli import main
 from stackplan.pipeline import build_plan
+from stackplan_cli.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import BASE_CONFIG, SHIPPED, resources
 
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTER, JOB, SERVING = "databricks:index/cluster:Cluster", "databricks:index/job:Job", \

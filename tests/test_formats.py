@@ -1,4 +1,4 @@
-"""The format registry (`stackplan.formats`) and the one pipeline (`stackplan.pipeline`): every command offers the
+"""The format registry (`stackplan_reports.formats`) and the one pipeline (`stackplan.pipeline`): every command offers the
 registry's formats for its report kinds; preview, check and cost render the same findings; a format module is
 imported only when used; a stack's spec is validated once per plan."""
 
@@ -12,9 +12,9 @@ import sys
 import pytest
 
 import stackspec.load
-from stackplan import formats
-from stackplan.cli import main, parser
 from stackplan.pipeline import Options, build
+from stackplan_cli.cli import main, parser
+from stackplan_reports import formats
 
 
 def _format_choices(command: str) -> list[str]:
@@ -35,14 +35,14 @@ def test_preview_check_and_cost_offer_the_same_finding_formats_and_pages():
 
 
 def test_every_registered_format_has_a_renderer_module_and_none_is_imported_up_front():
-    code = ("import sys, stackplan.cli, stackplan.formats as f; "
-            "print(sorted(m for m in sys.modules if m.startswith('stackplan.formats.')))")
+    code = ("import sys, stackplan_cli.cli, stackplan_reports.formats as f; "
+            "print(sorted(m for m in sys.modules if m.startswith('stackplan_reports.formats.')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
     import importlib
 
     for fmt in formats.FORMATS:
-        assert callable(importlib.import_module(f"stackplan.formats.{fmt.module}").render), fmt.name
+        assert callable(importlib.import_module(f"stackplan_reports.formats.{fmt.module}").render), fmt.name
 
 
 @pytest.mark.parametrize("fmt", ["sarif", "junit", "github"])
@@ -89,7 +89,7 @@ def test_a_page_format_for_a_workspace_audit_is_refused_before_any_work(tmp_path
 
 
 def test_rendering_a_kind_a_format_does_not_take_is_an_error():
-    from stackplan.reportdoc import AdviceReport
+    from stackplan_reports.reportdoc import AdviceReport
 
     with pytest.raises(ValueError, match="format sarif does not render a advise report"):
         formats.render("sarif", AdviceReport({}))
@@ -113,14 +113,14 @@ def test_each_advise_finding_id_is_written_in_one_python_module_outside_the_test
 
     from conftest import project_sources
 
-    from stackplan.advise.findings import FINDINGS
+    from stackplan_advise.findings import FINDINGS
 
     repo = Path(__file__).resolve().parent.parent
     sources = project_sources("tests")
     texts = {p: p.read_text(encoding="utf-8") for p in sources}
     for spec in FINDINGS:
         holders = [str(p.relative_to(repo)) for p, text in texts.items() if f'"{spec.id}"' in text]
-        assert holders == [f"stackplan/advise/findings/{spec.build.__module__.rsplit('.', 1)[1]}.py"], spec.id
+        assert holders == [f"stackplan_advise/findings/{spec.build.__module__.rsplit('.', 1)[1]}.py"], spec.id
 
 
 def test_the_cloud_word_type_and_the_cloud_profiles_agree():

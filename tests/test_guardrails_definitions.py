@@ -237,7 +237,7 @@ _IDLE = "databricks-cluster-require-autotermination"
 def test_exported_policies_cap_idle_time_at_the_policy_configs_threshold(tmp_path, config, cap):
     import json as _json
 
-    from stackplan.cli import main
+    from stackplan_cli.cli import main
 
     args = ["export-policies", "--stack", "dev", "--out", str(tmp_path / "out")]
     if config is not None:

@@ -22,7 +22,7 @@ from conftest import BASE_CONFIG
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stackplan.cli import main
+from stackplan_cli.cli import main
 from tests.pause_at import READY
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -35,8 +35,8 @@ def test_two_outputs_on_one_path_are_refused_before_any_work(capsys, tmp_path: P
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A day of prod's telemetry, as sample-usage writes it (CSV)."""
-    from stackplan.advise.telemetry import write_exports
     from stackplan.pipeline import build_plan
+    from stackplan_advise.telemetry import write_exports
 
     root = tmp_path_factory.mktemp("usage") / "clean"
     write_exports(root, build_plan("prod", with_policies=False, with_cost=True), plant=["cost-drift"], days=1)

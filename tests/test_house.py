@@ -99,7 +99,8 @@ def _installed() -> list[str]:
     import tomllib
 
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    return [p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]]
+    return sorted({p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+                   if "." not in p})
 
 
 def _packages() -> list[str]:
@@ -171,7 +172,7 @@ def test_money_is_rounded_one_way_everywhere():
     offenders = []
     for path in (REPO / "pricing").rglob("*.py"):
         offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
-    for path in [*(REPO / "policies").rglob("*.py"), *(REPO / "stackplan" / "advise").rglob("*.py")]:
+    for path in [*(REPO / "policies").rglob("*.py"), *(REPO / "stackplan_advise").rglob("*.py"), *(REPO / "stackplan_reports").rglob("*.py")]:
         offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
     assert offenders == []
 
@@ -243,27 +244,37 @@ def test_formats_ask_the_report_document_not_its_class():
     """Issue 42: each report document carries its JSON (`to_json`) and its located findings (`findings`); the table
     picks a drawer by kind. A new report kind is its document and its lines, not a branch in every format (there were
     14 isinstance tests across the formats)."""
-    from stackplan.reportdoc import AdviceReport, AuditReport, DriftReport, StacksReport
+    from stackplan_reports.reportdoc import AdviceReport, AuditReport, DriftReport, StacksReport
 
     tests = {path.name: path.read_text().count("isinstance(report")
-             for path in sorted((REPO / "stackplan" / "formats").glob("*.py"))}
+             for path in sorted((REPO / "stackplan_reports" / "formats").glob("*.py"))}
     assert sum(tests.values()) <= 2 and tests.get("_pages.py", 0) <= 2, tests  # markdown/html: advise's page or not
     for kind in (StacksReport, AuditReport, DriftReport, AdviceReport):
         assert callable(getattr(kind, "to_json", None)) and callable(getattr(kind, "findings", None)), kind
 
 
 def test_commands_own_their_arguments_and_the_cli_only_dispatches():
-    """Issue 42: each command declares its arguments and usage checks (`stackplan.commands.args.Command`, listed in
-    `stackplan.commands.COMMANDS`); cli.py builds the parser from the declarations and names no command."""
+    """Issue 42: each command declares its arguments and usage checks (`stackplan_cli.commands.args.Command`, listed in
+    `stackplan_cli.commands.COMMANDS`); cli.py builds the parser from the declarations and names no command."""
     import re
 
-    from stackplan.cli import parser
-    from stackplan.commands import declared
+    from stackplan_cli.cli import parser
+    from stackplan_cli.commands import declared
 
     names = [c.name for c in declared()]
     assert names == ["preview", "check", "cost", "advise", "export-policies", "export-terraform", "sample-usage"]
-    cli = (REPO / "stackplan" / "cli.py").read_text()
+    cli = (REPO / "stackplan_cli" / "cli.py").read_text()
     assert not [n for n in names if re.search(rf"[\"']{n}[\"']", cli)], "cli.py names a command"
     assert "add_argument(\"--" not in cli.replace('add_argument("--version"', "")
     sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert list(sub.choices) == names
+
+
+def test_the_engine_package_is_the_engine():
+    """Issue 42: `stackplan` is the engine (at most 25 modules); the command line, the reports, the readers of outside
+    documents and advise are packages of their own, each named with the project's prefix."""
+    engine = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "stackplan").rglob("*.py"))
+    assert len(engine) <= 25, engine
+    assert "stackplan/pipeline.py" in engine and "stackplan/engine.py" in engine
+    for package in ("stackplan_cli", "stackplan_reports", "stackplan_sources", "stackplan_advise"):
+        assert (REPO / package / "__init__.py").is_file() and package in _installed()

@@ -15,7 +15,7 @@ import pytest
 from junitparser import JUnitXml
 
 from policies.registry import RULES_BY_NAME
-from stackplan.cli import main
+from stackplan_cli.cli import main
 from stackspec import available_stacks
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,8 @@ from conftest import BASE_CONFIG
 from pricing import load_prices
 from pricing.book import RATES_PATH
 from pricing.regions import REGIONS_PATH
-from stackplan.cli import main
 from stackplan.pipeline import build_plan
+from stackplan_cli.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 REGIONS = yaml.safe_load(REGIONS_PATH.read_text())
@@ -88,7 +88,7 @@ def test_a_stack_in_eu_west_1_prices_its_g5_nodes_and_its_endpoint_at_that_regio
 
 
 def test_the_table_says_which_region_priced_it(dev_eu, dev_us):
-    from stackplan.render import plan_table
+    from stackplan_reports.render import plan_table
 
     assert "Prices: AWS eu-west-1 prices, tier premium" in plan_table(dev_eu)
     assert "Prices: AWS us-east-1 prices (the reference region: set dbx-ai-infra:region" in plan_table(dev_us)
@@ -199,7 +199,7 @@ def test_each_spot_row_is_priced_at_its_node_types_own_factor_and_says_which(dev
     a_od, a_spot = _row("azure", "eastus", "Standard_NC24ads_A100_v4")
     assert book.node_spot("azure", "Standard_NC24ads_A100_v4")[0] == pytest.approx(a_spot / a_od)
     # the table labels the row
-    from stackplan.render import plan_table
+    from stackplan_reports.render import plan_table
 
     assert re.search(r"prod-training-job .*: spot x 0\.435 \(p4d\.24xlarge: 90-day average, us-east-1 "
                      r"\(2025-11-30\)\)", plan_table(prod))

@@ -1,4 +1,4 @@
-"""Markdown and HTML cost reports (stackplan/reports.py, templates/report.*.j2)."""
+"""Markdown and HTML cost reports (stackplan_reports/pages.py, templates/report.*.j2)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 import pricing
 from gpucatalog import Catalog, NodeType
 from pricing import diff_costs, load_prices
-from stackplan import reports
-from stackplan.reports import money, render_html, render_markdown, render_template, report_context
+from stackplan_reports import pages as reports
+from stackplan_reports.pages import money, render_html, render_markdown, render_template, report_context
 
 
 def price_plan(plan: Any, book: Any) -> dict[str, Any]:
@@ -330,8 +330,8 @@ def _full(stack: str) -> Any:
 def test_names_and_money_are_never_cut_and_no_line_is_wider_than_the_terminal(monkeypatch, stack, width):
     """At 80 columns names were cut (`dev-uc-grants-...`), policy names broke mid-word, and at 200 the sizing and
     advice lines ran past the edge."""
-    from stackplan import render
-    from stackplan.summary import money
+    from stackplan_reports import render
+    from stackplan_reports.summary import money
 
     monkeypatch.setattr(render, "_width", width)
     monkeypatch.setattr(render, "_terminal", True)
@@ -350,7 +350,7 @@ def test_names_and_money_are_never_cut_and_no_line_is_wider_than_the_terminal(mo
 
 @pytest.mark.parametrize("width", [80, 160])
 def test_policy_names_stay_whole_in_the_violations_table(monkeypatch, width):
-    from stackplan import render
+    from stackplan_reports import render
 
     monkeypatch.setattr(render, "_width", width)
     plan = _full("azure-prod")
@@ -364,7 +364,7 @@ def test_policy_names_stay_whole_in_the_violations_table(monkeypatch, width):
 def test_an_html_table_wider_than_the_page_scrolls_inside_it(tmp_path, capsys):
     """The cost report's resources table ran off the page at 1300 and 800 px, with no horizontal scroll (looked at
     in headless Chromium at both widths); long ids in its detail cells may break, amounts may not."""
-    from stackplan.cli import main
+    from stackplan_cli.cli import main
 
     out = tmp_path / "r.html"
     assert main(["cost", "--stack", "azure-prod", "--format", "html", "--out", str(out)]) == 0

@@ -13,7 +13,7 @@ from gpucatalog import memory_need_gb
 from gpucatalog.serving import ServingSizingError, choose_serving_type, load_serving_catalog
 from pricing import load_prices
 from pricing.model import on_demand_node_hourly
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 SCALE = "databricks-serving-disallow-scale-to-zero-in-production"
 FIT = "databricks-serving-require-fitting-workload-type"

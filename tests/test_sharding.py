@@ -11,7 +11,7 @@ from conftest import BASE_CONFIG
 
 from gpucatalog import SizingError, choose_sharded_node, load_catalog
 from gpucatalog.sizing import SHARDING_OVERHEAD, per_gpu_need_gb
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 
 def seventy_b(sharding: str | None, workers: int = 4, **over) -> dict:

@@ -7,7 +7,7 @@ import json
 
 from conftest import BASE_CONFIG
 
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 CACHES = "databricks-cluster-require-volumes-for-caches"
 IDLE = "databricks-cluster-require-autotermination"

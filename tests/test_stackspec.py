@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import BASE_CONFIG, config_for
 
-from stackplan.cli import main
 from stackplan.engine import ProgramError, run_program
+from stackplan_cli.cli import main
 from stackspec import LoadedStack, load_stack
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from policies.registry import forget_team_rules
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "rules"

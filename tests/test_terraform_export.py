@@ -20,8 +20,8 @@ from dbxtypes.plan import Plan, Resource
 from dbxtypes.shape import MAP_VALUED_KEYS
 from dbxtypes.terraform_docs import RESOURCES, TAG, documented, names_in
 from pricing.kinds import kind_of
-from stackplan.cli import main
 from stackplan.tfexport import PROVIDER_SOURCE, PROVIDER_VERSION, terraform_config, terraform_type
+from stackplan_cli.cli import main
 
 REFERENCE = re.compile(r"\$\{(databricks_[a-z_]+)\.([A-Za-z0-9_-]+)\.([a-z_]+)\}")
 

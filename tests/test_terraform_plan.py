@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from policies.exports import TERRAFORM_UNKNOWN, terraform_items
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "terraform"
 GOOD, BAD = EXAMPLES / "plan-good.json", EXAMPLES / "plan-bad.json"
@@ -159,7 +159,7 @@ def test_the_terraform_workflow_example_is_clean_and_runs_commands_that_exist() 
     """examples/terraform/github-workflow.yml: no zizmor finding, and every stackplan command in it parses."""
     import shlex
 
-    from stackplan.cli import parser
+    from stackplan_cli.cli import parser
     from tests.test_cli_cost import _zizmor
 
     workflow = EXAMPLES / "github-workflow.yml"

@@ -14,7 +14,7 @@ import pytest
 from dbxtypes.errors import InputError
 from policies.exports import export_items, summary
 from policies.registry import evaluate_cluster_json
-from stackplan.cli import main
+from stackplan_cli.cli import main
 
 ALL_SPOT = "databricks-cluster-disallow-all-spot-inference"
 TRAINING = "databricks-cluster-disallow-autoscaled-or-spot-training"
@@ -269,7 +269,7 @@ def test_a_shape_the_stream_does_not_read_is_left_to_the_whole_document_reader(t
 def test_the_streamed_audit_equals_the_whole_one_with_jobs_on_clusters_and_policies(tmp_path, monkeypatch):
     """Which clusters jobs run on and which policies the export holds are read in a first pass; the findings, counts,
     places and clusters are those of the whole-document audit, and the whole document was never read."""
-    from stackplan import audit
+    from stackplan_sources import audit
 
     runs_on = _gpu({**ETL, "cluster_id": "0101-shared", "cluster_name": "shared", "custom_tags": TAGS})
     job = {"job_id": 12, "settings": {"name": "nightly", "tags": TAGS, "tasks": [

@@ -1,7 +1,7 @@
 """The resource kinds: one module per Pulumi resource type, each a
 `pricing.kinds.kind.ResourceKind` record, registered here. The cost model (`pricing.plan_cost`), the reports'
-facts (`stackplan.summary`) and the offline engine's mock ids and state (`stackplan.engine`) iterate this registry;
-a new resource type is one module and one line below (and its token in `dbxtypes.vocabulary`)."""
+facts (`stackplan_reports.summary`) and the offline engine's mock ids and state (`stackplan.engine`) iterate this
+registry; a new resource type is one module and one line below (and its token in `dbxtypes.vocabulary`)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ offline engine, in one module per type (`pricing.kinds`).
 
 A kind lives in the pricing layer because pricing is the lowest layer that needs all of it (its pricer uses the cost
 model's node and serving prices); the rest of the record is pure functions of the resource's inputs, which the
-reports (`stackplan.summary`) and the offline engine's mocks (`stackplan.engine`) read from here.
+reports (`stackplan_reports.summary`) and the offline engine's mocks (`stackplan.engine`) read from here.
 """
 
 from __future__ import annotations

@@ -1,0 +1,93 @@
+"""``python -m stackplan``: argument parsing and dispatch. Each command declares its arguments and usage checks
+(`stackplan_cli.commands`, listed in ``COMMANDS``); its work builds a report through `stackplan.pipeline` and writes it
+through the format registry, `stackplan_reports.formats`.
+
+Exit codes (a public contract, `stackplan.exits`): 0 success; 1 a mandatory policy violation (``preview``,
+``check``) or a failure that is not the input's fault; 2 invalid input (the message on stderr names the file, the
+field and the fix; nothing is written); 130 an interrupted run (Ctrl-C or SIGTERM; no file is left behind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from dbxtypes.errors import InputError, ProgramError
+from dbxtypes.text import printable
+from stackplan import version
+from stackplan.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VIOLATIONS
+from stackplan.interrupts import MESSAGE, cleanup_partial_outputs, exit_on_signal
+from stackplan.output import check_out, same_outputs
+from stackplan_cli.commands import declared
+from stackplan_cli.commands.args import EXIT_CODES
+from stackplan_sources.workspace import WorkspaceUnavailable
+
+
+def invoked_as() -> str:
+    """How the user ran the program: ``stackplan`` (the installed command, pyproject's [project.scripts]) or
+    ``python -m stackplan``."""
+    return "stackplan" if Path(sys.argv[0]).name == "stackplan" else "python -m stackplan"
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m stackplan",
+                                  description="Offline preview, policy check and cost review of dbx-ai-infra stacks.",
+                                  epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"{invoked_as()} {version()}")
+    sub = top.add_subparsers(dest="command", required=True)
+    for command in declared():
+        command.add_to(sub)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    command = args.command_spec  # the Command that parsed them (`stackplan_cli.commands.args.Command.add_to`)
+    problem = command.problem(args) or same_outputs(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    if getattr(args, "out", None) in (None, "-") and sys.stdout.isatty():
+        from stackplan_reports.render import fit_terminal
+
+        # a person reading: tables as wide as the window, in colour unless NO_COLOR is set (no-color.org)
+        fit_terminal(shutil.get_terminal_size().columns, colour=not os.environ.get("NO_COLOR"))
+    try:
+        if getattr(args, "rules", None):
+            from policies.registry import load_team_rules, use_team_rules
+
+            use_team_rules(load_team_rules(args.rules))
+        if command.checks_out and getattr(args, "out", None) is not None:
+            from stackplan_cli.commands.common import inputs
+
+            check_out(args.out, inputs(args))  # before any work: a bad --out changes nothing
+        # A signal ends the run from its handler: Pulumi's runtime and DuckDB swallow or convert KeyboardInterrupt.
+        with exit_on_signal():
+            return args.func(args)
+    except KeyboardInterrupt:
+        cleanup_partial_outputs()
+        print(MESSAGE, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except RecursionError:
+        print("error: an input is nested too deeply to read. Fix: pass a Databricks export or a stack file as "
+              "written by their tools.", file=sys.stderr)
+        return EXIT_INVALID
+    except InputError as exc:
+        print(printable(f"error: {exc}"), file=sys.stderr)
+        return EXIT_INVALID
+    except ProgramError as exc:
+        print(printable(f"error: the Pulumi program failed: {exc}"), file=sys.stderr)
+        return EXIT_VIOLATIONS
+    except WorkspaceUnavailable as exc:
+        print(printable(f"error: {exc} (not the input's fault: try again later)"), file=sys.stderr)
+        return EXIT_VIOLATIONS
+    except Exception as exc:  # noqa: BLE001 - the CLI prints a sentence, not a traceback
+        if os.environ.get("STACKPLAN_DEBUG"):
+            raise
+        print(printable(f"error: unexpected {type(exc).__name__}: {exc} (set STACKPLAN_DEBUG=1 for a traceback)"),
+              file=sys.stderr)
+        return EXIT_VIOLATIONS

@@ -1,0 +1,39 @@
+"""``sample-usage``: telemetry exports for a stack, with problems planted, to try ``advise`` without a workspace."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dbxtypes.errors import InputError
+from stackplan.exits import EXIT_OK
+from stackplan.output import out_dir
+from stackplan.pipeline import build_plan
+from stackplan_advise.findings import PLANTS
+from stackplan_advise.telemetry import PLANT_ROLE, plant_targets, write_exports
+
+
+def cmd_sample_usage(args: argparse.Namespace) -> int:
+    unknown = [p for p in args.plant if p not in PLANTS]
+    if unknown:
+        raise InputError.single("--plant", "--plant", f"{', '.join(unknown)} is not a finding that can be planted.",
+                                f"pass one of {', '.join(PLANTS)}.")
+    if not args.days > 0:
+        raise InputError.single("--days", "--days", f"must be above 0, got {args.days:g}.", "pass e.g. --days 7.")
+    out = out_dir(args.out)
+    plan = build_plan(args.stack, with_policies=False, with_cost=True)
+    _, _, where = plant_targets(plan, args.plant, args.only)
+    missing = [p for p in dict.fromkeys(args.plant) if p not in where]
+    if missing:  # before anything is written: asked to plant, it would plant nothing there
+        roles = {p: PLANT_ROLE[p] for p in missing}
+        raise InputError.single(plan.stack_file or plan.stack, "--plant", "; ".join(
+            f"{p} plants on {'a serving endpoint it applies to' if role == 'serving' else f'a {role} workload'}, "
+            f"and stack {plan.stack}{' (--only)' if args.only else ''} has none" for p, role in roles.items()) + ".",
+            "plant it on a stack that has such a workload, or leave it out.")
+    info = write_exports(out, plan, plant=args.plant, days=args.days, fmt=args.file_format,
+                         full_window=args.full_window, only=args.only)
+    print(json.dumps(info, indent=2))
+    print(f"wrote the exports of stack {plan.stack} to {out}: try `python -m stackplan advise --stack "
+          f"{args.stack} --usage {out}`", file=sys.stderr)
+    return EXIT_OK

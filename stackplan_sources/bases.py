@@ -1,0 +1,29 @@
+"""The base a cost diff (``cost --against BASE``) compares against: a saved plan JSON (priced now if it carries no
+costs), a Terraform plan's JSON, or a stack name or file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbxtypes.clouds import checked_region
+from dbxtypes.plan import Plan
+from stackplan.costing import price_plan, read_plan_file
+from stackplan.pipeline import build_plan
+from stackplan_sources.terraform import is_terraform_plan_file, priced_terraform_plan
+
+
+def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
+              region: str | None = None) -> Plan:
+    """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file. A Terraform
+    plan without Databricks compute takes ``cloud`` (the head's). ``region`` (``--region``) prices a Terraform plan,
+    a stack, or a saved plan that carries no costs, at that region."""
+    if base.endswith(".json"):
+        if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`
+            return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud,
+                                         region=region)
+        plan = read_plan_file(base)
+        if plan.cost is None:
+            plan.region = checked_region(region, plan.cloud) or plan.region
+            plan.cost = price_plan(plan, None, prices)
+        return plan
+    return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True, region=region)
