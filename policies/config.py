@@ -79,7 +79,22 @@ Level = Literal["advisory", "mandatory", "disabled"]
 
 def validate_threshold(rule: Rule, key: str, value: Any, where: str = "policy config") -> int | float:
     """A threshold value checked against the rule's schema (a number, an integer where the schema says so, and no
-    smaller than its minimum); raises `InputError` naming the rule, the setting and the fix."""
+    smaller than its minimum), then against its typed field where the rule declares `Thresholds` (any further bound
+    the field states); raises `InputError` naming the rule, the setting and the fix."""
+    result = _threshold_in_form(rule, key, value, where)
+    if rule.settings is not None:
+        try:
+            rule.settings.model_validate({key: result})
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"]
+            raise InputError.single(where, f"{rule.name}.{key}", f"{message[:1].lower()}{message[1:]}, got "
+                                    f"{clip(value)}.", "write a value the setting allows (see the policy index).") \
+                from None
+    return result
+
+
+def _threshold_in_form(rule: Rule, key: str, value: Any, where: str) -> int | float:
+    """The checks of `validate_threshold` on the schema's form, each with its own wording."""
     if key not in rule.thresholds:
         known = ", ".join(sorted(rule.thresholds)) or "none"
         raise InputError.single(where, f"{rule.name}.{key}", "is not a setting of this policy.",

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from dbxtypes.shape import ClusterShape, PoolShape, Source
 
 Enforcement = Literal["mandatory", "advisory"]
@@ -27,6 +29,25 @@ View = ClusterShape | PoolShape | ResourceView
 Check = Callable[[View, Mapping[str, Any]], list[str]]
 
 
+class Thresholds(BaseModel):
+    """A rule's thresholds, typed: one field per threshold, its type and bounds in the annotation
+    (``Annotated[int, Field(ge=1)]``), its default the rule's default, its ``description`` what the policy config's
+    schema and the docs say of it. A rule names its subclass as ``Rule(settings=...)``; its defaults and JSON schema
+    are read from it, so each threshold is declared once."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+#: The JSON-schema keys a threshold's schema keeps, in the order the policy config and the docs show them.
+_SCHEMA_KEYS = ("type", "items", "minimum", "description")
+
+
+def threshold_schema(settings: type[Thresholds]) -> dict[str, dict[str, Any]]:
+    """Each threshold's JSON schema (``type``, ``items``, ``minimum``, ``description``) from its typed field."""
+    properties = settings.model_json_schema()["properties"]
+    return {key: {k: prop[k] for k in _SCHEMA_KEYS if k in prop} for key, prop in properties.items()}
+
+
 @dataclass(frozen=True)
 class Rule:
     """One policy.
@@ -44,6 +65,9 @@ class Rule:
     check: Check
     remediation: str
     severity: Literal["low", "medium", "high", "critical"] = "high"
+    #: The rule's typed thresholds (a `Thresholds` subclass); ``thresholds`` and ``threshold_schema`` are read from
+    #: it. A team rule may still give those two as plain mappings instead (the form before typed thresholds).
+    settings: type[Thresholds] | None = None
     thresholds: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: JSON-schema snippets for the thresholds (``type``, ``minimum``, ``description``); the default comes from
     #: ``thresholds``.
@@ -58,6 +82,15 @@ class Rule:
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):
             raise ValueError(f"rule {self.name}: enforcement must be mandatory or advisory, got {self.enforcement!r}")
+        if self.settings is not None:
+            defaults, schema = self.settings().model_dump(), threshold_schema(self.settings)
+            # given again only as a copy of the rule (dataclasses.replace passes every field)
+            if (self.thresholds and dict(self.thresholds) != defaults) or \
+                    (self.threshold_schema and dict(self.threshold_schema) != schema):
+                raise ValueError(f"rule {self.name}: declare thresholds once, as settings= (typed) or as thresholds= "
+                                 "with threshold_schema=, not both")
+            object.__setattr__(self, "thresholds", MappingProxyType(defaults))
+            object.__setattr__(self, "threshold_schema", MappingProxyType(schema))
         if set(self.threshold_schema) - set(self.thresholds):
             unknown = sorted(set(self.threshold_schema) - set(self.thresholds))
             raise ValueError(f"rule {self.name}: schema for unknown thresholds {unknown}")

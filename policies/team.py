@@ -140,9 +140,12 @@ def load_team_rules(directory: str) -> list[Rule]:
         if spec is None or spec.loader is None:
             raise InputError.single(str(path), "", "is not a Python module.", fix)
         module = importlib.util.module_from_spec(spec)
+        # listed while it runs, as an import lists it: a typed ``Thresholds`` model finds its module's names there
+        sys.modules[spec.name] = module
         try:  # its prints to stderr, its exits caught (team.running)
             load(functools.partial(spec.loader.exec_module, module), str(path))
         except TeamRuleFailure as failed:
+            sys.modules.pop(spec.name, None)
             what = failed.what.removeprefix("raised ")  # an exception by its name; an exit as what it called
             raise InputError.single(str(path), "", f"does not load: {what if what != failed.what else 'it ' + what}",
                                     "fix the module (it runs as Python: the rules are code you trust).") from None

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 import pytest
+from pydantic import Field
 
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Violation
 from dbxtypes.vocabulary import CLUSTER
+from policies.config import validate_threshold
 from policies.registry import (
     ALL_RULES,
     DEFAULT_CONFIG,
@@ -19,6 +22,7 @@ from policies.registry import (
     evaluate_resource,
     load_policy_config,
 )
+from policies.rule import Rule, Thresholds
 from tests.test_policies_rules import SINGLE_NODE
 
 BOUNDS = "databricks-cluster-configure-worker-bounds"
@@ -159,3 +163,30 @@ def test_evaluate_cluster_json_rejects_non_clusters(obj, fragment: str) -> None:
     with pytest.raises(InputError, match=fragment):
         evaluate_cluster_json(obj)
     assert issubclass(InputError, ValueError)
+
+
+def test_thresholds_are_typed_per_rule_and_declared_once() -> None:
+    """Every shipped rule with thresholds declares them as a typed `Thresholds` model; its defaults and JSON schema
+    are read from the model, a bound only the model states is enforced, and a rule cannot declare them twice."""
+    with_thresholds = [rule for rule in ALL_RULES if rule.thresholds]
+    assert len(with_thresholds) >= 6
+    for rule in with_thresholds:
+        assert rule.settings is not None and issubclass(rule.settings, Thresholds), rule.name
+        assert dict(rule.thresholds) == rule.settings().model_dump(), rule.name
+        assert set(rule.threshold_schema) == set(rule.thresholds), rule.name
+
+    class Bounded(Thresholds):
+        ceiling: Annotated[int, Field(ge=1, le=100, description="A cap.")] = 10
+
+    rule = Rule(name="team-bounded", description="d", enforcement="advisory", resource_types=(CLUSTER,),
+                check=lambda view, config: [], remediation="r", settings=Bounded)
+    assert rule.thresholds == {"ceiling": 10}
+    assert rule.threshold_schema == {"ceiling": {"type": "integer", "minimum": 1, "description": "A cap."}}
+    assert validate_threshold(rule, "ceiling", 100) == 100
+    with pytest.raises(InputError, match=r"team-bounded\.ceiling.*less than or equal to 100, got 101"):
+        validate_threshold(rule, "ceiling", 101)
+    with pytest.raises(InputError, match="must be at least 1"):
+        validate_threshold(rule, "ceiling", 0)
+    with pytest.raises(ValueError, match="declare thresholds once"):
+        Rule(name="team-twice", description="d", enforcement="advisory", resource_types=(CLUSTER,),
+             check=lambda view, config: [], remediation="r", settings=Bounded, thresholds={"ceiling": 5})

@@ -146,3 +146,43 @@ def test_a_rule_that_prints_never_corrupts_the_json_on_stdout(tmp_path, capsys):
     code, out, err = run(capsys, "check", "--stack", "dev", "--rules", str(folder), "--json")
     assert code == 0 and json.loads(out)["stack"] == "dev"  # stdout is the JSON alone
     assert "loading" in err and "judging" in err
+
+
+LEGACY_RULE = '''
+from dbxtypes.vocabulary import CLUSTER
+from policies.rule import Rule
+
+
+def check(view, config):
+    return [f"over {config['limit']}. Fix: lower it."] if (view.props.get("num_workers") or 0) > config["limit"] else []
+
+
+RULE = Rule(name="acme-legacy-limit", description="d", enforcement="mandatory", resource_types=(CLUSTER,),
+            check=check, remediation="lower it", thresholds={"limit": 3},
+            threshold_schema={"limit": {"type": "integer", "minimum": 1, "description": "a limit"}})
+'''
+
+
+def test_typed_thresholds_take_the_policy_config_and_rules_of_the_untyped_form_still_load(tmp_path, capsys):
+    """The example's typed threshold (a `Thresholds` model) is set by the policy config and checked by its field; a
+    team rule written before typed thresholds (plain ``thresholds=`` and ``threshold_schema=``) loads and judges."""
+    export = tmp_path / "c.json"
+    export.write_text(json.dumps({"clusters": [{"cluster_name": "gpu", "node_type_id": "g5.xlarge", "num_workers": 5,
+                                                "spark_version": "15.4.x-gpu-ml-scala2.12",
+                                                "custom_tags": {"owner": "ana"}}]}))
+    config = tmp_path / "pc.json"
+    config.write_text(json.dumps({NAME: {"enforcementLevel": "mandatory", "tag": "team"}}))
+    code, out, _ = run(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--policy-config",
+                       str(config), "--json")
+    assert code == 1 and any("'team' tag" in v["message"] for v in json.loads(out)["violations"])
+    config.write_text(json.dumps({NAME: {"tag": ""}}))
+    code, _, err = run(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--policy-config",
+                       str(config))
+    assert code == 2 and f"{NAME}.tag" in err and "at least 1 character" in err
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "limit.py").write_text(LEGACY_RULE)
+    code, out, err = run(capsys, "check", "--cluster-json", str(export), "--rules", str(legacy), "--json")
+    assert code == 1, err
+    assert [v["message"] for v in json.loads(out)["violations"] if v["policy"] == "acme-legacy-limit"] == \
+        ["over 3. Fix: lower it."]

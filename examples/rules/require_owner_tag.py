@@ -3,18 +3,22 @@
 A team rule is a module defining ``RULE``, a ``policies.rule.Rule``: ``check(view, config)`` receives each cluster
 definition as a ``ClusterShape`` (its Clusters API fields, snake_case, in ``view.props``; its tags in ``view.tags``),
 each instance pool as a ``PoolShape`` and other resources as a ``ResourceView``, and returns messages that end with a
-``Fix: ...`` hint. ``config`` holds the rule's thresholds (``thresholds`` overlaid by the policy config).
+``Fix: ...`` hint. ``config`` holds the rule's thresholds: the defaults of its typed ``settings`` (a
+``policies.rule.Thresholds`` model) overlaid by the policy config, which is checked against the model's fields. (A rule
+written before typed thresholds, with ``thresholds={...}`` and ``threshold_schema={...}``, still loads.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from dbxtypes.shape import ClusterShape
 from dbxtypes.vocabulary import CLUSTER, JOB
 from policies.common import gpu_node
-from policies.rule import Rule, View
+from policies.rule import Rule, Thresholds, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
@@ -31,6 +35,12 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
             f"(dbx-ai-infra:tags in a stack)."]
 
 
+class Settings(Thresholds):
+    """The rule's one threshold: which tag names the owner."""
+
+    tag: Annotated[str, Field(min_length=1, description="The tag that names who answers for the cluster.")] = "owner"
+
+
 RULE = Rule(
     name="acme-gpu-require-owner-tag",
     description="GPU clusters must carry an owner tag naming who answers for them.",
@@ -39,5 +49,5 @@ RULE = Rule(
     check=check,
     remediation="Add the owner tag.",
     severity="medium",
-    thresholds={"tag": "owner"},
+    settings=Settings,
 )

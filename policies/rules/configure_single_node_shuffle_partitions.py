@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from dbxtypes.shape import ClusterShape, as_number
 from dbxtypes.vocabulary import CLUSTER, JOB, MAX_SINGLE_NODE_SHUFFLE_PARTITIONS, SHUFFLE_PARTITIONS_KEY
-from policies.rule import Rule, View
+from policies.rule import Rule, Thresholds, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
@@ -22,6 +24,14 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
             f"many partitions. Fix: set {key} to at most {limit} (about the driver's core count)."]
 
 
+class Settings(Thresholds):
+    """Thresholds of databricks-cluster-configure-single-node-shuffle-partitions."""
+
+    max_single_node_shuffle_partitions: Annotated[int, Field(
+        ge=1, description="Largest spark.sql.shuffle.partitions advised on a single-node cluster.")] \
+        = MAX_SINGLE_NODE_SHUFFLE_PARTITIONS
+
+
 RULE = Rule(
     name="databricks-cluster-configure-single-node-shuffle-partitions",
     description="Single-node clusters should not set spark.sql.shuffle.partitions above the configured limit.",
@@ -31,8 +41,5 @@ RULE = Rule(
     stack_fields=('shuffle_partitions',),
     remediation="Set spark.sql.shuffle.partitions near the driver's core count on single-node clusters.",
     severity="low",
-    thresholds={"max_single_node_shuffle_partitions": MAX_SINGLE_NODE_SHUFFLE_PARTITIONS},
-    threshold_schema={"max_single_node_shuffle_partitions": {
-        "type": "integer", "minimum": 1,
-        "description": "Largest spark.sql.shuffle.partitions advised on a single-node cluster."}},
+    settings=Settings,
 )

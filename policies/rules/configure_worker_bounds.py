@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from dbxtypes.shape import ClusterShape, as_number
 from dbxtypes.vocabulary import CLUSTER, JOB, MAX_WORKERS_CAP, autoscale_max_floor, autoscale_range_problem
-from policies.rule import Rule, View
+from policies.rule import Rule, Thresholds, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
@@ -40,6 +42,13 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     return out
 
 
+class Settings(Thresholds):
+    """Thresholds of databricks-cluster-configure-worker-bounds."""
+
+    max_workers_cap: Annotated[int, Field(ge=1, description="Largest num_workers or autoscale.max_workers allowed.")] \
+        = MAX_WORKERS_CAP
+
+
 RULE = Rule(
     name="databricks-cluster-configure-worker-bounds",
     description=("Clusters must set either num_workers or autoscale, with max_workers above min_workers (the API "
@@ -50,7 +59,5 @@ RULE = Rule(
     stack_fields=('num_workers', 'min_workers', 'max_workers'),
     remediation="Choose num_workers or autoscale, keep max_workers above min_workers and stay within max_workers_cap.",
     severity="high",
-    thresholds={"max_workers_cap": MAX_WORKERS_CAP},
-    threshold_schema={"max_workers_cap": {"type": "integer", "minimum": 1,
-                                          "description": "Largest num_workers or autoscale.max_workers allowed."}},
+    settings=Settings,
 )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from dbxtypes.endpoint import endpoint_tags, served_entities
 from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT, STACK_TAG
-from policies.rule import Rule, View
+from policies.rule import Rule, Thresholds, View
 from policies.serving_view import endpoint_props
 
 #: The shipped production stacks; a policy config names a project's own (``production_stacks``).
@@ -32,6 +33,14 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     return out
 
 
+class Settings(Thresholds):
+    """Thresholds of databricks-serving-disallow-scale-to-zero-in-production."""
+
+    production_stacks: Annotated[tuple[str, ...], Field(
+        description="Stacks whose endpoints are production (the endpoint's dbx_stack tag).",
+    )] = DEFAULT_PRODUCTION_STACKS
+
+
 RULE = Rule(
     name="databricks-serving-disallow-scale-to-zero-in-production",
     description="GPU serving endpoints of production stacks (production_stacks in the policy config) must not "
@@ -41,8 +50,5 @@ RULE = Rule(
     check=check,
     stack_fields=("scale_to_zero",),
     remediation="Set scale_to_zero_enabled false on GPU endpoints of production stacks.",
-    thresholds=MappingProxyType({"production_stacks": DEFAULT_PRODUCTION_STACKS}),
-    threshold_schema=MappingProxyType({"production_stacks": {
-        "type": "array", "items": {"type": "string"},
-        "description": "Stacks whose endpoints are production (the endpoint's dbx_stack tag)."}}),
+    settings=Settings,
 )

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from dbxtypes.shape import ClusterShape
 from dbxtypes.vocabulary import CLUSTER, JOB
 from policies.common import catalog
-from policies.rule import Rule, View
+from policies.rule import Rule, Thresholds, View
 
 DEFAULT_MIN_INTERCONNECT_GBPS = 200
 DEFAULT_MIN_TRAINING_NODES = 2
@@ -66,6 +68,17 @@ def _suggestion(node_type_id: str, limit: float) -> str:
     return " or ".join(ideas) or "a node type with a GPU interconnect"
 
 
+class Settings(Thresholds):
+    """Thresholds of databricks-cluster-prefer-interconnect-for-multi-node-training."""
+
+    min_interconnect_gbps: Annotated[int, Field(
+        ge=1, description="Bandwidth below which multi-node training is flagged, Gbps.",
+    )] = DEFAULT_MIN_INTERCONNECT_GBPS
+    min_training_nodes: Annotated[int, Field(
+        ge=2, description="Workers from which a training cluster counts as multi-node.",
+    )] = DEFAULT_MIN_TRAINING_NODES
+
+
 RULE = Rule(
     name="databricks-cluster-prefer-interconnect-for-multi-node-training",
     description=("Training across several nodes should use node types with a GPU interconnect (EFA, InfiniBand, "
@@ -76,12 +89,5 @@ RULE = Rule(
     stack_fields=('gpu_family', 'node_type_id', 'num_workers'),
     remediation="Train on fewer, larger nodes, or on a family with a GPU interconnect (A100/H100 nodes).",
     severity="medium",
-    thresholds={"min_interconnect_gbps": DEFAULT_MIN_INTERCONNECT_GBPS,
-                "min_training_nodes": DEFAULT_MIN_TRAINING_NODES},
-    threshold_schema={
-        "min_interconnect_gbps": {"type": "integer", "minimum": 1,
-                                  "description": "Bandwidth below which multi-node training is flagged, Gbps."},
-        "min_training_nodes": {"type": "integer", "minimum": 2,
-                               "description": "Workers from which a training cluster counts as multi-node."},
-    },
+    settings=Settings,
 )

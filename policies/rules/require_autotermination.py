@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from dbxtypes.shape import ClusterShape
 from dbxtypes.vocabulary import ALL_PURPOSE, CLUSTER, MAX_AUTOTERMINATION_MINUTES
-from policies.rule import Rule, View
+from policies.rule import Rule, Thresholds, View
 
 #: What an absent autotermination_minutes means: the provider applies 60 to Pulumi inputs; in Clusters API JSON an
 #: absent field means auto-termination is off.
@@ -35,6 +37,14 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     return []
 
 
+class Settings(Thresholds):
+    """Thresholds of databricks-cluster-require-autotermination."""
+
+    max_autotermination_minutes: Annotated[int, Field(
+        ge=10, description="Longest idle period, in minutes, before an all-purpose cluster must terminate.")] \
+        = MAX_AUTOTERMINATION_MINUTES
+
+
 RULE = Rule(
     name="databricks-cluster-require-autotermination",
     description=("All-purpose clusters must terminate automatically after an idle period no longer than the configured "
@@ -45,8 +55,5 @@ RULE = Rule(
     stack_fields=('autotermination_minutes',),
     remediation="Set autotermination_minutes to a value between 10 and max_autotermination_minutes.",
     severity="high",
-    thresholds={"max_autotermination_minutes": MAX_AUTOTERMINATION_MINUTES},
-    threshold_schema={"max_autotermination_minutes": {
-        "type": "integer", "minimum": 10,
-        "description": "Longest idle period, in minutes, before an all-purpose cluster must terminate."}},
+    settings=Settings,
 )

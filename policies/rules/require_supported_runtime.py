@@ -14,12 +14,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from datetime import date
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from dbxtypes.shape import ClusterShape
 from dbxtypes.vocabulary import CLUSTER, JOB
 from gpucatalog.runtimes import current_lts, verdict
-from policies.rule import Rule, View
+from policies.rule import Rule, Thresholds, View
 
 
 def _supported_lts(today: date) -> str:
@@ -43,6 +45,12 @@ def _verdict(spark_version: str, today: date) -> tuple[str, ...]:
     return (f"{problem}. Fix: move to an LTS release still supported: {_supported_lts(today)}.",)
 
 
+class Settings(Thresholds):
+    """Thresholds of databricks-cluster-require-supported-runtime."""
+
+    as_of: Annotated[str, Field(description="Judge as of this date (YYYY-MM-DD); empty: today.")] = ""
+
+
 RULE = Rule(
     name="databricks-cluster-require-supported-runtime",
     description="Clusters should run an LTS Databricks Runtime that is still supported (the dated runtime table).",
@@ -51,7 +59,6 @@ RULE = Rule(
     check=check,
     remediation="Move to a supported LTS runtime.",
     severity="medium",
-    thresholds={"as_of": ""},
-    threshold_schema={"as_of": {"type": "string", "description": "Judge as of this date (YYYY-MM-DD); empty: today."}},
+    settings=Settings,
     stack_fields=("runtime",),
 )
