@@ -406,8 +406,8 @@ def _violation_pairs(violations: Sequence[Any], rules: Sequence[str] | None = No
 
 
 def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
-    from policies.exports import export_items
-    from policies.registry import evaluate_cluster_json, evaluate_plan, views_of
+    from policies.registry import evaluate_plan, views_of
+    from stackplan_sources.exports import evaluate_cluster_json, export_items
 
     evaluate_plan(workload.make_plan(workload.make_clusters(10)))  # warm: catalog load, regex compile
     prepared: dict[int, dict[str, Any]] = {}
@@ -520,8 +520,8 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
 
 def section_audit(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     """`check --cluster-json` over a mixed export of clusters and jobs, growing to 10,000 clusters and 5,000 jobs."""
-    from policies.exports import export_items
     from policies.registry import evaluate_export
+    from stackplan_sources.exports import export_items
 
     rows, results = [], {}
     warm = workload.write_workspace_export(50, 25, tmp / "export-warm.json")

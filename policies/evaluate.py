@@ -23,15 +23,7 @@ from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
 from policies import team
 from policies.common import gpu_node, node_cloud
 from policies.config import PolicyConfig, load_policy_config
-from policies.exports import (
-    CLUSTER_POLICY_EXPORT,
-    clusters_of,
-    export_items,
-    item_shapes,
-    job_runs_on,
-    summary,
-    summary_add,
-)
+from policies.items import CLUSTER_POLICY_EXPORT, item_shapes, job_runs_on, summary, summary_add
 from policies.rule import ResourceView, Rule, View
 from policies.ruleset import resource_rules
 
@@ -137,15 +129,8 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
     return out
 
 
-#: Keys of which a cluster object has at least one.
-def cluster_objects(obj: Any, source: str = "cluster JSON") -> list[Mapping[str, Any]]:
-    """The cluster objects of an export (see `policies.exports`); raises `InputError` naming the first item that is
-    no Databricks object."""
-    return clusters_of(export_items(obj, source))
-
-
 def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]:
-    """Violations of a workspace export's items (`policies.exports.ExportItem`): clusters, jobs (their job and task
+    """Violations of a workspace export's items (`policies.items.ExportItem`): clusters, jobs (their job and task
     clusters) and instance pools, read as API JSON. Role rules judge only AI compute (`dbxtypes.shape.is_gpu_compute`
     or a ``workload_type`` tag); other clusters meet the generic rules."""
     return audit_export(items, config)[0]
@@ -157,8 +142,8 @@ OnItem = Callable[[int, Any, list[ClusterShape]], None]
 
 def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[str, str] | None = None,
                  on_item: OnItem | None = None) -> tuple[list[Violation], dict[str, int]]:
-    """`evaluate_export` and `policies.exports.summary` of the same items, each cluster definition read once (and
-    dropped once judged: only the findings and the counts are kept). ``used_by`` (`policies.exports.job_runs_on`
+    """`evaluate_export` and `policies.items.summary` of the same items, each cluster definition read once (and
+    dropped once judged: only the findings and the counts are kept). ``used_by`` (`policies.items.job_runs_on`
     of all the items) lets ``items`` be a stream read once; without it the items are listed to work it out."""
     if used_by is None:
         items = list(items)
@@ -194,10 +179,3 @@ def _as_job_cluster(props: Mapping[str, Any]) -> Mapping[str, Any]:
     if tag_role(tags) or not is_gpu_compute(props, nodes, gpu_node):
         return props
     return {**props, "custom_tags": {**tags, ROLE_TAG: "training"}}
-
-
-def evaluate_cluster_json(obj: Any, config: Any = None, source: str = "cluster JSON") -> list[Violation]:
-    """Violations of an export given as JSON data (a cluster, a list, ``{"clusters": [...]}``, jobs, pools; see
-    `policies.exports`). Each violation names the object (``cluster_name``, the job's name, ...) and gets the urn
-    ``cluster:<id or name or index>`` (``job:...``, ``instance-pool:...``). Raises `InputError` for anything else."""
-    return evaluate_export(export_items(obj, source), config)

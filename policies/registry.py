@@ -15,8 +15,6 @@ from policies.config import (
 )
 from policies.evaluate import (
     audit_export,
-    cluster_objects,
-    evaluate_cluster_json,
     evaluate_export,
     evaluate_plan,
     evaluate_resource,
@@ -43,8 +41,6 @@ __all__ = [
     "STACK_RULES",
     "TEAM_RULES",
     "audit_export",
-    "cluster_objects",
-    "evaluate_cluster_json",
     "evaluate_export",
     "evaluate_plan",
     "evaluate_resource",

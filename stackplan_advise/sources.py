@@ -17,7 +17,7 @@ from typing import Any
 from dbxtypes.documents import parse_json_stream, read_text
 from dbxtypes.errors import InputError, clip
 from dbxtypes.vocabulary import CLUSTER, ROLE_TAG, STACK_TAG, WORKLOAD_TAG
-from policies.exports import read_export_file
+from stackplan_sources.exports import read_export_file
 
 
 def load_duckdb() -> Any:
@@ -336,9 +336,9 @@ def events_rows(path: Path) -> list[tuple[str, ...]]:
 
 
 def clusters_rows(path: Path) -> list[tuple[str, ...]]:
-    """``clusters.json``, read by the project's one reader of workspace exports (`policies.exports.read_export_file`: a
-    cluster, a list, ``{"clusters": [...]}``, pages one after another) -> (cluster_id, cluster_name, tags as JSON)
-    of each cluster in it."""
+    """``clusters.json``, read by the project's one reader of workspace exports
+    (`stackplan_sources.exports.read_export_file`: a cluster, a list, ``{"clusters": [...]}``, pages one after
+    another) -> (cluster_id, cluster_name, tags as JSON) of each cluster in it."""
     rows: list[tuple[str, ...]] = []
     for item in read_export_file(path, "clusters"):
         if item.resource_type != CLUSTER:

@@ -1,12 +1,12 @@
 """`check --cluster-json` and `check --workspace`: a workspace export judged by the policies, in one pass.
 
-An export file is read one element at a time (`policies.exports.ExportStream`), so that only its text, the element
-being judged and the findings are in memory; a whole-document parse takes about four times the file's size in
+An export file is read one element at a time (`stackplan_sources.exports.ExportStream`), so that only its text, the
+element being judged and the findings are in memory; a whole-document parse takes about four times the file's size in
 objects (issue 23: 7x the JSON in peak memory at 5,000 clusters). Two facts need the whole export before the first
 cluster is judged: which clusters jobs run on, and which cluster policies the export holds. When the text mentions
 either (``existing_cluster_id``, ``definition``), a first pass reads them, and the second judges. A document the
-stream does not read (`policies.exports.NotStreamable`) or finds invalid is read whole, as before, which also gives
-the exact message for an invalid one: the findings are the same either way.
+stream does not read (`stackplan_sources.exports.NotStreamable`) or finds invalid is read whole, as before, which
+also gives the exact message for an invalid one: the findings are the same either way.
 """
 
 from __future__ import annotations
@@ -22,15 +22,9 @@ from dbxtypes.plan import Violation
 from dbxtypes.shape import shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER
 from guardrails import DefinitionError, evaluate_shape, parse_definition
-from policies.exports import (
-    CLUSTER_POLICY_EXPORT,
-    NotStreamable,
-    clusters_of,
-    job_runs_on,
-    read_export_file,
-    stream_export_file,
-)
+from policies.items import CLUSTER_POLICY_EXPORT, clusters_of, job_runs_on
 from policies.registry import audit_export
+from stackplan_sources.exports import NotStreamable, read_export_file, stream_export_file
 
 #: The finding of a cluster that breaks the cluster policy it names (the policy is in the export too).
 OWN_POLICY = "cluster-policy-violated"
@@ -64,7 +58,7 @@ def export_files(path: str) -> list[Path]:
 
 
 def read_export(path: str) -> list[Any]:
-    """A workspace export read whole: its items as `policies.exports.ExportItem`."""
+    """A workspace export read whole: its items as `policies.items.ExportItem`."""
     items: list[Any] = []
     for file in export_files(path):
         items += read_export_file(file)

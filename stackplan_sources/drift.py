@@ -119,7 +119,7 @@ def _differences(resource_type: str, stack_props: Mapping[str, Any], ws_props: M
 
 
 def drift(plan: Plan, items: Sequence[Any]) -> list[Violation]:
-    """Drift findings of a stack's plan against a workspace's export items (`policies.exports.ExportItem`)."""
+    """Drift findings of a stack's plan against a workspace's export items (`policies.items.ExportItem`)."""
     workspace: dict[tuple[str, str], Any] = {}
     for item in items:
         name = item.props.get(_NAME_KEYS.get(item.resource_type, ""))

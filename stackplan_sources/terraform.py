@@ -1,7 +1,7 @@
 """A Terraform plan (``terraform show -json PLANFILE``) as a `Plan` the cost model prices: ``cost --terraform-plan``.
 
-The plan's Databricks resources are read by the one export reader (`policies.exports.terraform_items`: the API's
-shape, addresses as names, a reference to a resource of the same plan as that resource's address); each becomes a
+The plan's Databricks resources are read by the one export reader (`stackplan_sources.exports.terraform_items`: the
+API's shape, addresses as names, a reference to a resource of the same plan as that resource's address); each becomes a
 plan resource of the type the cost model prices (clusters, jobs, instance pools), its inputs the API JSON (the
 shape reader takes Pulumi's camelCase and the API's snake_case alike). The usage assumptions are the defaults (a plan
 states none); ``--prices`` overrides prices as for a stack.
@@ -19,9 +19,10 @@ from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, PROJECT, USAGE_DEFAULTS
 from gpucatalog import Catalog, load_catalog
-from policies.exports import ExportItem, is_terraform_plan, require_terraform_plan, terraform_items
+from policies.items import ExportItem
 from stackplan.costing import price_plan
 from stackplan_sources.audit import audit_items
+from stackplan_sources.exports import is_terraform_plan, require_terraform_plan, terraform_items
 
 #: The id attribute each priced kind is known by (what a cluster's ``instance_pool_id`` names).
 _ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name"}
@@ -38,8 +39,8 @@ def is_terraform_plan_file(path: str) -> bool:
 
 
 def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None) -> Plan:
-    """A plan's clusters, jobs, pools and endpoints (``every``: its items, `policies.exports.terraform_items`) as a
-    `Plan`, not yet priced; `InputError` for a plan whose node types name several clouds, or none (unless ``cloud``
+    """A plan's clusters, jobs, pools and endpoints (``every``: its items, `stackplan_sources.exports.terraform_items`)
+    as a `Plan`, not yet priced; `InputError` for a plan whose node types name several clouds, or none (unless ``cloud``
     is given: a cost diff's base takes its head's cloud, and a base without Databricks compute, a repository's first
     plan, is then $0, everything new)."""
     items = [i for i in every if i.resource_type in _ID]

@@ -325,7 +325,7 @@ def test_a_pool_passed_into_a_module_with_count_is_the_pool_of_that_module_insta
 
 
 def test_a_pool_in_the_same_module_instance_is_that_instance_s():
-    from policies.tf_references import OWN_KEY, Reference, resolve
+    from stackplan_sources.tf_references import OWN_KEY, Reference, resolve
 
     assert resolve(Reference("module.ml.databricks_instance_pool.gpu"),
                    'module.ml["eu"].databricks_cluster.chat') == 'module.ml["eu"].databricks_instance_pool.gpu'

@@ -16,13 +16,12 @@ from policies.registry import (
     ALL_RULES,
     DEFAULT_CONFIG,
     PolicyConfig,
-    cluster_objects,
-    evaluate_cluster_json,
     evaluate_plan,
     evaluate_resource,
     load_policy_config,
 )
 from policies.rule import Rule, Thresholds
+from stackplan_sources.exports import cluster_objects, evaluate_cluster_json
 from tests.test_policies_rules import SINGLE_NODE
 
 BOUNDS = "databricks-cluster-configure-worker-bounds"

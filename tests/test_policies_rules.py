@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT
-from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_cluster_json, evaluate_resource, rule_messages
+from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_resource, rule_messages
+from stackplan_sources.exports import evaluate_cluster_json
 
 MAP_KEYS = {"custom_tags", "spark_conf", "spark_env_vars", "tags", "named_parameters", "base_parameters"}
 OTHER_TYPES = ("databricks:index/notebook:Notebook", CLUSTER, JOB, INSTANCE_POOL, GRANTS)

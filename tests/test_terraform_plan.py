@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from policies.exports import TERRAFORM_UNKNOWN, terraform_items
 from stackplan_cli.cli import main
+from stackplan_sources.exports import TERRAFORM_UNKNOWN, terraform_items
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "terraform"
 GOOD, BAD = EXAMPLES / "plan-good.json", EXAMPLES / "plan-bad.json"

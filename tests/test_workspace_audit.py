@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from dbxtypes.errors import InputError
-from policies.exports import export_items, summary
-from policies.registry import evaluate_cluster_json
+from policies.items import summary
 from stackplan_cli.cli import main
+from stackplan_sources.exports import evaluate_cluster_json, export_items
 
 ALL_SPOT = "databricks-cluster-disallow-all-spot-inference"
 TRAINING = "databricks-cluster-disallow-autoscaled-or-spot-training"
@@ -238,7 +238,7 @@ _STREAMED_SHAPES = {
 
 @pytest.mark.parametrize("shape", list(_STREAMED_SHAPES))
 def test_a_streamed_export_has_exactly_the_items_of_the_whole_document_reader(tmp_path, shape):
-    from policies.exports import read_export_file, stream_export_file
+    from stackplan_sources.exports import read_export_file, stream_export_file
 
     path = tmp_path / "export.json"
     path.write_text(_STREAMED_SHAPES[shape])
@@ -258,7 +258,7 @@ def test_a_streamed_export_has_exactly_the_items_of_the_whole_document_reader(tm
     "",
 ])
 def test_a_shape_the_stream_does_not_read_is_left_to_the_whole_document_reader(tmp_path, text):
-    from policies.exports import NotStreamable, stream_export_file
+    from stackplan_sources.exports import NotStreamable, stream_export_file
 
     path = tmp_path / "export.json"
     path.write_text(text)

@@ -82,7 +82,7 @@ def _check_problem(args: argparse.Namespace) -> str | None:
         if args.cluster_json or args.workspace:
             return ("--terraform-plan, --cluster-json and --workspace are each a source of clusters. Fix: pass one of "
                     "them.")
-        args.cluster_json = args.terraform_plan  # a plan is read like an export (policies.exports)
+        args.cluster_json = args.terraform_plan  # a plan is read like an export (stackplan_sources.exports)
     stacks = bool(args.stack or args.all)
     if args.cluster_json and args.workspace:
         return "--cluster-json and --workspace are two sources of clusters. Fix: pass one of them."

@@ -13,7 +13,6 @@ from dbxtypes.errors import InputError, clip
 from dbxtypes.shape import shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER
 from guardrails import DefinitionError, evaluate_shape, parse_definition
-from policies.exports import export_items, require_terraform_plan
 from policies.registry import RULES_BY_NAME
 from stackplan.exceptions import apply_exceptions
 from stackplan.exits import EXIT_OK, EXIT_VIOLATIONS
@@ -24,6 +23,7 @@ from stackplan_reports import formats
 from stackplan_reports.reportdoc import AuditReport, DriftReport
 from stackplan_sources.audit import audit_export_path, audit_items, read_export
 from stackplan_sources.drift import drift
+from stackplan_sources.exports import export_items, require_terraform_plan
 from stackplan_sources.workspace import read_workspace, save_export
 from stackspec.load import load_exceptions_file
 

@@ -32,7 +32,7 @@ def _stacks(report: StacksReport) -> str:
 
 
 def _audit(report: AuditReport) -> str:
-    from policies.exports import summary_text
+    from policies.items import summary_text
     from stackplan_reports.render import violations_table
 
     text = printable(f"Checked {report.source}: {summary_text(report.audit.counts)}.\n") + \

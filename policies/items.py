@@ -1,0 +1,100 @@
+"""The items of a workspace export as the rules judge them: one object each (`ExportItem`), and what an audit counts
+of them. The reader that makes them from the documents a workspace returns is `stackplan_sources.exports`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dbxtypes.shape import shapes_of_resource
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT
+from policies.common import gpu_node, node_cloud
+
+if TYPE_CHECKING:
+    from dbxtypes.shape import ClusterShape
+
+#: The resource type of a cluster policy read from an export (``policies/get``).
+CLUSTER_POLICY_EXPORT = "cluster_policy"
+
+
+@dataclass(frozen=True)
+class ExportItem:
+    """One object of an export: its resource type, its API JSON (a job's ``settings``), where it was, its name."""
+
+    resource_type: str
+    props: Mapping[str, Any]
+    label: str
+    name: str
+    urn: str
+    source: str
+
+
+def clusters_of(items: Sequence[ExportItem]) -> list[Mapping[str, Any]]:
+    """The cluster objects among the items (for ``--cluster-policy``, which judges clusters)."""
+    return [i.props for i in items if i.resource_type == CLUSTER]
+
+
+def item_shapes(item: ExportItem) -> list[ClusterShape]:
+    """The cluster definitions of an export item as the rules read them (none for pools and policies)."""
+    return shapes_of_resource(item.resource_type, item.props, "api", node_cloud=node_cloud, gpu_node=gpu_node)
+
+
+def summary(items: Sequence[ExportItem]) -> dict[str, int]:
+    """Counts of an export, AI compute told apart: clusters (and how many GPU), jobs, their cluster definitions (and
+    how many GPU), instance pools, cluster policies, serving endpoints (a Terraform plan's)."""
+    counts = {"clusters": 0, "gpu_clusters": 0, "jobs": 0, "job_clusters": 0, "gpu_job_clusters": 0,
+              "instance_pools": 0, "cluster_policies": 0, "serving_endpoints": 0}
+    for item in items:
+        summary_add(counts, item, item_shapes(item))
+    return counts
+
+
+def summary_add(counts: dict[str, int], item: ExportItem, shapes: Sequence[ClusterShape]) -> None:
+    """Count one item into `summary`'s counts, given its cluster definitions (`item_shapes`), which the check has
+    read already."""
+    if item.resource_type == CLUSTER:
+        counts["clusters"] += 1
+        counts["gpu_clusters"] += any(s.gpu for s in shapes)
+    elif item.resource_type == JOB:
+        counts["jobs"] += 1
+        counts["job_clusters"] += len(shapes)
+        counts["gpu_job_clusters"] += sum(1 for s in shapes if s.gpu)
+    elif item.resource_type == INSTANCE_POOL:
+        counts["instance_pools"] += 1
+    elif item.resource_type == MODEL_SERVING_ENDPOINT:  # from a Terraform plan
+        counts["serving_endpoints"] += 1
+    else:
+        counts["cluster_policies"] += 1
+
+
+def summary_text(counts: Mapping[str, int]) -> str:
+    """``17 clusters (2 GPU), 11 jobs with 12 job clusters (5 GPU), 1 instance pool``: what was checked."""
+    def n(count: int, noun: str) -> str:
+        return f"{count} {noun}" + ("" if count == 1 else "s")
+
+    parts = [f"{n(counts['clusters'], 'cluster')} ({counts['gpu_clusters']} GPU)"]
+    if counts["jobs"]:
+        parts.append(f"{n(counts['jobs'], 'job')} with {n(counts['job_clusters'], 'job cluster')} "
+                     f"({counts['gpu_job_clusters']} GPU)")
+    if counts["instance_pools"]:
+        parts.append(n(counts["instance_pools"], "instance pool"))
+    if counts["cluster_policies"]:
+        parts.append(n(counts["cluster_policies"], "cluster policy").replace("policys", "policies")
+                     + " (each cluster is checked against the one it names)")
+    if counts.get("serving_endpoints"):
+        parts.append(n(counts["serving_endpoints"], "serving endpoint"))
+    return ", ".join(parts)
+
+
+def job_runs_on(items: Sequence[ExportItem]) -> dict[str, str]:
+    """Clusters of the export that jobs run tasks on (``tasks[].existing_cluster_id``): cluster id -> ``job NAME
+    task KEY`` (the first such task)."""
+    out: dict[str, str] = {}
+    for item in items:
+        if item.resource_type != JOB:
+            continue
+        for task in item.props.get("tasks") or []:
+            if isinstance(task, Mapping) and task.get("existing_cluster_id"):
+                out.setdefault(str(task["existing_cluster_id"]), f"job {item.name} task {task.get('task_key')}")
+    return out
