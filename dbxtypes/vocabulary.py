@@ -187,6 +187,10 @@ CLUSTER_POLICY: Final = "databricks:index/clusterPolicy:ClusterPolicy"
 PERMISSIONS: Final = "databricks:index/permissions:Permissions"
 MODEL_SERVING_ENDPOINT: Final = "databricks:index/modelServing:ModelServing"
 WORKSPACE_FILE: Final = "databricks:index/file:File"
+#: Personal access tokens and on-behalf-of tokens: the program creates none; Terraform plans and workspace exports
+#: hold them (``databricks_token``, ``databricks_obo_token``; the token API's ``token_infos``).
+TOKEN: Final = "databricks:index/token:Token"
+OBO_TOKEN: Final = "databricks:index/oboToken:OboToken"
 #: Every provider resource type the program creates. The offline engine imports only these modules of the provider
 #: SDK (`pulumi_private.use_provider_subset`); a component that creates another type adds it here.
 PROGRAM_RESOURCE_TYPES: Final = (CATALOG, CLUSTER, CLUSTER_POLICY, GRANT, GRANTS, INSTANCE_POOL, JOB,

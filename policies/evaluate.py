@@ -152,6 +152,11 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
     counts = summary([])
     out: list[Violation] = []
     for position, item in enumerate(items):
+        if getattr(item, "unchanged", False):  # a plan's no-op: not created or changed by what is being checked
+            counts["unchanged"] += 1
+            if on_item is not None:
+                on_item(position, item, [])
+            continue
         if item.resource_type == CLUSTER_POLICY_EXPORT:
             summary_add(counts, item, [])
             if on_item is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, OBO_TOKEN, TOKEN
 from policies.common import gpu_node, node_cloud
 
 if TYPE_CHECKING:
@@ -28,6 +28,9 @@ class ExportItem:
     name: str
     urn: str
     source: str
+    #: A Terraform plan's resource the plan leaves as it is (``actions: ["no-op"]``): it exists, and is priced with
+    #: the rest, but the plan does not create or change it, so a check of the plan does not judge it.
+    unchanged: bool = False
 
 
 def clusters_of(items: Sequence[ExportItem]) -> list[Mapping[str, Any]]:
@@ -44,7 +47,7 @@ def summary(items: Sequence[ExportItem]) -> dict[str, int]:
     """Counts of an export, AI compute told apart: clusters (and how many GPU), jobs, their cluster definitions (and
     how many GPU), instance pools, cluster policies, serving endpoints (a Terraform plan's)."""
     counts = {"clusters": 0, "gpu_clusters": 0, "jobs": 0, "job_clusters": 0, "gpu_job_clusters": 0,
-              "instance_pools": 0, "cluster_policies": 0, "serving_endpoints": 0}
+              "instance_pools": 0, "cluster_policies": 0, "serving_endpoints": 0, "tokens": 0, "unchanged": 0}
     for item in items:
         summary_add(counts, item, item_shapes(item))
     return counts
@@ -64,6 +67,8 @@ def summary_add(counts: dict[str, int], item: ExportItem, shapes: Sequence[Clust
         counts["instance_pools"] += 1
     elif item.resource_type == MODEL_SERVING_ENDPOINT:  # from a Terraform plan
         counts["serving_endpoints"] += 1
+    elif item.resource_type in (TOKEN, OBO_TOKEN):
+        counts["tokens"] += 1
     else:
         counts["cluster_policies"] += 1
 
@@ -84,6 +89,10 @@ def summary_text(counts: Mapping[str, int]) -> str:
                      + " (each cluster is checked against the one it names)")
     if counts.get("serving_endpoints"):
         parts.append(n(counts["serving_endpoints"], "serving endpoint"))
+    if counts.get("tokens"):
+        parts.append(n(counts["tokens"], "token"))
+    if counts.get("unchanged"):
+        parts.append(f"{n(counts['unchanged'], 'resource')} the plan leaves unchanged (not judged)")
     return ", ".join(parts)
 
 

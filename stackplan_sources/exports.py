@@ -35,7 +35,15 @@ from typing import Any
 from dbxtypes.documents import json_decoder, parse_json_stream, read_text
 from dbxtypes.errors import InputError, clip
 from dbxtypes.plan import Violation
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, UNKNOWN_VALUE
+from dbxtypes.vocabulary import (
+    CLUSTER,
+    INSTANCE_POOL,
+    JOB,
+    MODEL_SERVING_ENDPOINT,
+    OBO_TOKEN,
+    TOKEN,
+    UNKNOWN_VALUE,
+)
 from policies.evaluate import evaluate_export
 from policies.items import CLUSTER_POLICY_EXPORT, ExportItem, clusters_of
 from stackplan_sources.tf_references import config_address, configured_references, resolve
@@ -44,7 +52,7 @@ CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_t
                           "num_workers", "autoscale", "instance_pool_id"})
 #: List responses, by key, and the type of their items.
 CONTAINERS: Mapping[str, str] = {"clusters": CLUSTER, "jobs": JOB, "instance_pools": INSTANCE_POOL,
-                                  "policies": CLUSTER_POLICY_EXPORT}
+                                  "policies": CLUSTER_POLICY_EXPORT, "token_infos": TOKEN}
 #: Keys of a list response that are not items (paging).
 PAGING = frozenset({"has_more", "next_page_token", "prev_page_token"})
 FIX = ("pass what the Databricks API or CLI returns: a cluster, a job (jobs/get), an instance pool, a cluster "
@@ -73,6 +81,8 @@ def _is_job_settings(item: Mapping[str, Any]) -> bool:
 
 
 def _kind(item: Mapping[str, Any]) -> str | None:
+    if "token_id" in item and "expiry_time" in item:  # token/list, token-management/tokens: a TokenInfo
+        return TOKEN
     if isinstance(item.get("settings"), Mapping):
         return JOB
     if "instance_pool_name" in item:
@@ -98,6 +108,9 @@ def _item(kind: str, obj: Mapping[str, Any], label: str, index: int, source: str
         name = str(obj.get("instance_pool_name") or obj.get("instance_pool_id") or f"pool[{index}]")
         return ExportItem(INSTANCE_POOL, obj, label, name, f"instance-pool:{obj.get('instance_pool_id') or name}",
                           source)
+    if kind == TOKEN:
+        name = str(obj.get("comment") or obj.get("token_id") or f"token[{index}]")
+        return ExportItem(TOKEN, obj, label, name, f"token:{obj.get('token_id') or index}", source)
     if kind == CLUSTER_POLICY_EXPORT:
         if is_policy_definition(obj):  # a bare definition: the policy object it would be the definition of
             obj = {"definition": obj}
@@ -154,7 +167,8 @@ def _nested(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem]
 TERRAFORM_KINDS: Mapping[str, str] = {"databricks_cluster": CLUSTER, "databricks_job": JOB,
                                       "databricks_instance_pool": INSTANCE_POOL,
                                       "databricks_cluster_policy": CLUSTER_POLICY_EXPORT,
-                                      "databricks_model_serving": MODEL_SERVING_ENDPOINT}
+                                      "databricks_model_serving": MODEL_SERVING_ENDPOINT,
+                                      "databricks_token": TOKEN, "databricks_obo_token": OBO_TOKEN}
 #: Repeated blocks Terraform spells in the singular, and the API field they are a list of (the provider's docs:
 #: ``library``, ``task``, ``job_cluster``; the Jobs and Clusters APIs: ``libraries``, ``tasks``, ``job_clusters``).
 TERRAFORM_LISTS: Mapping[str, str] = {"library": "libraries", "task": "tasks", "job_cluster": "job_clusters"}
@@ -180,6 +194,8 @@ TERRAFORM_COMPUTED: Mapping[str, frozenset[str]] = {
     INSTANCE_POOL: frozenset({"instance_pool_id", "state", "default_tags"}),
     CLUSTER_POLICY_EXPORT: frozenset({"policy_id", "creator_user_name"}),
     MODEL_SERVING_ENDPOINT: frozenset({"serving_endpoint_id", "endpoint_url"}),
+    TOKEN: frozenset({"token_value", "token_id", "expiry_time", "creation_time"}),
+    OBO_TOKEN: frozenset({"token_value"}),
 }
 
 
@@ -239,14 +255,18 @@ TERRAFORM_OWN_ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER_POLICY_EXPORT: "p
 
 
 def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
-    """The Databricks resources a Terraform plan creates or changes (a resource being deleted is not judged), each
-    named by its address (``module.ml.databricks_cluster.chat``)."""
+    """The Databricks resources of a Terraform plan that exist after it, each named by its address
+    (``module.ml.databricks_cluster.chat``): those it creates or changes, and those it leaves as they are (marked
+    ``unchanged``: priced, not judged). A resource being deleted is neither; a data source (``mode: data``, a read
+    Terraform defers to apply) is no resource of the plan at all, whatever its type."""
     out: list[ExportItem] = []
     references = configured_references(doc)
     for i, change in enumerate(doc.get("resource_changes") or []):  # absent: a plan that changes nothing
         if not isinstance(change, Mapping):
             raise InputError.single(source, f"resource_changes[{i}]", "is not an object.",
                                     "pass the JSON of terraform show -json PLANFILE.")
+        if change.get("mode") == "data":  # a data source read (deferred to apply when its inputs are unknown)
+            continue
         kind = TERRAFORM_KINDS.get(str(change.get("type")))
         given = change.get("change")
         if kind is not None and not isinstance(given, Mapping):  # never skipped in silence: the plan is damaged
@@ -259,6 +279,7 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
         if kind is None or "delete" in actions and "create" not in actions or not isinstance(after, Mapping):
             continue
         address = str(change.get("address") or f"resource_changes[{i}]")
+        unchanged = list(actions) == ["no-op"]
         props = {k: v for k, v in _terraform_value(after, body.get("after_unknown") or {}).items()
                  if k not in TERRAFORM_ONLY and not (k in TERRAFORM_COMPUTED[kind] and v == TERRAFORM_UNKNOWN)}
         for attribute, reference in references.get(config_address(address), {}).items():
@@ -276,12 +297,13 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
             props.setdefault("instance_pool_name", address)
         if kind == CLUSTER_POLICY_EXPORT:
             props.setdefault("name", address)
-        if kind == MODEL_SERVING_ENDPOINT:  # an endpoint is no export kind: judged by the serving rules as it is
+        if kind in (MODEL_SERVING_ENDPOINT, TOKEN, OBO_TOKEN):  # judged by their own rules as they are
             props.setdefault("name", address)
-            out.append(ExportItem(kind, props, address, address, f"terraform:{address}", source))
+            out.append(ExportItem(kind, props, address, address, f"terraform:{address}", source, unchanged))
             continue
         item = _item(kind, props, address, i, source)
-        out.append(ExportItem(item.resource_type, item.props, address, address, f"terraform:{address}", source))
+        out.append(ExportItem(item.resource_type, item.props, address, address, f"terraform:{address}", source,
+                              unchanged))
     return out
 
 

@@ -25,7 +25,7 @@ def test_every_policy_is_in_the_policy_pages_table_with_its_level(rule):
     assert row is not None, f"{rule.name} missing from the policy table of docs/policies.md"
     assert f"| {rule.enforcement} |" in row
     for key, value in rule.thresholds.items():
-        shown = json.dumps(list(value)) if isinstance(value, tuple) else value
+        shown = json.dumps(list(value)) if isinstance(value, tuple) else "null" if value is None else value
         assert f"`{key}` = {shown}" in row
 
 

@@ -36,7 +36,8 @@ BAD_API = {**GOOD_API, "cluster_id": "0202-def", "cluster_name": "big", "num_wor
 def test_default_config() -> None:
     assert dict(DEFAULT_CONFIG) == {"max_workers_cap": 64, "max_autotermination_minutes": 120,
                                     "max_single_node_shuffle_partitions": 16, "min_interconnect_gbps": 200,
-                                    "min_training_nodes": 2, "production_stacks": ("prod", "azure-prod"), "as_of": ""}
+                                    "min_training_nodes": 2, "production_stacks": ("prod", "azure-prod"), "as_of": "",
+                                    "max_lifetime_seconds": None}
 
 
 def test_load_policy_config_dict_and_file(tmp_path) -> None:

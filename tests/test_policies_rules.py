@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT
+from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, TOKEN
 from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_resource, rule_messages
 from stackplan_sources.exports import evaluate_cluster_json
 
@@ -77,6 +77,12 @@ POOL = {
 }
 GRANT_PROPS = {"catalog": "ml", "grants": [{"principal": "account users", "privileges": ["USE_CATALOG", "BROWSE"]},
                                            {"principal": "ml-admins", "privileges": ["ALL_PRIVILEGES"]}]}
+
+
+TOKEN_PROPS = {"comment": "ci deploys", "lifetime_seconds": 7776000}
+JAR_JOB = {"name": "etl", "tasks": [{"task_key": "main", "spark_jar_task": {"main_class_name": "com.acme.Main"},
+                                     "new_cluster": {"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+                                                     "num_workers": 2}}]}
 
 
 #: A GPU serving endpoint as the ServingEndpoint component registers it (API shape).
@@ -284,6 +290,23 @@ CASES: dict[str, Case] = {
         with_(INFERENCE, custom_tags__gpu_memory_need_gb="40"),
         "Fix: choose a node type with at least 40 GB of GPU memory, or a smaller or quantised model.",
         INFERENCE, False),
+    "databricks-cluster-require-complete-autoscale-bounds": Case(
+        CLUSTER, INFERENCE, with_(INFERENCE, autoscale__max_workers=None),
+        "Fix: set both autoscale.min_workers and autoscale.max_workers (or a fixed num_workers).",
+        with_(INFERENCE, autoscale=None), False),
+    "databricks-cluster-require-runtime-key": Case(
+        CLUSTER, INFERENCE, with_(INFERENCE, spark_version="3.3.1"),
+        "or the id of a databricks_spark_version data source.",
+        with_(INFERENCE, spark_version=None), False),
+    "databricks-token-require-lifetime": Case(
+        TOKEN, TOKEN_PROPS, with_(TOKEN_PROPS, lifetime_seconds=None),
+        "Fix: set lifetime_seconds (e.g. 7776000 for 90 days) and rotate it.",
+        with_(TOKEN_PROPS, lifetime_seconds=None), True),
+    "databricks-job-disallow-spark-submit-task": Case(
+        JOB, JAR_JOB, with_(JAR_JOB, tasks=[{**JAR_JOB["tasks"][0], "spark_jar_task": None,
+                                             "spark_submit_task": {"parameters": ["--class", "com.acme.Main"]}}]),
+        "Fix: run the code as a spark_jar_task (JVM), spark_python_task or python_wheel_task.",
+        with_(JAR_JOB, tasks=None), False),
 }
 
 
@@ -301,7 +324,7 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 27
+    assert len(RULE_NAMES) == 31
 
 
 def test_rule_names_are_unique_kebab_case() -> None:

@@ -47,7 +47,7 @@ BAD_INFERENCE = {
     "libraries": [{"pypi": {"package": "transformers"}}],
 }
 NOTEBOOK = {
-    "clusterName": "dev-notebook", "sparkVersion": "15.4.x-cpu-ml-scala2.12", "nodeTypeId": "i3.xlarge",
+    "clusterName": "dev-notebook", "sparkVersion": "3.3.1", "nodeTypeId": "i3.xlarge",
     "numWorkers": 0.0, "autoterminationMinutes": 0.0,
     "sparkConf": {"spark.databricks.cluster.profile": "singleNode", "spark.sql.shuffle.partitions": "200"},
     "customTags": {"workload": "interactive", "cost_center": "ai-team"},
@@ -62,7 +62,7 @@ JOB = {
             "awsAttributes": {"availability": "SPOT", "firstOnDemand": 1.0}}},
         {"jobClusterKey": "eval", "newCluster": {
             "sparkVersion": "15.4.x-gpu-ml-scala2.12", "instancePoolId": "pool-123", "nodeTypeId": "p3.2xlarge",
-            "autoscale": {"minWorkers": 1.0, "maxWorkers": 2.0}}},
+            "autoscale": {"minWorkers": 1.0}}},
     ],
     "tasks": [
         {"taskKey": "fit", "jobClusterKey": "train", "maxRetries": 2.0,
@@ -70,6 +70,8 @@ JOB = {
          "libraries": [{"pypi": {"package": "peft>=0.12"}}]},
         {"taskKey": "eval", "jobClusterKey": "eval",
          "sparkPythonTask": {"pythonFile": "/Workspace/eval.py"}},
+        {"taskKey": "legacy", "jobClusterKey": "train",
+         "sparkSubmitTask": {"parameters": ["--class", "com.acme.Export", "/Volumes/ml/jars/export.jar"]}},
     ],
 }
 GRANTS = {"catalog": "ml", "grants": [{"principal": "account users", "privileges": ["ALL_PRIVILEGES"]},
@@ -102,6 +104,7 @@ PLAN = {
             "aiGateway": {"usageTrackingConfig": {"enabled": True}},
             "tags": [{"key": "workload", "value": "genai"}, {"key": "dbx_cloud", "value": "aws"},
                      {"key": "dbx_stack", "value": "prod"}, {"key": "gpu_memory_need_gb", "value": "16.8"}]}),
+        _resource("token", "databricks:index/token:Token", "dev-token", {"comment": "ci"}),  # never expires
         _resource("notebook", "databricks:index/notebook:Notebook", "dev-nb", {"path": "/Shared/x", "source": "x.py"}),
     ],
 }
@@ -181,7 +184,7 @@ def test_analyze_matches_evaluate_plan(stub) -> None:
     policies = {p for p, *_ in got}
     # the plan exercises every rule that judges what the project generates
     assert policies == {rule.name for rule in ALL_RULES if "pulumi" in rule.sources}  # the pack judges resources
-    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][1:7]}
+    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][1:8]}
     assert all("hf_plaintext_value" not in m for *_, m in got)
 
 

@@ -211,3 +211,41 @@ def test_a_serving_endpoint_of_a_plan_is_judged_and_priced_like_a_stack_s(capsys
     assert out["checked"]["serving_endpoints"] == 1
     assert ("databricks-serving-require-rate-limit", "databricks_model_serving.chat_api") in \
         {(v["policy"], v["resource_name"]) for v in out["violations"]}
+
+
+def _chat_change(plan: dict[str, Any]) -> dict[str, Any]:
+    return next(rc for rc in plan["resource_changes"] if rc["address"] == "module.ml.databricks_cluster.chat")
+
+
+def test_a_data_source_is_never_judged_or_priced_and_a_no_op_is_priced_not_judged(capsys, tmp_path: Path) -> None:
+    """Issue 45: a deferred ``data "databricks_cluster"`` read (``mode: data``, ``actions: ["read"]``) is no resource
+    the plan creates: the all-spot cluster it describes raised 3 mandatory findings and exit 1 on a plan that
+    creates nothing. A resource the plan leaves as it is (``no-op``) exists: it is priced, but not judged."""
+    bad = json.loads(BAD.read_text())
+    read = copy.deepcopy(_chat_change(bad))
+    read.update(mode="data", address="data.databricks_cluster.chat", name="chat")
+    read["change"]["actions"] = ["read"]
+    only_read = tmp_path / "read.json"
+    only_read.write_text(json.dumps({**bad, "resource_changes": [read]}))
+    code, doc, err = check(capsys, "--terraform-plan", str(only_read))
+    assert (code, doc["violations"], doc["checked"]["clusters"]) == (0, [], 0), err
+    assert terraform_items({**bad, "resource_changes": [read]}, "p") == []
+
+    kept = copy.deepcopy(_chat_change(bad))
+    kept["change"]["actions"] = ["no-op"]
+    kept["change"]["before"] = kept["change"]["after"]
+    unchanged = tmp_path / "noop.json"
+    unchanged.write_text(json.dumps({**bad, "resource_changes": [kept, read]}))
+    code, doc, err = check(capsys, "--terraform-plan", str(unchanged))
+    assert (code, doc["violations"], doc["checked"]["unchanged"]) == (0, [], 1), err
+    assert main(["check", "--terraform-plan", str(unchanged)]) == 0
+    assert "1 resource the plan leaves unchanged (not judged)" in capsys.readouterr().out
+    code, priced = cost(capsys, "--terraform-plan", str(unchanged))
+    names = [e["name"] for e in priced["cost"]["resources"].values()]
+    assert code == 0 and names == ["module.ml.databricks_cluster.chat"]
+    assert priced["cost"]["total"]["monthly"]["expected"] > 0
+
+    created = tmp_path / "created.json"
+    created.write_text(json.dumps({**bad, "resource_changes": [_chat_change(bad), read]}))
+    code, doc, _ = check(capsys, "--terraform-plan", str(created))
+    assert code == 1 and {v["resource_name"] for v in doc["violations"]} == {"module.ml.databricks_cluster.chat"}

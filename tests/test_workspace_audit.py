@@ -95,7 +95,7 @@ def test_a_job_is_read_with_its_job_and_task_clusters_and_only_the_gpu_one_meets
     assert all("job_clusters[train]" in v.message for v in spot_training)  # not the CPU report task's cluster
     assert summary(export_items(JOB, "j.json")) == {
         "clusters": 0, "gpu_clusters": 0, "jobs": 1, "job_clusters": 2, "gpu_job_clusters": 1, "instance_pools": 0,
-        "cluster_policies": 0, "serving_endpoints": 0}
+        "cluster_policies": 0, "serving_endpoints": 0, "tokens": 0, "unchanged": 0}
 
 
 @pytest.mark.parametrize("doc", [

@@ -103,7 +103,7 @@ def test_a_live_read_pages_through_every_list_and_judges_like_an_export(workspac
     assert main(["check", "--workspace", "--save-export", str(saved), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["checked"] == {"clusters": 2, "gpu_clusters": 1, "jobs": 1, "job_clusters": 2, "gpu_job_clusters": 1,
-                              "instance_pools": 1, "cluster_policies": 1, "serving_endpoints": 0}
+                              "instance_pools": 1, "cluster_policies": 1, "serving_endpoints": 0, "tokens": 0, "unchanged": 0}
     paths = [(path, token) for path, token, _ in workspace.seen]
     assert ("/api/2.1/clusters/list", "p2") in paths  # the second page was asked for
     assert all(auth == "Bearer dapi-test-token" for path, _, auth in workspace.seen if path.startswith("/api/"))
