@@ -237,6 +237,9 @@ class ClusterShape:
     tasks: tuple[Mapping[str, Any], ...] = field(default=())
     #: AI compute: a GPU runtime, a GPU node type, or a ``workload_type`` tag naming a role (see `is_gpu_compute`).
     gpu: bool = True
+    #: The access controls a ``Permissions`` resource of the same plan gives this cluster (each with its principal
+    #: and ``permission_level``); None where the input does not say (a per-resource judgement, a workspace export).
+    access: tuple[Mapping[str, Any], ...] | None = None
 
     @property
     def role_tagged(self) -> bool:

@@ -21,9 +21,18 @@ from dbxtypes.shape import (
 )
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
 from policies import team
+from policies.access import access_links, with_access
 from policies.common import gpu_node, node_cloud
 from policies.config import PolicyConfig, load_policy_config
-from policies.items import CLUSTER_POLICY_EXPORT, item_shapes, job_runs_on, summary, summary_add
+from policies.items import (
+    CLUSTER_POLICY_EXPORT,
+    is_plan_item,
+    item_ids,
+    item_shapes,
+    job_runs_on,
+    summary,
+    summary_add,
+)
 from policies.rule import ResourceView, Rule, View
 from policies.ruleset import resource_rules
 
@@ -122,10 +131,12 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
     neither does this)."""
     enabled = _Enabled(load_policy_config(config))
     resources = plan.resources if isinstance(plan, Plan) else resources_of(plan)
+    links = access_links((res.type, res.inputs) for res in resources)  # a plan states every Permissions it makes
     out: list[Violation] = []
     for res in resources:
+        views = with_access(res.type, (res.id, res.urn), views_of(res.type, res.inputs, "pulumi"), links)
         out.extend(evaluate_resource(res.type, res.inputs, urn=res.urn, name=res.name, source="pulumi",
-                                     enabled=enabled))
+                                     enabled=enabled, views=views))
     return out
 
 
@@ -148,6 +159,9 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
     if used_by is None:
         items = list(items)
         used_by = job_runs_on(items)
+    # a Terraform plan states every Permissions of its configuration; a workspace export holds none: not known
+    links = access_links((i.resource_type, i.props) for i in items) \
+        if isinstance(items, list) and any(is_plan_item(i) for i in items) else None
     enabled = _Enabled(load_policy_config(config))
     counts = summary([])
     out: list[Violation] = []
@@ -167,7 +181,8 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
             # a GPU all-purpose cluster that jobs run on is judged as the batch workload they make it (training),
             # unless its own tags name a role; a CPU one stays generic
             props, name = _as_job_cluster(item.props), f"{name} (runs {used_by[item.props['cluster_id']]})"
-        views = views_of(item.resource_type, props, "api")
+        views = with_access(item.resource_type, (item.name, *item_ids(item)), views_of(item.resource_type, props,
+                                                                                      "api"), links)
         shapes = [v for v in views if isinstance(v, ClusterShape)] if props is item.props else item_shapes(item)
         summary_add(counts, item, shapes)
         out.extend(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",

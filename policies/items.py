@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 #: The resource type of a cluster policy read from an export (``policies/get``).
 CLUSTER_POLICY_EXPORT = "cluster_policy"
+#: How an item of a Terraform plan is named (``terraform:<address>``): a plan states its whole configuration.
+TERRAFORM_URN = "terraform:"
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,16 @@ class ExportItem:
     #: A Terraform plan's resource the plan leaves as it is (``actions: ["no-op"]``): it exists, and is priced with
     #: the rest, but the plan does not create or change it, so a check of the plan does not judge it.
     unchanged: bool = False
+
+
+def is_plan_item(item: ExportItem) -> bool:
+    """An item of a Terraform plan (which states every resource of its configuration, Permissions included)."""
+    return item.urn.startswith(TERRAFORM_URN)
+
+
+def item_ids(item: ExportItem) -> tuple[str, ...]:
+    """The ids an item is known by in its input (``cluster_id``, ``job_id``) when known."""
+    return tuple(str(item.props[k]) for k in ("cluster_id", "job_id") if isinstance(item.props.get(k), (str, int)))
 
 
 def clusters_of(items: Sequence[ExportItem]) -> list[Mapping[str, Any]]:
@@ -69,8 +81,9 @@ def summary_add(counts: dict[str, int], item: ExportItem, shapes: Sequence[Clust
         counts["serving_endpoints"] += 1
     elif item.resource_type in (TOKEN, OBO_TOKEN):
         counts["tokens"] += 1
-    else:
+    elif item.resource_type == CLUSTER_POLICY_EXPORT:
         counts["cluster_policies"] += 1
+    # a Permissions item says who may use the others: nothing of its own to count
 
 
 def summary_text(counts: Mapping[str, int]) -> str:

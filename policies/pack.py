@@ -35,15 +35,18 @@ from pulumi_policy import (
 
 from dbxtypes.clouds import region_problem
 from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import ROLE_OF_SECTION, ROLE_TAG, USAGE_DEFAULTS, WORKLOAD_TAG
+from dbxtypes.vocabulary import PERMISSIONS, ROLE_OF_SECTION, ROLE_TAG, USAGE_DEFAULTS, WORKLOAD_TAG
+from policies.access import access_links, with_access
 from policies.common import node_cloud
 from policies.registry import (
     load_policy_config,
     load_team_rules,
+    messages_for_views,
     resource_rules,
     rule_messages,
     use_team_rules,
     validate_threshold,
+    views_of,
 )
 from policies.rule import Rule
 from policies.rules import stack_budget
@@ -90,14 +93,58 @@ def _config_schema(rule: Rule, defaults: Mapping[str, Any]) -> PolicyConfigSchem
     return PolicyConfigSchema(properties=properties)
 
 
+def _thresholds(rule: Rule, defaults: Mapping[str, Any], given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The rule's thresholds: ``defaults`` overlaid by the config the CLI sent (each value checked)."""
+    thresholds = dict(defaults)
+    for key, value in (given or {}).items():
+        if key in rule.thresholds:
+            thresholds[key] = validate_threshold(rule, key, value, f"policy config of {rule.name}")
+    return thresholds
+
+
+#: The inputs of a Permissions resource that name its target by id.
+PERMISSION_TARGETS = ("clusterId", "jobId")
+
+
+def _plan_resource(resource: Any) -> tuple[str, str, dict[str, Any]]:
+    """A resource of a stack validation as a plan-scoped rule reads it: its URN (its id here), type and known
+    inputs; a Permissions' target id is the URN of the resource it depends on for it (an id unknown in a preview,
+    or the known id of a resource the stack already has: either way the dependency says which)."""
+    inputs = known_props(resource.props)
+    if resource.resource_type == PERMISSIONS:
+        for key in PERMISSION_TARGETS:
+            targets = (resource.property_dependencies or {}).get(key) or []
+            if len(targets) == 1:
+                inputs[key] = targets[0].urn
+    return resource.urn, resource.resource_type, inputs
+
+
+def _plan_policy(rule: Rule, level: str, defaults: Mapping[str, Any]) -> StackValidationPolicy:
+    """A rule of ``scope`` plan as a stack validation: it sees every resource, so each cluster and job is judged
+    with the access controls the stack's Permissions give it (`policies.access`)."""
+    def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        resources = [_plan_resource(r) for r in args.resources]
+        links = access_links((rtype, inputs) for _, rtype, inputs in resources)
+        thresholds = _thresholds(rule, defaults, args.get_config())
+        for urn, rtype, inputs in resources:
+            if rtype not in rule.resource_types:
+                continue
+            views = with_access(rtype, (urn,), views_of(rtype, inputs, "pulumi"), links)
+            for message in messages_for_views(rule, views, thresholds):
+                report_violation(message, urn)
+
+    validate.__name__ = f"validate_{rule.name.replace('-', '_')}"
+    return StackValidationPolicy(
+        name=rule.name, description=rule.description, validate=validate,
+        enforcement_level=EnforcementLevel(level), config_schema=_config_schema(rule, defaults),
+        remediation_steps=rule.remediation)
+
+
 def _make_validate(rule: Rule, defaults: Mapping[str, Any]):
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if args.resource_type not in rule.resource_types:
             return
-        thresholds = dict(defaults)
-        for key, value in (args.get_config() or {}).items():
-            if key in rule.thresholds:
-                thresholds[key] = validate_threshold(rule, key, value, f"policy config of {rule.name}")
+        thresholds = _thresholds(rule, defaults, args.get_config())
         props = known_props(args.props)
         for message in rule_messages(rule, args.resource_type, props, thresholds, source="pulumi"):
             report_violation(message, args.urn)
@@ -216,6 +263,9 @@ def build_policies(config: Any = None) -> list[ResourceValidationPolicy | StackV
     policies: list[ResourceValidationPolicy | StackValidationPolicy] = []
     for rule in resource_rules():
         defaults = cfg.thresholds_for(rule)
+        if rule.scope == "plan":
+            policies.append(_plan_policy(rule, cfg.level(rule), defaults))
+            continue
         policies.append(ResourceValidationPolicy(
             name=rule.name,
             description=rule.description,

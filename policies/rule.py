@@ -22,6 +22,8 @@ class ResourceView:
     props: Mapping[str, Any]
     source: Source = "pulumi"
     label: str = ""
+    #: A job's access controls from a ``Permissions`` resource of the same plan (see ``ClusterShape.access``).
+    access: tuple[Mapping[str, Any], ...] | None = None
 
 
 #: What a rule's ``check`` receives: a cluster definition, an instance pool, or another resource.
@@ -78,6 +80,10 @@ class Rule:
     #: What the rule judges: ``pulumi`` (what the project generates) and ``api`` (documents of a workspace); an
     #: export-only rule says ``("api",)`` and is never called on a plan.
     sources: tuple[Source, ...] = ("pulumi", "api")
+    #: ``resource``: judged from the resource alone. ``plan``: judged with what the rest of the plan says of it (its
+    #: views' ``access``, from the plan's Permissions): the offline evaluators hand it the plan's links, and the
+    #: CrossGuard pack runs it as a stack validation, which sees every resource.
+    scope: Literal["resource", "plan"] = "resource"
 
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):

@@ -22,6 +22,7 @@ from policies.rules import (
     flag_unrecognised_export_fields,
     prefer_auto_zone,
     prefer_interconnect_for_multi_node_training,
+    require_access_control,
     require_api_conformance,
     require_autotermination,
     require_complete_autoscale_bounds,
@@ -31,6 +32,7 @@ from policies.rules import (
     require_pinned_pip_libraries,
     require_registered_model,
     require_runtime_key,
+    require_service_principal_job_owner,
     require_serving_inference_table,
     require_serving_rate_limit,
     require_serving_workload_type_fit,
@@ -76,6 +78,8 @@ ALL_RULES: tuple[Rule, ...] = (
     require_serving_rate_limit.RULE,
     flag_unrecognised_export_fields.RULE,
     tag_autoscaled_gpu_compute.RULE,
+    require_access_control.RULE,
+    require_service_principal_job_owner.RULE,
 )
 #: Rules that judge a stack as a whole (its priced plan), not one resource: the pipeline calls them once per stack
 #: (`stackplan.pipeline.budget_findings`), never per resource; their names, levels and exceptions work as any rule's.

@@ -119,7 +119,12 @@ def audit_export_path(path: str, config: Any, *, places: bool = False, clusters:
     """``--cluster-json PATH`` judged, each file streamed where its shape allows (see the module's docstring)."""
     files = export_files(path)
     try:
-        return _audit_streams([stream_export_file(f) for f in files], config, places=places, clusters=clusters)
+        streams = [stream_export_file(f) for f in files]
+        if any('"resource_changes"' in s.text for s in streams):
+            # a Terraform plan is read whole: it states its Permissions, which the access rules judge each cluster
+            # and job with (a plan is one object, and small beside an export)
+            raise NotStreamable("a Terraform plan")
+        return _audit_streams(streams, config, places=places, clusters=clusters)
     except (NotStreamable, InputError):
         return audit_items(read_export(path), config, places=places, clusters=clusters)
 

@@ -41,11 +41,12 @@ from dbxtypes.vocabulary import (
     JOB,
     MODEL_SERVING_ENDPOINT,
     OBO_TOKEN,
+    PERMISSIONS,
     TOKEN,
     UNKNOWN_VALUE,
 )
 from policies.evaluate import evaluate_export
-from policies.items import CLUSTER_POLICY_EXPORT, ExportItem, clusters_of
+from policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem, clusters_of
 from stackplan_sources.tf_references import config_address, configured_references, resolve
 
 CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_type_id", "driver_node_type_id",
@@ -168,7 +169,8 @@ TERRAFORM_KINDS: Mapping[str, str] = {"databricks_cluster": CLUSTER, "databricks
                                       "databricks_instance_pool": INSTANCE_POOL,
                                       "databricks_cluster_policy": CLUSTER_POLICY_EXPORT,
                                       "databricks_model_serving": MODEL_SERVING_ENDPOINT,
-                                      "databricks_token": TOKEN, "databricks_obo_token": OBO_TOKEN}
+                                      "databricks_token": TOKEN, "databricks_obo_token": OBO_TOKEN,
+                                      "databricks_permissions": PERMISSIONS}
 #: Repeated blocks Terraform spells in the singular, and the API field they are a list of (the provider's docs:
 #: ``library``, ``task``, ``job_cluster``; the Jobs and Clusters APIs: ``libraries``, ``tasks``, ``job_clusters``).
 TERRAFORM_LISTS: Mapping[str, str] = {"library": "libraries", "task": "tasks", "job_cluster": "job_clusters"}
@@ -196,6 +198,7 @@ TERRAFORM_COMPUTED: Mapping[str, frozenset[str]] = {
     MODEL_SERVING_ENDPOINT: frozenset({"serving_endpoint_id", "endpoint_url"}),
     TOKEN: frozenset({"token_value", "token_id", "expiry_time", "creation_time"}),
     OBO_TOKEN: frozenset({"token_value"}),
+    PERMISSIONS: frozenset({"object_type"}),
 }
 
 
@@ -297,12 +300,12 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
             props.setdefault("instance_pool_name", address)
         if kind == CLUSTER_POLICY_EXPORT:
             props.setdefault("name", address)
-        if kind in (MODEL_SERVING_ENDPOINT, TOKEN, OBO_TOKEN):  # judged by their own rules as they are
+        if kind in (MODEL_SERVING_ENDPOINT, TOKEN, OBO_TOKEN, PERMISSIONS):  # judged by their own rules as they are
             props.setdefault("name", address)
-            out.append(ExportItem(kind, props, address, address, f"terraform:{address}", source, unchanged))
+            out.append(ExportItem(kind, props, address, address, f"{TERRAFORM_URN}{address}", source, unchanged))
             continue
         item = _item(kind, props, address, i, source)
-        out.append(ExportItem(item.resource_type, item.props, address, address, f"terraform:{address}", source,
+        out.append(ExportItem(item.resource_type, item.props, address, address, f"{TERRAFORM_URN}{address}", source,
                               unchanged))
     return out
 

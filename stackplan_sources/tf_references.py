@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: Attributes that name another resource by its id.
-TERRAFORM_REFERENCES = ("instance_pool_id", "driver_instance_pool_id", "policy_id")
+#: Attributes that name another resource by its id (a cluster's pools and policy; a ``databricks_permissions``'
+#: target).
+TERRAFORM_REFERENCES = ("instance_pool_id", "driver_instance_pool_id", "policy_id", "cluster_id", "job_id")
 
 _NOT_RESOURCES = ("data.", "local.", "var.", "each.", "count.", "module.", "path.", "terraform.", "self.")
 #: An instance key: ``[0]`` or ``["a"]`` (a quoted key may hold a ``]``).

@@ -126,3 +126,70 @@ def test_the_shipped_stacks_meet_the_new_rules(capsys) -> None:
     found = {v["policy"] for stack in doc["stacks"] for v in stack["violations"]} if "stacks" in doc else \
         {v["policy"] for v in doc["violations"]}
     assert not found & {TOKEN_RULE, BOUNDS_RULE, SUBMIT_RULE, KEY_RULE}
+
+
+ACCESS_RULE = "databricks-resource-require-access-control"
+OWNER_RULE = "databricks-job-require-service-principal-owner"
+
+
+def _configured(address: str, rtype: str, attribute: str, target: str) -> dict[str, Any]:
+    """A resource of the plan's configuration whose ``attribute`` references ``target`` (its id, unknown until
+    apply): how ``terraform show -json`` writes ``cluster_id = databricks_cluster.x.id``."""
+    return {"address": address, "mode": "managed", "type": rtype, "name": address.split(".")[-1],
+            "expressions": {attribute: {"references": [f"{target}.id", target]}}}
+
+
+def test_a_plan_s_permissions_say_who_may_use_its_clusters_and_jobs(capsys, tmp_path: Path) -> None:
+    """Issue 45: a cluster or job with no access control list, or a job owned by a person, passed. The plan's
+    databricks_permissions name their target through the configuration (the id is unknown until apply)."""
+    job = {"name": "nightly", "tags": TAGS, "task": [{"task_key": "main", "spark_jar_task": [
+        {"main_class_name": "com.acme.Main"}], "new_cluster": [
+        {"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge", "num_workers": 2}]}]}
+    changes = [
+        change("databricks_cluster", "shared", cpu_cluster(cluster_name="shared", num_workers=1),
+               {"cluster_id": True}),
+        change("databricks_cluster", "open", cpu_cluster(cluster_name="open", num_workers=1), {"cluster_id": True}),
+        change("databricks_cluster", "mine", cpu_cluster(cluster_name="mine", num_workers=0,
+                                                         single_user_name="ana@acme.com",
+                                                         spark_conf={"spark.databricks.cluster.profile": "singleNode",
+                                                                     "spark.master": "local[*]"},
+                                                         custom_tags={**TAGS, "ResourceClass": "SingleNode"})),
+        change("databricks_job", "nightly", job, {"id": True}),
+        change("databricks_permissions", "shared", {"cluster_id": None, "access_control": [
+            {"group_name": "data-eng", "permission_level": "CAN_ATTACH_TO"}]}, {"cluster_id": True}),
+        change("databricks_permissions", "nightly", {"job_id": None, "access_control": [
+            {"user_name": "ana@acme.com", "permission_level": "IS_OWNER"},
+            {"group_name": "data-eng", "permission_level": "CAN_MANAGE_RUN"}]}, {"job_id": True}),
+    ]
+    configuration = {"root_module": {"resources": [
+        _configured("databricks_permissions.shared", "databricks_permissions", "cluster_id",
+                    "databricks_cluster.shared"),
+        _configured("databricks_permissions.nightly", "databricks_permissions", "job_id", "databricks_job.nightly"),
+    ]}}
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"format_version": "1.2", "terraform_version": "1.9.5", "resource_changes": changes,
+                                "configuration": configuration}))
+    code, doc = check(capsys, "--terraform-plan", str(path))
+    found = policies_of(doc)
+    assert found[ACCESS_RULE] == ["databricks_cluster.open"]  # the shared one is granted, mine is dedicated
+    assert found[OWNER_RULE] == ["databricks_job.nightly"]
+    assert code == 0  # both advisory
+    owner = next(v["message"] for v in doc["violations"] if v["policy"] == OWNER_RULE)
+    assert "is user 'ana@acme.com'" in owner
+
+    # the owner a service principal: no finding; the job's Permissions gone: the job says who may run it no more
+    changes[5]["change"]["after"]["access_control"][0] = {"service_principal_name": "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64",
+                                                          "permission_level": "IS_OWNER"}
+    path.write_text(json.dumps({"format_version": "1.2", "resource_changes": changes, "configuration": configuration}))
+    assert OWNER_RULE not in policies_of(check(capsys, "--terraform-plan", str(path))[1])
+    path.write_text(json.dumps({"format_version": "1.2", "resource_changes": changes[:5],
+                                "configuration": configuration}))
+    assert sorted(policies_of(check(capsys, "--terraform-plan", str(path))[1])[ACCESS_RULE]) == \
+        ["databricks_cluster.open", "databricks_job.nightly"]
+
+
+def test_a_workspace_export_holds_no_permissions_so_access_is_not_judged(capsys, tmp_path: Path) -> None:
+    export = tmp_path / "clusters.json"
+    export.write_text(json.dumps({"clusters": [cpu_cluster(cluster_id="0101-a", num_workers=1)]}))
+    code, doc = check(capsys, "--cluster-json", str(export))
+    assert ACCESS_RULE not in policies_of(doc)

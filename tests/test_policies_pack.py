@@ -51,8 +51,10 @@ def test_one_policy_per_rule_with_metadata() -> None:
     everything = build_policies()
     assert [p.name for p in everything] == [r.name for r in ALL_RULES] + ["databricks-stack-budget"]
     assert isinstance(everything[-1], StackValidationPolicy)
+    for policy, rule in zip(everything, ALL_RULES, strict=False):  # a rule judged with its plan: a stack validation
+        assert isinstance(policy, StackValidationPolicy if rule.scope == "plan" else ResourceValidationPolicy)
     policies = resource_policies()
-    for policy, rule in zip(policies, ALL_RULES, strict=True):
+    for policy, rule in zip(policies, [r for r in ALL_RULES if r.scope == "resource"], strict=True):
         assert isinstance(policy, ResourceValidationPolicy)
         assert policy.description == rule.description
         assert policy.enforcement_level == EnforcementLevel(rule.enforcement)

@@ -111,7 +111,10 @@ def test_evaluate_plan() -> None:
         ],
     }
     plan["cloud"] = "aws"
-    violations = evaluate_plan(plan)
+    every = evaluate_plan(plan)
+    # the plan has no Permissions: neither cluster says who may use it (advisory, judged with the plan)
+    assert {v.urn for v in every if v.policy == "databricks-resource-require-access-control"} == {"urn:a", "urn:b"}
+    violations = [v for v in every if v.policy != "databricks-resource-require-access-control"]
     assert [(v.urn, v.policy) for v in violations] == [("urn:a", BOUNDS), ("urn:b", TAGS)]
     assert set(violations[0].to_json()) == {"policy", "enforcement", "urn", "resource_name", "message"}
     assert violations[1].resource_name == "b"

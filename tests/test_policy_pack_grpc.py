@@ -91,7 +91,7 @@ PLAN = {
         _resource("cluster", "databricks:index/cluster:Cluster", "dev-inference", GOOD_INFERENCE),
         _resource("cluster", "databricks:index/cluster:Cluster", "dev-bad", BAD_INFERENCE),
         _resource("cluster", "databricks:index/cluster:Cluster", "dev-notebook", NOTEBOOK),
-        _resource("job", "databricks:index/job:Job", "dev-train", JOB),
+        {**_resource("job", "databricks:index/job:Job", "dev-train", JOB), "id": "dev-train-id"},
         _resource("grants", "databricks:index/grants:Grants", "dev-grants", GRANTS),
         _resource("pool", "databricks:index/instancePool:InstancePool", "dev-pool", POOL),
         # a production endpoint on a type too small for its model, scaling to zero, with no inference table,
@@ -106,6 +106,9 @@ PLAN = {
                      {"key": "dbx_stack", "value": "prod"}, {"key": "gpu_memory_need_gb", "value": "16.8"}]}),
         _resource("token", "databricks:index/token:Token", "dev-token", {"comment": "ci"}),  # never expires
         _resource("notebook", "databricks:index/notebook:Notebook", "dev-nb", {"path": "/Shared/x", "source": "x.py"}),
+        # the job is owned by a person (judged with the plan: the owner rule reads the job's Permissions)
+        _resource("permissions", "databricks:index/permissions:Permissions", "dev-train-perm", {
+            "jobId": "dev-train-id", "accessControls": [{"userName": "ana@acme.com", "permissionLevel": "IS_OWNER"}]}),
     ],
 }
 
@@ -148,20 +151,37 @@ def _level(value: int) -> str:
     return analyzer_pb2.EnforcementLevel.Name(value).lower()
 
 
+def _property_dependencies(res: dict, plan: dict) -> dict:
+    """What the Pulumi engine sends with a resource: for a Permissions, the resource its target id comes from (here
+    found by the id the offline engine recorded)."""
+    by_id = {r.get("id"): r["urn"] for r in plan["resources"] if r.get("id")}
+    return {key: analyzer_pb2.AnalyzerPropertyDependencies(urns=[by_id[res["inputs"][key]]])
+            for key in ("clusterId", "jobId") if res["inputs"].get(key) in by_id}
+
+
 def analyze_plan(analyzer, plan: dict) -> list[tuple[str, str, str, str]]:
+    """The pack's verdict on a plan as the CLI asks for it: each resource (Analyze), then the stack (AnalyzeStack:
+    the rules judged with their plan, and the budget); sorted, as the offline verdict is compared sorted."""
     out = []
     for res in plan["resources"]:
         request = analyzer_pb2.AnalyzeRequest(type=res["type"], urn=res["urn"], name=res["name"],
                                               properties=ParseDict(res["inputs"], Struct()))
         for d in analyzer.Analyze(request).diagnostics:
             out.append((d.policyName, d.urn, _level(d.enforcementLevel), d.message))
-    return out
+    stack = analyzer_pb2.AnalyzeStackRequest(resources=[
+        analyzer_pb2.AnalyzerResource(type=r["type"], urn=r["urn"], name=r["name"],
+                                      properties=ParseDict(r["inputs"], Struct()),
+                                      propertyDependencies=_property_dependencies(r, plan))
+        for r in plan["resources"]])
+    for d in analyzer.AnalyzeStack(stack).diagnostics:
+        out.append((d.policyName, d.urn, _level(d.enforcementLevel), d.message))
+    return sorted(out)
 
 
 def expected_diagnostics(plan: dict, config: dict | None = None) -> list[tuple[str, str, str, str]]:
     # The SDK prefixes each reported message with the policy description and a newline.
-    return [(v.policy, v.urn, v.enforcement, f"{RULES_BY_NAME[v.policy].description}\n{v.message}")
-            for v in evaluate_plan(plan, config)]
+    return sorted((v.policy, v.urn, v.enforcement, f"{RULES_BY_NAME[v.policy].description}\n{v.message}")
+                  for v in evaluate_plan(plan, config))
 
 
 def test_analyzer_info_lists_all_rules(stub) -> None:
@@ -184,16 +204,24 @@ def test_analyze_matches_evaluate_plan(stub) -> None:
     policies = {p for p, *_ in got}
     # the plan exercises every rule that judges what the project generates
     assert policies == {rule.name for rule in ALL_RULES if "pulumi" in rule.sources}  # the pack judges resources
-    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][1:8]}
+    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][0:8]}
+    # the good cluster meets every rule but the one judged with the plan (no Permissions names it)
+    assert {p for p, u, *_ in got if u == PLAN["resources"][0]["urn"]} == {"databricks-resource-require-access-control"}
     assert all("hf_plaintext_value" not in m for *_, m in got)
 
 
-def test_analyze_stack_reports_nothing(stub) -> None:
-    request = analyzer_pb2.AnalyzeStackRequest(resources=[
-        analyzer_pb2.AnalyzerResource(type=r["type"], urn=r["urn"], name=r["name"],
-                                      properties=ParseDict(r["inputs"], Struct()))
-        for r in PLAN["resources"]])
-    assert list(stub.AnalyzeStack(request).diagnostics) == []
+def test_analyze_stack_judges_access_with_the_whole_stack(stub) -> None:
+    """The stack validation sees the Permissions: a cluster one names gets no access finding; without it, it does."""
+    access = "databricks-resource-require-access-control"
+    granted = copy.deepcopy(PLAN)
+    bad = granted["resources"][1]
+    bad["id"] = "dev-bad-id"
+    granted["resources"].append(_resource("permissions", "databricks:index/permissions:Permissions", "dev-bad-perm", {
+        "clusterId": "dev-bad-id", "accessControls": [{"groupName": "ml", "permissionLevel": "CAN_ATTACH_TO"}]}))
+    flagged = {u for p, u, *_ in analyze_plan(stub, PLAN) if p == access}
+    assert bad["urn"] in flagged
+    assert {u for p, u, *_ in analyze_plan(stub, granted) if p == access} == flagged - {bad["urn"]}
+    assert analyze_plan(stub, granted) == expected_diagnostics(granted)
 
 
 def test_configure_changes_levels_and_thresholds(stub) -> None:
