@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from dbxtypes.pip import is_pinned_pip, pip_name
+from dbxtypes.vocabulary import UNKNOWN_VALUE
 from gpucatalog import Catalog, load_catalog
 
 __all__ = ["catalog", "is_pinned_pip", "looks_like_secret", "node_cloud", "pip_name"]
@@ -95,9 +96,10 @@ def looks_like_secret(key: Any, value: Any) -> str | None:
     A secret-looking key with a literal value is one, unless the value is a ``{{secrets/scope/key}}`` reference, a
     boolean or 0/1 switch, or an absolute path (``/Volumes/.../token.json`` points to a file, it is not the secret).
     A value that looks like a Databricks PAT, an AWS access key id or a PEM private key is one whatever its key.
-    The reason never contains the value.
+    The reason never contains the value. A value known only after apply (a plan's, or a template of Terraform code
+    with a part this reader does not know: ``"{{secrets/${var.scope}/${data.x.name}}}"``) is not judged.
     """
-    if value is None or is_secret_reference(value):
+    if value is None or value == UNKNOWN_VALUE or is_secret_reference(value):
         return None
     kind = looks_like_secret_value(value)
     if kind:

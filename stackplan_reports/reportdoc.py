@@ -82,7 +82,8 @@ class AuditReport:
 
     def findings(self) -> Findings:
         audit = self.audit
-        return Findings([Located(v, audit.files.get(v.urn, self.source), element=audit.labels.get(v.urn))
+        return Findings([Located(v, audit.files.get(v.urn, self.source), audit.lines.get(v.urn),
+                                 element=audit.labels.get(v.urn))
                          for v in audit.violations], [], f"stackplan check {self.source}", [self.source])
 
 

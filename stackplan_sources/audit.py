@@ -43,6 +43,8 @@ class ExportAudit:
     clusters: list[Mapping[str, Any]] = field(default_factory=list)
     #: every item's name as findings show it (what ``--exceptions`` may name).
     names: set[str] = field(default_factory=set)
+    #: urn -> the line of the item in its file, where the input has lines (Terraform code as written).
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 def export_files(path: str) -> list[Path]:

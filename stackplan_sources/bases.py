@@ -9,6 +9,7 @@ from dbxtypes.clouds import checked_region
 from dbxtypes.plan import Plan
 from stackplan.costing import price_plan, read_plan_file
 from stackplan.pipeline import build_plan
+from stackplan_sources.hcl import is_terraform_code
 from stackplan_sources.terraform import is_terraform_plan_file, priced_terraform_plan
 
 
@@ -17,6 +18,8 @@ def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str |
     """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file. A Terraform
     plan without Databricks compute takes ``cloud`` (the head's). ``region`` (``--region``) prices a Terraform plan,
     a stack, or a saved plan that carries no costs, at that region."""
+    if is_terraform_code(base):  # `cost --terraform NEW --against OLD`: Terraform code as written
+        return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud, region=region)
     if base.endswith(".json"):
         if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`
             return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud,

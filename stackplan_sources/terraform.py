@@ -9,7 +9,8 @@ states none); ``--prices`` overrides prices as for a stack.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from policies.items import ExportItem
 from stackplan.costing import price_plan
 from stackplan_sources.audit import audit_items
 from stackplan_sources.exports import is_terraform_plan, require_terraform_plan, terraform_items
+from stackplan_sources.hcl import is_terraform_code, terraform_module_items
 
 #: The id attribute each priced kind is known by (what a cluster's ``instance_pool_id`` names).
 _ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name"}
@@ -75,10 +77,16 @@ def _node_clouds(props: Any, catalog: Catalog) -> set[str | None]:
 
 
 def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
-                          region: str | None = None) -> Plan:
+                          region: str | None = None, var_files: Sequence[str] = ()) -> Plan:
     """The plan priced (``--prices`` as for a stack; ``region``: ``--region``, the workspace's region), with the
-    findings ``check --terraform-plan`` gives it."""
-    items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
+    findings ``check --terraform-plan`` gives it. ``path`` may be Terraform code as written (a ``.tf`` file or a
+    module directory, ``--terraform``; ``var_files``: its ``--var-file``s): read as the plan Terraform would make."""
+    if is_terraform_code(path):
+        items, _, notes = terraform_module_items(path, var_files)
+        for note in notes:
+            print(f"note: {path}: {note}", file=sys.stderr)
+    else:
+        items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
     plan = terraform_plan(path, items, cloud)
     plan.region = checked_region(region, plan.cloud)
     plan.cost = price_plan(plan, None, prices)

@@ -110,7 +110,9 @@ def test_what_is_not_a_plan_is_exit_2_naming_what_it_expected(capsys, tmp_path: 
 
 def test_one_source_of_clusters(capsys) -> None:
     assert main(["check", "--terraform-plan", str(GOOD), "--cluster-json", str(GOOD)]) == 2
-    assert "each a source of clusters" in capsys.readouterr().err
+    assert "--terraform-plan and --cluster-json are two sources of clusters" in capsys.readouterr().err
+    assert main(["check", "--terraform", str(GOOD.parent), "--terraform-plan", str(GOOD), "--workspace"]) == 2
+    assert "are several sources of clusters" in capsys.readouterr().err
 
 
 def cost(capsys, *argv: str) -> tuple[int, dict[str, Any]]:

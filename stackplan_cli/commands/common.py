@@ -18,8 +18,8 @@ from stackplan_reports import baseline
 from stackspec import available_stacks, stack_file_for
 
 #: The arguments that name files a run reads (``--out`` may not be one of them).
-INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "terraform_plan", "cluster_policy", "policy_config",
-              "usage", "baseline", "exceptions")
+INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "terraform_plan", "terraform", "var_file",
+              "cluster_policy", "policy_config", "usage", "baseline", "exceptions")
 
 
 def policy_config(args: argparse.Namespace) -> Any:

@@ -16,6 +16,7 @@ from stackplan_cli.commands import common
 from stackplan_reports import formats
 from stackplan_reports.reportdoc import StacksReport
 from stackplan_sources.bases import base_plan
+from stackplan_sources.hcl import is_terraform_code
 from stackplan_sources.terraform import priced_terraform_plan
 
 
@@ -70,8 +71,8 @@ def _base_for(stack: str, args: argparse.Namespace) -> str | None:
 def _same_stack(base: Any, head: Any, where: str, args: argparse.Namespace) -> None:
     """A base found in a directory by the stack's name (``DIR/STACK.json``) is that stack's: one of another stack or
     cloud is refused (exit 2), never compared as if it were the same stack's."""
-    if not Path(args.against).is_dir():
-        return  # a base named on its own (``--against dev``) may be any stack: the diff says which
+    if not Path(args.against).is_dir() or is_terraform_code(args.against):
+        return  # a base named on its own (``--against dev``, a Terraform module) may be any stack: the diff says which
     if base.stack != head.stack or base.cloud != head.cloud:
         raise InputError.single(where, "stack", f"holds the plan of stack {base.stack} ({base.cloud}), not of "
                                 f"{head.stack} ({head.cloud}), which a directory of base plans pairs it with by its "
@@ -81,18 +82,18 @@ def _same_stack(base: Any, head: Any, where: str, args: argparse.Namespace) -> N
 
 def cmd_cost(args: argparse.Namespace) -> int:
     config = common.policy_config(args)
+    terraform = getattr(args, "terraform_plan", None) or getattr(args, "terraform", None)
 
     def work(stack: str) -> StackRun:
-        if getattr(args, "terraform_plan", None):  # a Terraform plan, priced like a stack
-
+        if terraform:  # a Terraform plan, or Terraform code as written, priced like a stack
             plan = priced_terraform_plan(stack, policy_config=config, prices=args.prices,
-                                         region=getattr(args, "region", None))
+                                         region=getattr(args, "region", None), var_files=args.var_file)
             run = StackRun(plan.stack, stack, plan=plan)
             run.base = args.against
         else:
             run = common.plan_run(stack, args, config, cost=True)
         assert run.plan is not None
-        if not getattr(args, "terraform_plan", None):
+        if not terraform:
             run.base = _base_for(run.plan.stack, args)
         if run.base is not None:
             base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud,
@@ -106,7 +107,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
             else EXIT_OK
         return run
 
-    sources = [args.terraform_plan] if getattr(args, "terraform_plan", None) else common.stacks(args)
+    sources = [terraform] if terraform else common.stacks(args)
     runs = run_each(sources, work, what="cost", keep_errors=common.several(args))
     report = StacksReport("cost", runs, common.several(args), config, against=args.against)
     common.emit(args, formats.render(common.fmt(args), report))

@@ -64,9 +64,16 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
                    help="a Terraform plan's JSON (terraform show -json PLANFILE): its databricks_cluster, _job, "
                         "_instance_pool, _cluster_policy and _model_serving changes, checked like an export, named by "
                         "address")
+    p.add_argument("--terraform", metavar="PATH",
+                   help="Terraform code as written: a .tf file or a module directory (variables, tfvars, locals, "
+                        "count/for_each, local modules), read as the plan Terraform would make: no plan, provider or "
+                        "credentials needed")
+    p.add_argument("--var-file", metavar="FILE", action="append", default=[],
+                   help="with --terraform: a .tfvars file, after terraform.tfvars and *.auto.tfvars (repeatable)")
     p.add_argument("--exceptions", metavar="FILE",
-                   help="with --terraform-plan, --cluster-json or --workspace: accepted findings (YAML or JSON, the "
-                        "stack's exceptions shape: rule, resource as the report names it, reason, expires)")
+                   help="with --terraform, --terraform-plan, --cluster-json or --workspace: accepted findings (YAML "
+                        "or JSON, the stack's exceptions shape: rule, resource as the report names it, reason, "
+                        "expires)")
     p.add_argument("--cluster-policy", metavar="POLICY.json",
                    help="with --cluster-json: also evaluate a cluster policy definition")
     common(p)
@@ -78,22 +85,31 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
 def _check_problem(args: argparse.Namespace) -> str | None:
     """check's one source of clusters (a Terraform plan is read like an export: it becomes ``cluster_json``), drift's
     one stack, the options that go with a live read or an export, and a format for the report it makes."""
+    given = [flag for flag, value in (("--terraform", args.terraform), ("--terraform-plan", args.terraform_plan),
+                                      ("--cluster-json", args.cluster_json), ("--workspace", args.workspace)) if value]
+    if len(given) > 1:
+        return (f"{' and '.join(given)} are {'two' if len(given) == 2 else 'several'} sources of clusters. Fix: pass "
+                "one of them.")
+    if args.var_file and not args.terraform:
+        return "--var-file goes with --terraform. Fix: add --terraform PATH."
     if args.terraform_plan:
-        if args.cluster_json or args.workspace:
-            return ("--terraform-plan, --cluster-json and --workspace are each a source of clusters. Fix: pass one of "
-                    "them.")
         args.cluster_json = args.terraform_plan  # a plan is read like an export (stackplan_sources.exports)
     stacks = bool(args.stack or args.all)
+    if args.terraform and stacks:
+        return "--terraform is checked on its own, not against a stack. Fix: drop --stack/--all, or --terraform."
+    if args.terraform:
+        args.cluster_json = None
     if args.cluster_json and args.workspace:
         return "--cluster-json and --workspace are two sources of clusters. Fix: pass one of them."
     if stacks and (args.cluster_json or args.workspace) and (args.all or len(set(args.stack)) > 1):
         return ("drift compares one stack with a workspace. Fix: pass one --stack with --workspace or "
                 "--cluster-json.")
-    if not stacks and not args.cluster_json and not args.workspace:
-        return "nothing to check. Fix: pass --stack NAME, --all, --cluster-json FILE or --workspace."
+    if not stacks and not args.cluster_json and not args.workspace and not args.terraform:
+        return ("nothing to check. Fix: pass --stack NAME, --all, --terraform PATH, --cluster-json FILE or "
+                "--workspace.")
     if (args.profile or args.save_export) and not args.workspace:
         return "--profile and --save-export go with --workspace. Fix: add --workspace."
-    kind = ("drift" if stacks else "audit") if (args.cluster_json or args.workspace) else "check"
+    kind = ("drift" if stacks else "audit") if (args.cluster_json or args.workspace or args.terraform) else "check"
     fmt = "json" if args.json else args.format
     if not formats.accepts(fmt, kind):
         return (f"--format {fmt} is for {', '.join(formats.kinds_of(fmt))} reports, not "
@@ -116,7 +132,7 @@ def _check(args: argparse.Namespace) -> int:
     """Stacks, a workspace (export or live read), or the drift between a stack and a workspace."""
     if args.stack and (args.cluster_json or args.workspace):
         return lazy("stackplan_cli.commands.workspace", "cmd_drift")(args)
-    if args.cluster_json or args.workspace:
+    if args.cluster_json or args.workspace or getattr(args, "terraform", None):
         return lazy("stackplan_cli.commands.workspace", "cmd_audit")(args)
     return lazy("stackplan_cli.commands.stacks", "cmd_check")(args)
 
@@ -139,6 +155,11 @@ def _cost_arguments(p: argparse.ArgumentParser) -> None:
     sources.add_argument("--terraform-plan", metavar="FILE",
                          help="price a Terraform plan's JSON (terraform show -json PLANFILE) instead of a stack; "
                               "--against another plan's JSON diffs the two")
+    sources.add_argument("--terraform", metavar="PATH",
+                         help="price Terraform code as written (a .tf file or a module directory) instead of a "
+                              "stack; --against another one (or a plan's JSON) diffs the two")
+    p.add_argument("--var-file", metavar="FILE", action="append", default=[],
+                   help="with --terraform: a .tfvars file, after terraform.tfvars and *.auto.tfvars (repeatable)")
     p.add_argument("--against", metavar="BASE",
                    help="a stack name, a stack file, a plan JSON saved earlier, or a directory of base plans "
                         "(STACK.json each; a stack with none there is new)")

@@ -24,6 +24,7 @@ from stackplan_reports.reportdoc import AuditReport, DriftReport
 from stackplan_sources.audit import audit_export_path, audit_items, read_export
 from stackplan_sources.drift import drift
 from stackplan_sources.exports import export_items, require_terraform_plan
+from stackplan_sources.hcl import terraform_module_items
 from stackplan_sources.workspace import read_workspace, save_export
 from stackspec.load import load_exceptions_file
 
@@ -76,6 +77,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.workspace:
         source, items = read_live(args)
         audit = audit_items(items, config, **wanted)
+    elif getattr(args, "terraform", None):  # Terraform code as written, read as the plan Terraform would make
+        source = args.terraform
+        items, lines, notes = terraform_module_items(args.terraform, args.var_file)
+        for note in notes:
+            print(f"note: {source}: {note}", file=sys.stderr)
+        audit = audit_items(items, config, **wanted)
+        for item in items:  # located by file and line: the address needs no label beside it
+            if item.name in lines:
+                audit.files[item.urn], audit.lines[item.urn] = lines[item.name]
+                audit.labels.pop(item.urn, None)
     else:
         source, audit = args.cluster_json, audit_export_path(args.cluster_json, config, **wanted)
     if getattr(args, "exceptions", None):  # accepted findings, the stack's exceptions shape, named as reported

@@ -1,0 +1,469 @@
+"""Terraform code as written (``check --terraform PATH``, ``cost --terraform PATH``): a ``.tf`` file or a module
+directory read with python-hcl2, and made into the plan ``terraform plan`` would show of it, so that the one plan
+reader (`stackplan_sources.exports.terraform_items`) judges and prices it.
+
+What is evaluated, as Terraform evaluates it: variables (their defaults, then ``terraform.tfvars``, then
+``*.auto.tfvars`` in name order, then each ``--var-file`` in order), locals, references to them, ``each.key`` /
+``each.value`` / ``count.index``, string templates, a conditional and ``==``/``!=`` on known values, the functions
+``merge``, ``concat``, ``lookup``, ``coalesce``, ``length``, ``lower``, ``upper``, ``tostring``, ``tonumber``;
+``count`` and ``for_each`` instances, addressed as Terraform addresses them (``module.serving["chat"]
+.databricks_cluster.this[0]``); local module calls (``source = "./..."``) with their inputs. A resource's ``.id``
+referenced by another (a cluster's ``instance_pool_id``, a permission's ``cluster_id``) is that resource's address,
+as the plan reader gives an id known only after apply.
+
+What is not, and stays unknown (``after_unknown``), never guessed and never an error: a data source's attributes (a
+``databricks_spark_version``'s ``id``, read at apply), a module's outputs, any other attribute of a resource, a
+variable with no value, an undeclared reference, a function this reader does not evaluate. A resource whose
+``count`` or ``for_each`` is unknown, a remote module and a module directory that does not exist are skipped, each
+with a note. Only a file that is not HCL is invalid input.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbxtypes.errors import InputError
+from stackplan_sources.exports import terraform_items
+
+#: A value this reader does not know (Terraform's "known after apply", or something it does not evaluate).
+UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "<unknown>"})()
+#: Where a resource block is written: ``(file, line)`` by its configuration address.
+Locations = dict[str, tuple[str, int]]
+
+_BLOCK_HEADER = re.compile(r'^[ \t]*(resource|data|module)[ \t]+"([^"]+)"(?:[ \t]+"([^"]+)")?', re.M)
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+_TRAVERSAL = re.compile(r'^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[[^\[\]]*\])*$')
+
+
+@dataclass
+class Module:
+    """One module directory: its blocks, merged over its ``.tf`` files, and where each block is written."""
+
+    directory: Path
+    variables: dict[str, Any] = field(default_factory=dict)
+    locals: dict[str, Any] = field(default_factory=dict)
+    resources: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    data: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    lines: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+def parse_file(path: Path) -> dict[str, Any]:
+    """One HCL file as python-hcl2 reads it; `InputError` naming the file and the line for one that is not HCL."""
+    import hcl2  # noqa: PLC0415 - only the Terraform reader needs the HCL parser
+    from hcl2.utils import SerializationOptions  # noqa: PLC0415
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.single(str(path), "", f"cannot be read: {exc}.", "pass a readable .tf file.") from None
+    try:
+        return hcl2.load(io.StringIO(text), serialization_options=SerializationOptions(
+            with_comments=False, strip_string_quotes=True))
+    except Exception as exc:  # noqa: BLE001 - lark raises many kinds; each means the file is not HCL
+        line = getattr(exc, "line", None)
+        where = f" (line {line})" if isinstance(line, int) and line > 0 else ""
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError.single(str(path), "", f"is not HCL{where}: {first[:160]}",
+                                "pass Terraform code (.tf) that terraform validate accepts.") from None
+
+
+def _blocks(value: Any) -> Iterator[dict[str, Any]]:
+    for block in value if isinstance(value, list) else [value]:
+        if isinstance(block, dict):
+            yield block
+
+
+def read_module(directory: Path, files: Sequence[Path] | None = None) -> Module:
+    """The blocks of a module: every ``*.tf`` in ``directory`` (or just ``files``), in name order."""
+    module = Module(directory)
+    for path in files if files is not None else sorted(directory.glob("*.tf")):
+        doc = parse_file(path)
+        text = path.read_text(encoding="utf-8")
+        for match in _BLOCK_HEADER.finditer(text):
+            kind, first, second = match.groups()
+            address = {"resource": f"{first}.{second}", "data": f"data.{first}.{second}",
+                       "module": f"module.{first}"}[kind]
+            module.lines.setdefault(address, (str(path), text.count("\n", 0, match.start()) + 1))
+        for block in _blocks(doc.get("variable")):
+            for name, body in block.items():
+                if isinstance(body, dict):
+                    module.variables[name] = body.get("default", UNKNOWN)
+        for block in _blocks(doc.get("locals")):
+            module.locals.update({k: v for k, v in block.items() if not k.startswith("__")})
+        for kind, into in (("resource", module.resources), ("data", module.data)):
+            for block in _blocks(doc.get(kind)):
+                for rtype, named in block.items():
+                    for name, body in (named.items() if isinstance(named, dict) else ()):
+                        if isinstance(body, dict):
+                            into.append((rtype, name, body))
+        for block in _blocks(doc.get("module")):
+            for name, body in block.items():
+                if isinstance(body, dict):
+                    module.calls.append((name, body))
+    return module
+
+
+def read_tfvars(path: Path) -> dict[str, Any]:
+    """A ``.tfvars`` file's values."""
+    return {k: v for k, v in parse_file(path).items() if not k.startswith("__")}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Expressions
+# --------------------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Scope:
+    """What an expression of one module instance may name."""
+
+    prefix: str  # the module instance's address prefix: "" or 'module.serving["chat"].'
+    variables: Mapping[str, Any]
+    locals_raw: Mapping[str, Any]
+    notes: list[str]
+    each: tuple[Any, Any] | None = None
+    count: int | None = None
+    _locals: dict[str, Any] = field(default_factory=dict)
+
+    def local(self, name: str) -> Any:
+        if name not in self._locals:
+            self._locals[name] = UNKNOWN  # a local that names itself stays unknown
+            self._locals[name] = value(self.locals_raw[name], self) if name in self.locals_raw else UNKNOWN
+        return self._locals[name]
+
+
+def _split_top(text: str, separators: str) -> list[str]:
+    """``text`` split at the separators that are outside brackets and strings."""
+    parts, depth, quote, start, i = [], 0, False, 0, 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quote = False
+        elif c == '"':
+            quote = True
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and c in separators:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def _interpolations(text: str) -> list[tuple[int, int]]:
+    """The ``${...}`` spans of a template, outermost, as (start, end) with ``end`` after the closing brace."""
+    spans, i = [], 0
+    while (start := text.find("${", i)) >= 0:
+        if start > 0 and text[start - 1] == "$":  # $${ is a literal ${
+            i = start + 2
+            continue
+        depth, j, quote = 0, start + 1, False
+        while j < len(text):
+            c = text[j]
+            if quote:
+                quote = not (c == '"' and text[j - 1] != "\\")
+            elif c == '"':
+                quote = True
+            elif c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        spans.append((start, j + 1))
+        i = j + 1
+    return spans
+
+
+def value(raw: Any, scope: Scope) -> Any:
+    """A value as python-hcl2 gives it (literals, lists, dicts, strings holding ``${...}``), evaluated."""
+    if isinstance(raw, str):
+        return _string(raw, scope)
+    if isinstance(raw, list):
+        return [value(v, scope) for v in raw]
+    if isinstance(raw, dict):
+        return {k: value(v, scope) for k, v in raw.items() if not k.startswith("__")}
+    return raw
+
+
+def _string(text: str, scope: Scope) -> Any:
+    spans = _interpolations(text)
+    if len(spans) == 1 and spans[0] == (0, len(text)):
+        return expression(text[2:-1], scope)
+    out, last = [], 0
+    for start, end in spans:
+        got = expression(text[start + 2:end - 1], scope)
+        if got is UNKNOWN or isinstance(got, (dict, list)):
+            return UNKNOWN
+        out.append(text[last:start] + ("true" if got is True else "false" if got is False else str(got)))
+        last = end
+    return "".join(out) + text[last:]
+
+
+_FUNCTIONS: dict[str, Callable[[list[Any]], Any]] = {
+    "merge": lambda a: {k: v for m in a for k, v in m.items()} if all(isinstance(m, dict) for m in a) else UNKNOWN,
+    "concat": lambda a: [v for m in a for v in m] if all(isinstance(m, list) for m in a) else UNKNOWN,
+    "lookup": lambda a: (a[0].get(a[1], a[2] if len(a) > 2 else UNKNOWN) if isinstance(a[0], dict) else UNKNOWN),
+    "coalesce": lambda a: next((v for v in a if v not in (None, "")), UNKNOWN),
+    "length": lambda a: len(a[0]) if isinstance(a[0], (list, dict, str)) else UNKNOWN,
+    "lower": lambda a: a[0].lower() if isinstance(a[0], str) else UNKNOWN,
+    "upper": lambda a: a[0].upper() if isinstance(a[0], str) else UNKNOWN,
+    "tostring": lambda a: str(a[0]) if isinstance(a[0], (str, int, float)) else UNKNOWN,
+    "tonumber": lambda a: float(a[0]) if isinstance(a[0], str) and _NUMBER.match(a[0]) else a[0],
+}
+
+
+def expression(text: str, scope: Scope) -> Any:
+    """One HCL expression (the inside of ``${...}``), evaluated where it is known; else `UNKNOWN`."""
+    text = text.strip()
+    if not text:
+        return UNKNOWN
+    if text.startswith("(") and text.endswith(")") and len(_split_top(text[1:-1], "")) == 1 \
+            and _balanced(text[1:-1]):
+        return expression(text[1:-1], scope)
+    question = _split_top(text, "?")
+    if len(question) == 2:
+        branches = _split_top(question[1], ":")
+        if len(branches) == 2:
+            condition = expression(question[0], scope)
+            if condition is UNKNOWN:
+                return UNKNOWN
+            return expression(branches[0] if condition else branches[1], scope)
+    for operator in ("==", "!="):
+        parts = text.split(f" {operator} ")
+        if len(parts) == 2:
+            left, right = expression(parts[0], scope), expression(parts[1], scope)
+            if left is UNKNOWN or right is UNKNOWN:
+                return UNKNOWN
+            return (left == right) is (operator == "==")
+    return _operand(text, scope)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for part in _split_top(text, ""):
+        for c in part:
+            depth += (c in "([{") - (c in ")]}")
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _operand(text: str, scope: Scope) -> Any:
+    if text in ("true", "false"):
+        return text == "true"
+    if text == "null":
+        return None
+    if _NUMBER.match(text):
+        return float(text) if "." in text else int(text)
+    if text.startswith('"') and text.endswith('"'):
+        return _string(text[1:-1].replace('\\"', '"'), scope)
+    call = re.match(r"^([a-z_][a-z0-9_]*)\((.*)\)$", text, re.S)
+    if call:
+        function = _FUNCTIONS.get(call.group(1))
+        if function is None:
+            scope.notes.append(f"function {call.group(1)}() is not evaluated here: its value is unknown")
+            return UNKNOWN
+        args = [expression(a, scope) for a in _split_top(call.group(2), ",") if a.strip()]
+        if not args or any(a is UNKNOWN for a in args):
+            return UNKNOWN
+        try:
+            return function(args)
+        except (IndexError, TypeError, ValueError):
+            return UNKNOWN
+    if text[0] in "{[":
+        return _literal(text, scope)
+    if _TRAVERSAL.match(text):
+        return _reference(text, scope)
+    return UNKNOWN
+
+
+def _literal(text: str, scope: Scope) -> Any:
+    """An object or tuple literal, read by the HCL parser as the value of an attribute."""
+    import hcl2  # noqa: PLC0415 - only the Terraform reader needs the HCL parser
+    from hcl2.utils import SerializationOptions  # noqa: PLC0415
+
+    try:
+        parsed = hcl2.loads(f"v = {text}\n", serialization_options=SerializationOptions(
+            with_comments=False, strip_string_quotes=True))
+    except Exception:  # noqa: BLE001 - an expression the parser does not take: unknown, never an error
+        return UNKNOWN
+    return value(parsed.get("v", UNKNOWN), scope)
+
+
+def _steps(text: str) -> list[str | int]:
+    """``a.b["k"][0]`` -> ``["a", "b", "k", 0]``."""
+    out: list[str | int] = []
+    for name, index in re.findall(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\[\]]*)\]', text):
+        if name:
+            out.append(name)
+        else:
+            index = index.strip()
+            out.append(int(index) if index.isdigit() else index.strip('"'))
+    return out
+
+
+def _walk(found: Any, steps: Sequence[str | int]) -> Any:
+    for step in steps:
+        if isinstance(found, dict) and step in found:
+            found = found[step]
+        elif isinstance(found, list) and isinstance(step, int) and step < len(found):
+            found = found[step]
+        else:
+            return UNKNOWN
+    return found
+
+
+def _reference(text: str, scope: Scope) -> Any:
+    steps = _steps(text)
+    root = steps[0]
+    if root == "var" and len(steps) > 1:
+        if str(steps[1]) not in scope.variables:
+            scope.notes.append(f"{scope.prefix}var.{steps[1]} is not declared: its value is unknown")
+        return _walk(scope.variables.get(str(steps[1]), UNKNOWN), steps[2:])
+    if root == "local" and len(steps) > 1:
+        return _walk(scope.local(str(steps[1])), steps[2:])
+    if root == "each" and scope.each is not None and len(steps) > 1:
+        return _walk(scope.each[0] if steps[1] == "key" else scope.each[1], steps[2:]) \
+            if steps[1] in ("key", "value") else UNKNOWN
+    if root == "count" and steps[1:] == ["index"]:
+        return scope.count if scope.count is not None else UNKNOWN
+    if root in ("data", "module", "path", "terraform", "self"):
+        return UNKNOWN
+    # a resource: its ``.id`` is its address (an id known after apply, as the plan reader names it)
+    if len(steps) >= 3 and isinstance(steps[1], str) and steps[-1] == "id":
+        key = steps[2] if len(steps) == 4 else None
+        suffix = "" if key is None else f"[{key}]" if isinstance(key, int) else f'["{key}"]'
+        return f"{scope.prefix}{root}.{steps[1]}{suffix}"
+    return UNKNOWN
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# A module tree as a plan
+# --------------------------------------------------------------------------------------------------------------------
+
+def _instances(body: Mapping[str, Any], scope: Scope, what: str) -> list[tuple[str, Scope]] | None:
+    """The instances of a block with ``count`` or ``for_each`` (address suffix and scope each); None when unknown."""
+    if "count" in body:
+        count = value(body["count"], scope)
+        if not isinstance(count, int) or isinstance(count, bool):
+            scope.notes.append(f"{what}: count is not known here, so it is skipped")
+            return None
+        return [(f"[{i}]", Scope(scope.prefix, scope.variables, scope.locals_raw, scope.notes, count=i))
+                for i in range(count)]
+    if "for_each" in body:
+        each = value(body["for_each"], scope)
+        if isinstance(each, list) and all(isinstance(k, str) for k in each):
+            each = {k: k for k in each}
+        if not isinstance(each, dict):
+            scope.notes.append(f"{what}: for_each is not known here, so it is skipped")
+            return None
+        return [(f'["{k}"]', Scope(scope.prefix, scope.variables, scope.locals_raw, scope.notes, each=(k, v)))
+                for k, v in each.items()]
+    return [("", scope)]
+
+
+def _after(evaluated: Any) -> tuple[Any, Any]:
+    """A plan's ``after`` and ``after_unknown`` of an evaluated value."""
+    if evaluated is UNKNOWN:
+        return None, True
+    if isinstance(evaluated, dict):
+        pairs = {k: _after(v) for k, v in evaluated.items()}
+        unknown = {k: u for k, (_, u) in pairs.items() if u}
+        return {k: a for k, (a, _) in pairs.items()}, unknown or False
+    if isinstance(evaluated, list):
+        items = [_after(v) for v in evaluated]
+        return [a for a, _ in items], ([u for _, u in items] if any(u for _, u in items) else False)
+    return evaluated, False
+
+
+_META = ("count", "for_each", "depends_on", "lifecycle", "provider", "provisioner", "connection")
+
+
+def _walk_module(module: Module, scope: Scope, changes: list[dict[str, Any]], lines: Locations,
+                 depth: int = 0) -> None:
+    for rtype, name, body in module.resources:
+        config = f"{scope.prefix}{rtype}.{name}"
+        for suffix, inner in _instances(body, scope, config) or []:
+            after, unknown = _after(value({k: v for k, v in body.items() if k not in _META}, inner))
+            address = f"{config}{suffix}"
+            changes.append({"address": address, "mode": "managed", "type": rtype, "name": name,
+                            "change": {"actions": ["create"], "before": None, "after": after,
+                                       "after_unknown": unknown or {}}})
+            if f"{rtype}.{name}" in module.lines:
+                lines[address] = module.lines[f"{rtype}.{name}"]
+    for name, call in module.calls:
+        source = value(call.get("source"), scope)
+        if not isinstance(source, str) or not source.startswith(("./", "../")):
+            scope.notes.append(f"{scope.prefix}module.{name}: source {source!r} is not a local module, so it is "
+                               "skipped")
+            continue
+        directory = Path(os.path.normpath(module.directory / source))  # as written: findings name it so
+        if not directory.is_dir() or depth > 20:
+            scope.notes.append(f"{scope.prefix}module.{name}: {source} is no directory here, so it is skipped")
+            continue
+        child = read_module(directory)
+        for suffix, inner in _instances(call, scope, f"{scope.prefix}module.{name}") or []:
+            passed = {k: value(v, inner) for k, v in call.items() if k not in (*_META, "source", "version")
+                      and not k.startswith("__")}
+            defaults = {k: value(v, Scope("", {}, {}, scope.notes)) for k, v in child.variables.items()}
+            variables = {**defaults, **{k: v for k, v in passed.items() if k in child.variables}}
+            prefix = f"{scope.prefix}module.{name}{suffix}."
+            _walk_module(child, Scope(prefix, variables, child.locals, scope.notes), changes, lines, depth + 1)
+
+
+def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, Any], Locations, list[str]]:
+    """``path`` (a ``.tf`` file or a module directory) as the JSON of the plan Terraform would make of it, where each
+    resource block is written, and notes on what was not evaluated."""
+    root = Path(path)
+    if root.is_dir():
+        module, directory = read_module(root), root
+    elif root.is_file():
+        module, directory = read_module(root.parent, [root]), root.parent
+    else:
+        raise InputError.single(path, "--terraform", "is neither a .tf file nor a directory.",
+                                "pass a Terraform module directory or one of its .tf files.")
+    variables = dict(module.variables)
+    for tfvars in [directory / "terraform.tfvars", *sorted(directory.glob("*.auto.tfvars")),
+                   *(Path(f) for f in var_files)]:
+        if tfvars.is_file():
+            variables.update({k: v for k, v in read_tfvars(tfvars).items() if k in variables})
+        elif str(tfvars) in var_files:
+            raise InputError.single(str(tfvars), "--var-file", "does not exist.", "pass a .tfvars file.")
+    notes: list[str] = []
+    scope = Scope("", {}, module.locals, notes)
+    scope.variables = {k: value(v, Scope("", {}, {}, notes)) for k, v in variables.items()}
+    missing = sorted(k for k, v in scope.variables.items() if v is UNKNOWN)
+    if missing:
+        notes.append(f"variables with no value here (unknown): {', '.join(missing)}")
+    changes: list[dict[str, Any]] = []
+    lines: Locations = {}
+    _walk_module(module, scope, changes, lines)
+    doc = {"format_version": "1.2", "terraform_version": "(read from .tf by stackplan)", "resource_changes": changes}
+    return doc, lines, sorted(set(notes))
+
+
+def terraform_module_items(path: str, var_files: Sequence[str] = ()) -> tuple[list[Any], Locations, list[str]]:
+    """The items of ``path``'s Terraform code as the plan reader gives them (each named by its address), where each
+    is written, and the notes on what was not evaluated."""
+    doc, lines, notes = read_terraform(path, var_files)
+    return terraform_items(doc, path), lines, notes
+
+
+def is_terraform_code(path: str) -> bool:
+    """A ``.tf`` file, or a directory holding one (a module), rather than a plan's JSON or a directory of plans."""
+    given = Path(path)
+    return (given.is_file() and given.suffix == ".tf") or (given.is_dir() and any(given.glob("*.tf")))

@@ -1,0 +1,190 @@
+"""Issue 45, item 1: Terraform code read as written (``check --terraform``, ``cost --terraform``): no plan, no
+provider, no credentials. A module with variables, tfvars, locals, a for_each module call and data sources
+(examples/terraform/code, written for the docs and these tests) is judged as the plan Terraform would make of it,
+each instance named by its address and located at its file and line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackplan_cli.cli import main
+from stackplan_sources.hcl import UNKNOWN, Scope, expression, read_terraform
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "terraform"
+MODULE = EXAMPLES / "code"
+SPOT = "databricks-cluster-disallow-all-spot-inference"
+ROLE_RULES = {SPOT, "databricks-cluster-disallow-autoscaled-or-spot-training", "databricks-cluster-require-gpu-memory-fit",
+              "databricks-training-require-checkpoint-location"}
+
+
+def run(capsys, *argv: str) -> tuple[int, Any, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return code, json.loads(out) if out.strip().startswith("{") else out, err
+
+
+def test_a_module_with_a_for_each_call_is_judged_per_instance_at_its_file_and_line(capsys) -> None:
+    code, doc, err = run(capsys, "check", "--terraform", str(MODULE), "--json")
+    assert code == 1, err
+    spot = sorted({v["resource_name"] for v in doc["violations"] if v["policy"] == SPOT})
+    # terraform.tfvars names two models and turns spot on: one all-spot GPU inference cluster per instance
+    assert spot == ['module.serving["chat"].databricks_cluster.this', 'module.serving["embed"].databricks_cluster.this']
+    # the CPU ETL cluster meets no role rule; every cluster is named by a Permissions (resolved through .id)
+    etl = {v["policy"] for v in doc["violations"] if v["resource_name"] == "databricks_cluster.etl"}
+    assert not etl & ROLE_RULES and "databricks-resource-require-access-control" not in etl
+    assert doc["checked"]["clusters"] == 3 and doc["checked"]["gpu_clusters"] == 2
+
+    code, sarif, _ = run(capsys, "check", "--terraform", str(MODULE), "--format", "sarif")
+    places = {(r["locations"][0]["logicalLocations"][0]["name"] if r["locations"][0].get("logicalLocations")
+               else r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+               r["locations"][0]["physicalLocation"]["region"]["startLine"])
+              for r in sarif["runs"][0]["results"] if r["ruleId"] == SPOT}
+    assert {(Path(uri).resolve(), line) for _, uri, line in places} == {(MODULE / "modules" / "serving" / "main.tf",
+                                                                          17)}
+
+
+def test_a_var_file_wins_over_terraform_tfvars(capsys, tmp_path: Path) -> None:
+    on_demand = tmp_path / "on-demand.tfvars"
+    on_demand.write_text('spot_inference = false\n')
+    code, doc, err = run(capsys, "check", "--terraform", str(MODULE), "--var-file", str(on_demand), "--json")
+    assert code == 0, doc
+    assert not [v for v in doc["violations"] if v["policy"] == SPOT]
+
+
+def test_what_is_not_evaluated_is_unknown_with_a_note_and_only_a_file_that_is_not_hcl_is_invalid(capsys,
+                                                                                                 tmp_path) -> None:
+    code_dir = tmp_path / "repo"
+    code_dir.mkdir()
+    (code_dir / "main.tf").write_text('''
+module "remote" {
+  source = "git::https://example.com/modules.git//serving"
+}
+resource "databricks_cluster" "many" {
+  count         = length(data.databricks_clusters.all.ids)
+  cluster_name  = "x"
+  spark_version = "15.4.x-scala2.12"
+  node_type_id  = "i3.xlarge"
+  num_workers   = 1
+}
+resource "databricks_cluster" "odd" {
+  cluster_name  = format("%s-odd", var.undeclared)
+  spark_version = var.runtime
+  node_type_id  = "i3.xlarge"
+  num_workers   = 1
+  custom_tags   = { workload = "etl", cost_center = "data" }
+}
+variable "runtime" {}
+resource "aws_s3_bucket" "logs" {
+  bucket = "logs"
+}
+''')
+    code, doc, err = run(capsys, "check", "--terraform", str(code_dir), "--json")
+    assert code in (0, 1)
+    assert [v for v in doc["violations"] if v["resource_name"] == "databricks_cluster.odd"
+            and v["policy"] == "databricks-cluster-require-runtime-key"] == []  # unknown: not judged
+    assert "module.remote" in err and "not a local module" in err
+    assert "databricks_cluster.many: count is not known here" in err
+    assert "function format() is not evaluated" in err and "variables with no value here (unknown): runtime" in err
+    assert doc["checked"]["clusters"] == 1
+
+    (code_dir / "broken.tf").write_text('resource "databricks_cluster" "x" {\n  cluster_name = \n}\n')
+    code, out, err = run(capsys, "check", "--terraform", str(code_dir))
+    assert code == 2 and "broken.tf" in err and "is not HCL" in err
+
+
+def test_cost_prices_each_instance_and_diffs_two_versions_of_the_code(capsys, tmp_path: Path) -> None:
+    code, doc, err = run(capsys, "cost", "--terraform", str(MODULE), "--format", "json")
+    assert code == 0, err
+    names = sorted(e["name"] for e in doc["cost"]["resources"].values())
+    assert names == ["databricks_cluster.etl", 'module.serving["chat"].databricks_cluster.this',
+                     'module.serving["embed"].databricks_cluster.this']
+    chat = next(e for e in doc["cost"]["resources"].values() if e["name"].startswith('module.serving["chat"]'))
+    assert chat["unpriced"] is None and chat["nodes"] == {"min": 3, "max": 9}  # the driver and 2-8 workers
+
+    head = tmp_path / "head"
+    shutil.copytree(MODULE, head)
+    tfvars = head / "terraform.tfvars"
+    tfvars.write_text(tfvars.read_text().replace("max = 8", "max = 12"))
+    code, doc, err = run(capsys, "cost", "--terraform", str(head), "--against", str(MODULE), "--format", "json")
+    assert code == 0, err
+    changed = [r for r in doc["diff"]["rows"] if r["status"] != "unchanged"]
+    assert [r["name"] for r in changed] == ['module.serving["chat"].databricks_cluster.this']
+    assert changed[0]["delta"]["monthly_max"] > 0
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('merge({a = 1}, {b = "x"})', {"a": 1, "b": "x"}),
+    ('var.on ? "SPOT" : "ON_DEMAND"', "SPOT"),
+    ('"${var.env}-etl"', "prod-etl"),
+    ('lookup(var.sizes, "chat", 2)', 8),
+    ('lookup(var.sizes, "none", 2)', 2),
+    ("each.value.max", 4),
+    ("count.index", UNKNOWN),
+    ('concat(["a"], ["b"])', ["a", "b"]),
+    ('var.env == "prod"', True),
+    ("databricks_instance_pool.gpu.id", "databricks_instance_pool.gpu"),
+    ("databricks_instance_pool.gpu[0].id", "databricks_instance_pool.gpu[0]"),
+    ("data.databricks_spark_version.lts.id", UNKNOWN),
+    ("module.x.cluster_id", UNKNOWN),
+    ("timestamp()", UNKNOWN),
+    ("var.missing", UNKNOWN),
+])
+def test_expressions_are_evaluated_where_known(text: str, expected: Any) -> None:
+    scope = Scope("", {"env": "prod", "on": True, "sizes": {"chat": 8}}, {}, [], each=("embed", {"max": 4}))
+    assert expression(text, scope) == expected if expected is not UNKNOWN else expression(text, scope) is UNKNOWN
+
+
+def test_a_tf_file_alone_is_read_with_its_directory_s_tfvars() -> None:
+    doc, lines, notes = read_terraform(str(MODULE / "main.tf"))
+    addresses = [c["address"] for c in doc["resource_changes"]]
+    assert 'module.serving["embed"].databricks_cluster.this' in addresses and lines["databricks_cluster.etl"][1] == 45
+
+
+def test_a_secret_reference_with_parts_known_only_at_apply_is_not_a_plain_text_secret(capsys, tmp_path) -> None:
+    """Seen in terraform-databricks-examples (adb-overwatch): a secret-scope reference built from a variable and a
+    data source is unknown here, never a literal credential."""
+    (tmp_path / "main.tf").write_text('''
+variable "scope" {}
+resource "databricks_cluster" "etl" {
+  cluster_name  = "etl"
+  spark_version = "15.4.x-scala2.12"
+  node_type_id  = "i3.xlarge"
+  num_workers   = 1
+  custom_tags   = { workload = "etl", cost_center = "data" }
+  spark_conf = {
+    "fs.azure.account.oauth2.client.secret" : "{{secrets/${var.scope}/${data.azurerm_key_vault_secret.k.name}}}"
+    "fs.azure.account.oauth2.client.id" : "plain-literal-id"
+  }
+}
+''')
+    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    secrets = [v for v in doc["violations"] if v["policy"] == "databricks-cluster-disallow-plaintext-secrets"]
+    assert secrets == []
+    (tmp_path / "main.tf").write_text((tmp_path / "main.tf").read_text().replace(
+        '"{{secrets/${var.scope}/${data.azurerm_key_vault_secret.k.name}}}"', '"s3cr3t-value"'))
+    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    assert code == 1 and [v["policy"] for v in doc["violations"]
+                          if v["policy"] == "databricks-cluster-disallow-plaintext-secrets"]
+
+
+def test_the_workflow_for_terraform_code_is_clean_and_runs_commands_that_exist() -> None:
+    """examples/terraform/github-workflow-code.yml: no zizmor finding, no credentials, every stackplan command parses."""
+    import shlex  # noqa: PLC0415
+
+    from stackplan_cli.cli import parser  # noqa: PLC0415
+    from tests.test_cli_cost import _zizmor  # noqa: PLC0415
+
+    workflow = EXAMPLES / "github-workflow-code.yml"
+    assert _zizmor(workflow) == []
+    text = workflow.read_text().replace("\\\n", " ")
+    assert "secrets." not in text and "DATABRICKS_TOKEN" not in text
+    commands = [line.split("-m stackplan", 1)[1] for line in text.splitlines() if "-m stackplan" in line]
+    assert len(commands) == 3 and all("--terraform ." in c for c in commands)
+    for command in commands:
+        parser().parse_args(shlex.split(command.split("||")[0]))  # exits on an unknown flag
