@@ -304,15 +304,22 @@ def _literal(text: str, scope: Scope) -> Any:
     return value(parsed.get("v", UNKNOWN), scope)
 
 
-def _steps(text: str) -> list[str | int]:
-    """``a.b["k"][0]`` -> ``["a", "b", "k", 0]``."""
-    out: list[str | int] = []
+def _steps(text: str, scope: Scope) -> list[Any]:
+    """``a.b["k"][0]`` -> ``["a", "b", "k", 0]``; an index that is an expression (``[each.key]``,
+    ``[count.index]``) is evaluated (`UNKNOWN` when it is not known)."""
+    out: list[Any] = []
     for name, index in re.findall(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\[\]]*)\]', text):
         if name:
             out.append(name)
+            continue
+        index = index.strip()
+        if index.isdigit():
+            out.append(int(index))
+        elif index.startswith('"') and index.endswith('"'):
+            out.append(index[1:-1])
         else:
-            index = index.strip()
-            out.append(int(index) if index.isdigit() else index.strip('"'))
+            got = expression(index, scope)
+            out.append(got if isinstance(got, (str, int)) and not isinstance(got, bool) else UNKNOWN)
     return out
 
 
@@ -328,7 +335,9 @@ def _walk(found: Any, steps: Sequence[str | int]) -> Any:
 
 
 def _reference(text: str, scope: Scope) -> Any:
-    steps = _steps(text)
+    steps = _steps(text, scope)
+    if any(step is UNKNOWN for step in steps):
+        return UNKNOWN
     root = steps[0]
     if root == "var" and len(steps) > 1:
         if str(steps[1]) not in scope.variables:

@@ -130,6 +130,8 @@ def test_cost_prices_each_instance_and_diffs_two_versions_of_the_code(capsys, tm
     ('var.env == "prod"', True),
     ("databricks_instance_pool.gpu.id", "databricks_instance_pool.gpu"),
     ("databricks_instance_pool.gpu[0].id", "databricks_instance_pool.gpu[0]"),
+    ("databricks_cluster.department[each.key].id", 'databricks_cluster.department["embed"]'),
+    ("databricks_cluster.department[var.missing].id", UNKNOWN),
     ("data.databricks_spark_version.lts.id", UNKNOWN),
     ("module.x.cluster_id", UNKNOWN),
     ("timestamp()", UNKNOWN),
