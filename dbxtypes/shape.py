@@ -156,7 +156,10 @@ def is_set(value: Any) -> bool:
 
 
 def _text(value: Any) -> str | None:
-    return str(value) if is_set(value) else None
+    """A text field as text; a `str` already (a `SelectedValue` with its data source among them) is kept as it is."""
+    if not is_set(value):
+        return None
+    return value if isinstance(value, str) else str(value)
 
 
 def pypi_packages(libraries: Any) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ Nothing here imports another package of the project; the per-cloud tables are re
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, Literal, NamedTuple, TypeVar
 
@@ -150,6 +151,26 @@ def strongest_level(*levels: str) -> str:
 #: judges it as a value (it is no enum value, no number, no object): one configuration, one verdict, whichever way
 #: it is read.
 UNKNOWN_VALUE: Final = "<known after apply>"
+
+
+#: An argument of a data source that is not a constant (a variable, another reference): known only after apply.
+UNKNOWN_ARGUMENT: Final = "<not a constant>"
+
+
+class SelectedValue(str):
+    """A value known only after apply that a Terraform data source selects (``spark_version =
+    data.databricks_spark_version.lts.id``): it is `UNKNOWN_VALUE` to every rule that reads values, and carries the
+    data source (``source``: its address and type) and the ``arguments`` that select it (``long_term_support``,
+    ``gpu``, ``ml``), which are known, for the rules that judge the choice."""
+
+    source: str
+    data_type: str
+    arguments: Mapping[str, object]
+
+    def __new__(cls, source: str, data_type: str, arguments: Mapping[str, object]) -> SelectedValue:
+        value = super().__new__(cls, UNKNOWN_VALUE)
+        value.source, value.data_type, value.arguments = source, data_type, MappingProxyType(dict(arguments))
+        return value
 #: A service principal's application id (a UUID): how a ``single_user_name``, an access control or a ``run_as`` names
 #: a service principal rather than a user (Clusters API single_user_name; Jobs API run_as service_principal_name).
 APPLICATION_ID_PATTERN: Final = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"

@@ -44,10 +44,11 @@ from dbxtypes.vocabulary import (
     PERMISSIONS,
     TOKEN,
     UNKNOWN_VALUE,
+    SelectedValue,
 )
 from policies.evaluate import evaluate_export
 from policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem, clusters_of
-from stackplan_sources.tf_references import config_address, configured_references, resolve
+from stackplan_sources.tf_references import config_address, configured_references, configured_selections, resolve
 
 CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_type_id", "driver_node_type_id",
                           "num_workers", "autoscale", "instance_pool_id"})
@@ -264,6 +265,7 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
     Terraform defers to apply) is no resource of the plan at all, whatever its type."""
     out: list[ExportItem] = []
     references = configured_references(doc)
+    selections = configured_selections(doc)
     for i, change in enumerate(doc.get("resource_changes") or []):  # absent: a plan that changes nothing
         if not isinstance(change, Mapping):
             raise InputError.single(source, f"resource_changes[{i}]", "is not an object.",
@@ -285,6 +287,9 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
         unchanged = list(actions) == ["no-op"]
         props = {k: v for k, v in _terraform_value(after, body.get("after_unknown") or {}).items()
                  if k not in TERRAFORM_ONLY and not (k in TERRAFORM_COMPUTED[kind] and v == TERRAFORM_UNKNOWN)}
+        for attribute, (data, data_type, arguments) in selections.get(config_address(address), {}).items():
+            if props.get(attribute) == TERRAFORM_UNKNOWN:  # a data source's choice: known after apply, chosen by ...
+                props[attribute] = SelectedValue(data, data_type, arguments)
         for attribute, reference in references.get(config_address(address), {}).items():
             if props.get(attribute) in (None, TERRAFORM_UNKNOWN):
                 # a reference to a resource of the plan: its (instance) address stands for its id

@@ -30,6 +30,7 @@ from typing import Any
 
 from dbxtypes.errors import InputError
 from stackplan_sources.exports import terraform_items
+from stackplan_sources.tf_references import SELECTED_BY
 
 #: A value this reader does not know (Terraform's "known after apply", or something it does not evaluate).
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "<unknown>"})()
@@ -402,13 +403,56 @@ def _after(evaluated: Any) -> tuple[Any, Any]:
 _META = ("count", "for_each", "depends_on", "lifecycle", "provider", "provisioner", "connection")
 
 
-def _walk_module(module: Module, scope: Scope, changes: list[dict[str, Any]], lines: Locations,
-                 depth: int = 0) -> None:
+_DATA_ID = re.compile(r"^\$\{(data\.[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_-]*)\.id\}$")
+
+
+def _configure(module: Module, scope: Scope, config: dict[str, Any]) -> None:
+    """The module's part of the plan's ``configuration``, as ``terraform show -json`` writes it, for what the plan
+    reader follows there: the attributes a data source selects (``spark_version = data.x.y.id``) and the data
+    source's arguments (each a ``constant_value``, or references when computed). Written once per module."""
+    if "resources" in config:
+        return
+    resources: list[dict[str, Any]] = []
+    for rtype, name, body in module.data:
+        expressions = {}
+        for key, raw in body.items():
+            if key.startswith("__") or key in _META:
+                continue
+            known = value(raw, scope)
+            expressions[key] = {"references": ["(computed)"]} if _has_unknown(known) else {"constant_value": known}
+        resources.append({"address": f"data.{rtype}.{name}", "mode": "data", "type": rtype, "name": name,
+                          "expressions": expressions})
     for rtype, name, body in module.resources:
-        config = f"{scope.prefix}{rtype}.{name}"
-        for suffix, inner in _instances(body, scope, config) or []:
+        expressions = {}
+        for key in SELECTED_BY:
+            found = _DATA_ID.match(body.get(key, "")) if isinstance(body.get(key), str) else None
+            if found:
+                expressions[key] = {"references": [f"{found.group(1)}.id", found.group(1)]}
+        if expressions:
+            resources.append({"address": f"{rtype}.{name}", "mode": "managed", "type": rtype, "name": name,
+                              "expressions": expressions})
+    config["resources"] = resources
+    config.setdefault("module_calls", {})
+
+
+def _has_unknown(known: Any) -> bool:
+    if known is UNKNOWN:
+        return True
+    if isinstance(known, dict):
+        return any(_has_unknown(v) for v in known.values())
+    if isinstance(known, list):
+        return any(_has_unknown(v) for v in known)
+    return False
+
+
+def _walk_module(module: Module, scope: Scope, changes: list[dict[str, Any]], lines: Locations,
+                 config: dict[str, Any], depth: int = 0) -> None:
+    _configure(module, scope, config)
+    for rtype, name, body in module.resources:
+        configured = f"{scope.prefix}{rtype}.{name}"
+        for suffix, inner in _instances(body, scope, configured) or []:
             after, unknown = _after(value({k: v for k, v in body.items() if k not in _META}, inner))
-            address = f"{config}{suffix}"
+            address = f"{configured}{suffix}"
             changes.append({"address": address, "mode": "managed", "type": rtype, "name": name,
                             "change": {"actions": ["create"], "before": None, "after": after,
                                        "after_unknown": unknown or {}}})
@@ -425,13 +469,15 @@ def _walk_module(module: Module, scope: Scope, changes: list[dict[str, Any]], li
             scope.notes.append(f"{scope.prefix}module.{name}: {source} is no directory here, so it is skipped")
             continue
         child = read_module(directory)
+        child_config = config["module_calls"].setdefault(name, {"source": source, "module": {}})["module"]
         for suffix, inner in _instances(call, scope, f"{scope.prefix}module.{name}") or []:
             passed = {k: value(v, inner) for k, v in call.items() if k not in (*_META, "source", "version")
                       and not k.startswith("__")}
             defaults = {k: value(v, Scope("", {}, {}, scope.notes)) for k, v in child.variables.items()}
             variables = {**defaults, **{k: v for k, v in passed.items() if k in child.variables}}
             prefix = f"{scope.prefix}module.{name}{suffix}."
-            _walk_module(child, Scope(prefix, variables, child.locals, scope.notes), changes, lines, depth + 1)
+            _walk_module(child, Scope(prefix, variables, child.locals, scope.notes), changes, lines, child_config,
+                         depth + 1)
 
 
 def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, Any], Locations, list[str]]:
@@ -460,8 +506,10 @@ def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, 
         notes.append(f"variables with no value here (unknown): {', '.join(missing)}")
     changes: list[dict[str, Any]] = []
     lines: Locations = {}
-    _walk_module(module, scope, changes, lines)
-    doc = {"format_version": "1.2", "terraform_version": "(read from .tf by stackplan)", "resource_changes": changes}
+    root_config: dict[str, Any] = {}
+    _walk_module(module, scope, changes, lines, root_config)
+    doc = {"format_version": "1.2", "terraform_version": "(read from .tf by stackplan)", "resource_changes": changes,
+           "configuration": {"root_module": root_config}}
     return doc, lines, sorted(set(notes))
 
 

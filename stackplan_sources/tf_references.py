@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dbxtypes.vocabulary import UNKNOWN_ARGUMENT
+
 #: Attributes that name another resource by its id (a cluster's pools and policy; a ``databricks_permissions``'
 #: target).
 TERRAFORM_REFERENCES = ("instance_pool_id", "driver_instance_pool_id", "policy_id", "cluster_id", "job_id")
@@ -153,4 +155,51 @@ def configured_references(doc: Mapping[str, Any]) -> dict[str, dict[str, Referen
 
     configuration = doc.get("configuration")
     walk(configuration.get("root_module") if isinstance(configuration, Mapping) else None, "", {}, depth=-1)
+    return out
+
+
+#: Attributes a data source may select, and the type of data source that selects each (the provider's
+#: ``databricks_spark_version`` and ``databricks_node_type``, whose ``id`` is the runtime key or node type).
+SELECTED_BY: Mapping[str, str] = {"spark_version": "databricks_spark_version",
+                                  "node_type_id": "databricks_node_type",
+                                  "driver_node_type_id": "databricks_node_type"}
+_DATA_REFERENCE = re.compile(r"^(data\.[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_-]*)")
+
+
+def configured_selections(doc: Mapping[str, Any]) -> dict[str, dict[str, tuple[str, str, dict[str, Any]]]]:
+    """From the plan's ``configuration``: resource configuration address -> {attribute: (data source address, its
+    type, its arguments)} for each `SELECTED_BY` attribute set from a data source's ``id``. An argument is its
+    ``constant_value``, or `UNKNOWN_ARGUMENT` when the configuration computes it."""
+    out: dict[str, dict[str, tuple[str, str, dict[str, Any]]]] = {}
+
+    def walk(module: Any, prefix: str, depth: int) -> None:
+        if not isinstance(module, Mapping) or depth > 50:
+            return
+        resources = [r for r in module.get("resources") or [] if isinstance(r, Mapping) and r.get("address")]
+        data: dict[str, tuple[str, dict[str, Any]]] = {}
+        for resource in resources:
+            if resource.get("mode") == "data" and resource.get("type") in SELECTED_BY.values():
+                given = resource.get("expressions")
+                expressions: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+                data[str(resource["address"])] = (str(resource["type"]), {
+                    key: e["constant_value"] if "constant_value" in e else UNKNOWN_ARGUMENT
+                    for key, e in expressions.items() if isinstance(e, Mapping)})
+        for resource in resources:
+            given = resource.get("expressions")
+            expressions = given if isinstance(given, Mapping) else {}
+            for attribute, data_type in SELECTED_BY.items():
+                expression = expressions.get(attribute)
+                refs = expression.get("references") if isinstance(expression, Mapping) else None
+                for ref in refs or []:
+                    found = _DATA_REFERENCE.match(str(ref))
+                    if found and data.get(found.group(1), ("",))[0] == data_type:
+                        out.setdefault(f"{prefix}{resource['address']}", {})[attribute] = (
+                            f"{prefix}{found.group(1)}", data_type, data[found.group(1)][1])
+                        break
+        for name, call in (module.get("module_calls") or {}).items():
+            if isinstance(call, Mapping):
+                walk(call.get("module"), f"{prefix}module.{name}.", depth + 1)
+
+    configuration = doc.get("configuration")
+    walk(configuration.get("root_module") if isinstance(configuration, Mapping) else None, "", 0)
     return out

@@ -190,3 +190,74 @@ def test_the_workflow_for_terraform_code_is_clean_and_runs_commands_that_exist()
     assert len(commands) == 3 and all("--terraform ." in c for c in commands)
     for command in commands:
         parser().parse_args(shlex.split(command.split("||")[0]))  # exits on an unknown flag
+
+
+RUNTIME_MATCH = "databricks-cluster-require-matching-runtime"
+SUPPORTED = "databricks-cluster-require-supported-runtime"
+GPU_CLUSTER = '''
+resource "databricks_cluster" "train" {{
+  cluster_name            = "train"
+  spark_version           = {runtime}
+  node_type_id            = "g5.12xlarge"
+  num_workers             = 1
+  autotermination_minutes = 30
+  custom_tags             = {{ workload = "training", workload_type = "training", cost_center = "ml" }}
+  spark_env_vars          = {{ CHECKPOINT_DIR = "/Volumes/ml/train/ckpt" }}
+  aws_attributes {{
+    availability    = "SPOT_WITH_FALLBACK"
+    first_on_demand = 1
+  }}
+}}
+'''
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ("gpu = true\n  ml = true\n  long_term_support = true", set()),
+    ("gpu = true\n  ml = true", {(SUPPORTED, "advisory")}),
+    ("long_term_support = true", {(RUNTIME_MATCH, "mandatory")}),
+    ("gpu = var.gpu\n  ml = true\n  long_term_support = var.lts", set()),  # computed: not judged
+])
+def test_a_runtime_chosen_by_a_data_source_is_judged_by_its_arguments(arguments, expected, capsys, tmp_path) -> None:
+    """Issue 45: a runtime chosen through databricks_spark_version is judged by the arguments that choose it: LTS
+    through long_term_support, a GPU runtime through gpu. It raised a mandatory "not a GPU ML runtime" on every such
+    GPU cluster (its value unknown), and no LTS verdict."""
+    (tmp_path / "main.tf").write_text(f'variable "gpu" {{}}\nvariable "lts" {{}}\n'
+                                      f'data "databricks_spark_version" "pick" {{\n  {arguments}\n}}\n'
+                                      + GPU_CLUSTER.format(runtime="data.databricks_spark_version.pick.id"))
+    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    found = {(v["policy"], v["enforcement"]) for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)}
+    assert found == expected
+    assert all("data.databricks_spark_version.pick" in v["message"] for v in doc["violations"]
+               if v["policy"] in (RUNTIME_MATCH, SUPPORTED))
+
+
+def test_a_runtime_known_only_after_apply_is_not_judged(capsys, tmp_path) -> None:
+    (tmp_path / "main.tf").write_text(GPU_CLUSTER.format(runtime="module.runtimes.gpu_lts"))
+    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    assert not [v for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)]
+
+
+def test_a_plan_s_configuration_names_the_data_source_that_chooses_the_runtime(capsys, tmp_path) -> None:
+    """The same on a plan: spark_version unknown in ``after``, its reference to the data source and the data
+    source's constant arguments in ``configuration``, as terraform show -json writes them."""
+    cluster = {"cluster_name": "train", "spark_version": None, "node_type_id": "g5.12xlarge", "num_workers": 1,
+               "autotermination_minutes": 30, "spark_env_vars": {"CHECKPOINT_DIR": "/Volumes/ml/train/ckpt"},
+               "custom_tags": {"workload": "training", "workload_type": "training", "cost_center": "ml"},
+               "aws_attributes": [{"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 1}]}
+    plan = {"format_version": "1.2", "resource_changes": [
+        {"address": "data.databricks_spark_version.pick", "mode": "data", "type": "databricks_spark_version",
+         "name": "pick", "change": {"actions": ["read"], "before": None, "after": {}, "after_unknown": {"id": True}}},
+        {"address": "databricks_cluster.train", "mode": "managed", "type": "databricks_cluster", "name": "train",
+         "change": {"actions": ["create"], "before": None, "after": cluster,
+                    "after_unknown": {"spark_version": True, "cluster_id": True}}}],
+        "configuration": {"root_module": {"resources": [
+            {"address": "data.databricks_spark_version.pick", "mode": "data", "type": "databricks_spark_version",
+             "name": "pick", "expressions": {"ml": {"constant_value": True}}},
+            {"address": "databricks_cluster.train", "mode": "managed", "type": "databricks_cluster", "name": "train",
+             "expressions": {"spark_version": {"references": ["data.databricks_spark_version.pick.id",
+                                                              "data.databricks_spark_version.pick"]}}}]}}}
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    code, doc, _ = run(capsys, "check", "--terraform-plan", str(path), "--json")
+    found = {(v["policy"], v["enforcement"]) for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)}
+    assert code == 1 and found == {(RUNTIME_MATCH, "mandatory"), (SUPPORTED, "advisory")}

@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.shape import ClusterShape
-from dbxtypes.vocabulary import CLUSTER, DEFAULT_RUNTIME, GPU_ML_MARKER, JOB
+from dbxtypes.vocabulary import (
+    CLUSTER,
+    DEFAULT_RUNTIME,
+    GPU_ML_MARKER,
+    JOB,
+    UNKNOWN_ARGUMENT,
+    UNKNOWN_VALUE,
+    SelectedValue,
+)
 from policies.common import catalog
 from policies.rule import Rule, View
 
@@ -15,12 +23,38 @@ def _is_gpu_runtime(spark_version: str) -> bool:
     return GPU_ML_MARKER in spark_version.lower()
 
 
+def _selected(spark_version: SelectedValue, view: ClusterShape) -> list[str]:
+    """A runtime a ``databricks_spark_version`` data source chooses, judged by the arguments that choose it
+    (``gpu = true`` selects GPU ML runtimes, the provider's docs, data-sources/spark_version.md)."""
+    gpu, photon = spark_version.arguments.get("gpu"), spark_version.arguments.get("photon")
+    if gpu == UNKNOWN_ARGUMENT:
+        return []
+    cat = catalog()
+    workhorse = view.driver_node_type if view.is_single_node else view.node_type_id
+    gpu_nodes = [n for n in dict.fromkeys(x for x in (view.node_type_id, view.driver_node_type) if x)
+                 if cat.is_gpu_node(n) is True]
+    out = []
+    if gpu is True and workhorse and cat.is_gpu_node(workhorse) is False:
+        out.append(f"runtime chosen by {spark_version.source} with gpu = true (a GPU ML runtime) on CPU node type "
+                   f"{workhorse}: the GPU libraries have no GPU to use. Fix: use a GPU node type, or drop gpu = true.")
+    if gpu is not True and gpu_nodes:
+        out.append(f"runtime chosen by {spark_version.source} without gpu = true: a runtime without CUDA on node "
+                   f"type {', '.join(gpu_nodes)}, which has GPUs. Fix: set gpu = true and ml = true in "
+                   f"{spark_version.source}.")
+    if photon is True and gpu_nodes:
+        out.append(f"runtime chosen by {spark_version.source} with photon = true on GPU node type "
+                   f"{', '.join(gpu_nodes)}; GPU node types cannot use Photon. Fix: drop photon = true.")
+    return out
+
+
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ClusterShape):
         return []
     cluster = view.props
     spark_version = view.spark_version
-    if not spark_version:
+    if isinstance(spark_version, SelectedValue):
+        return _selected(spark_version, view)
+    if not spark_version or spark_version == UNKNOWN_VALUE:  # known only after apply: not judged
         return []
     worker, driver = view.node_type_id, view.driver_node_type
     # The node that runs the work: the driver on a single-node cluster, the workers otherwise.

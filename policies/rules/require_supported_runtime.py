@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from dbxtypes.shape import ClusterShape
-from dbxtypes.vocabulary import CLUSTER, JOB
+from dbxtypes.vocabulary import CLUSTER, JOB, UNKNOWN_ARGUMENT, SelectedValue
 from gpucatalog.runtimes import current_lts, verdict
 from policies.rule import Rule, Thresholds, View
 
@@ -32,6 +32,14 @@ def _supported_lts(today: date) -> str:
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ClusterShape) or not view.spark_version:
         return []
+    if isinstance(view.spark_version, SelectedValue):  # chosen at each apply by a databricks_spark_version
+        lts = view.spark_version.arguments.get("long_term_support")
+        if lts is True or lts == UNKNOWN_ARGUMENT:
+            return []
+        return [f"runtime chosen by {view.spark_version.source} without long_term_support = true: the newest "
+                "runtime the workspace offers at each apply, not an LTS release (six months of support, and a "
+                f"runtime change whenever a new one ships). Fix: set long_term_support = true in "
+                f"{view.spark_version.source}."]
     as_of = str(config.get("as_of") or "")
     return list(_verdict(view.spark_version, date.fromisoformat(as_of) if as_of else date.today()))
 
