@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from dbxtypes.pip import is_pinned_pip, pip_name
-from dbxtypes.vocabulary import UNKNOWN_VALUE
+from dbxtypes.vocabulary import UNKNOWN_VALUE, SelectedValue
 from gpucatalog import Catalog, load_catalog
 
 __all__ = ["catalog", "is_pinned_pip", "looks_like_secret", "node_cloud", "pip_name"]
@@ -29,7 +29,12 @@ def node_cloud(node_type_id: str) -> str | None:
 
 
 def gpu_node(node_type_id: str) -> bool | None:
-    """Whether a node type is a GPU node (the catalog), for telling AI compute from the rest."""
+    """Whether a node type is a GPU node (the catalog), for telling AI compute from the rest. A node type a
+    ``databricks_node_type`` data source chooses is one when its ``min_gpus`` is at least 1 (the provider's docs,
+    data-sources/node_type.md: "minimum number of GPUs attached"); else it is not known."""
+    if isinstance(node_type_id, SelectedValue):
+        gpus = node_type_id.arguments.get("min_gpus")
+        return True if isinstance(gpus, (int, float)) and not isinstance(gpus, bool) and gpus >= 1 else None
     return catalog().is_gpu_node(node_type_id)
 
 

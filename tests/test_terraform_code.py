@@ -261,3 +261,39 @@ def test_a_plan_s_configuration_names_the_data_source_that_chooses_the_runtime(c
     code, doc, _ = run(capsys, "check", "--terraform-plan", str(path), "--json")
     found = {(v["policy"], v["enforcement"]) for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)}
     assert code == 1 and found == {(RUNTIME_MATCH, "mandatory"), (SUPPORTED, "advisory")}
+
+
+def test_a_node_type_chosen_with_min_gpus_is_gpu_compute(capsys, tmp_path) -> None:
+    """A node type chosen by databricks_node_type with min_gpus >= 1 makes the cluster GPU compute, so the role rules
+    judge it: an autoscaled all-spot inference cluster on it fails. Without min_gpus the node type is not known to
+    be a GPU one, and the same cluster meets only the generic rules."""
+    cluster = '''
+data "databricks_node_type" "pick" {{
+  {arguments}
+}}
+resource "databricks_cluster" "serve" {{
+  cluster_name            = "serve"
+  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  node_type_id            = data.databricks_node_type.pick.id
+  autotermination_minutes = 0
+  custom_tags             = {{ workload = "serving", workload_type = "inference", cost_center = "ml" }}
+  autoscale {{
+    min_workers = 2
+    max_workers = 6
+  }}
+  aws_attributes {{
+    availability = "SPOT"
+  }}
+}}
+'''
+    (tmp_path / "main.tf").write_text(cluster.format(arguments="min_gpus = 1\n  local_disk = true"))
+    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    assert code == 1 and SPOT in {v["policy"] for v in doc["violations"]}
+    assert doc["checked"]["gpu_clusters"] == 1
+    (tmp_path / "main.tf").write_text(cluster.format(arguments="min_cores = 8"))
+    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    assert doc["checked"]["gpu_clusters"] == 1  # its GPU ML runtime still says so
+    (tmp_path / "main.tf").write_text(cluster.format(arguments="min_cores = 8").replace("15.4.x-gpu-ml-scala2.12",
+                                                                                      "15.4.x-scala2.12"))
+    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    assert doc["checked"]["gpu_clusters"] == 0

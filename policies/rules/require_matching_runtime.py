@@ -15,7 +15,7 @@ from dbxtypes.vocabulary import (
     UNKNOWN_VALUE,
     SelectedValue,
 )
-from policies.common import catalog
+from policies.common import gpu_node
 from policies.rule import Rule, View
 
 
@@ -29,12 +29,11 @@ def _selected(spark_version: SelectedValue, view: ClusterShape) -> list[str]:
     gpu, photon = spark_version.arguments.get("gpu"), spark_version.arguments.get("photon")
     if gpu == UNKNOWN_ARGUMENT:
         return []
-    cat = catalog()
     workhorse = view.driver_node_type if view.is_single_node else view.node_type_id
     gpu_nodes = [n for n in dict.fromkeys(x for x in (view.node_type_id, view.driver_node_type) if x)
-                 if cat.is_gpu_node(n) is True]
+                 if gpu_node(n) is True]
     out = []
-    if gpu is True and workhorse and cat.is_gpu_node(workhorse) is False:
+    if gpu is True and workhorse and gpu_node(workhorse) is False:
         out.append(f"runtime chosen by {spark_version.source} with gpu = true (a GPU ML runtime) on CPU node type "
                    f"{workhorse}: the GPU libraries have no GPU to use. Fix: use a GPU node type, or drop gpu = true.")
     if gpu is not True and gpu_nodes:
@@ -62,13 +61,12 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     # kind CLASSIC_PREVIEW with use_ml_runtime: Databricks picks the GPU flavour of the runtime from the node type.
     auto_flavour = cluster.get("kind") == "CLASSIC_PREVIEW" and cluster.get("use_ml_runtime") is True
     gpu_runtime = _is_gpu_runtime(spark_version)
-    cat = catalog()
     out = []
-    if gpu_runtime and workhorse and cat.is_gpu_node(workhorse) is False:
+    if gpu_runtime and workhorse and gpu_node(workhorse) is False:
         cpu_runtime = spark_version.replace(GPU_ML_MARKER, "-cpu-ml-")
         out.append(f"GPU ML runtime {spark_version} on CPU node type {workhorse}: the GPU libraries have no GPU to "
                    f"use. Fix: use a GPU node type, or the CPU ML runtime (e.g. {cpu_runtime}).")
-    gpu_nodes = [n for n in dict.fromkeys(x for x in (worker, driver) if x) if cat.is_gpu_node(n) is True]
+    gpu_nodes = [n for n in dict.fromkeys(x for x in (worker, driver) if x) if gpu_node(n) is True]
     if not gpu_runtime and not auto_flavour and gpu_nodes:
         out.append(f"runtime {spark_version} is not a GPU ML runtime but node type {', '.join(gpu_nodes)} has GPUs: "
                    f"CUDA and the GPU drivers are missing. Fix: use a '-gpu-ml-' runtime such as {DEFAULT_RUNTIME}, "
