@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from dbxtypes.errors import InputError
 from stackplan.output import out_dir, write_text
@@ -34,7 +34,11 @@ LISTS: tuple[tuple[str, str, Callable[[Any], Iterable[Any]]], ...] = (
     ("jobs", "jobs.json", lambda w: w.jobs.list(expand_tasks=True)),
     ("instance_pools", "instance-pools.json", lambda w: w.instance_pools.list()),
     ("policies", "cluster-policies.json", lambda w: w.cluster_policies.list()),
+    ("token_infos", "tokens.json", lambda w: w.tokens.list()),
 )
+#: Lists a run goes on without, with a note, when the workspace refuses or lacks them: the caller's own tokens
+#: (token/list; a workspace may turn personal access tokens off).
+OPTIONAL = frozenset({"token_infos"})
 
 
 class WorkspaceUnavailable(RuntimeError):
@@ -122,7 +126,8 @@ def _reach(host: str) -> None:
 
 def read_workspace(profile: str | None = None, *, progress: bool = False
                    ) -> tuple[str, dict[str, list[dict[str, Any]]]]:
-    """The workspace's host, and every cluster, job, instance pool and cluster policy in it, as API JSON (an export
+    """The workspace's host, and every cluster, job, instance pool and cluster policy in it, and the caller's own
+    tokens (token/list: a workspace that refuses them is read without them, with a note), as API JSON (an export
     document)."""
     from databricks.sdk.errors import NotFound, PermissionDenied, Unauthenticated
     from databricks.sdk.errors.base import DatabricksError
@@ -141,15 +146,13 @@ def read_workspace(profile: str | None = None, *, progress: bool = False
                 items.append(obj.as_dict())
                 if progress and n % 100 == 0:
                     print(f"\rread {n} {key.replace('_', ' ')}...", end="", file=sys.stderr, flush=True)
-        except (PermissionDenied, Unauthenticated) as exc:
-            status = "403" if isinstance(exc, PermissionDenied) else "401"
-            raise InputError.single(host, "--workspace", f"refused to list {key.replace('_', ' ')} ({status}): "
-                                    f"{_first_line(exc)}", "use credentials that may read clusters, jobs, "
-                                    "instance pools and cluster policies (workspace admin, or CAN_VIEW on each), or "
-                                    "another --profile.") from None
-        except NotFound as exc:
-            raise InputError.single(host, "--workspace", f"has no {key} API here (404): {_first_line(exc)}",
-                                    "check DATABRICKS_HOST: it must be the workspace URL.") from None
+        except (PermissionDenied, NotFound) as exc:
+            if key not in OPTIONAL:
+                _refused(host, key, exc)
+            print(f"note: {host}: {key.replace('_', ' ')} not read, so not judged: {_first_line(exc)}",
+                  file=sys.stderr)
+        except Unauthenticated as exc:
+            _refused(host, key, exc)
         except TimeoutError as exc:  # the SDK's retry budget spent (its TimeoutError), or a read timed out
             raise WorkspaceUnavailable(f"{host}: listing {key} took longer than {RETRY_BUDGET_S} s with retries: "
                                        f"{_first_line(exc)}") from None
@@ -161,6 +164,20 @@ def read_workspace(profile: str | None = None, *, progress: bool = False
             print(f"\rread {len(items)} {key.replace('_', ' ')}.   ", file=sys.stderr, flush=True)
         doc[key] = items
     return host, doc
+
+
+def _refused(host: str, key: str, exc: Exception) -> NoReturn:
+    """A list the workspace refused (401, 403) or lacks (404): invalid input naming the list and the fix."""
+    from databricks.sdk.errors import NotFound, PermissionDenied  # noqa: PLC0415 - see the module's note
+
+    if isinstance(exc, NotFound):
+        raise InputError.single(host, "--workspace", f"has no {key} API here (404): {_first_line(exc)}",
+                                "check DATABRICKS_HOST: it must be the workspace URL.") from None
+    status = "403" if isinstance(exc, PermissionDenied) else "401"
+    raise InputError.single(host, "--workspace", f"refused to list {key.replace('_', ' ')} ({status}): "
+                            f"{_first_line(exc)}", "use credentials that may read clusters, jobs, "
+                            "instance pools and cluster policies (workspace admin, or CAN_VIEW on each), or "
+                            "another --profile.") from None
 
 
 def save_export(doc: dict[str, list[dict[str, Any]]], directory: str) -> list[Path]:

@@ -28,6 +28,10 @@ PAGES = {
     ("/api/2.2/jobs/list", None): {"jobs": [JOB], "has_more": False},
     ("/api/2.0/instance-pools/list", None): {"instance_pools": [POOL]},
     ("/api/2.0/policies/clusters/list", None): {"policies": [POLICY]},
+    # the caller's own tokens (Token API, token/list): one never expires
+    ("/api/2.0/token/list", None): {"token_infos": [
+        {"token_id": "5715498424f15ee0213be729257b53fc35a47d5953e3bdfd8ed22a0b93b339f4", "creation_time": 1733400000000,
+         "expiry_time": -1, "comment": "laptop"}]},
 }
 
 
@@ -103,13 +107,16 @@ def test_a_live_read_pages_through_every_list_and_judges_like_an_export(workspac
     assert main(["check", "--workspace", "--save-export", str(saved), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["checked"] == {"clusters": 2, "gpu_clusters": 1, "jobs": 1, "job_clusters": 2, "gpu_job_clusters": 1,
-                              "instance_pools": 1, "cluster_policies": 1, "serving_endpoints": 0, "tokens": 0, "unchanged": 0}
+                              "instance_pools": 1, "cluster_policies": 1, "serving_endpoints": 0, "tokens": 1,
+                              "unchanged": 0}
+    assert [v["resource_name"] for v in doc["violations"] if v["policy"] == "databricks-token-require-lifetime"] == \
+        ["laptop"]
     paths = [(path, token) for path, token, _ in workspace.seen]
     assert ("/api/2.1/clusters/list", "p2") in paths  # the second page was asked for
     assert all(auth == "Bearer dapi-test-token" for path, _, auth in workspace.seen if path.startswith("/api/"))
     # the saved export, read offline, gives the same verdicts
     assert sorted(p.name for p in saved.iterdir()) == ["cluster-policies.json", "clusters.json",
-                                                       "instance-pools.json", "jobs.json"]
+                                                       "instance-pools.json", "jobs.json", "tokens.json"]
     assert main(["check", "--cluster-json", str(saved), "--json"]) == 1
     offline = json.loads(capsys.readouterr().out)
     key = lambda v: (v["policy"], v["urn"], v["message"])  # noqa: E731
@@ -234,3 +241,13 @@ def test_on_a_terminal_a_live_read_says_where_it_connects_and_what_it_read(works
     err = capsys.readouterr().err
     assert err.startswith(f"connecting to {host}...\n")
     assert "read 2 clusters." in err and "read 1 jobs." in err and len(doc["clusters"]) == 2
+
+
+def test_a_workspace_that_refuses_tokens_is_read_without_them(workspace, capsys):
+    """Personal access tokens turned off (403 on token/list): the rest is read and judged, with a note."""
+    workspace.script.append(("/api/2.0/token/list", 403, {},
+                             {"error_code": "PERMISSION_DENIED", "message": "Personal access tokens are disabled"}))
+    assert main(["check", "--workspace", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["checked"]["tokens"] == 0 and json.loads(captured.out)["checked"]["clusters"] == 2
+    assert "token infos not read, so not judged: Personal access tokens are disabled" in captured.err
