@@ -37,6 +37,9 @@ UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "<unknown>"})()
 #: Where a resource block is written: ``(file, line)`` by its configuration address.
 Locations = dict[str, tuple[str, int]]
 
+#: The instances one ``count`` or ``for_each`` may make here: beyond it the block is skipped with a note, never
+#: expanded one by one (a count of 10^12 would not end).
+MAX_INSTANCES = 10_000
 _BLOCK_HEADER = re.compile(r'^[ \t]*(resource|data|module)[ \t]+"([^"]+)"(?:[ \t]+"([^"]+)")?', re.M)
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _TRAVERSAL = re.compile(r'^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[[^\[\]]*\])*$')
@@ -372,6 +375,10 @@ def _instances(body: Mapping[str, Any], scope: Scope, what: str) -> list[tuple[s
         if not isinstance(count, int) or isinstance(count, bool):
             scope.notes.append(f"{what}: count is not known here, so it is skipped")
             return None
+        if count > MAX_INSTANCES:
+            scope.notes.append(f"{what}: count {count} is more than the {MAX_INSTANCES:,} instances this reader "
+                               "expands, so it is skipped")
+            return None
         return [(f"[{i}]", Scope(scope.prefix, scope.variables, scope.locals_raw, scope.notes, count=i))
                 for i in range(count)]
     if "for_each" in body:
@@ -380,6 +387,10 @@ def _instances(body: Mapping[str, Any], scope: Scope, what: str) -> list[tuple[s
             each = {k: k for k in each}
         if not isinstance(each, dict):
             scope.notes.append(f"{what}: for_each is not known here, so it is skipped")
+            return None
+        if len(each) > MAX_INSTANCES:
+            scope.notes.append(f"{what}: for_each of {len(each)} is more than the {MAX_INSTANCES:,} instances this "
+                               "reader expands, so it is skipped")
             return None
         return [(f'["{k}"]', Scope(scope.prefix, scope.variables, scope.locals_raw, scope.notes, each=(k, v)))
                 for k, v in each.items()]
@@ -508,6 +519,10 @@ def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, 
     lines: Locations = {}
     root_config: dict[str, Any] = {}
     _walk_module(module, scope, changes, lines, root_config)
+    others = sorted({c["type"] for c in changes if not str(c["type"]).startswith("databricks_")})
+    if others:
+        notes.append(f"resources of other providers are not read: {', '.join(others[:8])}"
+                     f"{' and more' if len(others) > 8 else ''}")
     doc = {"format_version": "1.2", "terraform_version": "(read from .tf by stackplan)", "resource_changes": changes,
            "configuration": {"root_module": root_config}}
     return doc, lines, sorted(set(notes))

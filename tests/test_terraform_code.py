@@ -297,3 +297,32 @@ resource "databricks_cluster" "serve" {{
                                                                                       "15.4.x-scala2.12"))
     code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert doc["checked"]["gpu_clusters"] == 0
+
+
+def test_bounds_other_providers_and_exceptions_by_address(capsys, tmp_path) -> None:
+    """A count beyond what is expanded is skipped with a note (never expanded one by one); another provider's
+    resources are named in a note; --exceptions accepts a finding of Terraform code by its address."""
+    (tmp_path / "main.tf").write_text('''
+resource "aws_s3_bucket" "logs" {
+  bucket = "logs"
+}
+resource "databricks_cluster" "fleet" {
+  count         = 1000000000000
+  cluster_name  = "fleet-${count.index}"
+  spark_version = "3.3.1"
+  node_type_id  = "i3.xlarge"
+  num_workers   = 1
+}
+resource "databricks_token" "ci" {
+  comment = "ci"
+}
+''')
+    code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    assert "databricks_cluster.fleet: count 1000000000000 is more than the 10,000 instances" in err
+    assert "resources of other providers are not read: aws_s3_bucket" in err
+    assert code == 1 and doc["checked"]["clusters"] == 0
+    exceptions = tmp_path / "exceptions.yaml"
+    exceptions.write_text("- rule: databricks-token-require-lifetime\n  resource: databricks_token.ci\n"
+                          "  reason: rotated by the vault job\n")
+    code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--exceptions", str(exceptions), "--json")
+    assert code == 0, doc
