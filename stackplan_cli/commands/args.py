@@ -103,6 +103,11 @@ def prices_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prices", metavar="FILE", help="price overrides (YAML)")
 
 
+def var_file_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--var-file", metavar="FILE", action="append", default=[],
+                   help="with --terraform: a .tfvars file, after terraform.tfvars and *.auto.tfvars (repeatable)")
+
+
 def region_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--region", metavar="REGION",
                    help="the workspace's region (eu-west-1, westeurope, europe-west1): VM prices and Model Serving "

@@ -14,6 +14,7 @@ from stackplan_cli.commands.args import (
     prices_arg,
     region_arg,
     stacks_arg,
+    var_file_arg,
 )
 from stackplan_reports import formats
 from stackplan_sources.workspace import CONNECT_TIMEOUT_S, HTTP_TIMEOUT_S, RETRY_BUDGET_S
@@ -68,8 +69,7 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
                    help="Terraform code as written: a .tf file or a module directory (variables, tfvars, locals, "
                         "count/for_each, local modules), read as the plan Terraform would make: no plan, provider or "
                         "credentials needed")
-    p.add_argument("--var-file", metavar="FILE", action="append", default=[],
-                   help="with --terraform: a .tfvars file, after terraform.tfvars and *.auto.tfvars (repeatable)")
+    var_file_arg(p)
     p.add_argument("--exceptions", metavar="FILE",
                    help="with --terraform, --terraform-plan, --cluster-json or --workspace: accepted findings (YAML "
                         "or JSON, the stack's exceptions shape: rule, resource as the report names it, reason, "
@@ -158,8 +158,7 @@ def _cost_arguments(p: argparse.ArgumentParser) -> None:
     sources.add_argument("--terraform", metavar="PATH",
                          help="price Terraform code as written (a .tf file or a module directory) instead of a "
                               "stack; --against another one (or a plan's JSON) diffs the two")
-    p.add_argument("--var-file", metavar="FILE", action="append", default=[],
-                   help="with --terraform: a .tfvars file, after terraform.tfvars and *.auto.tfvars (repeatable)")
+    var_file_arg(p)
     p.add_argument("--against", metavar="BASE",
                    help="a stack name, a stack file, a plan JSON saved earlier, or a directory of base plans "
                         "(STACK.json each; a stack with none there is new)")
