@@ -1,5 +1,6 @@
 """Issue 45, item 3: a corpus of Terraform code written in the shapes public Databricks repositories use (the
-provider's examples, terraform-databricks-examples' department clusters), each read as written with the verdict a
+provider's examples, terraform-databricks-examples' department clusters, a security-minded workspace baseline), each
+read as written with the verdict a
 platform engineer would give: the exit code and every finding, by rule, level and address."""
 
 from __future__ import annotations
@@ -29,6 +30,18 @@ VERDICTS: dict[str, tuple[int, set[tuple[str, str, str]]]] = {
     "department-clusters": (1, {
         ("databricks-cluster-configure-worker-bounds", M, 'databricks_cluster.department["marketing"]'),
         ("databricks-cluster-tag-autoscaled-gpu-compute", A, 'databricks_cluster.department["research"]'),
+    }),
+    # the provider's example shape: node type and runtime from data sources; the LTS runtime passes, the node type
+    # is not known to be a GPU one (no min_gpus), so only the generic rules speak
+    "docs-shared-cluster": (1, {
+        ("databricks-resource-require-tags", M, "databricks_cluster.shared_autoscaling"),
+        ("databricks-resource-require-access-control", A, "databricks_cluster.shared_autoscaling"),
+    }),
+    # a platform baseline: the hand-made token never expires; the fine-tuning job, owned by a service principal and
+    # granted to the team, passes but for its model cache on DBFS
+    "platform-baseline": (1, {
+        ("databricks-token-require-lifetime", M, "databricks_token.someone"),
+        ("databricks-cluster-require-volumes-for-caches", A, "databricks_job.finetune"),
     }),
 }
 
