@@ -3,6 +3,7 @@ costs), a Terraform plan's JSON, or a stack name or file."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from dbxtypes.clouds import checked_region
@@ -18,8 +19,12 @@ def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str |
     """A cost diff's base: a saved plan JSON (priced now if it carries no costs), or a stack name or file. A Terraform
     plan without Databricks compute takes ``cloud`` (the head's). ``region`` (``--region``) prices a Terraform plan,
     a stack, or a saved plan that carries no costs, at that region."""
-    if is_terraform_code(base):  # `cost --terraform NEW --against OLD`: Terraform code as written
-        return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud, region=region)
+    if is_terraform_code(base) or Path(base).is_dir():
+        # `cost --terraform NEW --against OLD`: Terraform code as written; a directory with no .tf yet (the base
+        # branch of a repository's first pull request) is an empty module, $0, and everything in the head is new.
+        # (A stack's directory of base plans is resolved to its STACK.json before it comes here.)
+        return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud, region=region,
+                                     as_code=True)
     if base.endswith(".json"):
         if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`
             return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud,

@@ -77,11 +77,12 @@ def _node_clouds(props: Any, catalog: Catalog) -> set[str | None]:
 
 
 def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
-                          region: str | None = None, var_files: Sequence[str] = ()) -> Plan:
+                          region: str | None = None, var_files: Sequence[str] = (), as_code: bool = False) -> Plan:
     """The plan priced (``--prices`` as for a stack; ``region``: ``--region``, the workspace's region), with the
     findings ``check --terraform-plan`` gives it. ``path`` may be Terraform code as written (a ``.tf`` file or a
-    module directory, ``--terraform``; ``var_files``: its ``--var-file``s): read as the plan Terraform would make."""
-    if is_terraform_code(path):
+    module directory, ``--terraform``; ``var_files``: its ``--var-file``s; ``as_code``: a directory read as a module
+    even with no .tf in it, a diff's empty base): read as the plan Terraform would make."""
+    if as_code or is_terraform_code(path):
         items, _, notes = terraform_module_items(path, var_files)
         for note in notes:
             print(f"note: {path}: {note}", file=sys.stderr)

@@ -326,3 +326,12 @@ resource "databricks_token" "ci" {
                           "  reason: rotated by the vault job\n")
     code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--exceptions", str(exceptions), "--json")
     assert code == 0, doc
+
+
+def test_a_base_with_no_terraform_code_yet_is_zero_and_everything_is_new(capsys, tmp_path) -> None:
+    """A repository's first pull request: the base branch's checkout has no .tf yet."""
+    empty = tmp_path / "base"
+    empty.mkdir()
+    code, doc, err = run(capsys, "cost", "--terraform", str(MODULE), "--against", str(empty), "--format", "json")
+    assert code == 0, err
+    assert {r["status"] for r in doc["diff"]["rows"] if r["status"] != "total"} == {"added"}

@@ -16,7 +16,6 @@ from stackplan_cli.commands import common
 from stackplan_reports import formats
 from stackplan_reports.reportdoc import StacksReport
 from stackplan_sources.bases import base_plan
-from stackplan_sources.hcl import is_terraform_code
 from stackplan_sources.terraform import priced_terraform_plan
 
 
@@ -71,7 +70,7 @@ def _base_for(stack: str, args: argparse.Namespace) -> str | None:
 def _same_stack(base: Any, head: Any, where: str, args: argparse.Namespace) -> None:
     """A base found in a directory by the stack's name (``DIR/STACK.json``) is that stack's: one of another stack or
     cloud is refused (exit 2), never compared as if it were the same stack's."""
-    if not Path(args.against).is_dir() or is_terraform_code(args.against):
+    if not Path(args.against).is_dir() or getattr(args, "terraform", None) or getattr(args, "terraform_plan", None):
         return  # a base named on its own (``--against dev``, a Terraform module) may be any stack: the diff says which
     if base.stack != head.stack or base.cloud != head.cloud:
         raise InputError.single(where, "stack", f"holds the plan of stack {base.stack} ({base.cloud}), not of "
