@@ -3,7 +3,8 @@ directory read with python-hcl2, and made into the plan ``terraform plan`` would
 reader (`stackplan_sources.exports.terraform_items`) judges and prices it.
 
 What is evaluated, as Terraform evaluates it: variables (their defaults, then ``terraform.tfvars``, then
-``*.auto.tfvars`` in name order, then each ``--var-file`` in order), locals, references to them, ``each.key`` /
+``*.auto.tfvars`` in name order, then each ``--var-file`` in order; ``TF_VAR_<name>`` in the environment first, as
+Terraform reads it), locals, references to them, ``each.key`` /
 ``each.value`` / ``count.index``, string templates, a conditional and ``==``/``!=`` on known values, the functions
 ``merge``, ``concat``, ``lookup``, ``coalesce``, ``length``, ``lower``, ``upper``, ``tostring``, ``tonumber``;
 ``count`` and ``for_each`` instances, addressed as Terraform addresses them (``module.serving["chat"]
@@ -491,6 +492,15 @@ def _walk_module(module: Module, scope: Scope, changes: list[dict[str, Any]], li
                          depth + 1)
 
 
+def _environment_value(text: str) -> Any:
+    """A ``TF_VAR_`` value: HCL when it parses as a literal (``8``, ``true``, ``["a"]``, ``{a = 1}``), else text."""
+    if text.strip().startswith(("[", "{")) or _NUMBER.match(text.strip()) or text.strip() in ("true", "false"):
+        known = _literal(text.strip(), Scope("", {}, {}, []))
+        if known is not UNKNOWN:
+            return known
+    return text
+
+
 def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, Any], Locations, list[str]]:
     """``path`` (a ``.tf`` file or a module directory) as the JSON of the plan Terraform would make of it, where each
     resource block is written, and notes on what was not evaluated."""
@@ -503,6 +513,12 @@ def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, 
         raise InputError.single(path, "--terraform", "is neither a .tf file nor a directory.",
                                 "pass a Terraform module directory or one of its .tf files.")
     variables = dict(module.variables)
+    # Terraform's order: environment variables (TF_VAR_<name>), then terraform.tfvars, *.auto.tfvars, -var-file;
+    # an environment value is text, read as HCL where it is a number, a bool, a list or a map
+    for name in variables:
+        given = os.environ.get(f"TF_VAR_{name}")
+        if given is not None:
+            variables[name] = _environment_value(given)
     for tfvars in [directory / "terraform.tfvars", *sorted(directory.glob("*.auto.tfvars")),
                    *(Path(f) for f in var_files)]:
         if tfvars.is_file():

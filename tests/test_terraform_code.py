@@ -335,3 +335,20 @@ def test_a_base_with_no_terraform_code_yet_is_zero_and_everything_is_new(capsys,
     code, doc, err = run(capsys, "cost", "--terraform", str(MODULE), "--against", str(empty), "--format", "json")
     assert code == 0, err
     assert {r["status"] for r in doc["diff"]["rows"] if r["status"] != "total"} == {"added"}
+
+
+def test_tf_var_environment_variables_come_before_the_tfvars_files(capsys, tmp_path, monkeypatch) -> None:
+    """Terraform's order: TF_VAR_<name>, then terraform.tfvars (which sets spot_inference = true here)."""
+    monkeypatch.setenv("TF_VAR_models", '{ solo = { max = 3 } }')
+    doc, _, _ = read_terraform(str(MODULE))
+    addresses = {c["address"] for c in doc["resource_changes"] if c["type"] == "databricks_cluster"}
+    assert 'module.serving["chat"].databricks_cluster.this' in addresses  # terraform.tfvars wins over the env
+    plain = tmp_path / "m"
+    plain.mkdir()
+    (plain / "main.tf").write_text('variable "n" {}\nvariable "env" {}\nresource "databricks_cluster" "c" {\n'
+                                   '  count = var.n\n  cluster_name = "c-${var.env}"\n}\n')
+    monkeypatch.setenv("TF_VAR_n", "2")
+    monkeypatch.setenv("TF_VAR_env", "prod")
+    doc, _, _ = read_terraform(str(plain))
+    assert [(c["address"], c["change"]["after"]["cluster_name"]) for c in doc["resource_changes"]] == \
+        [("databricks_cluster.c[0]", "c-prod"), ("databricks_cluster.c[1]", "c-prod")]
