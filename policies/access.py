@@ -24,10 +24,9 @@ TARGETS: Mapping[str, str] = {"cluster_id": CLUSTER, "job_id": JOB}
 PRINCIPALS = ("user_name", "group_name", "service_principal_name")
 
 
-def controls_of(props: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
-    """A Permissions resource's access controls in snake_case (Pulumi ``accessControls``; Terraform's repeated
-    ``access_control`` block; the API's ``access_control_list``)."""
-    given = normalize_props(props)
+def controls_of(given: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    """A Permissions resource's access controls, from its properties in snake_case (`normalize_props`): Pulumi's
+    ``access_controls``, Terraform's repeated ``access_control`` block, the API's ``access_control_list``."""
     for key in ("access_controls", "access_control", "access_control_list"):
         entries = given.get(key)
         if isinstance(entries, list):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Any
 
 from dbxtypes.errors import InputError
 from stackplan_sources.exports import terraform_items
-from stackplan_sources.tf_references import SELECTED_BY
+from stackplan_sources.tf_references import DATA_ADDRESS, SELECTED_BY
 
 #: A value this reader does not know (Terraform's "known after apply", or something it does not evaluate).
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "<unknown>"})()
@@ -59,18 +60,24 @@ class Module:
     lines: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
-def parse_file(path: Path) -> dict[str, Any]:
-    """One HCL file as python-hcl2 reads it; `InputError` naming the file and the line for one that is not HCL."""
+def _loads(text: str) -> dict[str, Any]:
+    """HCL text as python-hcl2 reads it (strings unquoted, no comments); raises what the parser raises."""
     import hcl2  # noqa: PLC0415 - only the Terraform reader needs the HCL parser
     from hcl2.utils import SerializationOptions  # noqa: PLC0415
 
+    return hcl2.load(io.StringIO(text), serialization_options=SerializationOptions(
+        with_comments=False, strip_string_quotes=True))
+
+
+def read_file(path: Path) -> tuple[str, dict[str, Any]]:
+    """One HCL file: its text and what python-hcl2 reads of it; `InputError` naming the file and the line for one
+    that is not HCL."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError.single(str(path), "", f"cannot be read: {exc}.", "pass a readable .tf file.") from None
     try:
-        return hcl2.load(io.StringIO(text), serialization_options=SerializationOptions(
-            with_comments=False, strip_string_quotes=True))
+        return text, _loads(text)
     except Exception as exc:  # noqa: BLE001 - lark raises many kinds; each means the file is not HCL
         line = getattr(exc, "line", None)
         where = f" (line {line})" if isinstance(line, int) and line > 0 else ""
@@ -89,8 +96,7 @@ def read_module(directory: Path, files: Sequence[Path] | None = None) -> Module:
     """The blocks of a module: every ``*.tf`` in ``directory`` (or just ``files``), in name order."""
     module = Module(directory)
     for path in files if files is not None else sorted(directory.glob("*.tf")):
-        doc = parse_file(path)
-        text = path.read_text(encoding="utf-8")
+        text, doc = read_file(path)
         for match in _BLOCK_HEADER.finditer(text):
             kind, first, second = match.groups()
             address = {"resource": f"{first}.{second}", "data": f"data.{first}.{second}",
@@ -117,7 +123,7 @@ def read_module(directory: Path, files: Sequence[Path] | None = None) -> Module:
 
 def read_tfvars(path: Path) -> dict[str, Any]:
     """A ``.tfvars`` file's values."""
-    return {k: v for k, v in parse_file(path).items() if not k.startswith("__")}
+    return {k: v for k, v in read_file(path)[1].items() if not k.startswith("__")}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -236,8 +242,7 @@ def expression(text: str, scope: Scope) -> Any:
     text = text.strip()
     if not text:
         return UNKNOWN
-    if text.startswith("(") and text.endswith(")") and len(_split_top(text[1:-1], "")) == 1 \
-            and _balanced(text[1:-1]):
+    if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
         return expression(text[1:-1], scope)
     question = _split_top(text, "?")
     if len(question) == 2:
@@ -258,12 +263,16 @@ def expression(text: str, scope: Scope) -> Any:
 
 
 def _balanced(text: str) -> bool:
-    depth = 0
-    for part in _split_top(text, ""):
-        for c in part:
-            depth += (c in "([{") - (c in ")]}")
-            if depth < 0:
-                return False
+    """Brackets outside strings close in order (``a) == (b`` does not: its parentheses are not one pair)."""
+    depth, quote, escaped = 0, False, False
+    for c in text:
+        if quote:
+            quote, escaped = (escaped or c != '"'), (not escaped and c == "\\")
+            continue
+        quote = c == '"'
+        depth += (c in "([{") - (c in ")]}")
+        if depth < 0:
+            return False
     return depth == 0
 
 
@@ -298,12 +307,8 @@ def _operand(text: str, scope: Scope) -> Any:
 
 def _literal(text: str, scope: Scope) -> Any:
     """An object or tuple literal, read by the HCL parser as the value of an attribute."""
-    import hcl2  # noqa: PLC0415 - only the Terraform reader needs the HCL parser
-    from hcl2.utils import SerializationOptions  # noqa: PLC0415
-
     try:
-        parsed = hcl2.loads(f"v = {text}\n", serialization_options=SerializationOptions(
-            with_comments=False, strip_string_quotes=True))
+        parsed = _loads(f"v = {text}\n")
     except Exception:  # noqa: BLE001 - an expression the parser does not take: unknown, never an error
         return UNKNOWN
     return value(parsed.get("v", UNKNOWN), scope)
@@ -415,7 +420,7 @@ def _after(evaluated: Any) -> tuple[Any, Any]:
 _META = ("count", "for_each", "depends_on", "lifecycle", "provider", "provisioner", "connection")
 
 
-_DATA_ID = re.compile(r"^\$\{(data\.[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_-]*)\.id\}$")
+_DATA_ID = re.compile(rf"^\$\{{({DATA_ADDRESS})\.id\}}$")
 
 
 def _configure(module: Module, scope: Scope, config: dict[str, Any]) -> None:
@@ -457,19 +462,43 @@ def _has_unknown(known: Any) -> bool:
     return False
 
 
-def _walk_module(module: Module, scope: Scope, changes: list[dict[str, Any]], lines: Locations,
-                 config: dict[str, Any], depth: int = 0) -> None:
+@dataclass
+class _Walk:
+    """What one read of a module tree gathers: the plan's resource changes, where each is written, the types of
+    other providers' resources (not read), and each module directory read once (however many instances call it)."""
+
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    lines: Locations = field(default_factory=dict)
+    others: set[str] = field(default_factory=set)
+    modules: dict[Path, Module] = field(default_factory=dict)
+
+    def module(self, directory: Path) -> Module:
+        if directory not in self.modules:
+            self.modules[directory] = read_module(directory)
+        return self.modules[directory]
+
+
+def _evaluated(variables: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
+    """Variable values as given (defaults, tfvars): literals, evaluated with nothing in scope."""
+    empty = Scope("", {}, {}, notes)
+    return {k: value(v, empty) for k, v in variables.items()}
+
+
+def _walk_module(module: Module, scope: Scope, walk: _Walk, config: dict[str, Any], depth: int = 0) -> None:
     _configure(module, scope, config)
     for rtype, name, body in module.resources:
+        if not rtype.startswith("databricks_"):  # another provider's: not read (one note names the types)
+            walk.others.add(rtype)
+            continue
         configured = f"{scope.prefix}{rtype}.{name}"
         for suffix, inner in _instances(body, scope, configured) or []:
             after, unknown = _after(value({k: v for k, v in body.items() if k not in _META}, inner))
             address = f"{configured}{suffix}"
-            changes.append({"address": address, "mode": "managed", "type": rtype, "name": name,
-                            "change": {"actions": ["create"], "before": None, "after": after,
-                                       "after_unknown": unknown or {}}})
+            walk.changes.append({"address": address, "mode": "managed", "type": rtype, "name": name,
+                                 "change": {"actions": ["create"], "before": None, "after": after,
+                                            "after_unknown": unknown or {}}})
             if f"{rtype}.{name}" in module.lines:
-                lines[address] = module.lines[f"{rtype}.{name}"]
+                walk.lines[address] = module.lines[f"{rtype}.{name}"]
     for name, call in module.calls:
         source = value(call.get("source"), scope)
         if not isinstance(source, str) or not source.startswith(("./", "../")):
@@ -480,16 +509,15 @@ def _walk_module(module: Module, scope: Scope, changes: list[dict[str, Any]], li
         if not directory.is_dir() or depth > 20:
             scope.notes.append(f"{scope.prefix}module.{name}: {source} is no directory here, so it is skipped")
             continue
-        child = read_module(directory)
+        child = walk.module(directory)
         child_config = config["module_calls"].setdefault(name, {"source": source, "module": {}})["module"]
         for suffix, inner in _instances(call, scope, f"{scope.prefix}module.{name}") or []:
             passed = {k: value(v, inner) for k, v in call.items() if k not in (*_META, "source", "version")
                       and not k.startswith("__")}
-            defaults = {k: value(v, Scope("", {}, {}, scope.notes)) for k, v in child.variables.items()}
-            variables = {**defaults, **{k: v for k, v in passed.items() if k in child.variables}}
+            variables = {**_evaluated(child.variables, scope.notes),
+                         **{k: v for k, v in passed.items() if k in child.variables}}
             prefix = f"{scope.prefix}module.{name}{suffix}."
-            _walk_module(child, Scope(prefix, variables, child.locals, scope.notes), changes, lines, child_config,
-                         depth + 1)
+            _walk_module(child, Scope(prefix, variables, child.locals, scope.notes), walk, child_config, depth + 1)
 
 
 def _environment_value(text: str) -> Any:
@@ -527,28 +555,29 @@ def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, 
             raise InputError.single(str(tfvars), "--var-file", "does not exist.", "pass a .tfvars file.")
     notes: list[str] = []
     scope = Scope("", {}, module.locals, notes)
-    scope.variables = {k: value(v, Scope("", {}, {}, notes)) for k, v in variables.items()}
+    scope.variables = _evaluated(variables, notes)
     missing = sorted(k for k, v in scope.variables.items() if v is UNKNOWN)
     if missing:
         notes.append(f"variables with no value here (unknown): {', '.join(missing)}")
-    changes: list[dict[str, Any]] = []
-    lines: Locations = {}
+    walk = _Walk()
     root_config: dict[str, Any] = {}
-    _walk_module(module, scope, changes, lines, root_config)
-    others = sorted({c["type"] for c in changes if not str(c["type"]).startswith("databricks_")})
+    _walk_module(module, scope, walk, root_config)
+    others = sorted(walk.others)
     if others:
         notes.append(f"resources of other providers are not read: {', '.join(others[:8])}"
                      f"{' and more' if len(others) > 8 else ''}")
-    doc = {"format_version": "1.2", "terraform_version": "(read from .tf by stackplan)", "resource_changes": changes,
-           "configuration": {"root_module": root_config}}
-    return doc, lines, sorted(set(notes))
+    doc = {"format_version": "1.2", "terraform_version": "(read from .tf by stackplan)",
+           "resource_changes": walk.changes, "configuration": {"root_module": root_config}}
+    return doc, walk.lines, sorted(set(notes))
 
 
-def terraform_module_items(path: str, var_files: Sequence[str] = ()) -> tuple[list[Any], Locations, list[str]]:
-    """The items of ``path``'s Terraform code as the plan reader gives them (each named by its address), where each
-    is written, and the notes on what was not evaluated."""
+def terraform_module_items(path: str, var_files: Sequence[str] = ()) -> tuple[list[Any], Locations]:
+    """The items of ``path``'s Terraform code as the plan reader gives them (each named by its address), and where
+    each is written; what was not evaluated is a note on stderr."""
     doc, lines, notes = read_terraform(path, var_files)
-    return terraform_items(doc, path), lines, notes
+    for note in notes:
+        print(f"note: {path}: {note}", file=sys.stderr)
+    return terraform_items(doc, path), lines
 
 
 def is_terraform_code(path: str) -> bool:

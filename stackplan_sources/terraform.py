@@ -9,7 +9,6 @@ states none); ``--prices`` overrides prices as for a stack.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,9 +82,7 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, 
     module directory, ``--terraform``; ``var_files``: its ``--var-file``s; ``as_code``: a directory read as a module
     even with no .tf in it, a diff's empty base): read as the plan Terraform would make."""
     if as_code or is_terraform_code(path):
-        items, _, notes = terraform_module_items(path, var_files)
-        for note in notes:
-            print(f"note: {path}: {note}", file=sys.stderr)
+        items, _ = terraform_module_items(path, var_files)
     else:
         items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
     plan = terraform_plan(path, items, cloud)

@@ -163,7 +163,9 @@ def configured_references(doc: Mapping[str, Any]) -> dict[str, dict[str, Referen
 SELECTED_BY: Mapping[str, str] = {"spark_version": "databricks_spark_version",
                                   "node_type_id": "databricks_node_type",
                                   "driver_node_type_id": "databricks_node_type"}
-_DATA_REFERENCE = re.compile(r"^(data\.[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_-]*)")
+#: A data source's address (``data.databricks_spark_version.lts``), as a reference names it.
+DATA_ADDRESS = r"data\.[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_-]*"
+_DATA_REFERENCE = re.compile(rf"^({DATA_ADDRESS})")
 
 
 def configured_selections(doc: Mapping[str, Any]) -> dict[str, dict[str, tuple[str, str, dict[str, Any]]]]:

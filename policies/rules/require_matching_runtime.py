@@ -23,15 +23,22 @@ def _is_gpu_runtime(spark_version: str) -> bool:
     return GPU_ML_MARKER in spark_version.lower()
 
 
+def _nodes(view: ClusterShape) -> tuple[str | None, list[str]]:
+    """The node that runs the work (the driver on a single-node cluster, the workers otherwise), and the cluster's
+    GPU node types."""
+    workhorse = view.driver_node_type if view.is_single_node else view.node_type_id
+    gpu_nodes = [n for n in dict.fromkeys(x for x in (view.node_type_id, view.driver_node_type) if x)
+                 if gpu_node(n) is True]
+    return workhorse, gpu_nodes
+
+
 def _selected(spark_version: SelectedValue, view: ClusterShape) -> list[str]:
     """A runtime a ``databricks_spark_version`` data source chooses, judged by the arguments that choose it
     (``gpu = true`` selects GPU ML runtimes, the provider's docs, data-sources/spark_version.md)."""
     gpu, photon = spark_version.arguments.get("gpu"), spark_version.arguments.get("photon")
     if gpu == UNKNOWN_ARGUMENT:
         return []
-    workhorse = view.driver_node_type if view.is_single_node else view.node_type_id
-    gpu_nodes = [n for n in dict.fromkeys(x for x in (view.node_type_id, view.driver_node_type) if x)
-                 if gpu_node(n) is True]
+    workhorse, gpu_nodes = _nodes(view)
     out = []
     if gpu is True and workhorse and gpu_node(workhorse) is False:
         out.append(f"runtime chosen by {spark_version.source} with gpu = true (a GPU ML runtime) on CPU node type "
@@ -55,9 +62,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
         return _selected(spark_version, view)
     if not spark_version or spark_version == UNKNOWN_VALUE:  # known only after apply: not judged
         return []
-    worker, driver = view.node_type_id, view.driver_node_type
-    # The node that runs the work: the driver on a single-node cluster, the workers otherwise.
-    workhorse = driver if view.is_single_node else worker
+    workhorse, gpu_nodes = _nodes(view)
     # kind CLASSIC_PREVIEW with use_ml_runtime: Databricks picks the GPU flavour of the runtime from the node type.
     auto_flavour = cluster.get("kind") == "CLASSIC_PREVIEW" and cluster.get("use_ml_runtime") is True
     gpu_runtime = _is_gpu_runtime(spark_version)
@@ -66,7 +71,6 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
         cpu_runtime = spark_version.replace(GPU_ML_MARKER, "-cpu-ml-")
         out.append(f"GPU ML runtime {spark_version} on CPU node type {workhorse}: the GPU libraries have no GPU to "
                    f"use. Fix: use a GPU node type, or the CPU ML runtime (e.g. {cpu_runtime}).")
-    gpu_nodes = [n for n in dict.fromkeys(x for x in (worker, driver) if x) if gpu_node(n) is True]
     if not gpu_runtime and not auto_flavour and gpu_nodes:
         out.append(f"runtime {spark_version} is not a GPU ML runtime but node type {', '.join(gpu_nodes)} has GPUs: "
                    f"CUDA and the GPU drivers are missing. Fix: use a '-gpu-ml-' runtime such as {DEFAULT_RUNTIME}, "

@@ -97,8 +97,6 @@ def _check_problem(args: argparse.Namespace) -> str | None:
     stacks = bool(args.stack or args.all)
     if args.terraform and stacks:
         return "--terraform is checked on its own, not against a stack. Fix: drop --stack/--all, or --terraform."
-    if args.terraform:
-        args.cluster_json = None
     if args.cluster_json and args.workspace:
         return "--cluster-json and --workspace are two sources of clusters. Fix: pass one of them."
     if stacks and (args.cluster_json or args.workspace) and (args.all or len(set(args.stack)) > 1):

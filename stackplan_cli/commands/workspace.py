@@ -79,9 +79,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         audit = audit_items(items, config, **wanted)
     elif getattr(args, "terraform", None):  # Terraform code as written, read as the plan Terraform would make
         source = args.terraform
-        items, lines, notes = terraform_module_items(args.terraform, args.var_file)
-        for note in notes:
-            print(f"note: {source}: {note}", file=sys.stderr)
+        items, lines = terraform_module_items(args.terraform, args.var_file)
         audit = audit_items(items, config, **wanted)
         for item in items:  # located by file and line: the address needs no label beside it
             if item.name in lines:
