@@ -24,7 +24,7 @@ def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str |
         # branch of a repository's first pull request) is an empty module, $0, and everything in the head is new.
         # (A stack's directory of base plans is resolved to its STACK.json before it comes here.)
         return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud, region=region,
-                                     as_code=True)
+                                     as_code=True, allow_empty=True)
     if base.endswith(".json"):
         if is_terraform_plan_file(base):  # `cost --terraform-plan NEW --against OLD`
             return priced_terraform_plan(base, policy_config=policy_config, prices=prices, cloud=cloud,

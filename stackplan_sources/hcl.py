@@ -21,18 +21,20 @@ with a note. Only a file that is not HCL is invalid input.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
+from stackplan_sources import tfload
 from stackplan_sources.exports import terraform_items
 from stackplan_sources.tf_references import DATA_ADDRESS, SELECTED_BY
+from stackplan_sources.tfload import Module
+from stackplan_sources.tfload import hcl_loads as _loads
 
 #: A value this reader does not know (Terraform's "known after apply", or something it does not evaluate).
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "<unknown>"})()
@@ -42,88 +44,21 @@ Locations = dict[str, tuple[str, int]]
 #: The instances one ``count`` or ``for_each`` may make here: beyond it the block is skipped with a note, never
 #: expanded one by one (a count of 10^12 would not end).
 MAX_INSTANCES = 10_000
-_BLOCK_HEADER = re.compile(r'^[ \t]*(resource|data|module)[ \t]+"([^"]+)"(?:[ \t]+"([^"]+)")?', re.M)
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _TRAVERSAL = re.compile(r'^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[[^\[\]]*\])*$')
 
 
-@dataclass
-class Module:
-    """One module directory: its blocks, merged over its ``.tf`` files, and where each block is written."""
-
-    directory: Path
-    variables: dict[str, Any] = field(default_factory=dict)
-    locals: dict[str, Any] = field(default_factory=dict)
-    resources: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
-    data: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    lines: dict[str, tuple[str, int]] = field(default_factory=dict)
-
-
-def _loads(text: str) -> dict[str, Any]:
-    """HCL text as python-hcl2 reads it (strings unquoted, no comments); raises what the parser raises."""
-    import hcl2  # noqa: PLC0415 - only the Terraform reader needs the HCL parser
-    from hcl2.utils import SerializationOptions  # noqa: PLC0415
-
-    return hcl2.load(io.StringIO(text), serialization_options=SerializationOptions(
-        with_comments=False, strip_string_quotes=True))
-
-
-def read_file(path: Path) -> tuple[str, dict[str, Any]]:
-    """One HCL file: its text and what python-hcl2 reads of it; `InputError` naming the file and the line for one
-    that is not HCL."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(str(path), "", f"cannot be read: {exc}.", "pass a readable .tf file.") from None
-    try:
-        return text, _loads(text)
-    except Exception as exc:  # noqa: BLE001 - lark raises many kinds; each means the file is not HCL
-        line = getattr(exc, "line", None)
-        where = f" (line {line})" if isinstance(line, int) and line > 0 else ""
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError.single(str(path), "", f"is not HCL{where}: {first[:160]}",
-                                "pass Terraform code (.tf) that terraform validate accepts.") from None
-
-
-def _blocks(value: Any) -> Iterator[dict[str, Any]]:
-    for block in value if isinstance(value, list) else [value]:
-        if isinstance(block, dict):
-            yield block
-
-
 def read_module(directory: Path, files: Sequence[Path] | None = None) -> Module:
-    """The blocks of a module: every ``*.tf`` in ``directory`` (or just ``files``), in name order."""
-    module = Module(directory)
-    for path in files if files is not None else sorted(directory.glob("*.tf")):
-        text, doc = read_file(path)
-        for match in _BLOCK_HEADER.finditer(text):
-            kind, first, second = match.groups()
-            address = {"resource": f"{first}.{second}", "data": f"data.{first}.{second}",
-                       "module": f"module.{first}"}[kind]
-            module.lines.setdefault(address, (str(path), text.count("\n", 0, match.start()) + 1))
-        for block in _blocks(doc.get("variable")):
-            for name, body in block.items():
-                if isinstance(body, dict):
-                    module.variables[name] = body.get("default", UNKNOWN)
-        for block in _blocks(doc.get("locals")):
-            module.locals.update({k: v for k, v in block.items() if not k.startswith("__")})
-        for kind, into in (("resource", module.resources), ("data", module.data)):
-            for block in _blocks(doc.get(kind)):
-                for rtype, named in block.items():
-                    for name, body in (named.items() if isinstance(named, dict) else ()):
-                        if isinstance(body, dict):
-                            into.append((rtype, name, body))
-        for block in _blocks(doc.get("module")):
-            for name, body in block.items():
-                if isinstance(body, dict):
-                    module.calls.append((name, body))
+    """The blocks of a module as Terraform loads them (`stackplan_sources.tfload`), its variables' defaults
+    (`UNKNOWN`: none)."""
+    module = tfload.read_module(directory, files)
+    module.variables = {name: body.get("default", UNKNOWN) for name, body in module.declared.items()}
     return module
 
 
 def read_tfvars(path: Path) -> dict[str, Any]:
-    """A ``.tfvars`` file's values."""
-    return {k: v for k, v in read_file(path)[1].items() if not k.startswith("__")}
+    """A ``.tfvars`` (HCL) or ``.tfvars.json`` file's values."""
+    return tfload.read_values(path)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -529,30 +464,39 @@ def _environment_value(text: str) -> Any:
     return text
 
 
-def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, Any], Locations, list[str]]:
-    """``path`` (a ``.tf`` file or a module directory) as the JSON of the plan Terraform would make of it, where each
-    resource block is written, and notes on what was not evaluated."""
+def _root_module(path: str, allow_empty: bool) -> tuple[Module, Path]:
+    """The module ``path`` names: a directory as Terraform loads it, or one configuration file alone."""
     root = Path(path)
     if root.is_dir():
-        module, directory = read_module(root), root
-    elif root.is_file():
-        module, directory = read_module(root.parent, [root]), root.parent
-    else:
-        raise InputError.single(path, "--terraform", "is neither a .tf file nor a directory.",
-                                "pass a Terraform module directory or one of its .tf files.")
+        module = read_module(root)
+        if not module.files and not allow_empty:
+            raise InputError.single(path, "--terraform", "holds no file Terraform would load (no *.tf or *.tf.json; "
+                                    "names starting with '.' or ending '~' are skipped, as Terraform skips them): "
+                                    "there is nothing to check (Terraform: \"No configuration files\").",
+                                    "pass the directory of a Terraform module (the one you run terraform plan in).")
+        return module, root
+    if root.is_file() and tfload.config_suffix(root.name):
+        return read_module(root.parent, [root]), root.parent
+    raise InputError.single(path, "--terraform", "is neither a .tf or .tf.json file nor a directory.",
+                            "pass a Terraform module directory or one of its .tf files.")
+
+
+def read_terraform(path: str, var_files: Sequence[str] = (), *,
+                   allow_empty: bool = False) -> tuple[dict[str, Any], Locations, list[str]]:
+    """``path`` (a ``.tf`` file or a module directory) as the JSON of the plan Terraform would make of it, where each
+    resource block is written, and notes on what was not evaluated. A directory with nothing Terraform would load
+    is invalid input, unless ``allow_empty`` (a cost diff's base before its first ``.tf``)."""
+    module, directory = _root_module(path, allow_empty)
     variables = dict(module.variables)
-    # Terraform's order: environment variables (TF_VAR_<name>), then terraform.tfvars, *.auto.tfvars, -var-file;
-    # an environment value is text, read as HCL where it is a number, a bool, a list or a map
+    # Terraform's order: environment variables (TF_VAR_<name>), then terraform.tfvars, terraform.tfvars.json,
+    # *.auto.tfvars(.json) in lexical order, each -var-file; an environment value is text, read as HCL where it
+    # is a number, a bool, a list or a map
     for name in variables:
         given = os.environ.get(f"TF_VAR_{name}")
         if given is not None:
             variables[name] = _environment_value(given)
-    for tfvars in [directory / "terraform.tfvars", *sorted(directory.glob("*.auto.tfvars")),
-                   *(Path(f) for f in var_files)]:
-        if tfvars.is_file():
-            variables.update({k: v for k, v in read_tfvars(tfvars).items() if k in variables})
-        elif str(tfvars) in var_files:
-            raise InputError.single(str(tfvars), "--var-file", "does not exist.", "pass a .tfvars file.")
+    for tfvars in tfload.tfvars_files(directory, var_files):
+        variables.update({k: v for k, v in read_tfvars(tfvars).items() if k in variables})
     notes: list[str] = []
     scope = Scope("", {}, module.locals, notes)
     scope.variables = _evaluated(variables, notes)
@@ -571,16 +515,19 @@ def read_terraform(path: str, var_files: Sequence[str] = ()) -> tuple[dict[str, 
     return doc, walk.lines, sorted(set(notes))
 
 
-def terraform_module_items(path: str, var_files: Sequence[str] = ()) -> tuple[list[Any], Locations]:
+def terraform_module_items(path: str, var_files: Sequence[str] = (), *,
+                           allow_empty: bool = False) -> tuple[list[Any], Locations]:
     """The items of ``path``'s Terraform code as the plan reader gives them (each named by its address), and where
     each is written; what was not evaluated is a note on stderr."""
-    doc, lines, notes = read_terraform(path, var_files)
+    doc, lines, notes = read_terraform(path, var_files, allow_empty=allow_empty)
     for note in notes:
         print(f"note: {path}: {note}", file=sys.stderr)
     return terraform_items(doc, path), lines
 
 
 def is_terraform_code(path: str) -> bool:
-    """A ``.tf`` file, or a directory holding one (a module), rather than a plan's JSON or a directory of plans."""
+    """A ``.tf`` or ``.tf.json`` file, or a directory holding one Terraform would load (a module), rather than a
+    plan's JSON or a directory of plans."""
     given = Path(path)
-    return (given.is_file() and given.suffix == ".tf") or (given.is_dir() and any(given.glob("*.tf")))
+    return (given.is_file() and bool(tfload.config_suffix(given.name))) or (given.is_dir()
+                                                                           and tfload.has_config(given))

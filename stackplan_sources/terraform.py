@@ -76,13 +76,15 @@ def _node_clouds(props: Any, catalog: Catalog) -> set[str | None]:
 
 
 def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
-                          region: str | None = None, var_files: Sequence[str] = (), as_code: bool = False) -> Plan:
+                          region: str | None = None, var_files: Sequence[str] = (), as_code: bool = False,
+                          allow_empty: bool = False) -> Plan:
     """The plan priced (``--prices`` as for a stack; ``region``: ``--region``, the workspace's region), with the
     findings ``check --terraform-plan`` gives it. ``path`` may be Terraform code as written (a ``.tf`` file or a
-    module directory, ``--terraform``; ``var_files``: its ``--var-file``s; ``as_code``: a directory read as a module
-    even with no .tf in it, a diff's empty base): read as the plan Terraform would make."""
+    module directory, ``--terraform``; ``var_files``: its ``--var-file``s; ``as_code``: read as code whatever it
+    holds; ``allow_empty``: a directory with no .tf is an empty module, a diff's base before the first .tf): read as
+    the plan Terraform would make."""
     if as_code or is_terraform_code(path):
-        items, _ = terraform_module_items(path, var_files)
+        items, _ = terraform_module_items(path, var_files, allow_empty=allow_empty)
     else:
         items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
     plan = terraform_plan(path, items, cloud)

@@ -24,14 +24,28 @@ def _runs_tests(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The provider SDK as the offline engine imports it, before a test module imports the components: the whole
+    """The Terraform parse cache (`stackplan_sources.tfcache`) in a temporary directory of this process, never the
+    user's: tests write only under temporary directories (subprocesses inherit it).
+
+    The provider SDK as the offline engine imports it, before a test module imports the components: the whole
     package would cost every test process about 3 s more (tests/test_pulumi_private.py checks the subset against
     it). Not in the xdist controller: importing it there (about 3 s) only held back the start of the workers."""
+    import tempfile
+
+    os.environ["STACKPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="stackplan-test-cache-")
     if _runs_tests(config):
         import pulumi_private
         from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 
         pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    cache = os.environ.get("STACKPLAN_CACHE_DIR", "")
+    if Path(cache).name.startswith("stackplan-test-cache-"):
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 #: The stacks the project ships, by name: tests about the shipped examples' own contents (their figures in the README,

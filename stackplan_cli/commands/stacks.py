@@ -86,7 +86,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
     def work(stack: str) -> StackRun:
         if terraform:  # a Terraform plan, or Terraform code as written, priced like a stack
             plan = priced_terraform_plan(stack, policy_config=config, prices=args.prices,
-                                         region=getattr(args, "region", None), var_files=args.var_file)
+                                         region=getattr(args, "region", None), var_files=args.var_file,
+                                         as_code=bool(getattr(args, "terraform", None)))
             run = StackRun(plan.stack, stack, plan=plan)
             run.base = args.against
         else:
