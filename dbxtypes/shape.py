@@ -243,6 +243,8 @@ class ClusterShape:
     #: The access controls a ``Permissions`` resource of the same plan gives this cluster (each with its principal
     #: and ``permission_level``); None where the input does not say (a per-resource judgement, a workspace export).
     access: tuple[Mapping[str, Any], ...] | None = None
+    #: Read from Terraform (code or a plan): the provider's documented arguments are its fields too.
+    terraform: bool = False
 
     @property
     def role_tagged(self) -> bool:
@@ -503,6 +505,8 @@ class PoolShape:
     blocks: Mapping[str, Mapping[str, Any]]
     role: str | None
     label: str = ""
+    #: Read from Terraform (see `ClusterShape.terraform`).
+    terraform: bool = False
 
     @property
     def custom_tags(self) -> Mapping[str, Any]:

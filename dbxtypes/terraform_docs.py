@@ -13,6 +13,11 @@ spelling we can check against (the README's Terraform section says what is and i
 
 This is a list of names per page, not a schema: it tells a misspelt or invented attribute from a documented one, not
 whether a documented name sits in the right block.
+
+The snapshot also keeps, per resource, the defaults the page documents for its top-level arguments (a bullet of the
+``## Argument Reference`` section, before its first block heading, that says ``Defaults to `60``` or ``default value
+is `X```): what a plan carries for an argument the configuration leaves out (`defaults`). The provider's schema sets
+the same (``clusters/resource_cluster.go``: ``autotermination_minutes`` ``Optional: true, Default: 60``, v1.128.0).
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ _HEADING = re.compile(r"^#{2,6}\s+`?([a-z][a-z0-9_]*)`?(?:\s|$)", re.M)
 _FENCE = re.compile(r"```(?:hcl|terraform)?\n(.*?)```", re.S)
 _HCL_NAME = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*(?:=|\{)", re.M)
 _RESOURCE_HEAD = re.compile(r'^resource\s+"([a-z0-9_]+)"\s+"[^"]*"\s*\{', re.M)
+#: A documented default of one argument, in its bullet: ``Defaults to `60`.``, ``the default value is `100`.``
+_DEFAULT = re.compile(r"(?:[Dd]efaults? to|default value is|[Dd]efault:)\s+`([^`]+)`")
 
 
 def names_in(page: str, resource: str) -> set[str]:
@@ -47,6 +54,30 @@ def names_in(page: str, resource: str) -> set[str]:
     for fence in _FENCE.findall(page):
         names |= _names_in_examples(fence, resource)
     return names
+
+
+def defaults_in(page: str) -> dict[str, Any]:
+    """The documented defaults of the page's top-level arguments: the bullets of ``## Argument Reference`` before
+    the section's first block heading (``### library Configuration Block``), each with its default as a number, a
+    boolean or a string."""
+    section = re.split(r"^## Argument Reference\s*$", page, maxsplit=1, flags=re.M)
+    if len(section) < 2:
+        return {}
+    top = re.split(r"^#{2,3}\s", section[1], maxsplit=1, flags=re.M)[0]
+    out: dict[str, Any] = {}
+    for line in top.splitlines():
+        bullet, default = _BULLET.match(line), _DEFAULT.search(line)
+        if bullet and default:
+            out[bullet.group(1)] = _literal(default.group(1))
+    return out
+
+
+def _literal(text: str) -> Any:
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if text in ("true", "false"):
+        return text == "true"
+    return text.strip('"')
 
 
 def _names_in_examples(hcl: str, resource: str) -> set[str]:
@@ -75,16 +106,28 @@ def generate(repo: str, tag: str = TAG, resources: Iterable[str] = RESOURCES) ->
         return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True).stdout
 
     commit = git("rev-parse", f"{tag}^{{commit}}").strip()
-    pages = {r: names_in(git("show", f"{tag}:docs/resources/{r.removeprefix('databricks_')}.md"), r)
-             for r in resources}
+    texts = {r: git("show", f"{tag}:docs/resources/{r.removeprefix('databricks_')}.md") for r in resources}
+    pages = {r: names_in(text, r) for r, text in texts.items()}
+    defaults = {r: found for r, text in sorted(texts.items()) if (found := defaults_in(text))}
     return {"source": "github.com/databricks/terraform-provider-databricks docs/resources/*.md", "tag": tag,
-            "commit": commit, "resources": {r: sorted(names) for r, names in sorted(pages.items())}}
+            "commit": commit, "resources": {r: sorted(names) for r, names in sorted(pages.items())},
+            "defaults": defaults}
 
 
 @functools.cache
 def documented() -> Mapping[str, Any]:
     """The snapshot (`SNAPSHOT`)."""
     return dict(json.loads(SNAPSHOT.read_text(encoding="utf-8")))
+
+
+def documented_names(resource: str) -> frozenset[str]:
+    """The names the provider documents for ``resource`` (empty for a resource the snapshot does not cover)."""
+    return frozenset(documented()["resources"].get(resource, ()))
+
+
+def documented_defaults(resource: str) -> Mapping[str, Any]:
+    """The documented defaults of ``resource``'s top-level arguments (`defaults_in`)."""
+    return dict(documented().get("defaults", {}).get(resource, {}))
 
 
 def main(argv: list[str] | None = None) -> int:

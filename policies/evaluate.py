@@ -6,6 +6,7 @@ evaluated offline and the same resources analysed by the pack over gRPC give the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -57,25 +58,45 @@ def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source
     return [ResourceView(resource_type=resource_type, props=source_props(props, source), source=source)]
 
 
-def messages_for_views(rule: Rule, views: Iterable[View], thresholds: Mapping[str, Any]) -> list[str]:
+def one_finding(found: list[tuple[str, str]]) -> list[str]:
+    """A rule's findings on one resource as one message (one finding per rule per resource): ``found`` holds
+    (view label, message) pairs; the same message on several views (each job cluster of a job) is said once,
+    naming every place; different messages follow one another, separated by `` | ``."""
+    if not found:
+        return []
+    places: dict[str, list[str]] = {}
+    for label, message in found:
+        where = places.setdefault(message, [])
+        if label not in where:
+            where.append(label)
+    parts = [f"{', '.join(w for w in where if w)}: {message}" if any(where) else message
+             for message, where in places.items()]
+    return [" | ".join(parts)]
+
+
+def messages_for_views(rule: Rule, views: Iterable[View], thresholds: Mapping[str, Any], *,
+                       one: bool = False) -> list[str]:
     """A rule's messages over the views of one resource; a job cluster's messages start with its label. A view of a
-    source the rule does not judge (`Rule.sources`: an export-only rule on a Pulumi input) gets none."""
-    out = []
+    source the rule does not judge (`Rule.sources`: an export-only rule on a Pulumi input) gets none. ``one``: as
+    one finding per rule per resource (`one_finding`), as the offline evaluators and the pack report them."""
+    found: list[tuple[str, str]] = []
     for view in views:
         if view.resource_type not in rule.resource_types or view.source not in rule.sources:
             continue
-        for message in rule.check(view, thresholds):
-            out.append(f"{view.label}: {message}" if view.label else message)
-    return out
+        found += [(view.label, message) for message in rule.check(view, thresholds)]
+    if one:
+        return one_finding(found)
+    return [f"{label}: {message}" if label else message for label, message in found]
 
 
 def rule_messages(rule: Rule, resource_type: str, props: Mapping[str, Any] | None,
-                  thresholds: Mapping[str, Any] | None = None, source: Source = "pulumi") -> list[str]:
-    """One rule's violation messages for one resource (the pack's validate calls this)."""
+                  thresholds: Mapping[str, Any] | None = None, source: Source = "pulumi", *,
+                  one: bool = False) -> list[str]:
+    """One rule's violation messages for one resource (the pack's validate calls this with ``one``)."""
     if resource_type not in rule.resource_types:
         return []
     return messages_for_views(rule, views_of(resource_type, props, source),
-                              rule.thresholds if thresholds is None else thresholds)
+                              rule.thresholds if thresholds is None else thresholds, one=one)
 
 
 class _Enabled:
@@ -112,13 +133,17 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
     try:
         for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
             types, sources, check = rule.resource_types, rule.sources, rule.check
+            found: list[tuple[str, str]] = []
             for view in views:
                 if view.resource_type not in types or view.source not in sources:
                     continue
                 for message in check(view, thresholds):
-                    out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
-                                         resource_name=name,
-                                         message=f"{view.label}: {message}" if view.label else message))
+                    found.append((view.label, message))
+            if not found:
+                continue
+            message = one_finding(found)[0]
+            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                 resource_name=name, message=message))
     except team.TeamRuleFailure as failed:  # a team's rule broke: exit 2 naming it, its file and this resource
         raise failed.on(name) from None
     return out
@@ -183,6 +208,8 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
             props, name = _as_job_cluster(item.props), f"{name} (runs {used_by[item.props['cluster_id']]})"
         views = with_access(item.resource_type, (item.name, *item_ids(item)), views_of(item.resource_type, props,
                                                                                       "api"), links)
+        if is_plan_item(item):  # written in the provider's schema (`require_api_conformance.terraform_fields`)
+            views = [dataclasses.replace(v, terraform=True) for v in views]
         shapes = [v for v in views if isinstance(v, ClusterShape)] if props is item.props else item_shapes(item)
         summary_add(counts, item, shapes)
         out.extend(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",

@@ -130,7 +130,7 @@ def _plan_policy(rule: Rule, level: str, defaults: Mapping[str, Any]) -> StackVa
             if rtype not in rule.resource_types:
                 continue
             views = with_access(rtype, (urn,), views_of(rtype, inputs, "pulumi"), links)
-            for message in messages_for_views(rule, views, thresholds):
+            for message in messages_for_views(rule, views, thresholds, one=True):
                 report_violation(message, urn)
 
     validate.__name__ = f"validate_{rule.name.replace('-', '_')}"
@@ -146,7 +146,7 @@ def _make_validate(rule: Rule, defaults: Mapping[str, Any]):
             return
         thresholds = _thresholds(rule, defaults, args.get_config())
         props = known_props(args.props)
-        for message in rule_messages(rule, args.resource_type, props, thresholds, source="pulumi"):
+        for message in rule_messages(rule, args.resource_type, props, thresholds, source="pulumi", one=True):
             report_violation(message, args.urn)
 
     validate.__name__ = f"validate_{rule.name.replace('-', '_')}"

@@ -24,6 +24,8 @@ class ResourceView:
     label: str = ""
     #: A job's access controls from a ``Permissions`` resource of the same plan (see ``ClusterShape.access``).
     access: tuple[Mapping[str, Any], ...] | None = None
+    #: Read from Terraform (see ``ClusterShape.terraform``).
+    terraform: bool = False
 
 
 #: What a rule's ``check`` receives: a cluster definition, an instance pool, or another resource.

@@ -10,6 +10,12 @@ its securable). An autoscale range (``max_workers`` above ``min_workers``) is th
 API types used (databricks-sdk): ``compute.ClusterSpec`` (Pulumi clusters) or ``compute.ClusterDetails`` (exported
 Clusters API JSON), ``compute.Library``, ``jobs.JobSettings``, ``compute.InstancePoolAndStats``,
 ``catalog.CatalogInfo``, ``catalog.SchemaInfo``, ``catalog.VolumeInfo``; privileges: `dbxtypes.unity_catalog`.
+
+Read from Terraform (``check --terraform``/``--terraform-plan``: a view's ``terraform``), a resource is written in the
+provider's schema, not the API's: every argument the provider documents for the resource
+(`dbxtypes.terraform_docs`, the snapshot of ``docs/resources/*.md`` of terraform-provider-databricks at the pinned
+tag: ``git_source { url }``, ``parameter``, ``environment`` on ``databricks_job``) is a field, and ``dynamic`` (a
+Terraform construct that generates blocks, never an argument) is never reported as one.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.sdk_types import enum_values, fields_of
+from dbxtypes.terraform_docs import documented_names
 from dbxtypes.shape import ClusterShape, PoolShape, as_list, as_mapping, as_number
 from dbxtypes.unity_catalog import privilege_problems
 from dbxtypes.vocabulary import CATALOG, CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, UNKNOWN_VALUE, VOLUME
@@ -78,12 +85,29 @@ def _known_fields(type_name: str, lenient: bool) -> Mapping[str, Any]:
     return fields
 
 
+#: The provider resources whose documented arguments a Terraform view of each kind may use (a job's clusters are
+#: written with the cluster resource's arguments).
+TERRAFORM_DOCS: Mapping[str, tuple[str, ...]] = {
+    CLUSTER: ("databricks_cluster",), JOB: ("databricks_job", "databricks_cluster"),
+    INSTANCE_POOL: ("databricks_instance_pool",)}
+#: Terraform's own block that generates blocks (``dynamic "library" { ... }``): never an argument of a resource.
+TERRAFORM_META = frozenset({"dynamic"})
+
+
+@functools.cache
+def terraform_fields(resource_type: str) -> frozenset[str]:
+    """What a resource read from Terraform may hold besides the API type's fields: the arguments the provider
+    documents for it, and Terraform's ``dynamic``."""
+    return TERRAFORM_META.union(*(documented_names(r) for r in TERRAFORM_DOCS.get(resource_type, ())))
+
+
 def conformance(type_name: str, data: Any, path: str = "", skip: frozenset[str] = frozenset(), *,
-                lenient: bool = False) -> tuple[list[str], list[str]]:
+                lenient: bool = False, documented: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     """Where ``data`` (API JSON) does not fit the databricks-sdk type ``type_name`` (``compute.ClusterSpec``, read
     from the SDK snapshot in `dbxtypes.sdk_types`): (wrong shapes and, unless ``lenient``, unknown fields and enum
     values; the unknown fields and enum values of a ``lenient`` walk). Map-typed fields (tags, Spark conf) are not
-    looked into."""
+    looked into. ``documented``: names a Terraform resource may hold at any depth (`terraform_fields`), accepted
+    where the API type has no such field (the docs list names per resource, not per block)."""
     short = type_name.split(".", 1)[1]
     if data == UNKNOWN_VALUE:  # known only after apply: not judged as a value
         return [], []
@@ -96,12 +120,14 @@ def conformance(type_name: str, data: Any, path: str = "", skip: frozenset[str] 
         if value is None or key in skip or value == UNKNOWN_VALUE:
             continue
         field = fields.get(key)
+        if field is None and key in documented:
+            continue
         if field is None:
             (unknown if lenient else strict).append(
                 f"{path}.{key} is not a field of the Databricks API object {short}" if path else
                 f"{key} is not a field of the Databricks API object {short}")
         elif field:  # a scalar or map field ({}) is not looked into
-            more, odd = _value_problems(field, value, f"{path}.{key}" if path else str(key), lenient)
+            more, odd = _value_problems(field, value, f"{path}.{key}" if path else str(key), lenient, documented)
             strict += more
             unknown += odd
     return strict, unknown
@@ -112,7 +138,8 @@ def api_problems(type_name: str, data: Any, path: str = "", skip: frozenset[str]
     return conformance(type_name, data, path, skip)[0]
 
 
-def _value_problems(field: Mapping[str, Any], value: Any, where: str, lenient: bool) -> tuple[list[str], list[str]]:
+def _value_problems(field: Mapping[str, Any], value: Any, where: str, lenient: bool,
+                    documented: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     if "enum" in field:
         if value not in _enum_set(field["enum"]):
             allowed = enum_values(field["enum"])
@@ -121,7 +148,7 @@ def _value_problems(field: Mapping[str, Any], value: Any, where: str, lenient: b
             return ([], [message]) if lenient else ([message], [])
         return [], []
     if "type" in field:
-        return conformance(field["type"], value, where, lenient=lenient)
+        return conformance(field["type"], value, where, lenient=lenient, documented=documented)
     if "list" in field:
         if not isinstance(value, list):
             return [f"{where}: expected a list, got {type(value).__name__}"], []
@@ -130,7 +157,7 @@ def _value_problems(field: Mapping[str, Any], value: Any, where: str, lenient: b
         for i, element in enumerate(value):
             if element == UNKNOWN_VALUE:
                 continue
-            more, odd = _value_problems(field["list"], element, f"{where}[{i}]", lenient)
+            more, odd = _value_problems(field["list"], element, f"{where}[{i}]", lenient, documented)
             strict += more
             unknown += odd
         return strict, unknown
@@ -142,24 +169,31 @@ def _enum_set(enum_name: str) -> frozenset[Any]:
     return frozenset(enum_values(enum_name))
 
 
+def _documented(view: View) -> frozenset[str]:
+    return terraform_fields(view.resource_type) if view.terraform else frozenset()
+
+
 def _cluster(view: ClusterShape) -> tuple[list[str], list[str]]:
     lenient = view.source == "api"
     cls = "compute.ClusterDetails" if lenient else "compute.ClusterSpec"
-    strict, unknown = conformance(cls, view.props, skip=PROVIDER_ONLY[CLUSTER], lenient=lenient)
+    documented = _documented(view)
+    strict, unknown = conformance(cls, view.props, skip=PROVIDER_ONLY[CLUSTER], lenient=lenient,
+                                  documented=documented)
     for i, library in enumerate(as_list(view.props.get("libraries"))):
-        more, odd = conformance("compute.Library", library, f"libraries[{i}]", lenient=lenient)
+        more, odd = conformance("compute.Library", library, f"libraries[{i}]", lenient=lenient,
+                                documented=documented)
         strict += more
         unknown += odd
     return strict, unknown
 
 
-def _job(props: Mapping[str, Any], lenient: bool) -> tuple[list[str], list[str]]:
-    return conformance("jobs.JobSettings", props, skip=PROVIDER_ONLY[JOB], lenient=lenient)
+def _job(props: Mapping[str, Any], lenient: bool, documented: frozenset[str]) -> tuple[list[str], list[str]]:
+    return conformance("jobs.JobSettings", props, skip=PROVIDER_ONLY[JOB], lenient=lenient, documented=documented)
 
 
 def _pool(view: PoolShape) -> tuple[list[str], list[str]]:
     strict, unknown = conformance("compute.InstancePoolAndStats", view.props, skip=PROVIDER_ONLY[INSTANCE_POOL],
-                                  lenient=view.source == "api")
+                                  lenient=view.source == "api", documented=_documented(view))
     idle = as_number(view.props.get("idle_instance_autotermination_minutes"))
     if idle is not None and not 0 <= idle <= MAX_POOL_IDLE_MINUTES:
         strict.append(f"idle_instance_autotermination_minutes is {idle}; the API takes 0 to "
@@ -200,7 +234,7 @@ def _judge(view: View) -> tuple[list[str], list[str]]:
     if isinstance(view, PoolShape):
         return _pool(view)
     if view.resource_type == JOB:
-        return _job(view.props, view.source == "api")
+        return _job(view.props, view.source == "api", _documented(view))
     if view.resource_type == GRANTS:
         return _grants(view.props), []
     if view.resource_type in _INFO:

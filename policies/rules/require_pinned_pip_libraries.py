@@ -11,10 +11,20 @@ from policies.common import is_pinned_pip, pip_name
 from policies.rule import ResourceView, Rule, View
 
 
-def _message(spec: str, where: str) -> str:
-    example = f"{pip_name(spec) or '<package>'}==<version>"
-    return (f"pip library '{spec}' in {where} is not pinned to one version, so each restart may install a different "
-            f"release. Fix: pin it, e.g. '{example}'.")
+def _message(found: list[tuple[str, str]]) -> str:
+    """One message for every unpinned library of a cluster: each spec once, with every place it is installed (a
+    job's tasks each install their own copy of the same library: one finding, not one per task)."""
+    places: dict[str, list[str]] = {}
+    for where, spec in found:
+        if where not in places.setdefault(spec, []):
+            places[spec].append(where)
+    listed = ", ".join(f"'{spec}' in {', '.join(where)}" for spec, where in places.items())
+    first = next(iter(places))
+    example = f"{pip_name(first) or '<package>'}==<version>"
+    noun = "pip library" if len(places) == 1 else "pip libraries"
+    verb = "is" if len(places) == 1 else "are"
+    return (f"{noun} {listed} {verb} not pinned to one version, so each restart may install a different "
+            f"release. Fix: pin {'it' if len(places) == 1 else 'each'}, e.g. '{example}'.")
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
@@ -29,7 +39,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
         found = [("the library resource", spec) for spec in pypi_packages([view.props])]
     else:
         return []
-    return [_message(spec, where) for where, spec in found if not is_pinned_pip(spec)]
+    unpinned = [(where, spec) for where, spec in found if not is_pinned_pip(spec)]
+    return [_message(unpinned)] if unpinned else []
 
 
 RULE = Rule(

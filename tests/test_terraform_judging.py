@@ -1,0 +1,210 @@
+"""Issue 51, items 3, 5, 6 and 7: Terraform code judged as the provider reads it (its documented arguments, its
+schema defaults), one finding per rule per resource, what cannot be judged said, roles from the cluster's shape, and
+cost on real code. Each module below is a small excerpt written here in the shapes public modules use
+(terraform-databricks-examples, terraform-databricks-sra, KICS' Databricks query samples), never a copy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from stackplan_cli.cli import main
+
+
+def _module(tmp_path: Path, text: str, name: str = "mod") -> Path:
+    directory = tmp_path / name
+    directory.mkdir()
+    (directory / "main.tf").write_text(text, encoding="utf-8")
+    return directory
+
+
+def _check(capsys: Any, directory: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    code = main(["check", "--terraform", str(directory), "--json", *extra])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def _findings(report: dict[str, Any], policy: str | None = None) -> list[dict[str, Any]]:
+    return [v for v in report["violations"] if policy is None or v["policy"] == policy]
+
+
+# ---- item 7: the provider's documented arguments are fields; one finding per rule per resource ------------------
+
+JOB_WITH_DOCUMENTED_BLOCKS = '''
+resource "databricks_job" "etl" {
+  name = "etl"
+  git_source {
+    url      = "https://github.com/acme/etl"
+    provider = "gitHub"
+    branch   = "main"
+  }
+  parameter {
+    name    = "env"
+    default = "dev"
+  }
+  environment {
+    environment_key = "default"
+    spec {
+      environment_version = "2"
+      dependencies        = ["pandas==2.2.2"]
+    }
+  }
+  task {
+    task_key        = "run"
+    environment_key = "default"
+    spark_python_task {
+      python_file = "etl/main.py"
+      source      = "GIT"
+    }
+  }
+}
+'''
+
+
+def test_arguments_the_provider_documents_for_a_job_are_fields(tmp_path: Path, capsys: Any) -> None:
+    _, report = _check(capsys, _module(tmp_path, JOB_WITH_DOCUMENTED_BLOCKS))
+    assert not [v for v in report["violations"] if "is not a field" in v["message"]]
+
+
+def test_a_misspelt_argument_is_still_not_a_field(tmp_path: Path, capsys: Any) -> None:
+    _, report = _check(capsys, _module(tmp_path, JOB_WITH_DOCUMENTED_BLOCKS.replace("parameter {", "paramter {")))
+    assert [v["message"] for v in report["violations"] if "is not a field" in v["message"]] == [
+        "paramter is not a field of the Databricks API object JobSettings. Fix: if the workspace wrote it, nothing to "
+        "do (a field newer than the checker's databricks-sdk); if you would send it, check its spelling against the "
+        "API reference."]
+
+
+def test_dynamic_is_never_a_field(tmp_path: Path, capsys: Any) -> None:
+    directory = _module(tmp_path, '''
+variable "libs" {
+  default = ["pandas==2.2.2"]
+}
+resource "databricks_cluster" "team" {
+  cluster_name            = "team"
+  spark_version           = "15.4.x-scala2.12"
+  node_type_id            = "i3.xlarge"
+  num_workers             = 2
+  autotermination_minutes = 30
+  custom_tags             = { workload = "etl", cost_center = "cc1" }
+  dynamic "library" {
+    for_each = var.libs
+    content {
+      pypi { package = library.value }
+    }
+  }
+}
+''')
+    _, report = _check(capsys, directory)
+    assert not [v for v in report["violations"] if "dynamic" in v["message"]]
+
+
+def test_an_unpinned_library_of_several_tasks_is_one_finding_naming_each_place(tmp_path: Path, capsys: Any) -> None:
+    tasks = "".join(f'''
+  task {{
+    task_key        = "{key}"
+    job_cluster_key = "main"
+    library {{
+      pypi {{ package = "requests" }}
+    }}
+    library {{
+      pypi {{ package = "numpy>=1" }}
+    }}
+    notebook_task {{ notebook_path = "/{key}" }}
+  }}''' for key in ("a", "b", "c"))
+    directory = _module(tmp_path, f'''
+resource "databricks_job" "nightly" {{
+  name = "nightly"
+  job_cluster {{
+    job_cluster_key = "main"
+    new_cluster {{
+      spark_version = "15.4.x-scala2.12"
+      node_type_id  = "i3.xlarge"
+      num_workers   = 2
+      custom_tags   = {{ workload = "etl", cost_center = "cc1" }}
+    }}
+  }}{tasks}
+}}
+''')
+    code, report = _check(capsys, directory)
+    pins = _findings(report, "databricks-library-require-pinned-pip-versions")
+    assert code == 1 and len(pins) == 1
+    assert pins[0]["message"].startswith(
+        "job_clusters[main].new_cluster: pip libraries 'requests' in tasks[a].libraries, tasks[b].libraries, "
+        "tasks[c].libraries, 'numpy>=1' in tasks[a].libraries, tasks[b].libraries, tasks[c].libraries are not pinned")
+
+
+def test_a_rule_broken_on_several_job_clusters_is_one_finding(tmp_path: Path, capsys: Any) -> None:
+    clusters = "".join(f'''
+  job_cluster {{
+    job_cluster_key = "{key}"
+    new_cluster {{
+      spark_version = "15.4.x-scala2.12"
+      node_type_id  = "i3.xlarge"
+      num_workers   = 1
+    }}
+  }}''' for key in ("x", "y"))
+    directory = _module(tmp_path, f'''
+resource "databricks_job" "two" {{
+  name = "two"{clusters}
+  task {{
+    task_key        = "t"
+    job_cluster_key = "x"
+    notebook_task {{ notebook_path = "/t" }}
+  }}
+}}
+''')
+    _, report = _check(capsys, directory)
+    tags = _findings(report, "databricks-resource-require-tags")
+    assert len(tags) == 1
+    assert tags[0]["message"].startswith("job_clusters[x].new_cluster, job_clusters[y].new_cluster: cluster lacks")
+
+
+# the peers' checks on KICS' samples ("Databricks Autoscale Badly Setup", "Check use no LTS Spark Version"): node type
+# and runtime from data sources, one autoscale bound left out; an Apache Spark version on a data-source node type
+
+
+def test_kics_autoscale_with_one_bound_on_a_data_source_node_type(tmp_path: Path, capsys: Any) -> None:
+    for bound in ("min_workers = 1", "max_workers = 50"):
+        directory = _module(tmp_path, f'''
+resource "databricks_cluster" "shared" {{
+  cluster_name            = "Shared Autoscaling"
+  spark_version           = data.databricks_spark_version.latest.id
+  node_type_id            = data.databricks_node_type.smallest.id
+  autotermination_minutes = 20
+  autoscale {{
+    {bound}
+  }}
+  aws_attributes {{
+    availability    = "SPOT"
+    first_on_demand = 1
+  }}
+}}
+''', bound.split()[0])
+        code, report = _check(capsys, directory)
+        assert code == 1
+        assert len(_findings(report, "databricks-cluster-require-complete-autoscale-bounds")) == 1
+
+
+def test_kics_spark_version_that_is_no_runtime_key_on_a_data_source_node_type(tmp_path: Path, capsys: Any) -> None:
+    directory = _module(tmp_path, '''
+data "databricks_node_type" "with_gpu" {
+  local_disk  = true
+  min_cores   = 16
+  gb_per_core = 1
+  min_gpus    = 1
+}
+resource "databricks_cluster" "research" {
+  cluster_name            = "Research Cluster"
+  spark_version           = "3.3.1"
+  node_type_id            = data.databricks_node_type.other_gpu.id
+  autotermination_minutes = 20
+  autoscale {
+    min_workers = 1
+    max_workers = 50
+  }
+}
+''')
+    code, report = _check(capsys, directory)
+    assert code == 1 and len(_findings(report, "databricks-cluster-require-runtime-key")) == 1
