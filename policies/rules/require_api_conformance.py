@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.sdk_types import enum_values, fields_of
-from dbxtypes.terraform_docs import documented_names
 from dbxtypes.shape import ClusterShape, PoolShape, as_list, as_mapping, as_number
+from dbxtypes.terraform_docs import documented_names
 from dbxtypes.unity_catalog import privilege_problems
 from dbxtypes.vocabulary import CATALOG, CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, UNKNOWN_VALUE, VOLUME
 from policies.rule import Rule, View
