@@ -25,6 +25,7 @@ from components import (
     InferenceClusterArgs,
     ServingEndpoint,
     ServingEndpointArgs,
+    StorageCredentialArgs,
     TrainingCluster,
     TrainingClusterArgs,
     TrainingJobArgs,
@@ -77,6 +78,11 @@ storage = UnityCatalogStorage(f"{prefix}-{UC_RESOURCE}", UnityCatalogStorageArgs
     grants=[GrantArgs(**g.model_dump()) for g in effective_grants(spec)],
     storage_root=uc_spec.storage_root,
     existing_catalog=uc_spec.existing_catalog,
+    existing_schemas=tuple(name for name, schema in uc_spec.schemas.items() if schema.existing),
+    storage_credential=StorageCredentialArgs(**uc_spec.storage_credential.model_dump())
+    if uc_spec.storage_credential else None,
+    # the code Volume and its schema: only the deployer writes there, and a grant made by hand is undone
+    owned_securables=(uc_spec.code_volume.split(".", 1)[0], uc_spec.code_volume),
 ))
 model_cache_dir = storage.volume_paths[uc_spec.model_cache_volume]
 pulumi.export("volume_paths", storage.volume_paths)
@@ -215,6 +221,9 @@ if spec.serving is not None:
             tags=spec.tags, gpu_memory_need_gb=sized.need_gb,
             inference_table=(uc_spec.catalog, spec.serving.inference_table_schema) if e.inference_table else None,
             rate_limit_per_user_per_minute=e.rate_limit_per_user_per_minute, can_query=tuple(e.can_query),
-            can_manage=tuple(e.can_manage)),
+            can_manage=tuple(e.can_manage),
+            # the stack's catalog: its owner, the deployer, may grant on what others register in it
+            execute=(spec.serving.deployer,) if spec.serving.deployer and
+            e.entity.split(".", 1)[0] == uc_spec.catalog and not uc_spec.existing_catalog else ()),
             opts=pulumi.ResourceOptions(depends_on=[storage]))  # its inference-table schema and grants
         pulumi.export(f"serving_endpoint_{endpoint_name}", endpoint.endpoint_name)

@@ -9,10 +9,17 @@ from .inference_cluster import InferenceCluster, InferenceClusterArgs
 from .instance_pool import GpuInstancePool, GpuInstancePoolArgs
 from .serving_endpoint import ServingEndpoint, ServingEndpointArgs
 from .training_cluster import TrainingCluster, TrainingClusterArgs, TrainingJobArgs
-from .unity_catalog import GrantArgs, UnityCatalogStorage, UnityCatalogStorageArgs, VolumeArgs, volume_path
+from .unity_catalog import (
+    GrantArgs,
+    StorageCredentialArgs,
+    UnityCatalogStorage,
+    UnityCatalogStorageArgs,
+    VolumeArgs,
+    volume_path,
+)
 
 __all__ = ["AccessArgs", "ClusterPolicies", "ClusterPoliciesArgs", "CodeFiles", "CodeFilesArgs", "DevCluster",
            "DevClusterArgs", "GpuCollector", "GpuCollectorArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs",
-           "InferenceCluster", "InferenceClusterArgs", "ServingEndpoint", "ServingEndpointArgs", "TrainingCluster",
-           "TrainingClusterArgs", "TrainingJobArgs", "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs",
-           "volume_path"]
+           "InferenceCluster", "InferenceClusterArgs", "ServingEndpoint", "ServingEndpointArgs",
+           "StorageCredentialArgs", "TrainingCluster", "TrainingClusterArgs", "TrainingJobArgs", "UnityCatalogStorage",
+           "UnityCatalogStorageArgs", "VolumeArgs", "volume_path"]

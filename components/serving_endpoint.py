@@ -11,6 +11,7 @@ import pulumi_databricks as databricks
 from dbxtypes.vocabulary import CLOUD_TAG, GPU_MEMORY_NEED_TAG, ROLE_TAG, SERVING_ENDPOINT_TYPE, STACK_TAG
 
 from ._common import child_options, permissions
+from .unity_catalog import principal_slug
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +35,9 @@ class ServingEndpointArgs:
     rate_limit_per_user_per_minute: int | None = None
     can_query: Sequence[str] = ()
     can_manage: Sequence[str] = ()
+    #: Principals given EXECUTE on the served model before the endpoint is created (its creator, whose identity the
+    #: endpoint runs as for good, when someone else registered the model).
+    execute: Sequence[str] = ()
 
 
 class ServingEndpoint(pulumi.ComponentResource):
@@ -59,6 +63,11 @@ class ServingEndpoint(pulumi.ComponentResource):
                 databricks.ModelServingAiGatewayRateLimitArgs(calls=args.rate_limit_per_user_per_minute, key="user",
                                                               renewal_period="minute")],
         )
+        # The endpoint runs as its creator and reads the model with that identity: EXECUTE on the registered model
+        # (Databricks docs, "Create custom model serving endpoints": the creator needs EXECUTE on the model in Unity
+        # Catalog; pulumi-databricks 1.118 Grant ``model``), granted first and waited for.
+        execute = [databricks.Grant(f"{name}-execute-{principal_slug(p)}", model=args.entity, principal=p,
+                                    privileges=["EXECUTE"], opts=child) for p in dict.fromkeys(args.execute)]
         endpoint = databricks.ModelServing(
             name, name=args.endpoint_name,
             config=databricks.ModelServingConfigArgs(served_entities=[
@@ -71,7 +80,7 @@ class ServingEndpoint(pulumi.ComponentResource):
                     scale_to_zero_enabled=args.scale_to_zero)]),
             ai_gateway=gateway,
             tags=[databricks.ModelServingTagArgs(key=k, value=str(v)) for k, v in sorted(tags.items())],
-            opts=child)
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=execute)) if execute else child)
         permissions(name, {"serving_endpoint_id": endpoint.serving_endpoint_id},
                     [*(({"group_name": g}, "CAN_QUERY") for g in args.can_query),
                      *(({"group_name": g}, "CAN_MANAGE") for g in args.can_manage)], child)

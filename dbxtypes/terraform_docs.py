@@ -35,9 +35,10 @@ SNAPSHOT = Path(__file__).resolve().parent / "data" / "terraform_provider_docs.j
 #: The provider release the export's version constraint names (its reasoning: `stackplan.tfexport`).
 TAG = "v1.128.0"
 #: The resources the export writes (the plan's resource types, as Terraform names them).
-RESOURCES = ("databricks_catalog", "databricks_cluster", "databricks_cluster_policy", "databricks_file",
-             "databricks_grants", "databricks_instance_pool", "databricks_job", "databricks_model_serving",
-             "databricks_permissions", "databricks_schema", "databricks_volume")
+RESOURCES = ("databricks_catalog", "databricks_cluster", "databricks_cluster_policy", "databricks_external_location",
+             "databricks_file", "databricks_grant", "databricks_grants", "databricks_instance_pool", "databricks_job",
+             "databricks_model_serving", "databricks_permissions", "databricks_schema", "databricks_storage_credential",
+             "databricks_volume")
 
 _BULLET = re.compile(r"^\s*[*-]\s+`([a-z][a-z0-9_]*)`", re.M)
 _HEADING = re.compile(r"^#{2,6}\s+`?([a-z][a-z0-9_]*)`?(?:\s|$)", re.M)

@@ -203,6 +203,8 @@ SCHEMA: Final = "databricks:index/schema:Schema"
 VOLUME: Final = "databricks:index/volume:Volume"
 GRANTS: Final = "databricks:index/grants:Grants"
 GRANT: Final = "databricks:index/grant:Grant"
+EXTERNAL_LOCATION: Final = "databricks:index/externalLocation:ExternalLocation"
+STORAGE_CREDENTIAL: Final = "databricks:index/storageCredential:StorageCredential"
 LIBRARY: Final = "databricks:index/library:Library"
 CLUSTER_POLICY: Final = "databricks:index/clusterPolicy:ClusterPolicy"
 PERMISSIONS: Final = "databricks:index/permissions:Permissions"
@@ -214,8 +216,9 @@ TOKEN: Final = "databricks:index/token:Token"
 OBO_TOKEN: Final = "databricks:index/oboToken:OboToken"
 #: Every provider resource type the program creates. The offline engine imports only these modules of the provider
 #: SDK (`pulumi_private.use_provider_subset`); a component that creates another type adds it here.
-PROGRAM_RESOURCE_TYPES: Final = (CATALOG, CLUSTER, CLUSTER_POLICY, GRANT, GRANTS, INSTANCE_POOL, JOB,
-                                 MODEL_SERVING_ENDPOINT, PERMISSIONS, SCHEMA, VOLUME, WORKSPACE_FILE)
+PROGRAM_RESOURCE_TYPES: Final = (CATALOG, CLUSTER, CLUSTER_POLICY, EXTERNAL_LOCATION, GRANT, GRANTS, INSTANCE_POOL,
+                                 JOB, MODEL_SERVING_ENDPOINT, PERMISSIONS, SCHEMA, STORAGE_CREDENTIAL, VOLUME,
+                                 WORKSPACE_FILE)
 #: Resource types that carry cluster definitions (a Cluster, or a Job's job clusters and task clusters).
 CLUSTER_BEARING_TYPES: Final = (CLUSTER, JOB)
 STACK_TYPE: Final = "pulumi:pulumi:Stack"

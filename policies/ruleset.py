@@ -43,6 +43,7 @@ from policies.rules import (
     require_volumes_for_caches,
     stack_budget,
     tag_autoscaled_gpu_compute,
+    unique_in_metastore,
 )
 
 #: Every rule, mandatory ones first; the pack lists its policies in this order.
@@ -83,7 +84,7 @@ ALL_RULES: tuple[Rule, ...] = (
 )
 #: Rules that judge a stack as a whole (its priced plan), not one resource: the pipeline calls them once per stack
 #: (`stackplan.pipeline.budget_findings`), never per resource; their names, levels and exceptions work as any rule's.
-STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE, require_registered_model.RULE)
+STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE, require_registered_model.RULE, unique_in_metastore.RULE)
 #: A team's own resource rules, loaded from ``--rules DIR`` for this run (`use_team_rules`): judged like the built-in
 #: ones, after them.
 TEAM_RULES: list[Rule] = []

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbxtypes.errors import InputError, ProgramError
-from dbxtypes.plan import Plan
+from dbxtypes.plan import Plan, Violation
 from dbxtypes.text import printable
+from dbxtypes.vocabulary import CATALOG, EXTERNAL_LOCATION, SCHEMA
+from policies.registry import load_policy_config
+from policies.rules import unique_in_metastore
 from stackplan.exits import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS
 from stackspec import stack_file_for
 from stackspec.load import display_path
@@ -107,3 +110,39 @@ def worst(runs: Sequence[StackRun]) -> int:
 def ordered(runs: Sequence[StackRun]) -> list[StackRun]:
     """Errors first, then changed stacks, then unchanged ones; by name within each."""
     return sorted(runs, key=lambda r: (r.error is None, not r.changed, r.plan.stack if r.plan else r.stack))
+
+
+def claims_of(plan: Plan, source: str) -> unique_in_metastore.StackClaims:
+    """What a plan creates in its region's metastore: its catalogs, schemas and storage roots (the catalogs' managed
+    locations and the external locations' URLs), read off its resources."""
+    catalogs, schemas, roots = set(), set(), set()
+    for r in plan.resources:
+        if r.type == CATALOG and isinstance(r.inputs.get("name"), str):
+            catalogs.add(r.inputs["name"])
+            if isinstance(r.inputs.get("storageRoot"), str):
+                roots.add(r.inputs["storageRoot"])
+        elif r.type == SCHEMA and isinstance(r.inputs.get("name"), str):
+            schemas.add(f"{r.inputs.get('catalogName')}.{r.inputs['name']}")
+        elif r.type == EXTERNAL_LOCATION and isinstance(r.inputs.get("url"), str):
+            roots.add(r.inputs["url"])
+    return unique_in_metastore.StackClaims(plan.stack, source, plan.cloud, plan.region, frozenset(catalogs),
+                                           frozenset(schemas), frozenset(roots))
+
+
+def metastore_findings(runs: Sequence[StackRun], policy_config: Any) -> None:
+    """The many-stacks rule (`policies.rules.unique_in_metastore`): two stacks of the run that can share a metastore
+    and create the same catalog, schema or storage root get the finding, each (naming both stack files), at the
+    rule's configured level; a mandatory one makes the stack's run exit 1."""
+    level = load_policy_config(policy_config).level(unique_in_metastore.RULE)
+    planned = [r for r in runs if r.plan is not None]
+    if level == "disabled" or len(planned) < 2:
+        return
+    found = unique_in_metastore.collisions([claims_of(r.plan, r.source) for r in planned if r.plan is not None])
+    for run in planned:
+        assert run.plan is not None
+        messages = found.get(run.plan.stack, [])
+        run.plan.violations = [*(run.plan.violations or []), *(
+            Violation(policy=unique_in_metastore.NAME, enforcement="advisory" if level == "advisory" else "mandatory",
+                      urn=run.plan.stack_urn, resource_name=run.plan.stack, message=m) for m in messages)]
+        if run.plan.has_mandatory:
+            run.exit = max(run.exit, EXIT_VIOLATIONS)

@@ -23,7 +23,7 @@ from typing import Any
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource
 from dbxtypes.shape import MAP_VALUED_KEYS, camel_to_snake, normalize_props
-from dbxtypes.vocabulary import CATALOG, PROJECT
+from dbxtypes.vocabulary import CATALOG, EXTERNAL_LOCATION, PROJECT, STORAGE_CREDENTIAL
 from pricing.kinds import kind_of
 
 #: The provider's registry address, and the releases the export is written for. pulumi-databricks 1.118.0 (pinned in
@@ -37,7 +37,7 @@ PROVIDER_VERSION = "~> 1.128.0"
 BLOCK_RENAMES: Mapping[str, str] = {"libraries": "library", "tasks": "task", "job_clusters": "job_cluster",
                                     "grants": "grant", "access_controls": "access_control"}
 #: Arguments that name another resource (an id, or a Unity Catalog name): where a reference replaces a value.
-NAME_ARGUMENTS = frozenset({"catalog", "schema", "volume", "catalog_name", "schema_name"})
+NAME_ARGUMENTS = frozenset({"catalog", "schema", "volume", "catalog_name", "schema_name", "credential_name"})
 #: Arguments holding JSON text that may name another resource's id (a cluster policy's definition).
 JSON_ARGUMENTS = frozenset({"definition"})
 #: The Terraform resource type an argument names (the provider's docs of each argument): a reference put in its place
@@ -49,7 +49,11 @@ REFERENCE_TYPES: Mapping[str, str] = {
     "job_id": "databricks_job", "serving_endpoint_id": "databricks_model_serving",
     "catalog": "databricks_catalog", "catalog_name": "databricks_catalog",
     "schema": "databricks_schema", "schema_name": "databricks_schema", "volume": "databricks_volume",
+    "credential_name": "databricks_storage_credential",
 }
+#: Resources another refers to by their ``name`` attribute (a catalog, a storage credential, an external location:
+#: each is named, and its id is its name; Terraform provider docs of each, Import).
+NAMED_BY_NAME = frozenset({CATALOG, STORAGE_CREDENTIAL, EXTERNAL_LOCATION})
 
 _TYPE = re.compile(r"^databricks:index/(\w+):\w+$")
 
@@ -95,7 +99,7 @@ class _Export:
             kind = address.split(".", 1)[0]
             if r.id:
                 self.references.setdefault(r.id, {})[kind] = \
-                    f"${{{address}.{'name' if r.type == CATALOG else 'id'}}}"
+                    f"${{{address}.{'name' if r.type in NAMED_BY_NAME else 'id'}}}"
             kind_record = kind_of(r.type)
             if kind_record is not None:
                 state = kind_record.mock_state(r.name, dict(r.inputs))

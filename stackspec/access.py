@@ -10,6 +10,9 @@ USE on every parent; read 2026-12). So:
   the layout, ``WRITE_VOLUME`` and ``READ_VOLUME`` on the Volumes the workloads write (``model_cache_volume``, the
   ``HF_HOME`` cache, the training ``checkpoint_volume`` and the collector's samples) and ``READ_VOLUME`` on the other
   Volumes (the data they read, and the code Volume, which only the deployer writes);
+* each of ``registrars`` gets ``USE_SCHEMA`` and ``CREATE_MODEL`` on ``models_schema`` (and so ``USE_CATALOG``): what
+  registering a model version needs (Databricks docs, "Manage model lifecycle in Unity Catalog": CREATE_MODEL on the
+  schema, with USE_CATALOG and USE_SCHEMA; read 2026-12);
 * a principal the stack grants something on a schema or a Volume, but not ``USE_CATALOG``, gets ``USE_CATALOG``;
   one with privileges on a Volume but no ``USE_SCHEMA`` on its schema gets ``USE_SCHEMA`` there.
 """
@@ -35,6 +38,8 @@ def effective_grants(spec: StackSpec) -> list[GrantSpec]:
     grants: dict[tuple[str, str], list[str]] = {}
     for grant in uc.grants:
         _add(grants, grant.principal, grant.securable, *grant.privileges)
+    for registrar in uc.registrars:  # MLflow's model registration in Unity Catalog: CREATE_MODEL on the schema
+        _add(grants, registrar, uc.models_schema, "USE_SCHEMA", "CREATE_MODEL")
 
     written = {uc.model_cache_volume} | {w.spec.checkpoint_volume for w in spec.named_workloads().values()
                                          if isinstance(w.spec, TrainingSpec)}

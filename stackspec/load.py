@@ -216,14 +216,15 @@ def _project_sections(config: Mapping[str, Any], source: str, secret_keys: Itera
 
 
 def spec_from_config(config: Mapping[str, Any], source: str, limits: Mapping[str, Any] | None = None,
-                     secret_keys: Iterable[str] = ()) -> StackSpec:
+                     secret_keys: Iterable[str] = (), stack: str | None = None) -> StackSpec:
     """Validate a Pulumi config map (file values or CLI strings) into a StackSpec.
 
     ``limits`` are the policy thresholds that bound the spec (``max_workers_cap``, ...), from a policy config;
-    absent ones keep their defaults. ``secret_keys`` are the keys the CLI marks secret (refused)."""
+    absent ones keep their defaults. ``secret_keys`` are the keys the CLI marks secret (refused). ``stack``, the
+    stack's name, gives the defaults derived from it (the catalog's: `stackspec.models.default_catalog`)."""
     sections = _project_sections(config, source, secret_keys)
     try:
-        return StackSpec.model_validate(sections, context={"limits": dict(limits or {})})
+        return StackSpec.model_validate(sections, context={"limits": dict(limits or {}), "stack": stack})
     except ValidationError as exc:
         problems = problems_from_pydantic(exc, root=StackSpec, prefix=f"{PROJECT}:")
         for i, problem in enumerate(problems):
@@ -256,7 +257,7 @@ def load_stack(stack: str, stacks_dir: Path = STACKS_DIR, *, limits: Mapping[str
     if policy_of is not None:
         policy_config = policy_of(_policy_section(raw_config), source)
         limits = policy_config.limits()
-    spec = spec_from_config(raw_config, source, limits)
+    spec = spec_from_config(raw_config, source, limits, stack=stack_name_of(path))
     resolved = resolve(spec, source, limits=limits)
     config = {str(k): _to_pulumi_value(v) for k, v in raw_config.items()}
     return LoadedStack(stack_name_of(path), path, config, resolved, dict(limits or {}), policy_config)
@@ -277,7 +278,8 @@ def load_from_pulumi(limits_of: Callable[[Any], Mapping[str, Any]] | None = None
     secret_keys = pulumi_private.secret_config_keys()
     source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
     limits = limits_of(_policy_section(config)) if limits_of is not None else None
-    return resolve(spec_from_config(config, source, limits, secret_keys), source, limits=limits)
+    return resolve(spec_from_config(config, source, limits, secret_keys, stack=pulumi.get_stack()), source,
+                   limits=limits)
 
 
 def load_exceptions_file(path: str) -> list[ExceptionSpec]:

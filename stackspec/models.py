@@ -106,6 +106,9 @@ def _stringify(value: Any) -> Any:
 #: A string setting that also takes a number or a boolean (converted to text).
 ConfigString = Annotated[str, BeforeValidator(_stringify)]
 
+#: The catalog's name where neither the stack file nor the stack's name gives one (`default_catalog`).
+DEFAULT_CATALOG = "ai"
+
 #: The training entry point's checkpoint flag, which the job sets itself.
 CHECKPOINT_FLAGS = (CHECKPOINT_DIR_ARG, "--checkpoint_dir")
 
@@ -334,6 +337,10 @@ class VolumeSpec(_Spec):
 
 class SchemaSpec(_Spec):
     volumes: list[VolumeSpec] = Field(default_factory=list)
+    existing: bool = Field(False, description=(
+        "The schema exists already in the (existing) catalog: no Schema resource; its Volumes are made under it and "
+        "its grants are added per principal (databricks.Grant), never replacing the schema's other grants. Needs "
+        "unity_catalog.existing_catalog. Default false."))
 
     @field_validator("volumes", mode="before")
     @classmethod
@@ -363,6 +370,36 @@ class GrantSpec(_Spec):
         return self
 
 
+class StorageCredentialSpec(_Spec):
+    """The cloud identity Unity Catalog reaches the catalog's managed location with: the stack creates a storage
+    credential of it and an external location over ``storage_root`` (pulumi-databricks 1.118 StorageCredential
+    ``aws_iam_role.role_arn``, ``azure_managed_identity.access_connector_id``, ``databricks_gcp_service_account``;
+    ExternalLocation ``url``, ``credential_name``). Exactly one, of the stack's cloud."""
+
+    aws_iam_role_arn: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/\S+$", description=(
+        "AWS: the IAM role Databricks assumes for the bucket (arn:aws:iam::<account>:role/<name>)."))
+    azure_access_connector_id: str | None = Field(
+        None, pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Databricks/accessConnectors/"
+                      r"[^/]+$", description="Azure: the Access Connector for Azure Databricks (its resource id).")
+    gcp_databricks_service_account: bool = Field(False, description=(
+        "GCP: a Databricks-managed service account (grant it on the bucket after the first run)."))
+
+    def cloud(self) -> str | None:
+        """The cloud the named identity belongs to (None: none named)."""
+        named = [c for c, v in (("aws", self.aws_iam_role_arn), ("azure", self.azure_access_connector_id),
+                                ("gcp", self.gcp_databricks_service_account or None)) if v]
+        return named[0] if len(named) == 1 else None
+
+    @model_validator(mode="after")
+    def _one(self) -> StorageCredentialSpec:
+        count = sum(bool(v) for v in (self.aws_iam_role_arn, self.azure_access_connector_id,
+                                      self.gcp_databricks_service_account))
+        if count != 1:
+            raise ValueError("name exactly one identity: aws_iam_role_arn, azure_access_connector_id or "
+                             "gcp_databricks_service_account: true (the stack's cloud's)")
+        return self
+
+
 def _default_schemas() -> dict[str, SchemaSpec]:
     return {
         "raw": SchemaSpec(volumes=[VolumeSpec(name="corpus")]),
@@ -375,7 +412,10 @@ def _default_schemas() -> dict[str, SchemaSpec]:
 class UnityCatalogSpec(_Spec):
     """Catalog, schemas and volumes for data, model caches, checkpoints and vector indexes, with grants."""
 
-    catalog: Identifier = Field("ai", description="Catalog name. Default ai.")
+    catalog: Identifier = Field(DEFAULT_CATALOG, description=(
+        "Catalog name. Default ai_<stack> (the stack's name, lower case, other characters as _): a metastore serves "
+        "every workspace of a region, so two stacks deployed there cannot both create one catalog; the stack's own "
+        "name keeps them apart (``stackplan preview --all`` refuses two stacks that would create the same one)."))
     schemas: dict[Identifier, SchemaSpec] = Field(default_factory=_default_schemas,
                                                   description="Schemas and their volumes (default layout).")
     model_cache_volume: str = Field("models.hf_cache", description="<schema>.<volume> for HF_HOME.")
@@ -384,6 +424,21 @@ class UnityCatalogSpec(_Spec):
     storage_root: str | None = Field(None, min_length=1, description=(
         "The catalog's managed location (s3://, abfss:// or gs://, the stack's cloud). Needed where the metastore "
         "has no storage root, the default for workspaces enabled for Unity Catalog automatically."))
+    registrars: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list, description=(
+        "Principals (groups) who register model versions in models_schema (MLflow, registry_uri databricks-uc), the "
+        "documented step before an endpoint's run: each gets USE_CATALOG, USE_SCHEMA and CREATE_MODEL there. "
+        "Default none."))
+    models_schema: Identifier = Field("models", description=(
+        "The schema models are registered in (registrars' CREATE_MODEL). Default models."))
+    storage_credential: StorageCredentialSpec | None = Field(None, description=(
+        "Create the storage credential (this cloud identity) and an external location over storage_root, which the "
+        "catalog's managed location needs; the deployer then owns both (so holds CREATE MANAGED STORAGE), and needs "
+        "CREATE STORAGE CREDENTIAL and CREATE EXTERNAL LOCATION on the metastore. Default: none (see "
+        "external_location)."))
+    external_location: str | None = Field(None, min_length=1, description=(
+        "The existing external location covering storage_root, a prerequisite the preview names (the deployer needs "
+        "CREATE MANAGED STORAGE on it). Default: none; with neither this nor storage_credential the preview says "
+        "what storage_root needs."))
     code_volume: str = Field("platform.code", pattern=r"^[a-z][a-z0-9_]{0,62}\.[a-z][a-z0-9_]{0,62}$", description=(
         "<schema>.<volume> for the code the stack runs with its clusters' identity (the training entry point, the "
         "GPU collector's init script); added to the layout. Only the deployer writes it: no grant may give "
@@ -396,8 +451,20 @@ class UnityCatalogSpec(_Spec):
     def volume_refs(self) -> set[str]:
         return {f"{s}.{v.name}" for s, schema in self.schemas.items() for v in schema.volumes}
 
+    def created_schemas(self) -> list[str]:
+        """The schemas the stack creates (not the existing ones it adopts)."""
+        return [name for name, schema in self.schemas.items() if not schema.existing]
+
     @model_validator(mode="after")
     def _references_exist(self) -> UnityCatalogSpec:
+        adopted = [name for name, schema in self.schemas.items() if schema.existing]
+        if adopted and not self.existing_catalog:
+            raise ValueError(f"schema {adopted[0]} is existing, but the stack creates catalog {self.catalog}, where no "
+                             f"schema can exist yet; set existing_catalog: true (the catalog is there) or remove "
+                             f"existing from the schema")
+        if self.registrars and self.models_schema not in self.schemas:
+            raise ValueError(f"registrars register models in models_schema {self.models_schema!r}, which is not a "
+                             f"schema of the layout ({', '.join(sorted(self.schemas))}); add it or name another")
         refs = self.volume_refs()
         if self.model_cache_volume not in refs:
             raise ValueError(f"model_cache_volume {self.model_cache_volume!r} is not a volume of the layout; "
@@ -621,6 +688,11 @@ class ServingSpec(_Spec):
         min_length=1, description="Endpoints by name (unique in the workspace).")
     inference_table_schema: Identifier = Field("serving", description="Schema of the inference tables. Default "
                                                                       "serving.")
+    deployer: str | None = Field(None, min_length=1, description=(
+        "Who runs `pulumi up` (a user, or a service principal by application id). An endpoint runs as its creator, "
+        "for good, who needs EXECUTE on the served model: the stack grants it on each served model of its own catalog "
+        "(on the run that adds the endpoint, once a registrar's version exists). Default: none, and the preview says "
+        "the deployer needs it."))
 
     @model_validator(mode="after")
     def _workspace_concurrency(self) -> ServingSpec:
@@ -670,6 +742,12 @@ class MonitoringSpec(_Spec):
     interval_seconds: int = Field(60, ge=10, le=3600, description="Seconds between samples. Default 60.")
 
 
+def default_catalog(stack: str) -> str:
+    """The catalog a stack creates when it names none: ``ai_<stack>``, the stack's name lower-cased with every other
+    character than a letter, digit or _ as _, cut to Unity Catalog's 63-character identifier of the spec."""
+    return f"{DEFAULT_CATALOG}_{re.sub(r'[^a-z0-9_]', '_', stack.lower())}"[:63]
+
+
 class StackSpec(_Spec):
     """One environment: cloud, GPU family, runtime, tags and its workloads (a section per role, or several of a role
     in ``workloads``)."""
@@ -711,6 +789,21 @@ class StackSpec(_Spec):
     permissions: dict[str, WorkloadPermissionsSpec] = Field(default_factory=dict, description=(
         "More access per workload (cluster, job, pool) beyond its single user and cluster_policies.can_use groups, by "
         "workload name (a role name: every workload of that role without its own entry)."))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stack_catalog(cls, data: Any, info: ValidationInfo) -> Any:
+        """The catalog's default comes from the stack's name (the validation context's ``stack``), where it is known:
+        `default_catalog`."""
+        stack = (info.context or {}).get("stack")
+        if not stack or not isinstance(data, Mapping):
+            return data
+        uc = data.get("unity_catalog")
+        if uc is None:
+            return {**data, "unity_catalog": {"catalog": default_catalog(stack)}}
+        if isinstance(uc, Mapping) and "catalog" not in uc:
+            return {**data, "unity_catalog": {**uc, "catalog": default_catalog(stack)}}
+        return data
 
     # ---- the workloads, whichever way the file states them -----------------------------------------------------------
 
@@ -925,6 +1018,15 @@ class StackSpec(_Spec):
         if uc.storage_root is not None and uc.existing_catalog:
             raise ValueError("unity_catalog.storage_root and existing_catalog are both set: an existing catalog keeps "
                              "its own managed location; remove storage_root")
+        if (uc.storage_credential or uc.external_location) and uc.storage_root is None:
+            raise ValueError("unity_catalog.storage_credential / external_location are for storage_root, which is not "
+                             "set; set storage_root (the catalog's managed location) or remove them")
+        if uc.storage_credential and uc.external_location:
+            raise ValueError("unity_catalog sets both storage_credential (create a credential and an external "
+                             "location) and external_location (use an existing one); keep one")
+        if uc.storage_credential and uc.storage_credential.cloud() != self.cloud:
+            raise ValueError(f"unity_catalog.storage_credential names a {uc.storage_credential.cloud()} identity; this "
+                             f"stack is on {self.cloud}: name its {self.cloud} identity")
         schemes = profile(self.cloud).storage_schemes
         if uc.storage_root is not None and not uc.storage_root.startswith(schemes):
             raise ValueError(f"unity_catalog.storage_root {uc.storage_root!r} is not {self.cloud} storage; use a "

@@ -197,10 +197,56 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
                         f"automatically) refuses to create catalog {uc.catalog}, and everything under it. Fix: set "
                         "storage_root to the catalog's managed location, or existing_catalog: true to use a catalog "
                         "that exists.")
+    warnings += storage_prerequisites(spec) + endpoint_identity(spec)
     endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)
     return ResolvedStack(spec, source, workloads, endpoints, dict(limits or {}), warnings)
+
+
+def endpoint_identity(spec: StackSpec) -> list[str]:
+    """An endpoint runs as its creator, for good, and reads its model with that identity (Databricks docs, "Create
+    custom model serving endpoints": EXECUTE on the model in Unity Catalog): the preview says who needs EXECUTE."""
+    if spec.serving is None:
+        return []
+    out = []
+    for name, e in spec.serving.endpoints.items():
+        own = e.entity.split(".", 1)[0] == spec.unity_catalog.catalog and not spec.unity_catalog.existing_catalog
+        who = spec.serving.deployer
+        if who and own:
+            out.append(f"serving endpoint {name} runs as its creator for good: the stack grants {who} "
+                       f"(serving.deployer) EXECUTE on {e.entity}; deploy as {who}.")
+        else:
+            out.append(f"serving endpoint {name} runs as its creator for good: whoever runs `pulumi up` needs EXECUTE "
+                       f"on {e.entity} (and USE_CATALOG, USE_SCHEMA on its parents)"
+                       + (f", which the stack grants to serving.deployer only on models of its own catalog "
+                          f"{spec.unity_catalog.catalog}" if not own else
+                          "; name them in serving.deployer and the stack grants it") + ".")
+    return out
+
+
+def storage_prerequisites(spec: StackSpec) -> list[str]:
+    """What the catalog's managed location needs before `pulumi up`, as the preview says it: a managed location lies
+    under an external location (its storage credential reaching the path) on which the deployer holds CREATE MANAGED
+    STORAGE, and the deployer needs CREATE CATALOG on the metastore (Databricks docs, "Specify a managed storage
+    location in Unity Catalog" and "Create catalogs", read 2026-12)."""
+    uc = spec.unity_catalog
+    if uc.storage_root is None or uc.existing_catalog:
+        return []
+    where = f"{PROJECT}:unity_catalog.storage_root {uc.storage_root}"
+    if uc.storage_credential is not None:
+        return [f"{where}: the stack creates storage credential {uc.catalog}_credential and external location "
+                f"{uc.catalog}_root over it (the deployer owns them, so holds CREATE MANAGED STORAGE); before `pulumi "
+                f"up` the deployer needs CREATE STORAGE CREDENTIAL, CREATE EXTERNAL LOCATION and CREATE CATALOG on "
+                f"the metastore (or to be a metastore admin), and the cloud identity access to the path."]
+    if uc.external_location is not None:
+        return [f"{where}: prerequisite: external location {uc.external_location} covers this path (with its storage "
+                f"credential) and the deployer holds CREATE MANAGED STORAGE on it, and CREATE CATALOG on the "
+                f"metastore."]
+    return [f"{where}: prerequisite, neither created nor named: an external location covering this path (with a "
+            f"storage credential), on which the deployer holds CREATE MANAGED STORAGE, and CREATE CATALOG on the "
+            f"metastore; without it the catalog's create fails. Fix: set unity_catalog.storage_credential (the stack "
+            f"creates both) or unity_catalog.external_location (the existing one's name)."]
 
 
 def _endpoints(spec: StackSpec, problems: list[Problem], warnings: list[str]) -> dict[str, Endpoint]:

@@ -485,7 +485,7 @@ def test_emit_sql_is_the_same_analysis_for_databricks(stack_file: Path, tmp_path
     assert files == ["01_sources.sql", "02_stats.sql", "03_findings.sql"]
     sources = (out / "01_sources.sql").read_text()
     for table in ("system.compute.clusters", "system.compute.node_timeline", "system.billing.usage",
-                  "system.billing.list_prices", "/Volumes/ai/ops/telemetry/gpu_timeline"):
+                  "system.billing.list_prices", "/Volumes/ai_obs/ops/telemetry/gpu_timeline"):
         assert table in sources
     stats, findings = (out / "02_stats.sql").read_text(), (out / "03_findings.sql").read_text()
     assert "TEMPORARY VIEW" in stats and "TEMP TABLE" not in stats

@@ -56,7 +56,7 @@ def test_the_endpoints_of_the_plan_are_its_model_serving_resources(plan: Any) ->
     assert (chat.min_concurrency, chat.max_concurrency, chat.scale_to_zero) == (8, 16, False)
     assert chat.key == "serving.endpoints.obs-chat"
     # the table the endpoint logs to: <catalog>.<schema>.<prefix>_payload, the prefix the component sets
-    assert chat.payload_table == "ai.serving.obs_chat_payload"
+    assert chat.payload_table == "ai_obs.serving.obs_chat_payload"  # the stack's catalog, ai_<stack>
     assert endpoints["obs-burst"].scale_to_zero and chat.monthly_expected > 0
 
 
@@ -194,7 +194,7 @@ def test_emit_sql_reads_each_endpoints_payload_table(plan: Any) -> None:
                         targets=target_rows(targets_of(plan, 200), plan.stack), thresholds=_thresholds(), sla=SLA,
                         endpoints=endpoint_rows(endpoint_targets(plan)))
     sources = files["01_sources.sql"]
-    assert "FROM ai.serving.obs_chat_payload" in sources and "FROM ai.serving.obs_burst_payload" in sources
+    assert "FROM ai_obs.serving.obs_chat_payload" in sources and "FROM ai_obs.serving.obs_burst_payload" in sources
     assert "'obs-chat' AS endpoint_name" in sources and "UNION ALL" in sources
     assert "FROM endpoint_summary" in files["03_findings.sql"]
 

@@ -147,26 +147,31 @@ def test_the_job_runs_as_the_service_principal_by_application_id(plan_of):
 # --- 3. access to the Volumes -------------------------------------------------------------------------------------
 
 def _grants(plan: dict) -> dict[str, dict[str, list[str]]]:
+    """Securable -> principal -> privileges, over the authoritative Grants and the per-principal Grant resources."""
     out: dict[str, dict[str, list[str]]] = {}
     for r in resources(plan, "grants:Grants"):
         target = next(v for k, v in r["inputs"].items() if k != "grants")
-        out[target] = {g["principal"]: g["privileges"] for g in r["inputs"]["grants"]}
+        out.setdefault(target, {}).update({g["principal"]: g["privileges"] for g in r["inputs"]["grants"]})
+    for r in resources(plan, "grant:Grant"):
+        target = next(v for k, v in r["inputs"].items() if k not in ("principal", "privileges"))
+        out.setdefault(target, {})[r["inputs"]["principal"]] = r["inputs"]["privileges"]
     return out
 
 
 def test_the_clusters_identity_can_read_and_write_what_its_workloads_use(plan_of):
     grants = _grants(plan_of("prod"))
-    assert grants["ai"][SP] == ["USE_CATALOG"]
-    assert all(grants[f"ai.{s}"][SP] == ["USE_SCHEMA"] for s in ("models", "processed", "raw", "vector_index"))
-    assert grants["ai.models.hf_cache"][SP] == grants["ai.models.checkpoints"][SP] == ["READ_VOLUME", "WRITE_VOLUME"]
-    assert grants["ai.processed.datasets"][SP] == ["READ_VOLUME"]
+    assert grants["ai_prod"][SP] == ["USE_CATALOG"]
+    assert all(grants[f"ai_prod.{s}"][SP] == ["USE_SCHEMA"] for s in ("models", "processed", "raw", "vector_index"))
+    assert grants["ai_prod.models.hf_cache"][SP] == grants["ai_prod.models.checkpoints"][SP] == [
+        "READ_VOLUME", "WRITE_VOLUME"]
+    assert grants["ai_prod.processed.datasets"][SP] == ["READ_VOLUME"]
 
 
 def test_grant_chains_are_completed(plan_of):
     grants = _grants(plan_of("prod"))
     # data-engineers were granted privileges on the raw schema only: they also need USE_CATALOG
-    assert grants["ai"]["data-engineers"] == ["USE_CATALOG"]
-    assert grants["ai.raw"]["data-engineers"] == ["USE_SCHEMA", "READ_VOLUME", "WRITE_VOLUME"]
+    assert grants["ai_prod"]["data-engineers"] == ["USE_CATALOG"]
+    assert grants["ai_prod.raw"]["data-engineers"] == ["USE_SCHEMA", "READ_VOLUME", "WRITE_VOLUME"]
 
 
 def test_a_volume_grant_gets_its_schema(write_stack, capsys):
@@ -174,8 +179,8 @@ def test_a_volume_grant_gets_its_schema(write_stack, capsys):
         {"principal": "readers", "privileges": ["READ_VOLUME"], "securable": "processed.datasets"}]}))
     plan = json.loads(out)
     grants = _grants(plan)
-    assert code == 0 and grants["ai"]["readers"] == ["USE_CATALOG"] and grants["ai.processed"]["readers"] == [
-        "USE_SCHEMA"]
+    assert code == 0 and grants["ai_test"]["readers"] == ["USE_CATALOG"] and grants["ai_test.processed"][
+        "readers"] == ["USE_SCHEMA"]
 
 
 # --- mock ids shaped like the provider's -------------------------------------------------------------------------
@@ -184,8 +189,8 @@ def test_unity_catalog_ids_are_names_as_the_provider_makes_them(plan_of):
     plan = plan_of("dev")
     ids = {r["type"].rsplit(":", 1)[-1]: r["id"] for r in plan["resources"] if r["name"].endswith(
         ("uc-catalog", "schema-models", "volume-models-hf_cache"))}
-    assert ids == {"Catalog": "ai", "Schema": "ai.models", "Volume": "ai.models.hf_cache"}
-    assert "ai.models.hf_cache" in _grants(plan)
+    assert ids == {"Catalog": "ai_dev", "Schema": "ai_dev.models", "Volume": "ai_dev.models.hf_cache"}
+    assert "ai_dev.models.hf_cache" in _grants(plan)
 
 
 # --- 2. every generated policy admits every cluster of its stack, job clusters included -------------------------

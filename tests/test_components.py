@@ -39,7 +39,8 @@ def test_training_cluster_is_fixed_spot_with_fallback_and_driver_on_demand(cloud
     assert attrs["firstOnDemand"] >= 1
     assert "-gpu-ml-" in c["sparkVersion"]
     assert c["dataSecurityMode"] == "SINGLE_USER" and c["singleUserName"] == "ml@example.com"
-    assert c["sparkEnvVars"]["CHECKPOINT_DIR"].startswith("/Volumes/ai/models/checkpoints/")
+    # the catalog is the stack's own, ai_<stack> (issue 52: one metastore serves every stack of a region)
+    assert c["sparkEnvVars"]["CHECKPOINT_DIR"].startswith(f"/Volumes/ai_{cloud}_test/models/checkpoints/")
     assert c["autoterminationMinutes"] == 60
 
 
@@ -74,7 +75,7 @@ def test_inference_cluster_autoscales_over_an_on_demand_base(cloud_plan):
     # the seed's 10 idle minutes scale idle workers down to the base; the base itself never auto-terminates
     assert c["sparkConf"]["spark.databricks.aggressiveWindowDownS"] == "600"
     assert c["autoterminationMinutes"] == 0
-    assert c["sparkEnvVars"]["HF_HOME"] == "/Volumes/ai/models/hf_cache"
+    assert c["sparkEnvVars"]["HF_HOME"] == f"/Volumes/ai_{cloud}_test/models/hf_cache"
 
 
 def test_dev_cluster_is_single_node_on_demand_with_cache_on_a_volume(cloud_plan):
@@ -124,7 +125,7 @@ def test_children_are_parented_to_their_component(cloud_plan):
 def test_unity_catalog_layout_volumes_and_paths(plan_of):
     plan = plan_of("prod")
     (catalog,) = resources(plan, "catalog:Catalog")
-    assert catalog["inputs"]["name"] == "ai"
+    assert catalog["inputs"]["name"] == "ai_prod"
     schemas = {r["inputs"]["name"] for r in resources(plan, "schema:Schema")}
     # serving: the inference tables; ops: the GPU collector's samples; platform: the code the stack runs
     assert schemas == {"raw", "processed", "models", "vector_index", "serving", "ops", "platform"}
@@ -133,22 +134,21 @@ def test_unity_catalog_layout_volumes_and_paths(plan_of):
             ("vector_index", "indexes"), ("processed", "datasets"), ("ops", "telemetry"),
             ("platform", "code")} == volumes
     assert all(r["inputs"]["volumeType"] == "MANAGED" for r in resources(plan, "volume:Volume"))
-    assert plan["outputs"]["volume_paths"]["models.checkpoints"] == "/Volumes/ai/models/checkpoints"
-    assert plan["outputs"]["checkpoint_dir"] == "/Volumes/ai/models/checkpoints/prod-training"
+    assert plan["outputs"]["volume_paths"]["models.checkpoints"] == "/Volumes/ai_prod/models/checkpoints"
+    assert plan["outputs"]["checkpoint_dir"] == "/Volumes/ai_prod/models/checkpoints/prod-training"
 
 
-def test_grants_are_one_resource_per_securable(plan_of):
+def test_grants_are_per_principal_except_on_the_code_volume_the_stack_owns_entirely(plan_of):
+    """Issue 52, item 3: a databricks.Grants is authoritative (the next `pulumi up` removes the grants people added by
+    hand), so only the code Volume and its schema, which only the deployer may write, get one."""
     plan = plan_of("prod")
     grants = resources(plan, "grants:Grants")
-    targets = sorted(next(k for k in g["inputs"] if k != "grants") for g in grants)
-    assert targets == ["catalog"] + ["schema"] * 7 + ["volume"] * 7  # every securable of the layout, once
-    catalog_grant = next(g for g in grants if "catalog" in g["inputs"])
+    assert sorted(next(k for k in g["inputs"] if k != "grants") for g in grants) == ["schema", "volume"]
+    catalog_grants = {g["inputs"]["principal"]: g["inputs"]["privileges"] for g in resources(plan, "grant:Grant")
+                      if g["inputs"].get("catalog") == "ai_prod"}
     sp = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
-    assert catalog_grant["inputs"]["grants"] == [
-        {"principal": sp, "privileges": ["USE_CATALOG"]},
-        {"principal": "data-engineers", "privileges": ["USE_CATALOG"]},  # completed: it has privileges on raw
-        {"principal": "ml-engineers", "privileges": ["USE_CATALOG"]},
-    ]
+    assert catalog_grants == {sp: ["USE_CATALOG"], "data-engineers": ["USE_CATALOG"],  # completed: raw
+                              "ml-engineers": ["USE_CATALOG"]}
 
 
 def test_pool_backed_cluster_takes_node_and_availability_from_an_on_demand_pool(plan_of):

@@ -48,7 +48,7 @@ def endpoint(**over: Any) -> dict[str, Any]:
 # --- 1. an endpoint serves a model version that exists ---------------------------------------------------------------
 
 def test_an_endpoint_serving_from_the_stacks_own_catalog_needs_the_second_run_declared(write_stack, capsys):
-    first = stack_with(write_stack, serving={"endpoints": {"chat": endpoint()}})
+    first = stack_with(write_stack, serving={"endpoints": {"chat": endpoint()}}, unity_catalog={"catalog": "ai"})
     code, out, _ = run(capsys, "check", "--stack", first, "--json")
     doc = json.loads(out)
     (finding,) = [v for v in doc["violations"] if v["policy"] == REGISTERED]
@@ -59,7 +59,8 @@ def test_an_endpoint_serving_from_the_stacks_own_catalog_needs_the_second_run_de
     code, out, _ = run(capsys, "cost", "--stack", first, "--format", "json")
     assert any(e["name"] == "test-serving-chat" and e["monthly"]["expected"] > 0
                for e in json.loads(out)["cost"]["resources"].values())
-    second = stack_with(write_stack, name="second", serving={"endpoints": {"chat": endpoint(model_registered=True)}})
+    second = stack_with(write_stack, name="second", serving={"endpoints": {"chat": endpoint(model_registered=True)}},
+                        unity_catalog={"catalog": "ai"})
     code, out, err = run(capsys, "check", "--stack", second, "--json")
     assert code == 0 and not [v for v in json.loads(out)["violations"] if v["policy"] == REGISTERED]
     assert "note: serving endpoint chat: ai.models.chat version 1 must be registered in catalog ai before" in err
@@ -180,10 +181,9 @@ def test_a_dev_cluster_dedicated_to_a_service_principal_is_refused_and_one_for_a
     assert by_name["person-dev-cluster-permissions"]["accessControls"] == [
         {"userName": "alice@example.com", "permissionLevel": "CAN_RESTART"}]
     # the person may read the Volumes the cluster reads and write the caches it writes
-    grants = {next(v for k, v in g.items() if k != "grants"): g["grants"] for g in
-              (r["inputs"] for r in plan["resources"] if r["type"] == "databricks:index/grants:Grants")}
-    assert {"principal": "alice@example.com", "privileges": ["READ_VOLUME", "WRITE_VOLUME"]} in \
-        grants["ai.models.hf_cache"]
+    grants = [r["inputs"] for r in plan["resources"] if r["type"] == "databricks:index/grant:Grant"]
+    assert {"principal": "alice@example.com", "privileges": ["READ_VOLUME", "WRITE_VOLUME"],
+            "volume": "ai_person.models.hf_cache"} in grants
 
 
 def test_new_workspace_dedicates_its_dev_cluster_to_a_person(plan_of):

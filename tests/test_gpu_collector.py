@@ -116,19 +116,20 @@ def test_the_program_uploads_the_collector_and_every_cluster_runs_it(plan_of):
     # the script lives on the code Volume, which only the deployer writes (the telemetry Volume is writable by the
     # clusters' identity, which could then replace what every cluster runs at start)
     (script,) = [r for r in resources(plan, "file:File") if r["inputs"]["path"].endswith("gpu_collector.sh")]
-    assert script["inputs"]["path"] == "/Volumes/ai/platform/code/init/gpu_collector.sh"
+    assert script["inputs"]["path"] == "/Volumes/ai_prod/platform/code/init/gpu_collector.sh"
     assert base64.b64decode(script["inputs"]["contentBase64"]).decode() == SCRIPT.read_text()
     clusters = [r["inputs"] for r in resources(plan, "cluster:Cluster")]
     clusters += [jc["newCluster"] for r in resources(plan, "job:Job") for jc in r["inputs"]["jobClusters"]]
     assert len(clusters) == 2  # the inference cluster and the training job's
     for c in clusters:
         assert c["initScripts"] == [{"volumes": {"destination": script["inputs"]["path"]}}]
-        assert c["sparkEnvVars"]["GPU_TIMELINE_DIR"] == "/Volumes/ai/ops/telemetry/gpu_timeline"
+        assert c["sparkEnvVars"]["GPU_TIMELINE_DIR"] == "/Volumes/ai_prod/ops/telemetry/gpu_timeline"
         assert c["sparkEnvVars"]["COLLECTOR_INTERVAL_SECONDS"] == "60"
     # the clusters' identity may write the samples
     sp = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
-    grant = next(r for r in resources(plan, "grants:Grants") if r["inputs"].get("volume") == "ai.ops.telemetry")
-    assert {"principal": sp, "privileges": ["READ_VOLUME", "WRITE_VOLUME"]} in grant["inputs"]["grants"]
+    (grant,) = [r for r in resources(plan, "grant:Grant") if r["inputs"].get("volume") == "ai_prod.ops.telemetry"
+                and r["inputs"]["principal"] == sp]
+    assert grant["inputs"]["privileges"] == ["READ_VOLUME", "WRITE_VOLUME"]
 
 
 def test_monitoring_can_be_switched_off(write_stack):

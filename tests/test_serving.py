@@ -119,10 +119,10 @@ def test_the_component_registers_the_endpoint_its_gateway_and_permissions(plan_o
     inputs = model_serving["inputs"]
     assert inputs["name"] == "chat"
     (entity,) = inputs["config"]["servedEntities"]
-    assert entity == {"entityName": "ai.models.llama_chat", "entityVersion": "3", "workloadType": "GPU_MEDIUM",
+    assert entity == {"entityName": "ai_prod.models.llama_chat", "entityVersion": "3", "workloadType": "GPU_MEDIUM",
                       "minProvisionedConcurrency": 4, "maxProvisionedConcurrency": 16, "scaleToZeroEnabled": False}
     gateway = inputs["aiGateway"]
-    assert gateway["inferenceTableConfig"] == {"catalogName": "ai", "schemaName": "serving",
+    assert gateway["inferenceTableConfig"] == {"catalogName": "ai_prod", "schemaName": "serving",
                                                "tableNamePrefix": "chat", "enabled": True}
     assert gateway["usageTrackingConfig"] == {"enabled": True}
     assert gateway["rateLimits"] == [{"calls": 60, "key": "user", "renewalPeriod": "minute"}]
@@ -135,8 +135,9 @@ def test_the_component_registers_the_endpoint_its_gateway_and_permissions(plan_o
         {"groupName": "ml-engineers", "permissionLevel": "CAN_MANAGE"}]]
     assert perms[0]["inputs"]["servingEndpointId"] == "prod-serving-chat-endpoint-id"
     # the inference tables' schema is in the Unity Catalog layout, readable by the endpoint's managers
-    grants = next(r for r in resources(plan, "grants:Grants") if r["inputs"].get("schema") == "ai.serving")
-    assert {"principal": "ml-engineers", "privileges": ["USE_SCHEMA", "SELECT"]} in grants["inputs"]["grants"]
+    (grant,) = [r for r in resources(plan, "grant:Grant") if r["inputs"].get("schema") == "ai_prod.serving"
+                and r["inputs"]["principal"] == "ml-engineers"]
+    assert grant["inputs"]["privileges"] == ["USE_SCHEMA", "SELECT"]
 
 
 # --- policies ---------------------------------------------------------------------------------------------------------

@@ -151,7 +151,10 @@ def test_cli_strings_validate_like_file_values(write_stack):
     from stackspec import spec_from_config
 
     loaded = load_stack(str(write_stack(BASE_CONFIG)))
-    assert spec_from_config(loaded.config, "x") == loaded.spec
+    assert spec_from_config(loaded.config, "x", stack=loaded.name) == loaded.spec
+    # the stack's name gives the catalog's default (issue 52); without it the catalog is plain ai
+    assert loaded.spec.unity_catalog.catalog == "ai_test"
+    assert spec_from_config(loaded.config, "x").unity_catalog.catalog == "ai"
 
 
 def test_no_traceback_from_a_real_process(write_stack):
@@ -182,7 +185,10 @@ def test_storage_root_goes_to_the_catalog_and_must_be_the_clouds_storage(write_s
 
     built = build(str(write_stack(_uc_config(storage_root="s3://bucket/uc"))))
     (catalog,) = [r for r in built.plan.resources if r.type == "databricks:index/catalog:Catalog"]
-    assert catalog.inputs["storageRoot"] == "s3://bucket/uc" and not built.notes
+    assert catalog.inputs["storageRoot"] == "s3://bucket/uc"
+    # what the managed location needs before `pulumi up` is named (issue 52, item 2), nothing else is said
+    (note,) = built.notes
+    assert "storage_root s3://bucket/uc: prerequisite, neither created nor named" in note
     assert main(["check", "--stack", str(write_stack(_uc_config(storage_root="gs://bucket/uc")))]) == 2
     err = capsys.readouterr().err
     assert "storage_root 'gs://bucket/uc' is not aws storage; use a s3:// URI" in err
@@ -204,10 +210,11 @@ def test_an_existing_catalog_is_not_created_and_its_grants_are_added_per_princip
     types = [r.type for r in plan.resources]
     assert "databricks:index/catalog:Catalog" not in types
     grants = [r.inputs for r in plan.resources if r.type == "databricks:index/grant:Grant"]
-    assert {"principal": "ml-engineers", "privileges": ["USE_CATALOG"], "catalog": "ai"} in grants
-    # the catalog is not the stack's: no authoritative Grants on it; its schemas' grants stay authoritative
+    assert {"principal": "ml-engineers", "privileges": ["USE_CATALOG"], "catalog": "ai_test"} in grants
+    # the catalog is not the stack's: no authoritative Grants on it
     assert not [r for r in plan.resources if r.type == "databricks:index/grants:Grants" and "catalog" in r.inputs]
-    assert {r.inputs["catalogName"] for r in plan.resources if r.type == "databricks:index/schema:Schema"} == {"ai"}
+    assert {r.inputs["catalogName"] for r in plan.resources if r.type == "databricks:index/schema:Schema"} == {
+        "ai_test"}
 
 
 def test_an_existing_catalog_keeps_its_own_location(write_stack, capsys):

@@ -20,7 +20,7 @@ from dbxtypes.plan import Plan, Resource
 from dbxtypes.shape import MAP_VALUED_KEYS
 from dbxtypes.terraform_docs import RESOURCES, TAG, documented, names_in
 from pricing.kinds import kind_of
-from stackplan.tfexport import PROVIDER_SOURCE, PROVIDER_VERSION, terraform_config, terraform_type
+from stackplan.tfexport import NAMED_BY_NAME, PROVIDER_SOURCE, PROVIDER_VERSION, terraform_config, terraform_type
 from stackplan_cli.cli import main
 
 REFERENCE = re.compile(r"\$\{(databricks_[a-z_]+)\.([A-Za-z0-9_-]+)\.([a-z_]+)\}")
@@ -87,7 +87,8 @@ def test_one_resource_per_plan_resource_with_a_terraform_safe_name(exported, sta
 
 def mock_values(plan: Any) -> set[str]:
     """Every value the offline engine made up for a resource: its id and the outputs its kind's mock adds."""
-    values = {r.id for r in plan.resources if r.id and terraform_type(r.type) and r.type != "databricks:index/catalog:Catalog"}
+    # a catalog's, a storage credential's and an external location's id is its name, which it states itself
+    values = {r.id for r in plan.resources if r.id and terraform_type(r.type) and r.type not in NAMED_BY_NAME}
     for r in plan.resources:
         kind = kind_of(r.type)
         if kind is not None and terraform_type(r.type):

@@ -28,7 +28,7 @@ from dbxtypes.sdk_types import enum_values, fields_of
 from dbxtypes.shape import ClusterShape, PoolShape, as_list, as_mapping, as_number
 from dbxtypes.terraform_docs import documented_names
 from dbxtypes.unity_catalog import privilege_problems
-from dbxtypes.vocabulary import CATALOG, CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, UNKNOWN_VALUE, VOLUME
+from dbxtypes.vocabulary import CATALOG, CLUSTER, GRANT, GRANTS, INSTANCE_POOL, JOB, SCHEMA, UNKNOWN_VALUE, VOLUME
 from policies.rule import Rule, View
 
 #: Inputs the Pulumi provider takes that are not fields of the API object (it acts on them itself).
@@ -237,6 +237,9 @@ def _judge(view: View) -> tuple[list[str], list[str]]:
         return _job(view.props, view.source == "api", _documented(view))
     if view.resource_type == GRANTS:
         return _grants(view.props), []
+    if view.resource_type == GRANT:  # one principal's: the same check, over its one entry
+        entry = {k: view.props.get(k) for k in ("principal", "privileges")}
+        return _grants({**view.props, "grants": [entry]}), []
     if view.resource_type in _INFO:
         return api_problems(_INFO[view.resource_type], view.props, skip=PROVIDER_ONLY[view.resource_type]), []
     return [], []
@@ -252,7 +255,7 @@ RULE = Rule(
     description=("Every cluster, job, pool, catalog, schema, volume and grant must be what the Databricks API takes: "
                  "fields and enum values of databricks-sdk's types, and the API's documented cross-field limits."),
     enforcement="mandatory",
-    resource_types=(CLUSTER, JOB, INSTANCE_POOL, CATALOG, SCHEMA, VOLUME, GRANTS),
+    resource_types=(CLUSTER, JOB, INSTANCE_POOL, CATALOG, SCHEMA, VOLUME, GRANTS, GRANT),
     check=check,
     remediation=("Remove fields the API object does not have (libraries go on job tasks, not shared job clusters), "
                  "use enum values the API knows, and keep pool and grant values within the API's limits."),

@@ -10,7 +10,7 @@ from dbxtypes.errors import InputError
 from policies.rules.stack_budget import NAME as BUDGET
 from pricing import diff_costs
 from stackplan.exits import EXIT_OK, EXIT_VIOLATIONS
-from stackplan.multi import StackRun, run_each, worst
+from stackplan.multi import StackRun, metastore_findings, run_each, worst
 from stackplan.pipeline import budget_findings
 from stackplan_cli.commands import common
 from stackplan_reports import formats
@@ -23,6 +23,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     config = common.policy_config(args)
     runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=True), what="preview",
                     keep_errors=common.several(args))
+    metastore_findings(runs, config)  # two stacks that would create one catalog, schema or storage root
     report = StacksReport("preview", runs, common.several(args), config)
     common.emit(args, formats.render(common.fmt(args), report))
     return worst(runs)
@@ -36,6 +37,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     pages = fmt in ("markdown", "html")  # a page shows what the stack costs beside its findings
     runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=pages), what="check",
                     keep_errors=common.several(args))
+    metastore_findings(runs, config)  # two stacks that would create one catalog, schema or storage root
     plans = [(r, r.plan) for r in runs if r.plan is not None]
     # each finding's stack, by its resource's URN (a stack-level finding, a budget's, is on the stack's own URN)
     source_of = {urn: plan.stack for _, plan in plans for urn in [plan.stack_urn, *(r.urn for r in plan.resources)]}

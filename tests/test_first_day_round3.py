@@ -1,0 +1,209 @@
+"""The first day, round 3 (issue 52): a second stack in the same region, the grants after deploy, compute someone
+uses. Each test failed on the code before its item."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import BASE_CONFIG, SHIPPED, resources
+
+from stackplan_cli.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+UNIQUE = "databricks-stack-unique-in-metastore"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def stack_with(write_stack, name: str = "test", **sections: Any) -> str:
+    config = copy.deepcopy(BASE_CONFIG)
+    for key, value in sections.items():
+        if value is None:
+            config.pop(f"dbx-ai-infra:{key}", None)
+        else:
+            config[f"dbx-ai-infra:{key}"] = value
+    return str(write_stack(config, name=name))
+
+
+def by_type(plan: dict[str, Any], suffix: str) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r["inputs"] for r in resources(plan, suffix)}
+
+
+# --- 1. one catalog per stack, adopting existing ones, and the many-stacks finding ------------------------------------
+
+def test_the_shipped_stacks_create_no_catalog_schema_or_root_twice_in_one_region(plan_of):
+    """Before: dev, prod and estate (AWS, region unset) all created catalog ai; estate and new-workspace one root."""
+    seen: dict[tuple[str, str], str] = {}
+    for stack in SHIPPED:
+        plan = plan_of(stack)
+        created = [("catalog", c["name"]) for c in by_type(plan, "catalog:Catalog").values()]
+        created += [("root", c["storageRoot"]) for c in by_type(plan, "catalog:Catalog").values()
+                    if c.get("storageRoot")]
+        for what in created:
+            key = (plan["cloud"], *what)
+            assert key not in seen, f"{stack} and {seen.get(key)} both create {what}"
+            seen[key] = stack
+
+
+def test_the_catalog_defaults_to_one_named_after_the_stack(write_stack, plan_of):
+    plan = plan_of(stack_with(write_stack, name="team-a.x"))
+    (catalog,) = by_type(plan, "catalog:Catalog").values()
+    assert catalog["name"] == "ai_team_a_x"
+    assert all(s["catalogName"] == "ai_team_a_x" for s in by_type(plan, "schema:Schema").values())
+    named = plan_of(stack_with(write_stack, name="named", unity_catalog={"catalog": "shared_ai"}))
+    assert [c["name"] for c in by_type(named, "catalog:Catalog").values()] == ["shared_ai"]
+
+
+def test_a_stack_adopts_an_existing_catalog_and_existing_schemas(write_stack, plan_of):
+    plan = plan_of(stack_with(write_stack, unity_catalog={
+        "existing_catalog": True, "catalog": "main",
+        "schemas": {"models": {"existing": True, "volumes": ["hf_cache", "checkpoints"]}, "ops": {}},
+        "grants": [{"principal": "ml-engineers", "privileges": ["USE_SCHEMA", "READ_VOLUME"], "securable": "models"}],
+    }))
+    assert not by_type(plan, "catalog:Catalog")
+    schemas = by_type(plan, "schema:Schema")
+    assert sorted(s["name"] for s in schemas.values()) == ["ops", "platform"]  # models is adopted, never created
+    volumes = by_type(plan, "volume:Volume")
+    assert volumes["test-uc-volume-models-hf_cache"]["schemaName"] == "models"
+    # the adopted schema's grants are per principal (databricks.Grant), never one authoritative Grants
+    grants = by_type(plan, "grants:Grants")
+    assert not [g for g in grants.values() if g.get("schema") == "main.models"]
+    per_principal = [g for g in by_type(plan, "grant:Grant").values() if g.get("schema") == "main.models"]
+    assert {g["principal"] for g in per_principal} >= {"ml-engineers"}
+
+
+def test_an_existing_schema_in_a_catalog_the_stack_creates_is_refused(write_stack, capsys):
+    path = stack_with(write_stack, unity_catalog={"schemas": {"models": {"existing": True,
+                                                                         "volumes": ["hf_cache", "checkpoints"]}}})
+    code, _, err = run(capsys, "preview", "--stack", path)
+    assert code == 2 and "dbx-ai-infra:unity_catalog" in err and "existing_catalog: true" in err
+
+
+def two(write_stack, a: dict[str, Any], b: dict[str, Any], **common: Any) -> tuple[str, str]:
+    return (stack_with(write_stack, name="one", **{**common, **a}), stack_with(write_stack, name="two",
+                                                                                **{**common, **b}))
+
+
+@pytest.mark.parametrize("a, b, what", [
+    ({"unity_catalog": {"catalog": "ai"}}, {"unity_catalog": {"catalog": "ai"}}, "catalog ai"),
+    ({"unity_catalog": {"existing_catalog": True, "catalog": "main"}},
+     {"unity_catalog": {"existing_catalog": True, "catalog": "main"}}, "schema main.models"),
+    ({"unity_catalog": {"storage_root": "s3://bucket/ai"}}, {"unity_catalog": {"storage_root": "s3://bucket/ai/"}},
+     "storage root s3://bucket/ai"),
+    ({"unity_catalog": {"storage_root": "s3://bucket/ai"}}, {"unity_catalog": {"storage_root": "s3://bucket/ai/b"}},
+     "which overlaps it"),
+])
+def test_two_stacks_that_can_share_a_metastore_creating_the_same_thing_fail_the_many_stacks_run(
+        write_stack, capsys, a, b, what):
+    one, other = two(write_stack, a, b)
+    code, out, _ = run(capsys, "check", "--stack", one, "--stack", other, "--json")
+    doc = json.loads(out)
+    stacks = doc["stacks"] if "stacks" in doc else doc
+    found = [v for s in stacks for v in s["violations"] if v["policy"] == UNIQUE]
+    assert code == 1 and found and all(v["enforcement"] == "mandatory" for v in found)
+    assert any(what in v["message"] and "Pulumi.one.yaml" in v["message"] and "Pulumi.two.yaml" in v["message"]
+               for v in found)
+    code, _, _ = run(capsys, "preview", "--stack", one, "--stack", other)
+    assert code == 1
+
+
+def test_stacks_in_different_regions_or_clouds_may_reuse_a_name(write_stack, capsys):
+    one, other = two(write_stack, {"region": "us-east-1"}, {"region": "eu-west-1"},
+                     unity_catalog={"catalog": "ai"})
+    code, out, _ = run(capsys, "check", "--stack", one, "--stack", other, "--json")
+    assert UNIQUE not in out
+    one, other = two(write_stack, {"region": "us-east-1"}, {}, unity_catalog={"catalog": "ai"})
+    code, out, _ = run(capsys, "check", "--stack", one, "--stack", other, "--json")
+    assert UNIQUE in out  # an unset region may be the same region
+
+
+def test_the_shipped_stacks_pass_the_many_stacks_run(capsys):
+    code, out, _ = run(capsys, "check", "--all", "--json")
+    assert UNIQUE not in out
+
+
+# --- 2. the managed location's external location and storage credential -----------------------------------------------
+
+def test_a_storage_credential_makes_the_credential_and_location_before_the_catalog(write_stack, plan_of):
+    plan = plan_of(stack_with(write_stack, unity_catalog={
+        "storage_root": "s3://acme/ai_test",
+        "storage_credential": {"aws_iam_role_arn": "arn:aws:iam::123456789012:role/uc"}}))
+    (credential,) = by_type(plan, "storageCredential:StorageCredential").values()
+    (location,) = by_type(plan, "externalLocation:ExternalLocation").values()
+    assert credential == {**credential, "name": "ai_test_credential", "awsIamRole": {
+        "roleArn": "arn:aws:iam::123456789012:role/uc"}}
+    assert location["url"] == "s3://acme/ai_test" and location["credentialName"] == "ai_test_credential"
+    (catalog,) = resources(plan, "catalog:Catalog")
+    assert any(d.endswith("ExternalLocation::test-uc-location") for d in catalog["dependencies"])
+
+
+@pytest.mark.parametrize("uc, expected", [
+    ({"storage_root": "s3://acme/x"}, "neither created nor named"),
+    ({"storage_root": "s3://acme/x", "external_location": "acme_loc"}, "external location acme_loc covers"),
+    ({"storage_root": "s3://acme/x", "storage_credential": {"aws_iam_role_arn": "arn:aws:iam::123456789012:role/u"}},
+     "CREATE STORAGE CREDENTIAL, CREATE EXTERNAL LOCATION"),
+])
+def test_the_preview_names_what_the_managed_location_needs(write_stack, capsys, uc, expected):
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, unity_catalog=uc))
+    assert code == 0 and "storage_root s3://acme/x" in err and expected in err and "CREATE" in err
+
+
+@pytest.mark.parametrize("uc, message", [
+    ({"storage_root": "s3://a/b", "storage_credential": {"azure_access_connector_id":
+      "/subscriptions/s/resourceGroups/g/providers/Microsoft.Databricks/accessConnectors/c"}}, "azure identity"),
+    ({"storage_root": "s3://a/b", "external_location": "l",
+      "storage_credential": {"aws_iam_role_arn": "arn:aws:iam::123456789012:role/u"}}, "keep one"),
+    ({"external_location": "l"}, "storage_root, which is not set"),
+])
+def test_storage_settings_that_cannot_work_are_refused(write_stack, capsys, uc, message):
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, unity_catalog=uc))
+    assert code == 2 and message in err
+
+
+# --- 3. registering the model, EXECUTE for the endpoint, grants people add by hand ------------------------------------
+
+PROD_SP = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
+
+
+def test_registrars_may_register_models_and_the_endpoint_identity_may_execute_it(plan_of):
+    plan = plan_of("prod")
+    grants = [g for g in by_type(plan, "grant:Grant").values()]
+    held = {(g["principal"], g.get("schema") or g.get("catalog") or g.get("model") or g.get("volume")):
+            set(g["privileges"]) for g in grants}
+    assert {"USE_SCHEMA", "CREATE_MODEL"} <= held[("ml-engineers", "ai_prod.models")]
+    assert "USE_CATALOG" in held[("ml-engineers", "ai_prod")]
+    assert held[(PROD_SP, "ai_prod.models.llama_chat")] == {"EXECUTE"}
+    (endpoint,) = resources(plan, "modelServing:ModelServing")
+    (execute,) = [g for g in resources(plan, "grant:Grant") if g["inputs"].get("model")]
+    assert execute["urn"] in endpoint["dependencies"]  # granted before the endpoint is created
+
+
+def test_grants_people_add_by_hand_survive_only_the_code_volume_is_owned_entirely(plan_of):
+    plan = plan_of("prod")
+    authoritative = {g.get("schema") or g.get("volume") or g.get("catalog") for g in
+                     by_type(plan, "grants:Grants").values()}
+    assert authoritative == {"ai_prod.platform", "ai_prod.platform.code"}
+    per_principal = {g.get("schema") or g.get("volume") or g.get("catalog") for g in
+                     by_type(plan, "grant:Grant").values()}
+    assert {"ai_prod", "ai_prod.models", "ai_prod.raw", "ai_prod.models.hf_cache"} <= per_principal
+
+
+def test_registrars_need_the_models_schema(write_stack, capsys):
+    path = stack_with(write_stack, unity_catalog={"registrars": ["ml"], "models_schema": "nowhere"})
+    code, _, err = run(capsys, "preview", "--stack", path)
+    assert code == 2 and "models_schema 'nowhere'" in err
+
+
+def test_the_preview_says_who_needs_execute_on_the_model(write_stack, capsys):
+    endpoint = {"entity": "other.models.chat", "entity_version": "1", "rate_limit_per_user_per_minute": 5,
+                "model": {"params_billions": 7, "precision": "fp16"}}
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, serving={"endpoints": {"c": endpoint}}))
+    assert code == 0 and "whoever runs `pulumi up` needs EXECUTE on other.models.chat" in err
