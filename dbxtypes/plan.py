@@ -17,7 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from .errors import InputError, problems_from_pydantic
 from .vocabulary import CLUSTER_BEARING_TYPES, Cloud
 
-Enforcement = Literal["mandatory", "advisory"]
+#: A finding's level; ``not-judged``: the rule could not judge the resource, a field it reads being unknown here
+#: (Terraform's ``<known after apply>``): reported, never a finding, never a pass; fails only with
+#: ``--fail-on-unknown``.
+Enforcement = Literal["mandatory", "advisory", "not-judged"]
+NOT_JUDGED: Literal["not-judged"] = "not-judged"
 #: The largest magnitude of any number in a plan: no money, count or hour of a real plan comes near it, and a value
 #: past it (``-1e308`` in a plan given to ``--against``) broke the decimal arithmetic of costs.
 MAX_PLAN_NUMBER = 1e15

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from dbxtypes.plan import Plan, Violation, resources_of
+from dbxtypes.plan import NOT_JUDGED, Plan, Violation, resources_of
 from dbxtypes.shape import (
     ClusterShape,
     Source,
@@ -20,7 +20,7 @@ from dbxtypes.shape import (
     source_props,
     tag_role,
 )
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG, UNKNOWN_VALUE, SelectedValue
 from policies import team
 from policies.access import access_links, with_access
 from policies.common import gpu_node, node_cloud
@@ -56,6 +56,47 @@ def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source
     if resource_type == INSTANCE_POOL:
         return [pool_shape(props, source)]
     return [ResourceView(resource_type=resource_type, props=source_props(props, source), source=source)]
+
+
+def _unknown(value: Any) -> bool:
+    """A value known only after apply, or holding one (a map of tags merged with an unknown one). A value a data
+    source selects (`SelectedValue`) is judged by the data source's arguments, by the rules that read them."""
+    if isinstance(value, SelectedValue):
+        return False
+    if isinstance(value, str):
+        return value == UNKNOWN_VALUE
+    if isinstance(value, Mapping):
+        return any(_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_unknown(v) for v in value)
+    return False
+
+
+def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
+    """The fields of ``paths`` (`Rule.reads`) that are unknown in ``view``: the field, a value inside it, or the
+    block that holds it (``autoscale`` unknown: ``autoscale.min_workers`` is)."""
+    out = []
+    for path in paths:
+        steps = path.split(".")
+        value: Any = view.props
+        if steps[0] == "job":
+            value, steps = getattr(view, "job", None) or {}, steps[1:]
+        for step in steps:
+            if isinstance(value, str) and _unknown(value):
+                break
+            value = value.get(step) if isinstance(value, Mapping) else None
+        if _unknown(value):
+            out.append(path)
+    return out
+
+
+def not_judged_message(fields: list[str]) -> str:
+    """What a not-judged entry says: which fields are unknown, and how to make them known."""
+    verb = "is" if len(fields) == 1 else "are"
+    return (f"not judged: {', '.join(fields)} {verb} unknown here (known only at apply: a data source, another "
+            "resource's attribute, a variable with no value, or an expression not evaluated), so this rule can "
+            "neither pass nor fail it. Fix: give the variables values (--var-file, TF_VAR_<name>) or check the plan "
+            "(check --terraform-plan); --fail-on-unknown fails the run on it.")
 
 
 def one_finding(found: list[tuple[str, str]]) -> list[str]:
@@ -134,16 +175,22 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
         for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
             types, sources, check = rule.resource_types, rule.sources, rule.check
             found: list[tuple[str, str]] = []
+            unjudged: list[tuple[str, str]] = []
             for view in views:
                 if view.resource_type not in types or view.source not in sources:
                     continue
+                unknown = unknown_fields(view, rule.reads) if rule.reads else None
+                if unknown and (rule.concerns is None or rule.concerns(view)):
+                    unjudged.append((view.label, not_judged_message(unknown)))
+                    continue
                 for message in check(view, thresholds):
                     found.append((view.label, message))
-            if not found:
-                continue
-            message = one_finding(found)[0]
-            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
-                                 resource_name=name, message=message))
+            if found:
+                out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                     resource_name=name, message=one_finding(found)[0]))
+            if unjudged:
+                out.append(Violation(policy=rule.name, enforcement=NOT_JUDGED, urn=urn, resource_name=name,
+                                     message=one_finding(unjudged)[0]))
     except team.TeamRuleFailure as failed:  # a team's rule broke: exit 2 naming it, its file and this resource
         raise failed.on(name) from None
     return out

@@ -86,6 +86,14 @@ class Rule:
     #: views' ``access``, from the plan's Permissions): the offline evaluators hand it the plan's links, and the
     #: CrossGuard pack runs it as a stack validation, which sees every resource.
     scope: Literal["resource", "plan"] = "resource"
+    #: The fields the rule's outcome depends on (dotted paths in the resource's API JSON, ``autoscale.min_workers``;
+    #: ``job.tags``: the job's own, for a job cluster). Where one is unknown (Terraform's ``<known after apply>``: a
+    #: data source, a variable with no value, an expression not evaluated), the evaluators report the rule as not
+    #: judged on that resource (`policies.evaluate.unknown_fields`): never a finding from an unknown, never a pass.
+    reads: tuple[str, ...] = ()
+    #: Whether the rule is about a view at all (the role rules: GPU compute; auto-termination: an all-purpose
+    #: cluster): one it is not about is not reported as not judged. None: every view of its resource types.
+    concerns: Callable[[View], bool] | None = None
 
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):

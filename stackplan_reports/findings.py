@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbxtypes.plan import Plan, Violation
+from dbxtypes.plan import NOT_JUDGED, Plan, Violation
 from dbxtypes.text import printable
 from dbxtypes.vocabulary import SECTIONS, section_of_urn, workload_key
 from policies.registry import RULES_BY_NAME
@@ -80,6 +80,8 @@ def place(f: Located) -> str:
 
 
 def _level(v: Violation) -> str:
+    if v.enforcement == NOT_JUDGED:  # what a rule could not judge: said, never an error or a warning
+        return "note"
     if v.mandatory:
         return "error"
     return "note" if v.excepted or v.baseline == "unchanged" else "warning"

@@ -17,7 +17,8 @@ FILE_WIDTH = 160  # files, pipes and tests: one stable width, no colour
 _width = FILE_WIDTH
 _colour = False
 _terminal = False
-_LEVEL_STYLE = {"mandatory": "bold red", "advisory": "yellow", "excepted": "dim", "baselined": "dim"}
+_LEVEL_STYLE = {"mandatory": "bold red", "advisory": "yellow", "excepted": "dim", "baselined": "dim",
+                "not-judged": "cyan"}
 
 
 def fit_terminal(columns: int, colour: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dbxtypes.clouds import profile
 from dbxtypes.money import cents, money, signed_money
-from dbxtypes.plan import Cost, Resource, Violation
+from dbxtypes.plan import NOT_JUDGED, Cost, Resource, Violation
 
 __all__ = ["cents", "facts", "leaves_out", "money", "prices_line", "short_type", "signed_money", "spot_lines",
            "violations_summary"]
@@ -69,5 +69,6 @@ def violations_summary(violations: list[Violation]) -> str:
     report."""
     excepted = sum(1 for v in violations if v.excepted)
     mandatory = sum(1 for v in violations if v.mandatory)
-    text = f"{mandatory} mandatory, {len(violations) - mandatory - excepted} advisory"
-    return text + (f", {excepted} excepted" if excepted else "")
+    unjudged = sum(1 for v in violations if v.enforcement == NOT_JUDGED and not v.excepted)
+    text = f"{mandatory} mandatory, {len(violations) - mandatory - excepted - unjudged} advisory"
+    return text + (f", {excepted} excepted" if excepted else "") + (f", {unjudged} not judged" if unjudged else "")

@@ -48,6 +48,7 @@ from dbxtypes.vocabulary import (
 )
 from policies.evaluate import evaluate_export
 from policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem, clusters_of
+from dbxtypes.terraform_docs import documented_defaults
 from stackplan_sources.tf_references import config_address, configured_references, configured_selections, resolve
 
 CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_type_id", "driver_node_type_id",
@@ -294,6 +295,10 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
             if props.get(attribute) in (None, TERRAFORM_UNKNOWN):
                 # a reference to a resource of the plan: its (instance) address stands for its id
                 props[attribute] = resolve(reference, address)
+        for attribute, default in documented_defaults(str(change.get("type"))).items():
+            # an argument the configuration leaves out has the provider's schema default in the plan (a real plan
+            # carries it already; Terraform code as written does not): autotermination_minutes 60 on a cluster
+            props.setdefault(attribute, default)
         own = TERRAFORM_OWN_ID.get(kind)
         if own and own not in props:
             props[own] = address

@@ -47,7 +47,8 @@ def check(capsys, *argv: str) -> tuple[int, dict[str, Any]]:
 def policies_of(doc: dict[str, Any]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for v in doc["violations"]:
-        out.setdefault(v["policy"], []).append(v["resource_name"])
+        if v["enforcement"] != "not-judged":  # what a rule could not judge is said, and is no finding
+            out.setdefault(v["policy"], []).append(v["resource_name"])
     return out
 
 

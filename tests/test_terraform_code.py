@@ -86,8 +86,8 @@ resource "aws_s3_bucket" "logs" {
 ''')
     code, doc, err = run(capsys, "check", "--terraform", str(code_dir), "--json")
     assert code in (0, 1)
-    assert [v for v in doc["violations"] if v["resource_name"] == "databricks_cluster.odd"
-            and v["policy"] == "databricks-cluster-require-runtime-key"] == []  # unknown: not judged
+    assert [v["enforcement"] for v in doc["violations"] if v["resource_name"] == "databricks_cluster.odd"
+            and v["policy"] == "databricks-cluster-require-runtime-key"] == ["not-judged"]  # unknown: not judged
     assert "module.remote" in err and "not a local module" in err
     assert "databricks_cluster.many: count is not known here" in err
     assert "function format() is not evaluated" in err and "variables with no value here (unknown): runtime" in err
@@ -234,7 +234,8 @@ def test_a_runtime_chosen_by_a_data_source_is_judged_by_its_arguments(arguments,
 def test_a_runtime_known_only_after_apply_is_not_judged(capsys, tmp_path) -> None:
     (tmp_path / "main.tf").write_text(GPU_CLUSTER.format(runtime="module.runtimes.gpu_lts"))
     code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
-    assert not [v for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)]
+    assert not [v for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)
+                and v["enforcement"] != "not-judged"]
 
 
 def test_a_plan_s_configuration_names_the_data_source_that_chooses_the_runtime(capsys, tmp_path) -> None:

@@ -208,3 +208,105 @@ resource "databricks_cluster" "research" {
 ''')
     code, report = _check(capsys, directory)
     assert code == 1 and len(_findings(report, "databricks-cluster-require-runtime-key")) == 1
+
+
+# ---- item 3: schema defaults, and what a rule cannot judge ---------------------------------------------------------
+
+def test_an_argument_left_out_takes_the_providers_documented_default(tmp_path: Path, capsys: Any) -> None:
+    """autotermination_minutes: "Defaults to `60`" (docs/resources/cluster.md) and ``Default: 60`` in
+    clusters/resource_cluster.go (terraform-provider-databricks v1.128.0): a plan carries 60, not "absent"."""
+    directory = _module(tmp_path, '''
+resource "databricks_cluster" "team" {
+  cluster_name  = "team"
+  spark_version = "15.4.x-scala2.12"
+  node_type_id  = "i3.xlarge"
+  num_workers   = 2
+  custom_tags   = { workload = "etl", cost_center = "cc1" }
+}
+''')
+    _, report = _check(capsys, directory)
+    assert not _findings(report, "databricks-cluster-require-autotermination")
+
+
+def test_the_snapshot_reads_documented_defaults_from_the_argument_reference() -> None:
+    from dbxtypes.terraform_docs import defaults_in, documented_defaults
+
+    page = ("# databricks_cluster resource\n\n## Argument Reference\n\n* `autotermination_minutes` - (Optional) "
+            "Automatically terminate the cluster. Defaults to `60`.\n* `num_workers` - (Optional) Workers.\n\n"
+            "### aws_attributes\n\n* `spot_bid_price_percent` - (Optional) If not specified, the default value is "
+            "`100`.\n")
+    assert defaults_in(page) == {"autotermination_minutes": 60}  # a block's own defaults are not top-level
+    assert documented_defaults("databricks_cluster")["autotermination_minutes"] == 60
+
+
+UNKNOWN_TAGS = '''
+variable "extra_tags" {
+  type = map(string)
+}
+locals {
+  tags = { workload = "etl" }
+}
+resource "databricks_cluster" "team" {
+  cluster_name            = "team"
+  spark_version           = "15.4.x-scala2.12"
+  node_type_id            = "i3.xlarge"
+  num_workers             = 2
+  autotermination_minutes = 30
+  custom_tags             = merge(local.tags, var.extra_tags)
+}
+'''
+
+
+def test_a_rule_whose_field_is_unknown_says_not_judged(tmp_path: Path, capsys: Any) -> None:
+    code, report = _check(capsys, _module(tmp_path, UNKNOWN_TAGS))
+    tags = _findings(report, "databricks-resource-require-tags")
+    assert code == 0 and [t["enforcement"] for t in tags] == ["not-judged"]
+    assert tags[0]["message"].startswith("not judged: custom_tags is unknown here")
+    # a rule the unknown field does not concern stays silent (a two-worker cluster is no single node)
+    assert not _findings(report, "databricks-cluster-configure-single-node")
+
+
+def test_fail_on_unknown_makes_not_judged_fail(tmp_path: Path, capsys: Any) -> None:
+    code, _ = _check(capsys, _module(tmp_path, UNKNOWN_TAGS), "--fail-on-unknown")
+    assert code == 1
+
+
+def test_every_format_says_what_was_not_judged(tmp_path: Path, capsys: Any) -> None:
+    directory = _module(tmp_path, UNKNOWN_TAGS)
+    assert main(["check", "--terraform", str(directory), "--format", "sarif"]) == 0
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    assert [r["level"] for r in results if r["ruleId"] == "databricks-resource-require-tags"] == ["note"]
+    assert main(["check", "--terraform", str(directory), "--format", "github"]) == 0
+    assert "::notice" in capsys.readouterr().out
+    assert main(["check", "--terraform", str(directory)]) == 0
+    assert "1 not judged" in capsys.readouterr().out
+    for fmt in ("junit", "json"):
+        assert main(["check", "--terraform", str(directory), "--format", fmt]) == 0
+        assert "not judged: custom_tags is unknown" in capsys.readouterr().out
+
+
+def test_an_unknown_first_on_demand_is_not_judged_never_zero(tmp_path: Path, capsys: Any) -> None:
+    directory = _module(tmp_path, '''
+variable "m" {
+  type = number
+}
+resource "databricks_cluster" "chat" {
+  cluster_name            = "chat"
+  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  node_type_id            = "g5.2xlarge"
+  autotermination_minutes = 30
+  custom_tags             = { workload_type = "inference", workload = "chat", cost_center = "cc1" }
+  autoscale {
+    min_workers = 2
+    max_workers = 8
+  }
+  aws_attributes {
+    availability    = "SPOT_WITH_FALLBACK"
+    first_on_demand = var.m
+  }
+}
+''')
+    code, report = _check(capsys, directory)
+    spot = _findings(report, "databricks-cluster-disallow-all-spot-inference")
+    assert code == 0 and [s["enforcement"] for s in spot] == ["not-judged"]
+    assert "aws_attributes" in spot[0]["message"]

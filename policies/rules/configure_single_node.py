@@ -56,4 +56,7 @@ RULE = Rule(
     remediation=("Set spark_conf spark.databricks.cluster.profile=singleNode and spark.master=local[*] plus custom tag "
                  "ResourceClass=SingleNode, or set is_single_node true with kind CLASSIC_PREVIEW."),
     severity="medium",
+    reads=("num_workers", "autoscale", "is_single_node", "spark_conf", "custom_tags"),
+    # an unknown worker count reads as 0 workers: such a cluster is not judged either
+    concerns=lambda view: isinstance(view, ClusterShape) and view.is_single_node,
 )

@@ -60,4 +60,5 @@ RULE = Rule(
     remediation="Choose num_workers or autoscale, keep max_workers above min_workers and stay within max_workers_cap.",
     severity="high",
     settings=Settings,
+    reads=("num_workers", "autoscale"),
 )

@@ -44,4 +44,6 @@ RULE = Rule(
     stack_fields=('spot', 'first_on_demand', 'num_workers'),
     remediation="Replace autoscale with num_workers and use a spot-with-fallback or on-demand availability.",
     severity="high",
+    reads=("autoscale", "num_workers", "aws_attributes", "azure_attributes", "gcp_attributes", "instance_pool_id", "custom_tags", "job.tags"),
+    concerns=lambda view: isinstance(view, ClusterShape) and view.gpu,
 )

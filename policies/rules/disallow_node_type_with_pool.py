@@ -33,4 +33,5 @@ RULE = Rule(
     stack_fields=('node_type_id',),
     remediation="Remove node_type_id (driver_node_type_id) when instance_pool_id (driver_instance_pool_id) is set.",
     severity="medium",
+    reads=("instance_pool_id", "node_type_id"),
 )

@@ -56,4 +56,6 @@ RULE = Rule(
     remediation="Set autotermination_minutes to a value between 10 and max_autotermination_minutes.",
     severity="high",
     settings=Settings,
+    reads=("autotermination_minutes",),
+    concerns=lambda view: isinstance(view, ClusterShape) and view.compute_kind == ALL_PURPOSE,
 )

@@ -53,4 +53,5 @@ RULE = Rule(
     stack_fields=('libraries',),
     remediation="Write every pypi package as name==version (extras allowed: name[extra]==version).",
     severity="medium",
+    reads=("libraries",),
 )

@@ -43,4 +43,5 @@ RULE = Rule(
     stack_fields=("runtime",),
     remediation="Use a runtime key from the Clusters API's spark-versions list (e.g. 15.4.x-gpu-ml-scala2.12).",
     severity="high",
+    reads=("spark_version",),
 )

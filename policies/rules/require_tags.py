@@ -38,4 +38,6 @@ RULE = Rule(
     stack_fields=('tags',),
     remediation="Add custom_tags workload and cost_center (job-level tags count for job clusters).",
     severity="medium",
+    reads=("custom_tags", "job.tags", "tags"),
+    concerns=lambda view: not (isinstance(view, ResourceView) and view.resource_type == JOB),
 )

@@ -80,6 +80,10 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     format_arg(p, "check", "audit", "drift")
     p.add_argument("--soft-fail", action="store_true",
                    help="exit 0 whatever the policies find (the report still shows it); invalid input still exits 2")
+    p.add_argument("--fail-on-unknown", action="store_true",
+                   help="exit 1 when a rule could not judge a resource (a field it reads is unknown here: a data "
+                        "source, a variable with no value), for a strict gate; by default it is reported as not "
+                        "judged and fails nothing")
 
 
 def _check_problem(args: argparse.Namespace) -> str | None:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dbxtypes.errors import InputError, clip
+from dbxtypes.plan import NOT_JUDGED
 from dbxtypes.shape import shapes_of_resource
 from dbxtypes.vocabulary import CLUSTER
 from guardrails import DefinitionError, evaluate_shape, parse_definition
@@ -102,7 +103,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
                          if args.cluster_policy else None)
     common.emit(args, formats.render(fmt, report))
     failed = any(v.mandatory for v in audit.violations) or \
-        any(not r["allowed"] for r in report.cluster_policy or [])
+        any(not r["allowed"] for r in report.cluster_policy or []) or \
+        (getattr(args, "fail_on_unknown", False) and any(v.enforcement == NOT_JUDGED and not v.excepted
+                                                          for v in audit.violations))
     return EXIT_VIOLATIONS if failed and not args.soft_fail else EXIT_OK
 
 
