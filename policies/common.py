@@ -113,3 +113,9 @@ def looks_like_secret(key: Any, value: Any) -> str | None:
     if looks_like_secret_key(key) and text.lower() not in _HARMLESS_VALUES and not text.startswith("/"):
         return "its name marks a credential and its value is a literal"
     return None
+
+
+#: What a role rule's outcome depends on (`policies.rule.Rule.reads`): the shape that decides the role (workers,
+#: autoscale, tags, the job's tags) and the availability it judges (the cloud attribute blocks, the pool).
+ROLE_READS = ("autoscale", "num_workers", "aws_attributes", "azure_attributes", "gcp_attributes", "instance_pool_id",
+              "custom_tags", "job.tags")

@@ -35,6 +35,7 @@ from typing import Any
 from dbxtypes.documents import json_decoder, parse_json_stream, read_text
 from dbxtypes.errors import InputError, clip
 from dbxtypes.plan import Violation
+from dbxtypes.terraform_docs import documented_defaults
 from dbxtypes.vocabulary import (
     CLUSTER,
     INSTANCE_POOL,
@@ -48,7 +49,6 @@ from dbxtypes.vocabulary import (
 )
 from policies.evaluate import evaluate_export
 from policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem, clusters_of
-from dbxtypes.terraform_docs import documented_defaults
 from stackplan_sources.tf_references import config_address, configured_references, configured_selections, resolve
 
 CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_type_id", "driver_node_type_id",

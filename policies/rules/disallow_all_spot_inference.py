@@ -17,6 +17,7 @@ from dbxtypes.vocabulary import (
     SPOT_WITHOUT_FALLBACK,
     on_demand_base,
 )
+from policies.common import ROLE_READS
 from policies.rule import Rule, View
 
 
@@ -85,6 +86,6 @@ RULE = Rule(
     remediation=("Set first_on_demand to min_workers + 1 in the cloud attributes block, use a spot-with-fallback or "
                  "on-demand availability, and keep instance pools for inference and training on-demand."),
     severity="high",
-    reads=("autoscale", "num_workers", "aws_attributes", "azure_attributes", "gcp_attributes", "instance_pool_id", "custom_tags", "job.tags"),
+    reads=ROLE_READS,
     concerns=lambda view: isinstance(view, ClusterShape) and view.gpu,
 )

@@ -7,6 +7,7 @@ from typing import Any
 
 from dbxtypes.shape import ClusterShape, as_mapping
 from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, CLUSTER, JOB, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK
+from policies.common import ROLE_READS
 from policies.rule import Rule, View
 
 
@@ -44,6 +45,6 @@ RULE = Rule(
     stack_fields=('spot', 'first_on_demand', 'num_workers'),
     remediation="Replace autoscale with num_workers and use a spot-with-fallback or on-demand availability.",
     severity="high",
-    reads=("autoscale", "num_workers", "aws_attributes", "azure_attributes", "gcp_attributes", "instance_pool_id", "custom_tags", "job.tags"),
+    reads=ROLE_READS,
     concerns=lambda view: isinstance(view, ClusterShape) and view.gpu,
 )
