@@ -194,10 +194,16 @@ def declared_availability(block: Mapping[str, Any], cloud: str) -> str | None:
 
 def tag_role(tags: Mapping[str, Any]) -> str | None:
     """The role named by tag ``workload_type``, else by tag ``workload`` when it is a role word; else ``None``."""
+    found = _role_tag(tags)
+    return found[0] if found else None
+
+
+def _role_tag(tags: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the role a tag names, ``tag <key>``), or None (`tag_role`)."""
     for key in (ROLE_TAG, "workload"):
         value = tags.get(key)
         if isinstance(value, str) and value.strip().lower() in ROLES:
-            return value.strip().lower()
+            return value.strip().lower(), f"tag {key}"
     return None
 
 
@@ -245,6 +251,8 @@ class ClusterShape:
     access: tuple[Mapping[str, Any], ...] | None = None
     #: Read from Terraform (code or a plan): the provider's documented arguments are its fields too.
     terraform: bool = False
+    #: How ``role`` was decided (`role_of`): ``tag workload_type``, or what the cluster is.
+    role_basis: str = ""
 
     @property
     def role_tagged(self) -> bool:
@@ -252,12 +260,13 @@ class ClusterShape:
         return tag_role(self.tags) is not None
 
     def role_subject(self) -> str:
-        """How a message names the cluster by its role: ``training cluster``, or, when the role was read off the
-        shape, what the cluster is and that its role was taken from that (a message states no guess as a fact)."""
-        if self.role_tagged or self.role == UNKNOWN_ROLE:
+        """How a message names the cluster by its role, and how the role was decided (a message states no guess as
+        a fact): ``inference cluster (role: inference, from tag workload_type)``, ``training cluster (role:
+        training, from its shape: a GPU job cluster with fixed workers)``."""
+        if self.role == UNKNOWN_ROLE or not self.role_basis:
             return f"{self.role} cluster"
-        kind = "job cluster" if self.compute_kind == JOBS_COMPUTE else "cluster"
-        return f"GPU {kind} with no {ROLE_TAG} tag (taken as {self.role})"
+        how = self.role_basis if self.role_basis.startswith("tag ") else f"its shape: {self.role_basis}"
+        return f"{self.role} cluster (role: {self.role}, from {how})"
 
     # -- size ---------------------------------------------------------------------------------------------------
     @property
@@ -361,34 +370,43 @@ def is_gpu_compute(props: Mapping[str, Any], node_types: Iterable[str | None], g
 
 
 def classify(props: Mapping[str, Any], compute_kind: str, tags: Mapping[str, Any], gpu: bool = True) -> str:
-    """A cluster's workload role: ``training``, ``inference``, ``interactive`` or ``unknown``.
+    """A cluster's workload role: ``training``, ``inference``, ``interactive`` or ``unknown`` (`role_of`)."""
+    return role_of(props, compute_kind, tags, gpu)[0]
 
-    The evidence, strongest first (first match wins):
+
+def role_of(props: Mapping[str, Any], compute_kind: str, tags: Mapping[str, Any],
+            gpu: bool = True) -> tuple[str, str]:
+    """A cluster's workload role and how it was decided (the one role rule: every reader of a role reads it here).
+
+    The evidence, strongest first (first match wins; issue 51: real code carries no house tags, so the shape
+    decides where no tag does):
 
     1. tag ``workload_type`` with value ``training``, ``inference`` or ``interactive`` (case-insensitive);
     2. tag ``workload`` when its value is one of those three words;
     3. not GPU compute (``gpu`` false, see `is_gpu_compute`) -> ``unknown``: a CPU cluster is not AI compute;
     4. job context: a job cluster, a run's cluster, a ``new_cluster`` template (inside a Job, or ``cluster_source``
        ``JOB`` in API JSON) -> ``training``: GPU batch work, never a serving cluster, single node or not;
-    5. an all-purpose single node (``num_workers`` 0 with the ``singleNode`` Spark profile, or ``is_single_node``
-       true) -> ``interactive``;
-    6. otherwise ``unknown``: an untagged multi-node all-purpose cluster, autoscaled or not, is not taken to serve
-       a model (autoscaling alone is no evidence); the generic rules judge it (auto-termination included), and
-       ``databricks-cluster-tag-autoscaled-gpu-compute`` names the risk of an autoscaled one whose base can be
-       all spot.
+    5. an all-purpose GPU single node (``is_single_node`` true, or no workers and no autoscale: the driver alone)
+       -> ``interactive`` (dev);
+    6. an all-purpose GPU cluster that autoscales -> ``inference``: capacity that follows load is what serving
+       needs (a fine-tuning run keeps fixed workers, a batch job runs on job clusters);
+    7. otherwise (an all-purpose GPU cluster with fixed workers) ``unknown``: the generic rules judge it.
     """
-    role = tag_role(tags)
-    if role:
-        return role
+    tagged = _role_tag(tags)
+    if tagged:
+        return tagged
     if not gpu:
-        return UNKNOWN_ROLE
+        return UNKNOWN_ROLE, "not GPU compute"
+    scale = props.get("autoscale")
+    autoscaled = scale is not None and scale != ""
     if compute_kind == JOBS_COMPUTE:
-        return "training"
+        return "training", f"a GPU job cluster {'that autoscales' if autoscaled else 'with fixed workers'}"
     workers = as_number(props.get("num_workers")) or 0
-    profile = as_mapping(props.get("spark_conf")).get(SINGLE_NODE_PROFILE_KEY) == SINGLE_NODE_PROFILE
-    if props.get("is_single_node") is True or (workers == 0 and profile):
-        return "interactive"
-    return UNKNOWN_ROLE
+    if props.get("is_single_node") is True or (workers == 0 and not autoscaled):
+        return "interactive", "an all-purpose GPU single node"
+    if autoscaled:
+        return "inference", "an all-purpose GPU cluster that autoscales"
+    return UNKNOWN_ROLE, "an all-purpose GPU cluster with fixed workers"
 
 
 def _workers(value: Any) -> int | float:
@@ -424,9 +442,10 @@ def cluster_shape(props: Mapping[str, Any], *, compute_kind: ComputeKind = ALL_P
                 break
     auto = as_number(p.get("autotermination_minutes"))
     gpu = is_gpu_compute(p, (node_type, driver_type), gpu_node)
+    role, basis = role_of(p, compute_kind, tags, gpu)
     return ClusterShape(
         label=label, resource_type=resource_type, source=source, compute_kind=compute_kind, props=p,
-        role=classify(p, compute_kind, tags, gpu), tags=tags, gpu=gpu,
+        role=role, role_basis=basis, tags=tags, gpu=gpu,
         node_type_id=node_type, driver_node_type_id=driver_type,
         instance_pool_id=_text(p.get("instance_pool_id")),
         driver_instance_pool_id=_text(p.get("driver_instance_pool_id"))

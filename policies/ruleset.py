@@ -42,7 +42,6 @@ from policies.rules import (
     require_training_checkpoints,
     require_volumes_for_caches,
     stack_budget,
-    tag_autoscaled_gpu_compute,
     unique_in_metastore,
 )
 
@@ -78,7 +77,6 @@ ALL_RULES: tuple[Rule, ...] = (
     require_serving_inference_table.RULE,
     require_serving_rate_limit.RULE,
     flag_unrecognised_export_fields.RULE,
-    tag_autoscaled_gpu_compute.RULE,
     require_access_control.RULE,
     require_service_principal_job_owner.RULE,
 )

@@ -47,10 +47,9 @@ VERDICTS: dict[str, tuple[int, set[tuple[str, str]], dict[str, int]]] = {
     "instance-pools-list.json": (0, set(), {"instance_pools": 1}),
     # a field no API type knows: advisory, never mandatory
     "cluster-with-unknown-field.json": (0, {(UNRECOGNISED, "advisory")}, {"clusters": 1}),
-    # the seed's mistake on an untagged cluster: the risk named (advisory), and an all-purpose cluster that never
-    # terminates (mandatory: without the tag it is not known to serve)
-    "untagged-autoscaled-gpu.json": (1, {("databricks-cluster-tag-autoscaled-gpu-compute", "advisory"),
-                                         ("databricks-cluster-require-autotermination", "mandatory")},
+    # the seed's mistake on an untagged cluster: an autoscaled all-purpose GPU cluster is inference by its shape
+    # (issue 51, item 5), so its all-spot base is mandatory, and it may run without auto-termination
+    "untagged-autoscaled-gpu.json": (1, {("databricks-cluster-disallow-all-spot-inference", "mandatory")},
                                      {"clusters": 1, "gpu_clusters": 1}),
     # the export shows the cluster as it is: a fixed attribute of its policy it lacks breaks the policy
     "cluster-breaks-its-policy.json": (0, {("cluster-policy-violated", "advisory")},
@@ -85,7 +84,8 @@ def test_a_role_taken_from_the_shape_is_said_to_be_taken(tmp_path):
     out = tmp_path / "a.json"
     main(["check", "--cluster-json", str(CORPUS / "jobs-create-payload.json"), "--json", "--out", str(out)])
     (message,) = [v["message"] for v in json.loads(out.read_text())["violations"]]
-    assert "GPU job cluster with no workload_type tag (taken as training) has no checkpoint location" in message
+    assert ("training cluster (role: training, from its shape: a GPU job cluster with fixed workers) has no "
+            "checkpoint location") in message
 
 
 def test_no_field_a_workspace_wrote_is_an_api_conformance_violation(tmp_path):

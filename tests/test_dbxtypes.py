@@ -98,13 +98,13 @@ def test_camel_to_snake(key: str, expected: str) -> None:
     # job context: GPU batch work, never serving, single node or not
     ({"custom_tags": {"workload": "llm-serving"}, "autoscale": {"max_workers": 2}}, "job", "training"),
     ({"num_workers": 0, "spark_conf": {"spark.databricks.cluster.profile": "singleNode"}}, "job", "training"),
-    # autoscaling alone tells no role: an untagged autoscaled all-purpose cluster is unknown
-    ({"autoscale": {"min_workers": 2, "max_workers": 8}}, "all-purpose", "unknown"),
+    # issue 51, item 5: an untagged autoscaled all-purpose GPU cluster is inference by its shape
+    ({"autoscale": {"min_workers": 2, "max_workers": 8}}, "all-purpose", "inference"),
     ({"is_single_node": True}, "all-purpose", "interactive"),
     ({"num_workers": 4}, "job", "training"),
     ({"num_workers": 0}, "job", "training"),  # no workers but no singleNode profile: shape says job -> training
     ({"num_workers": 4}, "all-purpose", "unknown"),
-    ({}, "all-purpose", "unknown"),
+    ({}, "all-purpose", "interactive"),  # no workers, no autoscale: a GPU single node (dev)
 ])
 def test_classify(cluster: dict, cluster_type: str, role: str) -> None:
     kind = JOBS_COMPUTE if cluster_type == "job" else ALL_PURPOSE

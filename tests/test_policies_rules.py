@@ -213,13 +213,6 @@ CASES: dict[str, Case] = {
         CLUSTER, INFERENCE, with_(INFERENCE, init_scripts="s3://bucket/init.sh"),
         "Fix: remove or correct it (the workspace refuses it or drops it silently).",
         with_(INFERENCE, autoscale=None), False),
-    "databricks-cluster-tag-autoscaled-gpu-compute": Case(
-        CLUSTER, with_(INFERENCE, custom_tags={"workload": "serve", "cost_center": "ai-team"},
-                       aws_attributes__first_on_demand=3),
-        with_(INFERENCE, custom_tags={"workload": "serve", "cost_center": "ai-team"},
-              aws_attributes__first_on_demand=1),
-        "or tag it with its role (training, interactive).",
-        with_(INFERENCE, autoscale=None), False, sources=("api",)),
     "databricks-export-unrecognised-field": Case(
         CLUSTER, INFERENCE, with_(INFERENCE, aws_attributes__availability="SPOT_PLEASE"),
         "if you would send it, check its spelling against the API reference.",
@@ -327,7 +320,7 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 31
+    assert len(RULE_NAMES) == 30  # issue 51, item 5: tag-autoscaled-gpu-compute is gone (the shape gives the role)
 
 
 def test_rule_names_are_unique_kebab_case() -> None:
@@ -362,7 +355,6 @@ def test_enforcement_levels() -> None:
         "databricks-serving-require-inference-table",
         "databricks-serving-require-rate-limit",
         "databricks-export-unrecognised-field",
-        "databricks-cluster-tag-autoscaled-gpu-compute",
         "databricks-resource-require-access-control",
         "databricks-job-require-service-principal-owner",
     }
@@ -701,7 +693,8 @@ def test_checkpoint_untagged_job_cluster_is_training() -> None:
     messages = run(CKPT, job, "api", JOB)
     # judged as training, and the message says the role was taken from the job context, not tagged
     assert len(messages) == 1 and messages[0].startswith(
-        "tasks[fit].new_cluster: GPU job cluster with no workload_type tag (taken as training) has no checkpoint")
+        "tasks[fit].new_cluster: training cluster (role: training, from its shape: a GPU job cluster with fixed "
+        "workers) has no checkpoint")
 
 
 def test_gpu_memory_number_tag_cpu_node_and_unknown() -> None:

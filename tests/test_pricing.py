@@ -531,9 +531,9 @@ def test_role_falls_back_to_the_shape_when_untagged():
     in_job["customTags"] = {}
     cost = price_plan(plan_of(resource(CLUSTER, "s", auto), resource(CLUSTER, "d", single), job("j", in_job)),
                       load_prices())
-    # autoscaling alone tells no role: the untagged autoscaled cluster is unknown, and unpriced (no hours to use)
-    assert [entry(cost, n)["workload_type"] for n in ("s", "d", "j")] == ["unknown", "interactive", "training"]
-    assert entry(cost, "s")["unpriced"]
+    # issue 51, item 5: the untagged autoscaled all-purpose GPU cluster is inference by its shape, and priced as one
+    assert [entry(cost, n)["workload_type"] for n in ("s", "d", "j")] == ["inference", "interactive", "training"]
+    assert not entry(cost, "s")["unpriced"]
 
 
 def test_invalid_assumptions_raise():

@@ -29,7 +29,7 @@ VERDICTS: dict[str, tuple[int, set[tuple[str, str, str]]]] = {
     # its role; the permissions name each instance through [each.key]
     "department-clusters": (1, {
         ("databricks-cluster-configure-worker-bounds", M, 'databricks_cluster.department["marketing"]'),
-        ("databricks-cluster-tag-autoscaled-gpu-compute", A, 'databricks_cluster.department["research"]'),
+        ("databricks-cluster-disallow-all-spot-inference", M, 'databricks_cluster.department["research"]'),
     }),
     # the provider's example shape: node type and runtime from data sources; the LTS runtime passes, the node type
     # is not known to be a GPU one (no min_gpus), so only the generic rules speak

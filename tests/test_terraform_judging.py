@@ -310,3 +310,68 @@ resource "databricks_cluster" "chat" {
     spot = _findings(report, "databricks-cluster-disallow-all-spot-inference")
     assert code == 0 and [s["enforcement"] for s in spot] == ["not-judged"]
     assert "aws_attributes" in spot[0]["message"]
+
+
+# ---- item 5: roles from the shape, not our tags -------------------------------------------------------------------
+
+SHAPES = '''
+resource "databricks_cluster" "chat" {
+  cluster_name            = "chat"
+  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  node_type_id            = "g5.2xlarge"
+  autotermination_minutes = 30
+  custom_tags             = { workload = "chat", cost_center = "cc1" }
+  autoscale {
+    min_workers = 2
+    max_workers = 8
+  }
+  aws_attributes {
+    availability    = "SPOT"
+    first_on_demand = 0
+  }
+}
+resource "databricks_job" "train" {
+  name = "train"
+  tags = { workload = "train", cost_center = "cc1" }
+  job_cluster {
+    job_cluster_key = "gpu"
+    new_cluster {
+      spark_version = "15.4.x-gpu-ml-scala2.12"
+      node_type_id  = "g5.12xlarge"
+      autoscale {
+        min_workers = 2
+        max_workers = 4
+      }
+    }
+  }
+  task {
+    task_key        = "t"
+    job_cluster_key = "gpu"
+    notebook_task { notebook_path = "/t" }
+  }
+}
+'''
+
+
+def test_the_gpu_role_rules_fire_on_code_without_house_tags_saying_how_the_role_was_decided(
+        tmp_path: Path, capsys: Any) -> None:
+    code, report = _check(capsys, _module(tmp_path, SHAPES))
+    spot = _findings(report, "databricks-cluster-disallow-all-spot-inference")
+    training = _findings(report, "databricks-cluster-disallow-autoscaled-or-spot-training")
+    assert code == 1 and [s["resource_name"] for s in spot] == ["databricks_cluster.chat"]
+    assert spot[0]["message"].startswith(
+        "inference cluster (role: inference, from its shape: an all-purpose GPU cluster that autoscales) uses "
+        "aws_attributes.availability SPOT")
+    assert [t["resource_name"] for t in training] == ["databricks_job.train"]
+    assert "training cluster (role: training, from its shape: a GPU job cluster that autoscales) is autoscaled" in \
+        training[0]["message"]
+
+
+def test_a_role_tag_wins_over_the_shape_and_says_so(tmp_path: Path, capsys: Any) -> None:
+    tagged = SHAPES.replace('workload = "chat",', 'workload = "chat", workload_type = "training",')
+    _, report = _check(capsys, _module(tmp_path, tagged))
+    assert not [s for s in _findings(report, "databricks-cluster-disallow-all-spot-inference")
+                if s["resource_name"] == "databricks_cluster.chat"]
+    (training,) = [t for t in _findings(report, "databricks-cluster-disallow-autoscaled-or-spot-training")
+                   if t["resource_name"] == "databricks_cluster.chat"]
+    assert "training cluster (role: training, from tag workload_type)" in training["message"]

@@ -59,21 +59,18 @@ def _gpu(cluster: dict, **extra) -> dict:
 
 # --- AI compute told apart ------------------------------------------------------------------------------------------
 
-ASK_ROLE = "databricks-cluster-tag-autoscaled-gpu-compute"
-
-
 def test_a_cpu_etl_cluster_with_spot_workers_passes_the_role_rules_and_the_same_shape_on_gpu_fails_them():
     assert {v.policy for v in evaluate_cluster_json(ETL)} & {ALL_SPOT, TRAINING} == set()
-    # untagged autoscaled GPU compute is not taken to be inference: the all-spot risk is named, advisory, with the
-    # ask for its role tag
+    # untagged autoscaled all-purpose GPU compute is inference by its shape (issue 51, item 5): judged all-spot,
+    # saying how its role was decided
     on_gpu = {v.policy: v for v in evaluate_cluster_json(_gpu(ETL))}
-    assert ALL_SPOT not in on_gpu and on_gpu[ASK_ROLE].enforcement == "advisory"
-    assert "workload_type=inference" in on_gpu[ASK_ROLE].message
+    assert on_gpu[ALL_SPOT].enforcement == "mandatory"
+    assert "role: inference, from its shape: an all-purpose GPU cluster that autoscales" in on_gpu[ALL_SPOT].message
     gpu_runtime = {v.policy for v in evaluate_cluster_json({**ETL, "spark_version": "15.4.x-gpu-ml-scala2.12"})}
-    assert ASK_ROLE in gpu_runtime  # a GPU runtime tells AI compute too
-    tagged = {v.policy for v in evaluate_cluster_json(_gpu({**ETL, "custom_tags": {**TAGS, "workload_type":
-                                                                                   "inference"}}))}
-    assert ALL_SPOT in tagged and ASK_ROLE not in tagged  # tagged: judged as the serving cluster it says it is
+    assert ALL_SPOT in gpu_runtime  # a GPU runtime tells AI compute too
+    tagged = {v.policy: v for v in evaluate_cluster_json(_gpu({**ETL, "custom_tags": {**TAGS, "workload_type":
+                                                                                      "inference"}}))}
+    assert "role: inference, from tag workload_type" in tagged[ALL_SPOT].message
 
 
 def test_a_cpu_cluster_tagged_as_inference_is_judged_as_inference():

@@ -33,7 +33,7 @@ def _check_cluster(view: ClusterShape) -> list[str]:
         avail = view.availability_in(cloud)
         if avail == SPOT_WITHOUT_FALLBACK[cloud]:
             out.append(
-                f"inference cluster uses {key}.availability {avail}: spot capacity with no on-demand fallback, so "
+                f"{view.role_subject()} uses {key}.availability {avail}: spot capacity with no on-demand fallback, so "
                 f"a spot reclaim can take the whole serving fleet. Fix: set {key}.availability to "
                 f"{SPOT_WITH_FALLBACK[cloud]} (or {ON_DEMAND[cloud]})."
             )
@@ -43,7 +43,7 @@ def _check_cluster(view: ClusterShape) -> list[str]:
         if fod < needed:
             shown = f"{fod}" if view.first_on_demand_declared_in(cloud) else f"{fod} (the default)"
             out.append(
-                f"inference cluster has {key}.first_on_demand {shown} but its on-demand base needs {needed}: "
+                f"{view.role_subject()} has {key}.first_on_demand {shown} but its on-demand base needs {needed}: "
                 f"{base} minimum worker(s) plus the driver (first_on_demand counts the driver). "
                 f"Fix: set {key}.first_on_demand to at least {needed}."
             )
