@@ -42,8 +42,8 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if bandwidth is not None and bandwidth >= limit:
         return []
     shown = "an unknown bandwidth" if bandwidth is None else f"{bandwidth:g} Gbps"
-    return [f"{view.role_subject()} runs on {workers:g} workers of {node.node_type_id} ({shown}, no GPU interconnect): every step "
-            f"exchanges gradients over the network, so adding nodes scales poorly. Fix: use "
+    return [f"{view.role_subject()} runs on {workers:g} workers of {node.node_type_id} ({shown}, no GPU "
+            f"interconnect): every step exchanges gradients over the network, so adding nodes scales poorly. Fix: use "
             f"{_suggestion(node.node_type_id, limit)}."]
 
 
