@@ -106,6 +106,9 @@ def summary_text(counts: Mapping[str, int]) -> str:
         parts.append(n(counts["tokens"], "token"))
     if counts.get("unchanged"):
         parts.append(f"{n(counts['unchanged'], 'resource')} the plan leaves unchanged (not judged)")
+    if counts.get("not_evaluated"):  # Terraform code: count/for_each not known here, a module not read
+        parts.append(f"{n(counts['not_evaluated'], 'block')} of the code not evaluated (listed below: not judged, "
+                     "not priced)")
     return ", ".join(parts)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
-from stackplan_sources import tfload
+from stackplan_sources import tfexpand, tfload
 from stackplan_sources.exports import terraform_items
 from stackplan_sources.tf_references import DATA_ADDRESS, SELECTED_BY
 from stackplan_sources.tfload import Module
@@ -41,9 +41,9 @@ UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "<unknown>"})()
 #: Where a resource block is written: ``(file, line)`` by its configuration address.
 Locations = dict[str, tuple[str, int]]
 
-#: The instances one ``count`` or ``for_each`` may make here: beyond it the block is skipped with a note, never
-#: expanded one by one (a count of 10^12 would not end).
-MAX_INSTANCES = 10_000
+#: The key of the plan document read from code that lists the blocks not evaluated (`tfexpand.Skipped`): no
+#: Terraform plan has it, and the plan reader reads nothing of it.
+NOT_EVALUATED_KEY = "stackplan_not_evaluated"
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _TRAVERSAL = re.compile(r'^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[[^\[\]]*\])*$')
 
@@ -309,32 +309,35 @@ def _reference(text: str, scope: Scope) -> Any:
 # A module tree as a plan
 # --------------------------------------------------------------------------------------------------------------------
 
-def _instances(body: Mapping[str, Any], scope: Scope, what: str) -> list[tuple[str, Scope]] | None:
-    """The instances of a block with ``count`` or ``for_each`` (address suffix and scope each); None when unknown."""
+def _instances(body: Mapping[str, Any], scope: Scope, what: str, walk: _Walk,
+               at: tuple[str, str, int]) -> list[tuple[str, Scope]]:
+    """The instances of a block with ``count`` or ``for_each`` (address suffix and scope each), counted against the
+    limits (`stackplan_sources.tfexpand`); none, and the block listed as not evaluated, when they are not known.
+    ``at``: the block's configured address (no keys), its file and its line."""
+    configured, file, line = at
+    where = f"{file}:{line}" if line else file
+    if "count" in body and "for_each" in body:
+        raise InputError.single(where, what, "sets both count and for_each: Terraform refuses it (\"Invalid "
+                                "combination of count and for_each\").", "keep one of them.")
     if "count" in body:
-        count = value(body["count"], scope)
-        if not isinstance(count, int) or isinstance(count, bool):
+        count = tfexpand.count_of(value(body["count"], scope), what, where)
+        if count is None:
             scope.notes.append(f"{what}: count is not known here, so it is skipped")
-            return None
-        if count > MAX_INSTANCES:
-            scope.notes.append(f"{what}: count {count} is more than the {MAX_INSTANCES:,} instances this reader "
-                               "expands, so it is skipped")
-            return None
+            walk.skip(what, "its count is not known here (known only at apply)", file, line)
+            return []
+        walk.expansion.add(configured, what, count, where)
         return [(f"[{i}]", Scope(scope.prefix, scope.variables, scope.locals_raw, scope.notes, count=i))
                 for i in range(count)]
     if "for_each" in body:
-        each = value(body["for_each"], scope)
-        if isinstance(each, list) and all(isinstance(k, str) for k in each):
-            each = {k: k for k in each}
-        if not isinstance(each, dict):
+        each = tfexpand.for_each_of(value(body["for_each"], scope), what, where)
+        if each is None:
             scope.notes.append(f"{what}: for_each is not known here, so it is skipped")
-            return None
-        if len(each) > MAX_INSTANCES:
-            scope.notes.append(f"{what}: for_each of {len(each)} is more than the {MAX_INSTANCES:,} instances this "
-                               "reader expands, so it is skipped")
-            return None
+            walk.skip(what, "its for_each is not known here (known only at apply)", file, line)
+            return []
+        walk.expansion.add(configured, what, len(each), where)
         return [(f'["{k}"]', Scope(scope.prefix, scope.variables, scope.locals_raw, scope.notes, each=(k, v)))
                 for k, v in each.items()]
+    walk.expansion.add(configured, what, 1, where)
     return [("", scope)]
 
 
@@ -399,18 +402,34 @@ def _has_unknown(known: Any) -> bool:
 
 @dataclass
 class _Walk:
-    """What one read of a module tree gathers: the plan's resource changes, where each is written, the types of
-    other providers' resources (not read), and each module directory read once (however many instances call it)."""
+    """What one read of a module tree gathers: the resource instances to evaluate (evaluated once the whole tree is
+    expanded within its limits), the plan's resource changes, where each is written, the types of other providers'
+    resources (not read), each module directory read once (however many instances call it), and what was expanded
+    and not evaluated."""
 
+    pending: list[tuple[str, str, dict[str, Any], str, Scope]] = field(default_factory=list)
     changes: list[dict[str, Any]] = field(default_factory=list)
     lines: Locations = field(default_factory=dict)
     others: set[str] = field(default_factory=set)
     modules: dict[Path, Module] = field(default_factory=dict)
+    expansion: tfexpand.Expansion = field(default_factory=tfexpand.Expansion)
 
     def module(self, directory: Path) -> Module:
         if directory not in self.modules:
             self.modules[directory] = read_module(directory)
         return self.modules[directory]
+
+    def skip(self, address: str, reason: str, file: str | None, line: int | None) -> None:
+        self.expansion.not_evaluated.append(tfexpand.Skipped(address, reason, file, line or None))
+
+    def evaluate(self) -> None:
+        """Each resource instance's ``after``, as the plan would show it."""
+        for rtype, name, body, address, inner in self.pending:
+            after, unknown = _after(value({k: v for k, v in body.items() if k not in _META}, inner))
+            self.changes.append({"address": address, "mode": "managed", "type": rtype, "name": name,
+                                 "change": {"actions": ["create"], "before": None, "after": after,
+                                            "after_unknown": unknown or {}}})
+        self.pending.clear()
 
 
 def _evaluated(variables: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
@@ -419,40 +438,55 @@ def _evaluated(variables: Mapping[str, Any], notes: list[str]) -> dict[str, Any]
     return {k: value(v, empty) for k, v in variables.items()}
 
 
-def _walk_module(module: Module, scope: Scope, walk: _Walk, config: dict[str, Any], depth: int = 0) -> None:
+#: The chain of module calls that leads to a module: (call name, real directory), the root first.
+Chain = list[tuple[str, Path]]
+
+
+def _walk_module(module: Module, scope: Scope, walk: _Walk, config: dict[str, Any], chain: Chain,
+                 path: str = "") -> None:
+    """Expand a module instance: its resources' instances (evaluated later) and its module calls, recursively.
+    ``path``: the module's address without instance keys (``module.a.module.b.``)."""
     _configure(module, scope, config)
     for rtype, name, body in module.resources:
         if not rtype.startswith("databricks_"):  # another provider's: not read (one note names the types)
             walk.others.add(rtype)
             continue
         configured = f"{scope.prefix}{rtype}.{name}"
-        for suffix, inner in _instances(body, scope, configured) or []:
-            after, unknown = _after(value({k: v for k, v in body.items() if k not in _META}, inner))
+        file, line = module.lines.get(f"{rtype}.{name}", (str(module.directory), 0))
+        for suffix, inner in _instances(body, scope, configured, walk, (f"{path}{rtype}.{name}", file, line)):
             address = f"{configured}{suffix}"
-            walk.changes.append({"address": address, "mode": "managed", "type": rtype, "name": name,
-                                 "change": {"actions": ["create"], "before": None, "after": after,
-                                            "after_unknown": unknown or {}}})
+            walk.pending.append((rtype, name, body, address, inner))
             if f"{rtype}.{name}" in module.lines:
                 walk.lines[address] = module.lines[f"{rtype}.{name}"]
     for name, call in module.calls:
-        source = value(call.get("source"), scope)
-        if not isinstance(source, str) or not source.startswith(("./", "../")):
-            scope.notes.append(f"{scope.prefix}module.{name}: source {source!r} is not a local module, so it is "
-                               "skipped")
-            continue
-        directory = Path(os.path.normpath(module.directory / source))  # as written: findings name it so
-        if not directory.is_dir() or depth > 20:
-            scope.notes.append(f"{scope.prefix}module.{name}: {source} is no directory here, so it is skipped")
-            continue
-        child = walk.module(directory)
-        child_config = config["module_calls"].setdefault(name, {"source": source, "module": {}})["module"]
-        for suffix, inner in _instances(call, scope, f"{scope.prefix}module.{name}") or []:
-            passed = {k: value(v, inner) for k, v in call.items() if k not in (*_META, "source", "version")
-                      and not k.startswith("__")}
-            variables = {**_evaluated(child.variables, scope.notes),
-                         **{k: v for k, v in passed.items() if k in child.variables}}
-            prefix = f"{scope.prefix}module.{name}{suffix}."
-            _walk_module(child, Scope(prefix, variables, child.locals, scope.notes), walk, child_config, depth + 1)
+        _walk_call(module, scope, walk, config, chain, path, name, call)
+
+
+def _walk_call(module: Module, scope: Scope, walk: _Walk, config: dict[str, Any], chain: Chain, path: str,
+               name: str, call: dict[str, Any]) -> None:
+    address = f"{scope.prefix}module.{name}"
+    file, line = module.lines.get(f"module.{name}", (str(module.directory), 0))
+    source = value(call.get("source"), scope)
+    if not isinstance(source, str) or not source.startswith(("./", "../")):
+        scope.notes.append(f"{address}: source {source!r} is not a local module, so it is skipped")
+        walk.skip(address, f"its source {source!r} is not a local module (not read)", file, line)
+        return
+    directory = Path(os.path.normpath(module.directory / source))  # as written: findings name it so
+    real = tfexpand.module_chain(chain, name, directory, f"{file}:{line}" if line else file)
+    if not directory.is_dir():
+        scope.notes.append(f"{address}: {source} is no directory here, so it is skipped")
+        walk.skip(address, f"its source {source} is no directory here (not read)", file, line)
+        return
+    child = walk.module(directory)
+    child_config = config["module_calls"].setdefault(name, {"source": source, "module": {}})["module"]
+    for suffix, inner in _instances(call, scope, address, walk, (f"{path}module.{name}", file, line)):
+        passed = {k: value(v, inner) for k, v in call.items() if k not in (*_META, "source", "version")
+                  and not k.startswith("__")}
+        variables = {**_evaluated(child.variables, scope.notes),
+                     **{k: v for k, v in passed.items() if k in child.variables}}
+        prefix = f"{address}{suffix}."
+        _walk_module(child, Scope(prefix, variables, child.locals, scope.notes), walk, child_config,
+                     [*chain, (name, real)], f"{path}module.{name}.")
 
 
 def _environment_value(text: str) -> Any:
@@ -505,24 +539,41 @@ def read_terraform(path: str, var_files: Sequence[str] = (), *,
         notes.append(f"variables with no value here (unknown): {', '.join(missing)}")
     walk = _Walk()
     root_config: dict[str, Any] = {}
-    _walk_module(module, scope, walk, root_config)
+    _walk_module(module, scope, walk, root_config, [("", directory.resolve())])
+    walk.evaluate()
     others = sorted(walk.others)
     if others:
         notes.append(f"resources of other providers are not read: {', '.join(others[:8])}"
                      f"{' and more' if len(others) > 8 else ''}")
     doc = {"format_version": "1.2", "terraform_version": "(read from .tf by stackplan)",
-           "resource_changes": walk.changes, "configuration": {"root_module": root_config}}
+           "resource_changes": walk.changes, "configuration": {"root_module": root_config},
+           NOT_EVALUATED_KEY: walk.expansion.not_evaluated}
     return doc, walk.lines, sorted(set(notes))
+
+
+@dataclass
+class TerraformCode:
+    """Terraform code read as its plan: the items the plan reader gives (each named by its address), where each is
+    written, and the blocks not evaluated (listed by every format)."""
+
+    items: list[Any]
+    lines: Locations
+    not_evaluated: list[tfexpand.Skipped]
+
+
+def terraform_module_read(path: str, var_files: Sequence[str] = (), *, allow_empty: bool = False) -> TerraformCode:
+    """``path``'s Terraform code as the plan reader reads it; what was not evaluated is also a note on stderr."""
+    doc, lines, notes = read_terraform(path, var_files, allow_empty=allow_empty)
+    for note in notes:
+        print(f"note: {path}: {note}", file=sys.stderr)
+    return TerraformCode(terraform_items(doc, path), lines, list(doc.get(NOT_EVALUATED_KEY, [])))
 
 
 def terraform_module_items(path: str, var_files: Sequence[str] = (), *,
                            allow_empty: bool = False) -> tuple[list[Any], Locations]:
-    """The items of ``path``'s Terraform code as the plan reader gives them (each named by its address), and where
-    each is written; what was not evaluated is a note on stderr."""
-    doc, lines, notes = read_terraform(path, var_files, allow_empty=allow_empty)
-    for note in notes:
-        print(f"note: {path}: {note}", file=sys.stderr)
-    return terraform_items(doc, path), lines
+    """The items of ``path``'s Terraform code as the plan reader gives them, and where each is written."""
+    code = terraform_module_read(path, var_files, allow_empty=allow_empty)
+    return code.items, code.lines
 
 
 def is_terraform_code(path: str) -> bool:

@@ -16,14 +16,15 @@ from typing import Any
 from dbxtypes.clouds import checked_region
 from dbxtypes.documents import parse_json_stream, read_text
 from dbxtypes.errors import InputError
-from dbxtypes.plan import Plan, Resource
+from dbxtypes.plan import Plan, Resource, UnpricedItem
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, PROJECT, USAGE_DEFAULTS
 from gpucatalog import Catalog, load_catalog
 from policies.items import ExportItem
 from stackplan.costing import price_plan
 from stackplan_sources.audit import audit_items
 from stackplan_sources.exports import is_terraform_plan, require_terraform_plan, terraform_items
-from stackplan_sources.hcl import is_terraform_code, terraform_module_items
+from stackplan_sources.hcl import is_terraform_code, terraform_module_read
+from stackplan_sources.tfexpand import Skipped, not_evaluated_findings
 
 #: The id attribute each priced kind is known by (what a cluster's ``instance_pool_id`` names).
 _ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name"}
@@ -83,12 +84,19 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, 
     module directory, ``--terraform``; ``var_files``: its ``--var-file``s; ``as_code``: read as code whatever it
     holds; ``allow_empty``: a directory with no .tf is an empty module, a diff's base before the first .tf): read as
     the plan Terraform would make."""
+    skipped: list[Skipped] = []
     if as_code or is_terraform_code(path):
-        items, _ = terraform_module_items(path, var_files, allow_empty=allow_empty)
+        code = terraform_module_read(path, var_files, allow_empty=allow_empty)
+        items, skipped = code.items, code.not_evaluated
     else:
         items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
     plan = terraform_plan(path, items, cloud)
     plan.region = checked_region(region, plan.cloud)
     plan.cost = price_plan(plan, None, prices)
-    plan.violations = audit_items(items, policy_config).violations
+    for block in skipped:  # a total that leaves out what was not evaluated says so, naming it
+        plan.cost.total.complete = False
+        plan.cost.total.unpriced.append(block.address)
+        plan.cost.unpriced.append(UnpricedItem(urn=f"terraform-not-evaluated:{block.address}", name=block.address,
+                                               reason=f"not evaluated: {block.reason}"))
+    plan.violations = audit_items(items, policy_config).violations + not_evaluated_findings(skipped)
     return plan

@@ -301,12 +301,10 @@ resource "databricks_cluster" "serve" {{
 
 
 def test_bounds_other_providers_and_exceptions_by_address(capsys, tmp_path) -> None:
-    """A count beyond what is expanded is skipped with a note (never expanded one by one); another provider's
-    resources are named in a note; --exceptions accepts a finding of Terraform code by its address."""
-    (tmp_path / "main.tf").write_text('''
-resource "aws_s3_bucket" "logs" {
-  bucket = "logs"
-}
+    """A count beyond what is expanded is invalid input naming the address (issue 51, item 4: it was skipped with a
+    note and exit 0, never expanded one by one); another provider's resources are named in a note; --exceptions
+    accepts a finding of Terraform code by its address."""
+    fleet = '''
 resource "databricks_cluster" "fleet" {
   count         = 1000000000000
   cluster_name  = "fleet-${count.index}"
@@ -314,12 +312,20 @@ resource "databricks_cluster" "fleet" {
   node_type_id  = "i3.xlarge"
   num_workers   = 1
 }
+'''
+    (tmp_path / "main.tf").write_text('''
+resource "aws_s3_bucket" "logs" {
+  bucket = "logs"
+}
 resource "databricks_token" "ci" {
   comment = "ci"
 }
 ''')
+    (tmp_path / "fleet.tf").write_text(fleet)
     code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--json")
-    assert "databricks_cluster.fleet: count 1000000000000 is more than the 10,000 instances" in err
+    assert code == 2 and "fleet.tf:2: databricks_cluster.fleet: expands to more than 10,000 instances" in err, err
+    (tmp_path / "fleet.tf").unlink()
+    code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert "resources of other providers are not read: aws_s3_bucket" in err
     assert code == 1 and doc["checked"]["clusters"] == 0
     exceptions = tmp_path / "exceptions.yaml"

@@ -22,10 +22,11 @@ from stackplan.pipeline import build_plan
 from stackplan_cli.commands import common
 from stackplan_reports import formats
 from stackplan_reports.reportdoc import AuditReport, DriftReport
-from stackplan_sources.audit import audit_export_path, audit_items, read_export
+from stackplan_sources.audit import ExportAudit, audit_export_path, audit_items, read_export
 from stackplan_sources.drift import drift
 from stackplan_sources.exports import export_items, require_terraform_plan
-from stackplan_sources.hcl import terraform_module_items
+from stackplan_sources.hcl import terraform_module_read
+from stackplan_sources.tfexpand import Skipped, not_evaluated_findings
 from stackplan_sources.workspace import read_workspace, save_export
 from stackspec.load import load_exceptions_file
 
@@ -67,6 +68,19 @@ def cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) 
     return results
 
 
+def _not_evaluated(audit: ExportAudit, skipped: list[Skipped]) -> None:
+    """The blocks of Terraform code not evaluated (count/for_each not known here, a module not read): counted, and
+    one advisory finding each at its file and line, so every format lists them (SARIF as notes)."""
+    audit.counts["not_evaluated"] = len(skipped)
+    for finding, block in zip(not_evaluated_findings(skipped), skipped, strict=True):
+        audit.violations.append(finding)
+        audit.names.add(block.address)
+        if block.file:
+            audit.files[finding.urn] = block.file
+            if block.line:
+                audit.lines[finding.urn] = block.line
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     """``check --cluster-json FILE|DIR`` or ``check --workspace``."""
     if getattr(args, "terraform_plan", None):  # a file that is no Terraform plan is exit 2 before any work
@@ -80,12 +94,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         audit = audit_items(items, config, **wanted)
     elif getattr(args, "terraform", None):  # Terraform code as written, read as the plan Terraform would make
         source = args.terraform
-        items, lines = terraform_module_items(args.terraform, args.var_file)
-        audit = audit_items(items, config, **wanted)
-        for item in items:  # located by file and line: the address needs no label beside it
-            if item.name in lines:
-                audit.files[item.urn], audit.lines[item.urn] = lines[item.name]
+        code = terraform_module_read(args.terraform, args.var_file)
+        audit = audit_items(code.items, config, **wanted)
+        for item in code.items:  # located by file and line: the address needs no label beside it
+            if item.name in code.lines:
+                audit.files[item.urn], audit.lines[item.urn] = code.lines[item.name]
                 audit.labels.pop(item.urn, None)
+        _not_evaluated(audit, code.not_evaluated)
     else:
         source, audit = args.cluster_json, audit_export_path(args.cluster_json, config, **wanted)
     if getattr(args, "exceptions", None):  # accepted findings, the stack's exceptions shape, named as reported

@@ -30,6 +30,10 @@ def rules_of(report: Report, found: list[Located]) -> list[RuleInfo]:
                       else r.enforcement, enabled=levels.level(r) != "disabled") for r in RULES_BY_NAME.values()]
     rules += [RuleInfo(name, text, fix, "advisory") for name, text, fix in DRIFT_RULES
               if any(f.violation.policy == name for f in found)]
+    from stackplan_sources.tfexpand import NOT_EVALUATED, NOT_EVALUATED_FIX, NOT_EVALUATED_TEXT
+
+    if any(f.violation.policy == NOT_EVALUATED for f in found):
+        rules.append(RuleInfo(NOT_EVALUATED, NOT_EVALUATED_TEXT, NOT_EVALUATED_FIX, "advisory"))
     if any(f.violation.policy == OWN_POLICY for f in found):
         rules.append(RuleInfo(OWN_POLICY, "A cluster breaks the cluster policy it names (the policy is in the "
                               "export).", "Edit the cluster to fit its policy, or change the policy.", "advisory"))
