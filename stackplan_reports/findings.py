@@ -33,7 +33,6 @@ from dbxtypes.vocabulary import SECTIONS, section_of_urn, workload_key
 from policies.registry import RULES_BY_NAME
 from stackplan_reports.baseline import fingerprint
 from stackplan_sources.drift import DRIFT_STACK_FIELDS
-from stackplan_sources.tfexpand import NOT_EVALUATED
 from stackspec import section_lines
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -85,7 +84,7 @@ def _level(v: Violation) -> str:
         return "note"
     if v.mandatory:
         return "error"
-    return "note" if v.excepted or v.baseline == "unchanged" or v.policy == NOT_EVALUATED else "warning"
+    return "note" if v.excepted or v.baseline == "unchanged" else "warning"
 
 
 def _unique(seen: dict[str, int], value: str) -> str:

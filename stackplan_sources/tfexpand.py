@@ -12,8 +12,8 @@ Bounds, so that nothing hangs and nothing is skipped in silence:
 
 Each is invalid input (exit 2) naming the address, as Terraform refuses ``count = -1`` ("Invalid count argument").
 A ``count`` or ``for_each`` whose value is not known here is no error: the block's address is listed as not
-evaluated (`Expansion.not_evaluated`), which every format reports, so a run never reads "0 clusters" when a
-resource was skipped.
+evaluated (`Expansion.not_evaluated`), a finding at the level ``not-judged`` that every format reports (and
+``--fail-on-unknown`` fails on), so a run never reads "0 clusters" when a resource was skipped.
 """
 
 from __future__ import annotations
@@ -147,10 +147,11 @@ def module_chain(chain: list[tuple[str, Path]], name: str, directory: Path, wher
 
 
 def not_evaluated_findings(skipped: list[Skipped]) -> list[Any]:
-    """One advisory finding per block not evaluated (SARIF level note): listed, never failing a run by itself."""
-    from dbxtypes.plan import Violation  # noqa: PLC0415 - the plan types, only when something was skipped
+    """One not-judged finding per block not evaluated (a SARIF note, a GitHub notice, "not judged" in the table):
+    listed, failing a run only under ``--fail-on-unknown``."""
+    from dbxtypes.plan import NOT_JUDGED, Violation  # noqa: PLC0415 - the plan types, only when something was skipped
 
-    return [Violation(policy=NOT_EVALUATED, enforcement="advisory", urn=f"terraform-not-evaluated:{s.address}",
+    return [Violation(policy=NOT_EVALUATED, enforcement=NOT_JUDGED, urn=f"terraform-not-evaluated:{s.address}",
                       resource_name=s.address,
                       message=f"{s.address}: not evaluated: {s.reason}, so no rule judged its resources and no "
                               f"price counts them. Fix: {NOT_EVALUATED_FIX}")

@@ -140,7 +140,7 @@ def test_a_block_whose_count_or_for_each_is_unknown_is_listed_as_not_evaluated_i
           + 'module "serving" {\n  source = "./serving"\n  count  = length(data.databricks_clusters.all.ids)\n}\n')
     write(tmp_path / "serving", CLUSTER.format(name="s", meta=""))
     code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--json")
-    assert code == 0, err  # advisory: a strict gate is --fail-on-unknown's (issue 51, item 3)
+    assert code == 0, err  # not judged: a strict gate is --fail-on-unknown's (issue 51, item 3)
     assert doc["checked"]["clusters"] == 0 and doc["checked"]["not_evaluated"] == 3
     listed = {v["resource_name"]: v["message"] for v in doc["violations"] if v["policy"] == NOT_EVALUATED}
     assert set(listed) == {"databricks_cluster.per_cluster", "databricks_cluster.per_team", "module.serving"}
@@ -156,6 +156,11 @@ def test_a_block_whose_count_or_for_each_is_unknown_is_listed_as_not_evaluated_i
               r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results}
     assert places["databricks_cluster.per_cluster"] == 3
     assert NOT_EVALUATED in {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+
+    code, _, err = run(capsys, "check", "--terraform", str(tmp_path), "--fail-on-unknown")
+    assert code == 1, err
+    code, text, _ = run(capsys, "check", "--terraform", str(tmp_path), "--format", "github")
+    assert text.count("::notice") >= 3 and "databricks_cluster.per_team" in text
 
 
 def test_cost_names_what_was_not_evaluated_and_its_total_is_incomplete(capsys, tmp_path: Path) -> None:
