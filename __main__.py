@@ -23,6 +23,10 @@ from components import (
     GrantArgs,
     InferenceCluster,
     InferenceClusterArgs,
+    ProvisionedThroughputEndpoint,
+    ProvisionedThroughputEndpointArgs,
+    ServerlessGpuTraining,
+    ServerlessGpuTrainingArgs,
     ServingEndpoint,
     ServingEndpointArgs,
     StorageCredentialArgs,
@@ -90,6 +94,7 @@ pulumi.export("volume_paths", storage.volume_paths)
 # The GPU collector: uploaded to the code Volume, run by every cluster as an init script (issue 14).
 init_scripts: tuple[str, ...] = ()
 collector_env: dict[str, str] = {}
+collector_component: pulumi.Resource | None = None
 #: What every cluster, job and endpoint reads, so waits for: the catalog's schemas, Volumes and grants (its model
 #: cache and checkpoints; an endpoint's inference-table schema), the collector's init script and the job code. A plain
 #: path string tells Pulumi nothing; a cluster whose init script or Volume is not there yet fails to start, and the
@@ -103,6 +108,7 @@ if spec.monitoring.enabled:
         opts=pulumi.ResourceOptions(depends_on=[storage]))
     init_scripts = (collector.script_path,)
     reads.append(collector)
+    collector_component = collector
     collector_env = {GPU_TIMELINE_ENV: collector.timeline_dir,
                      COLLECTOR_INTERVAL_ENV: str(spec.monitoring.interval_seconds)}
     pulumi.export("gpu_timeline_dir", collector.timeline_dir)
@@ -180,12 +186,33 @@ def base_args(name: str) -> dict:
 
 
 # One cluster component per workload, named <stack>-<workload> (a role section's workload is named by its role).
+def serverless_training(name: str, section: TrainingSpec) -> None:
+    """A training workload on serverless GPU: its job, on the accelerator, with no cluster, policy or pool."""
+    resolved = stack.serverless[name]
+    assert section.job is not None and section.accelerator is not None and section.gpus is not None
+    trained = ServerlessGpuTraining(f"{prefix}-{name}", ServerlessGpuTrainingArgs(
+        accelerator=section.accelerator, gpus=section.gpus, gpus_per_node=resolved.accelerator.gpus_per_node,
+        checkpoint_dir=f"{storage.volume_paths[section.checkpoint_volume]}/{prefix}-{name}",
+        job=TrainingJobArgs(**{**section.job.model_dump(),
+                               "python_file": section.job.python_file or job_code["train.py"]}),
+        single_user_name=spec.identity_of(workloads[name]), tags=spec.tags, libraries=tuple(section.libraries),
+        usage_policy_id=spec.usage_policy_id, gpu_memory_need_gb=resolved.need_gb,
+        user_groups=tuple(spec.users_of(workloads[name])), job_access=access_of(name, "job"), stack=prefix,
+        workload=name),
+        opts=pulumi.ResourceOptions(depends_on=[r for r in reads if r is not collector_component]))
+    pulumi.export("checkpoint_dir" if name == "training" else output_name(name, "checkpoint_dir"),
+                  trained.checkpoint_dir)
+    pulumi.export(output_name(name, "job_id"), trained.job_id)
+
+
 for name, named in workloads.items():
     section = named.spec
-    if isinstance(section, TrainingSpec):
+    if isinstance(section, TrainingSpec) and section.serverless:
+        serverless_training(name, section)
+    elif isinstance(section, TrainingSpec):
         checkpoint_dir = f"{storage.volume_paths[section.checkpoint_volume]}/{prefix}-{name}"
         training = TrainingCluster(f"{prefix}-{name}", TrainingClusterArgs(
-            **base_args(name), num_workers=section.num_workers, spot=section.spot,
+            **base_args(name), num_workers=section.workers, spot=section.spot,
             first_on_demand=section.first_on_demand, checkpoint_dir=checkpoint_dir,
             job=TrainingJobArgs(**{**section.job.model_dump(),
                                    "python_file": section.job.python_file or job_code["train.py"]})
@@ -213,15 +240,28 @@ for name, named in workloads.items():
 
 if spec.serving is not None:
     for endpoint_name, e in spec.serving.endpoints.items():
+        table = (uc_spec.catalog, spec.serving.inference_table_schema) if e.inference_table else None
+        pt = e.provisioned_throughput
+        if pt is not None:  # a foundation model on provisioned throughput: model units, no GPU sizing
+            endpoint: ServingEndpoint | ProvisionedThroughputEndpoint = ProvisionedThroughputEndpoint(
+                f"{prefix}-{SERVING_RESOURCE_PREFIX}{endpoint_name}", ProvisionedThroughputEndpointArgs(
+                    endpoint_name=endpoint_name, entity=pt.entity, entity_version=pt.entity_version,
+                    model_units=pt.model_units, cloud=spec.cloud, stack=prefix, tags=spec.tags,
+                    inference_table=table, rate_limit_per_user_per_minute=e.rate_limit_per_user_per_minute,
+                    usage_policy_id=spec.usage_policy_id, can_query=tuple(e.can_query),
+                    can_manage=tuple(e.can_manage)),
+                opts=pulumi.ResourceOptions(depends_on=[storage]))
+            pulumi.export(f"serving_endpoint_{endpoint_name}", endpoint.endpoint_name)
+            continue
         sized = stack.endpoints[endpoint_name]
+        assert e.entity is not None and e.entity_version is not None  # a GPU endpoint names them (validated)
         endpoint = ServingEndpoint(f"{prefix}-{SERVING_RESOURCE_PREFIX}{endpoint_name}", ServingEndpointArgs(
             endpoint_name=endpoint_name, entity=e.entity, entity_version=e.entity_version,
             workload_type=sized.serving_type.workload_type, min_concurrency=e.concurrency.min,
             max_concurrency=e.concurrency.max, scale_to_zero=e.scale_to_zero, cloud=spec.cloud, stack=prefix,
-            tags=spec.tags, gpu_memory_need_gb=sized.need_gb,
-            inference_table=(uc_spec.catalog, spec.serving.inference_table_schema) if e.inference_table else None,
+            tags=spec.tags, gpu_memory_need_gb=sized.need_gb, inference_table=table,
             rate_limit_per_user_per_minute=e.rate_limit_per_user_per_minute, can_query=tuple(e.can_query),
-            can_manage=tuple(e.can_manage),
+            can_manage=tuple(e.can_manage), usage_policy_id=spec.usage_policy_id,
             # the stack's catalog: its owner, the deployer, may grant on what others register in it
             execute=(spec.serving.deployer,) if spec.serving.deployer and
             e.entity.split(".", 1)[0] == uc_spec.catalog and not uc_spec.existing_catalog else ()),

@@ -7,6 +7,8 @@ from .dev_cluster import DevCluster, DevClusterArgs
 from .gpu_collector import GpuCollector, GpuCollectorArgs
 from .inference_cluster import InferenceCluster, InferenceClusterArgs
 from .instance_pool import GpuInstancePool, GpuInstancePoolArgs
+from .provisioned_throughput import ProvisionedThroughputEndpoint, ProvisionedThroughputEndpointArgs
+from .serverless_training import ServerlessGpuTraining, ServerlessGpuTrainingArgs
 from .serving_endpoint import ServingEndpoint, ServingEndpointArgs
 from .training_cluster import TrainingCluster, TrainingClusterArgs, TrainingJobArgs
 from .unity_catalog import (
@@ -20,6 +22,7 @@ from .unity_catalog import (
 
 __all__ = ["AccessArgs", "ClusterPolicies", "ClusterPoliciesArgs", "CodeFiles", "CodeFilesArgs", "DevCluster",
            "DevClusterArgs", "GpuCollector", "GpuCollectorArgs", "GpuInstancePool", "GpuInstancePoolArgs", "GrantArgs",
-           "InferenceCluster", "InferenceClusterArgs", "ServingEndpoint", "ServingEndpointArgs",
-           "StorageCredentialArgs", "TrainingCluster", "TrainingClusterArgs", "TrainingJobArgs", "UnityCatalogStorage",
-           "UnityCatalogStorageArgs", "VolumeArgs", "volume_path"]
+           "InferenceCluster", "InferenceClusterArgs", "ProvisionedThroughputEndpoint",
+           "ProvisionedThroughputEndpointArgs", "ServerlessGpuTraining", "ServerlessGpuTrainingArgs", "ServingEndpoint",
+           "ServingEndpointArgs", "StorageCredentialArgs", "TrainingCluster", "TrainingClusterArgs", "TrainingJobArgs",
+           "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs", "volume_path"]

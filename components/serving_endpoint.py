@@ -38,6 +38,9 @@ class ServingEndpointArgs:
     #: Principals given EXECUTE on the served model before the endpoint is created (its creator, whose identity the
     #: endpoint runs as for good, when someone else registered the model).
     execute: Sequence[str] = ()
+    #: The serverless usage (budget) policy the endpoint carries (``budget_policy_id``, pulumi-databricks 1.118
+    #: ``ModelServingArgs``: "The Budget Policy ID set for this serving endpoint"); None: none.
+    usage_policy_id: str | None = None
 
 
 class ServingEndpoint(pulumi.ComponentResource):
@@ -79,6 +82,7 @@ class ServingEndpoint(pulumi.ComponentResource):
                     max_provisioned_concurrency=args.max_concurrency,
                     scale_to_zero_enabled=args.scale_to_zero)]),
             ai_gateway=gateway,
+            budget_policy_id=args.usage_policy_id,
             tags=[databricks.ModelServingTagArgs(key=k, value=str(v)) for k, v in sorted(tags.items())],
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=execute)) if execute else child)
         permissions(name, {"serving_endpoint_id": endpoint.serving_endpoint_id},

@@ -143,6 +143,10 @@ class CostEntry(_Model):
     nodes: NodeCount | None = None
     spot_nodes: NodeCount | None = None
     max_capacity: Number | None = None
+    #: Serverless GPU: the GPUs priced (all the job's serverless GPU tasks).
+    gpus: Number | None = None
+    #: Provisioned throughput: the model units priced.
+    model_units: Number | None = None
     hours_per_month: Number | None = None
     #: Why those hours: a usage assumption by name, or "always on" for an inference cluster that never terminates.
     hours_basis: str | None = None

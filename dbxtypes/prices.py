@@ -50,6 +50,13 @@ class PriceOverrides(BaseModel):
     #: Serving DBUs per replica-hour of a Model Serving workload type, per cloud (``{aws: {GPU_XLARGE_8: 628}}``):
     #: prices a type with no public rate (a negotiated quote), or replaces the catalog's.
     serving_dbu_per_hour: dict[Cloud, dict[str, PositiveRate]] = Field(default_factory=dict)
+    #: USD per GPU-hour of a serverless GPU accelerator, per cloud (``{aws: {GPU_1xA10: 2.5}}``): prices an
+    #: accelerator with no public rate (pricing/serverless.yaml names them), or replaces the data's.
+    serverless_gpu_usd_per_gpu_hour: dict[Cloud, dict[str, PositiveRate]] = Field(default_factory=dict)
+    #: DBUs per model unit-hour of a provisioned-throughput foundation model, per cloud, by the model's entity name
+    #: (``{aws: {system.ai.llama_v3_3_70b_instruct: 40}}``): prices a model with no public rate, or replaces it.
+    provisioned_throughput_dbu_per_model_unit_hour: dict[Cloud, dict[str, PositiveRate]] = Field(
+        default_factory=dict)
 
     _origin: str | None = PrivateAttr(default=None)
 

@@ -37,8 +37,8 @@ TAG = "v1.128.0"
 #: The resources the export writes (the plan's resource types, as Terraform names them).
 RESOURCES = ("databricks_catalog", "databricks_cluster", "databricks_cluster_policy", "databricks_external_location",
              "databricks_file", "databricks_grant", "databricks_grants", "databricks_instance_pool", "databricks_job",
-             "databricks_model_serving", "databricks_permissions", "databricks_schema", "databricks_storage_credential",
-             "databricks_volume")
+             "databricks_model_serving", "databricks_model_serving_provisioned_throughput", "databricks_permissions",
+             "databricks_schema", "databricks_storage_credential", "databricks_volume")
 
 _BULLET = re.compile(r"^\s*[*-]\s+`([a-z][a-z0-9_]*)`", re.M)
 _HEADING = re.compile(r"^#{2,6}\s+`?([a-z][a-z0-9_]*)`?(?:\s|$)", re.M)

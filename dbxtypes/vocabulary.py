@@ -190,6 +190,24 @@ ALL_PURPOSE: Final = "all_purpose"
 JOBS_COMPUTE: Final = "jobs_compute"
 MODEL_SERVING: Final = "model_serving"
 COMPUTE_KINDS: Final = (JOBS_COMPUTE, ALL_PURPOSE, MODEL_SERVING)
+#: Serverless GPU (AI Runtime): a job task on a hardware accelerator, billed per GPU-hour, no cluster of ours (a cost
+#: entry's compute kind; its rates are in pricing/serverless.yaml, not a $/DBU of rates.yaml).
+SERVERLESS_GPU: Final = "serverless_gpu"
+#: A Foundation Model provisioned-throughput endpoint, billed per model unit-hour (a cost entry's compute kind).
+PROVISIONED_THROUGHPUT: Final = "provisioned_throughput"
+#: How a training workload runs (``dbx-ai-infra:training.compute``, a contract of issue 55): ``classic``, a job
+#: cluster (or an all-purpose cluster) of GPU nodes; ``serverless_gpu``, a job task on serverless GPU compute.
+TRAINING_COMPUTES: Final = ("classic", SERVERLESS_GPU)
+#: The serverless environment a serverless GPU training task runs in (the job's ``environments[].spec``):
+#: ``environment_version`` "5" is the serverless environment a public AI Runtime smoke suite ran GPU_1xA10 notebook
+#: jobs on through ``compute.hardware_accelerator`` (2026-07-24); the workload's pinned libraries are its
+#: ``dependencies`` (pulumi-databricks 1.118 ``JobEnvironmentSpecArgs``: environment_version, dependencies).
+SERVERLESS_ENVIRONMENT_VERSION: Final = "5"
+#: The environment key of that environment, which the task names (``environment_key``).
+SERVERLESS_ENVIRONMENT_KEY: Final = "train"
+#: The entry point's GPU count argument: on serverless GPU the task runs on one accelerator node and the entry point
+#: spreads its workers over this many GPUs (the AI Runtime's distributed launcher); our jobs always pass it.
+GPUS_ARG: Final = "--gpus"
 
 # --------------------------------------------------------------------------------------------------------------------
 # Resource type tokens
@@ -209,6 +227,10 @@ LIBRARY: Final = "databricks:index/library:Library"
 CLUSTER_POLICY: Final = "databricks:index/clusterPolicy:ClusterPolicy"
 PERMISSIONS: Final = "databricks:index/permissions:Permissions"
 MODEL_SERVING_ENDPOINT: Final = "databricks:index/modelServing:ModelServing"
+#: A Foundation Model provisioned-throughput endpoint (pulumi-databricks 1.118 ModelServingProvisionedThroughput;
+#: Terraform databricks_model_serving_provisioned_throughput).
+PROVISIONED_THROUGHPUT_ENDPOINT: Final = ("databricks:index/modelServingProvisionedThroughput:"
+                                          "ModelServingProvisionedThroughput")
 WORKSPACE_FILE: Final = "databricks:index/file:File"
 #: Personal access tokens and on-behalf-of tokens: the program creates none; Terraform plans and workspace exports
 #: hold them (``databricks_token``, ``databricks_obo_token``; the token API's ``token_infos``).
@@ -217,8 +239,10 @@ OBO_TOKEN: Final = "databricks:index/oboToken:OboToken"
 #: Every provider resource type the program creates. The offline engine imports only these modules of the provider
 #: SDK (`pulumi_private.use_provider_subset`); a component that creates another type adds it here.
 PROGRAM_RESOURCE_TYPES: Final = (CATALOG, CLUSTER, CLUSTER_POLICY, EXTERNAL_LOCATION, GRANT, GRANTS, INSTANCE_POOL,
-                                 JOB, MODEL_SERVING_ENDPOINT, PERMISSIONS, SCHEMA, STORAGE_CREDENTIAL, VOLUME,
-                                 WORKSPACE_FILE)
+                                 JOB, MODEL_SERVING_ENDPOINT, PERMISSIONS, PROVISIONED_THROUGHPUT_ENDPOINT, SCHEMA,
+                                 STORAGE_CREDENTIAL, VOLUME, WORKSPACE_FILE)
+#: The serving endpoint types (a GPU Model Serving endpoint, a provisioned-throughput one).
+ENDPOINT_TYPES: Final = (MODEL_SERVING_ENDPOINT, PROVISIONED_THROUGHPUT_ENDPOINT)
 #: Resource types that carry cluster definitions (a Cluster, or a Job's job clusters and task clusters).
 CLUSTER_BEARING_TYPES: Final = (CLUSTER, JOB)
 STACK_TYPE: Final = "pulumi:pulumi:Stack"
@@ -231,6 +255,8 @@ INSTANCE_POOL_TYPE: Final = f"{PROJECT}:compute:GpuInstancePool"
 UNITY_CATALOG_TYPE: Final = f"{PROJECT}:storage:UnityCatalogStorage"
 CLUSTER_POLICIES_TYPE: Final = f"{PROJECT}:governance:ClusterPolicies"
 SERVING_ENDPOINT_TYPE: Final = f"{PROJECT}:serving:ServingEndpoint"
+PROVISIONED_THROUGHPUT_TYPE: Final = f"{PROJECT}:serving:ProvisionedThroughputEndpoint"
+SERVERLESS_TRAINING_TYPE: Final = f"{PROJECT}:compute:ServerlessGpuTraining"
 GPU_COLLECTOR_TYPE: Final = f"{PROJECT}:monitoring:GpuCollector"
 CODE_FILES_TYPE: Final = f"{PROJECT}:storage:CodeFiles"
 #: Unity Catalog privileges that let a principal change what a Volume holds (or grant itself that): none may be given
@@ -247,7 +273,7 @@ SECTION_OF_COMPONENT: Final = MappingProxyType({
     TRAINING_CLUSTER_TYPE: "training", INFERENCE_CLUSTER_TYPE: "inference", DEV_CLUSTER_TYPE: "dev",
     INSTANCE_POOL_TYPE: "instance_pools", UNITY_CATALOG_TYPE: "unity_catalog",
     CLUSTER_POLICIES_TYPE: "cluster_policies", SERVING_ENDPOINT_TYPE: "serving", GPU_COLLECTOR_TYPE: "monitoring",
-    CODE_FILES_TYPE: "unity_catalog",
+    CODE_FILES_TYPE: "unity_catalog", PROVISIONED_THROUGHPUT_TYPE: "serving", SERVERLESS_TRAINING_TYPE: "training",
 })
 
 

@@ -51,8 +51,8 @@ def limits_for_stack(stack: ResolvedStack, catalog: Catalog | None = None) -> di
         dbu = node.dbu_per_hour
         if isinstance(section, TrainingSpec):
             limits[name] = WorkloadLimits(
-                role="training", num_workers=section.num_workers, spot=section.spot,
-                dbus_per_hour_max=_ceiling(dbu, section.num_workers + 1), **common)
+                role="training", num_workers=section.workers, spot=section.spot,
+                dbus_per_hour_max=_ceiling(dbu, section.workers + 1), **common)
         elif isinstance(section, InferenceSpec):
             limits[name] = WorkloadLimits(
                 role="inference", min_workers=section.min_workers, max_workers=section.max_workers,

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
+from dbxtypes.vocabulary import ENDPOINT_TYPES
 from policies.rule import ResourceView, View
 
 
 def endpoint_props(view: View) -> Mapping[str, Any] | None:
-    """The props of a serving endpoint's view; None for anything else (the serving rules then say nothing)."""
-    if isinstance(view, ResourceView) and view.resource_type == MODEL_SERVING_ENDPOINT:
+    """The props of a serving endpoint's view (a GPU endpoint or a provisioned-throughput one: the same AI Gateway,
+    tags and served entities); None for anything else (the serving rules then say nothing)."""
+    if isinstance(view, ResourceView) and view.resource_type in ENDPOINT_TYPES:
         return view.props
     return None
 

@@ -32,22 +32,30 @@ from .book import (
 from .diff import diff_costs
 from .model import DEFAULT_ASSUMPTIONS, MODEL_NOTES
 from .plan_cost import price_plan
+from .serverless_advice import (
+    JOB_CLUSTER_VS_SERVERLESS_GPU,
+    SERVERLESS_GPU_VS_JOB_CLUSTER,
+    serverless_gpu_comparison,
+)
 
 __all__ = [
     "CHEAPER_SINGLE_GPU",
     "CLUSTER_VS_ENDPOINT",
     "DEFAULT_ASSUMPTIONS",
     "ENDPOINT_VS_CLUSTER",
+    "JOB_CLUSTER_VS_SERVERLESS_GPU",
     "MODEL_NOTES",
     "TIERS",
     "NodePrice",
     "NodePriceOverride",
     "PriceBook",
     "PriceOverrides",
+    "SERVERLESS_GPU_VS_JOB_CLUSTER",
     "TRAINING_ON_JOB_COMPUTE",
     "cheaper_gpu_advice",
     "job_compute_advice",
     "serving_comparison",
+    "serverless_gpu_comparison",
     "diff_costs",
     "load_overrides_file",
     "load_prices",

@@ -54,6 +54,8 @@ RATES_PATH = Path(__file__).with_name("rates.yaml")
 #: Source keys of the catalog that carry VM prices (the other keys of a node entry cover specs or DBU rates).
 _VM_PRICE_SOURCES = ("karpenter_aws_price", "karpenter_azure_price", "cyclenerd_gcp", "skypilot_aws", "aws_price_cut")
 _DBU_SOURCES = ("dbx_instance_xlsx", "overwatch")
+#: The overrides' fields that price serverless GPU accelerators and provisioned-throughput models.
+_SERVERLESS_OVERRIDES = ("serverless_gpu_usd_per_gpu_hour", "provisioned_throughput_dbu_per_model_unit_hour")
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -264,7 +266,8 @@ class PriceBook:
                  nodes: dict[str, NodePrice], regions: dict[str, str], sources: list[dict[str, Any]],
                  source_descriptions: dict[str, str],
                  serving_overrides: dict[str, dict[str, tuple[float, str]]] | None = None,
-                 regional: Regional | None = None, spot_overridden: frozenset[str] = frozenset()) -> None:
+                 regional: Regional | None = None, spot_overridden: frozenset[str] = frozenset(),
+                 serverless_overrides: dict[str, dict[str, dict[str, tuple[float, str]]]] | None = None) -> None:
         self.currency = currency
         self.tier = tier
         self.rates = rates
@@ -281,6 +284,13 @@ class PriceBook:
         #: Clouds whose spot factor an override sets: it prices every node type of the cloud, over the per-type rows.
         self.spot_overridden = spot_overridden
         self._by_figure = {s["figure"]: s for s in sources}
+        #: ``{field: {cloud: {name: (value, where it came from)}}}``: the overrides' serverless GPU $/GPU-hour
+        #: (``serverless_gpu_usd_per_gpu_hour``) and provisioned-throughput DBU/model unit-hour rates.
+        self.serverless_overrides = serverless_overrides or {}
+
+    def serverless_override(self, field: str, cloud: str, name: str) -> tuple[float, str] | None:
+        """An override's rate for a serverless GPU accelerator or a provisioned-throughput model; None: none."""
+        return self.serverless_overrides.get(field, {}).get(cloud, {}).get(name)
 
     def __repr__(self) -> str:
         return f"PriceBook(tier={self.tier!r}, {len(self.nodes)} node types, spot={self.spot_factors})"
@@ -424,6 +434,7 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     regional = Regional(region, load_regions(sources=tuple(data["sources"])))
     _regional_nodes(nodes, regional)
     serving: dict[str, dict[str, tuple[float, str]]] = {}
+    serverless: dict[str, dict[str, dict[str, tuple[float, str]]]] = {}
 
     known = {n.node_type_id for n in [*catalog, *getattr(catalog, "cpu_nodes", ())]}
     for layer in layers:
@@ -441,6 +452,10 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
         for cloud, types in layer.serving_dbu_per_hour.items():
             for workload_type, value in types.items():
                 serving.setdefault(cloud, {})[workload_type] = (value, origin)
+        for name in _SERVERLESS_OVERRIDES:
+            for cloud, rates_of in getattr(layer, name).items():
+                for key, value in rates_of.items():
+                    serverless.setdefault(name, {}).setdefault(cloud, {})[key] = (value, origin)
 
     rates = {cloud: {t: {k: fig["value"] for k, fig in kinds.items()} for t, kinds in tiers.items()}
              for cloud, tiers in data["usd_per_dbu"].items()}
@@ -474,4 +489,5 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     return PriceBook(currency=data["currency"], tier=tier, rates=copy.deepcopy(rates), dbu_overrides=dbu_overrides,
                      spot_factors=spot, nodes=nodes, regions=dict(data["regions"]), sources=sources,
                      source_descriptions=descriptions, serving_overrides=serving, regional=regional,
-                     spot_overridden=frozenset(c for c, (src, _, _) in spot_src.items() if src.startswith("override")))
+                     spot_overridden=frozenset(c for c, (src, _, _) in spot_src.items() if src.startswith("override")),
+                     serverless_overrides=serverless)

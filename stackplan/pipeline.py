@@ -82,18 +82,25 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     plan.assumptions = loaded.spec.usage_assumptions()
     plan.sizing = [SizingLine.model_validate(w.sizing()) for w in loaded.resolved.workloads.values()]
     plan.sizing += [SizingLine.model_validate(e.sizing()) for e in loaded.resolved.endpoints.values()]
+    plan.sizing += [SizingLine.model_validate(s.sizing()) for s in loaded.resolved.serverless.values()]
     notes: list[str] = []
     budget = loaded.spec.budget.model_dump(exclude_none=True) if loaded.spec.budget is not None else None
     if budget:
         plan.budget = budget
     if options.cost or (options.policies and budget):  # a budget is judged on the priced stack
-        from pricing import cheaper_gpu_advice, job_compute_advice, serving_comparison  # the cost seam
+        from pricing import (  # the cost seam
+            cheaper_gpu_advice,
+            job_compute_advice,
+            serverless_gpu_comparison,
+            serving_comparison,
+        )
         from pricing import price_plan as cost_of
         from stackplan.costing import price_book
 
         book = price_book(loaded, options.prices, plan.region)
         plan.cost = cost_of(plan, book)
-        plan.advice = cheaper_gpu_advice(plan, book) + serving_comparison(plan, book) + job_compute_advice(plan, book)
+        plan.advice = (cheaper_gpu_advice(plan, book) + serving_comparison(plan, book) + job_compute_advice(plan, book)
+                       + serverless_gpu_comparison(plan, book))
     if options.policies:
         awaiting: list[str] = []  # endpoints whose model comes first (`model_findings`)
         plan.violations, notes = apply_exceptions(
@@ -115,8 +122,7 @@ def model_findings(plan: Plan, loaded: LoadedStack, policy_config: Any, notes: l
     if serving is None or level == "disabled":
         return []
     created = {str(r.inputs.get("name")) for r in plan.resources if r.type == CATALOG}
-    models = [rule.ServedModel(name, e.entity, e.entity_version, e.model_registered)
-              for name, e in serving.endpoints.items()]
+    models = [rule.ServedModel(name, *e.served_entity, e.model_registered) for name, e in serving.endpoints.items()]
     notes.extend(rule.awaiting(models, created))
     urns = {str(r.inputs.get("name")): r for r in plan.resources if r.type == MODEL_SERVING_ENDPOINT}
     enforcement: Literal["mandatory", "advisory"] = "advisory" if level == "advisory" else "mandatory"

@@ -29,6 +29,7 @@ from pydantic import (
 from dbxtypes.clouds import profile, region_problem
 from dbxtypes.pip import is_pinned_pip
 from dbxtypes.prices import PriceOverrides
+from dbxtypes.sdk_types import enum_values
 from dbxtypes.unity_catalog import privilege_problems
 from dbxtypes.vocabulary import (
     CHECKPOINT_DIR_ARG,
@@ -201,10 +202,26 @@ class ClusterWorkloadSpec(WorkloadSpec):
                                                               "catalog's CPU driver of the cloud).")
 
 
-class TrainingSpec(ClusterWorkloadSpec):
-    """Training cluster: fixed size, spot with fallback, on-demand driver, checkpoints on a Volume."""
+#: The training fields that describe a cluster of our own (classic compute): a serverless GPU workload refuses them.
+CLASSIC_ONLY_FIELDS = ("num_workers", "spot", "first_on_demand", "autotermination_minutes", "gpu_family",
+                       "node_type_id", "driver", "driver_node_type_id", "all_purpose_cluster")
 
-    num_workers: Workers = Field(description="Fixed worker count (never autoscaled).")
+
+class TrainingSpec(ClusterWorkloadSpec):
+    """Training: a fixed-size cluster (spot with fallback, on-demand driver) or serverless GPU, checkpoints on a
+    Volume."""
+
+    compute: Literal["classic", "serverless_gpu"] = Field("classic", description=(
+        "How the training runs: classic (a job cluster, or an all-purpose cluster, of GPU nodes) or serverless_gpu "
+        "(a job task on Databricks serverless GPU compute, the AI Runtime: no cluster, policy or pool; needs job, "
+        "accelerator and gpus). Default classic."))
+    accelerator: str | None = Field(None, description=(
+        "With compute: serverless_gpu, the accelerator of each node, as databricks-sdk's HardwareAcceleratorType "
+        "names it (GPU_1xA10, GPU_1xH100, GPU_8xH100, GPU_8xB300)."))
+    gpus: int | None = Field(None, ge=1, le=1024, description=(
+        "With compute: serverless_gpu, the GPUs the training uses: a multiple of the accelerator's GPUs per node."))
+    num_workers: Workers | None = Field(None, description=(
+        "Fixed worker count (never autoscaled). Required with compute: classic."))
     model: ModelSpec = Field(description="The model trained: sizes the node (training need).")
     spot: bool = Field(True, description="Workers on spot with fallback to on-demand. false = all on-demand.")
     first_on_demand: int = Field(1, ge=1, description="Nodes kept on-demand, driver included. Default 1.")
@@ -216,14 +233,61 @@ class TrainingSpec(ClusterWorkloadSpec):
         "job runs on the job's compute, and no multi-GPU cluster sits idle beside it); true asks for the cluster "
         "anyway; false needs job."))
 
+    @field_validator("accelerator")
+    @classmethod
+    def _known_accelerator(cls, value: str | None) -> str | None:
+        known = enum_values("compute.HardwareAcceleratorType")
+        if value is not None and value not in known:
+            raise ValueError(f"{value!r} is not a serverless GPU accelerator; use one of {', '.join(known)} "
+                             f"(databricks-sdk HardwareAcceleratorType)")
+        return value
+
+    @property
+    def serverless(self) -> bool:
+        """Whether the workload runs on serverless GPU (``compute: serverless_gpu``)."""
+        return self.compute == "serverless_gpu"
+
     @property
     def makes_cluster(self) -> bool:
-        """Whether the workload has an all-purpose cluster (`all_purpose_cluster`, its default: no job)."""
+        """Whether the workload has an all-purpose cluster (`all_purpose_cluster`, its default: no job); never on
+        serverless GPU."""
+        if self.serverless:
+            return False
         return self.all_purpose_cluster if self.all_purpose_cluster is not None else self.job is None
+
+    @property
+    def workers(self) -> int:
+        """The fixed worker count of a classic workload (validated present)."""
+        assert self.num_workers is not None, "a classic training workload has num_workers (validated)"
+        return self.num_workers
+
+    def _serverless_fields(self) -> None:
+        """compute: serverless_gpu takes a job, an accelerator and a GPU count, and none of a cluster's settings;
+        classic takes num_workers and neither accelerator nor gpus."""
+        if not self.serverless:
+            if self.num_workers is None:
+                raise ValueError("num_workers is required with compute: classic (the fixed worker count); set it, or "
+                                 "set compute: serverless_gpu with accelerator and gpus")
+            extra = [f for f in ("accelerator", "gpus") if getattr(self, f) is not None]
+            if extra:
+                raise ValueError(f"{' and '.join(extra)} are for compute: serverless_gpu; set compute: serverless_gpu "
+                                 f"or remove {' and '.join(extra)}")
+            return
+        cluster = [f for f in CLASSIC_ONLY_FIELDS if f in self.model_fields_set]
+        if cluster:
+            raise ValueError(f"{', '.join(cluster)} describe a cluster of our own, and compute: serverless_gpu runs on "
+                             f"Databricks' serverless GPU compute (no cluster, policy or pool); remove them, or set "
+                             f"compute: classic")
+        missing = [f for f in ("accelerator", "gpus", "job") if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"compute: serverless_gpu needs {', '.join(missing)} (the accelerator of each node, the "
+                             f"GPU count, and the job that runs the training: job: {{}} takes its defaults); add "
+                             f"{' and '.join(missing)}")
 
     @model_validator(mode="after")
     def _driver_within_cluster(self) -> TrainingSpec:
-        if self.first_on_demand > self.num_workers + 1:
+        self._serverless_fields()
+        if self.num_workers is not None and self.first_on_demand > self.num_workers + 1:
             raise ValueError(
                 f"first_on_demand must be <= num_workers + 1 (the driver plus every worker), "
                 f"got {self.first_on_demand} > {self.num_workers + 1}")
@@ -648,13 +712,33 @@ class ConcurrencySpec(_Spec):
         return self
 
 
-class EndpointSpec(_Spec):
-    """A GPU Model Serving endpoint for a Unity Catalog model (``dbx-ai-infra:serving.endpoints.<name>``)."""
+class ProvisionedThroughputSpec(_Spec):
+    """A Foundation Model served with provisioned throughput (``serving.endpoints.<name>.provisioned_throughput``, a
+    contract of issue 55): a ``databricks.ModelServingProvisionedThroughput`` of ``model_units`` model units instead
+    of a GPU workload type sized from the model (pulumi-databricks 1.118
+    ``ModelServingProvisionedThroughputConfigServedEntityArgs``: entity_name, entity_version,
+    provisioned_model_units)."""
 
-    entity: str = Field(pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$",
-                        description="The Unity Catalog registered model, catalog.schema.model.")
+    entity: str = Field(pattern=r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$", description=(
+        "The foundation model in Unity Catalog, catalog.schema.model (system.ai.<model> for Databricks' own)."))
     entity_version: ConfigString = Field(min_length=1, description="The model version to serve.")
-    model: ModelSpec = Field(description="Sizes the GPU workload type (inference need).")
+    model_units: int = Field(ge=1, le=100_000, description=(
+        "Model units provisioned (provisioned_model_units): the endpoint's dedicated throughput, billed per model "
+        "unit-hour whether it is used or not."))
+
+
+class EndpointSpec(_Spec):
+    """A Model Serving endpoint (``dbx-ai-infra:serving.endpoints.<name>``): a Unity Catalog model on a GPU workload
+    type sized from the model, or a foundation model on provisioned throughput (``provisioned_throughput``)."""
+
+    entity: str | None = Field(None, pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$",
+                               description="The Unity Catalog registered model, catalog.schema.model (GPU endpoints).")
+    entity_version: ConfigString | None = Field(None, min_length=1, description="The model version to serve (GPU "
+                                                                               "endpoints).")
+    model: ModelSpec | None = Field(None, description="Sizes the GPU workload type (inference need); GPU endpoints.")
+    provisioned_throughput: ProvisionedThroughputSpec | None = Field(None, description=(
+        "Serve a foundation model with provisioned throughput instead (entity, entity_version, model_units): no GPU "
+        "sizing, no concurrency, no scale to zero."))
     workload_type: str | None = Field(None, description="Pin a GPU workload type; checked against the cloud and "
                                                         "the model.")
     concurrency: ConcurrencySpec = Field(default_factory=ConcurrencySpec, description=(
@@ -672,8 +756,34 @@ class EndpointSpec(_Spec):
     can_manage: list[str] = Field(default_factory=list, description="Groups given CAN_MANAGE (which includes "
                                                                     "querying).")
 
+    @property
+    def served_entity(self) -> tuple[str, str]:
+        """(entity, version) the endpoint serves, whichever way it serves it."""
+        pt = self.provisioned_throughput
+        if pt is not None:
+            return pt.entity, pt.entity_version
+        assert self.entity is not None and self.entity_version is not None  # validated
+        return self.entity, self.entity_version
+
+    def _one_way(self) -> None:
+        """A GPU endpoint names its entity, version and model; a provisioned-throughput one names them under
+        provisioned_throughput and takes none of the GPU sizing fields."""
+        if self.provisioned_throughput is None:
+            missing = [f for f in ("entity", "entity_version", "model") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"needs {', '.join(missing)} (a GPU endpoint serves a Unity Catalog model sized by "
+                                 f"its model), or provisioned_throughput: {{entity, entity_version, model_units}}")
+            return
+        gpu = [f for f in ("entity", "entity_version", "model", "workload_type", "concurrency", "scale_to_zero",
+                           "active_hours_per_month") if f in self.model_fields_set]
+        if gpu:
+            raise ValueError(f"{', '.join(gpu)} are for a GPU endpoint, and this one serves provisioned_throughput "
+                             f"(model units, always provisioned: no GPU sizing, concurrency or scale to zero); remove "
+                             f"them (the entity and version go under provisioned_throughput)")
+
     @model_validator(mode="after")
     def _one_level_per_group(self) -> EndpointSpec:
+        self._one_way()
         both = [g for g in dict.fromkeys(self.can_query) if g in self.can_manage]
         if both:
             raise ValueError(f"group {both[0]!r} is in both can_query and can_manage; an endpoint keeps one level per "
@@ -696,7 +806,7 @@ class ServingSpec(_Spec):
 
     @model_validator(mode="after")
     def _workspace_concurrency(self) -> ServingSpec:
-        total = sum(e.concurrency.max for e in self.endpoints.values())
+        total = sum(e.concurrency.max for e in self.endpoints.values() if e.provisioned_throughput is None)
         if total > MAX_CONCURRENCY_PER_WORKSPACE:
             raise ValueError(f"the endpoints' concurrency.max add up to {total:,}, over Model Serving's "
                              f"{MAX_CONCURRENCY_PER_WORKSPACE:,} per workspace; lower them (or raise the limit "
@@ -786,6 +896,10 @@ class StackSpec(_Spec):
     policy: dict[str, Any] | None = Field(None, description=(
         "Policy levels and thresholds for this stack, in the policy config's shape, over --policy-config (read and "
         "checked before the rest of the stack: its thresholds bound it)."))
+    usage_policy_id: str | None = Field(None, min_length=1, description=(
+        "The serverless usage (budget) policy every serverless job and endpoint of the stack carries (its id, from the "
+        "account console), so their spend is attributable: the provider's budget_policy_id on jobs and serving "
+        "endpoints. Default none (the rule databricks-serverless-require-usage-policy warns)."))
     permissions: dict[str, WorkloadPermissionsSpec] = Field(default_factory=dict, description=(
         "More access per workload (cluster, job, pool) beyond its single user and cluster_policies.can_use groups, by "
         "workload name (a role name: every workload of that role without its own entry)."))
@@ -1046,9 +1160,14 @@ class StackSpec(_Spec):
         refs = self.unity_catalog.volume_refs()
         for w in workloads.values():
             pool, section = self.pool_of(w), w.spec
-            if pool is not None and pool.max_capacity is not None:
+            if pool is not None and isinstance(section, TrainingSpec) and section.serverless \
+                    and self.pool_key(w) == w.name:
+                raise ValueError(f"instance_pools.{w.name}: {w.name} runs on serverless GPU (compute: serverless_gpu), "
+                                 f"which takes no instance pool; remove the pool")
+            if pool is not None and pool.max_capacity is not None and not (
+                    isinstance(section, TrainingSpec) and section.serverless):
                 largest = 1 + (section.max_workers if isinstance(section, InferenceSpec)
-                               else getattr(section, "num_workers", 0))
+                               else getattr(section, "num_workers", 0) or 0)
                 if pool.max_capacity < largest:
                     raise ValueError(f"instance_pools.{self.pool_key(w)}.max_capacity {pool.max_capacity} is below "
                                      f"the {largest} nodes the {w.name} cluster needs at its largest (the driver and "

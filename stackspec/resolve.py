@@ -20,6 +20,7 @@ from gpucatalog import (
     estimate,
     load_catalog,
 )
+from gpucatalog.accelerators import SERVERLESS_GPU_CLOUDS, SERVERLESS_GPU_DOCS, Accelerator, accelerator
 from gpucatalog.serving import (
     SDK_ENUM,
     ServingSizingError,
@@ -30,7 +31,7 @@ from gpucatalog.serving import (
 )
 from gpucatalog.sizing import SHARDING_OVERHEAD
 
-from .models import ClusterWorkloadSpec, SectionSpec, StackSpec, TrainingSpec
+from .models import ClusterWorkloadSpec, NamedWorkload, SectionSpec, StackSpec, TrainingSpec
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,35 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
+class ServerlessWorkload:
+    """A training workload on serverless GPU (``compute: serverless_gpu``): its accelerator, GPU count and the
+    memory need checked against the accelerator's GPUs (no node type, cluster, policy or pool)."""
+
+    name: str
+    key: str
+    accelerator: Accelerator
+    gpus: int
+    #: One node's GPU memory need, GB (the model's estimate, or its measured need; a sharded need's share of a node);
+    #: None without a model estimate.
+    need_gb: float | None
+    estimate: Estimate | None
+    #: One GPU's memory, GB (from the node catalog); None when unknown (the fit is then not judged).
+    gpu_memory_gb: float | None
+    sharded: str | None = None
+
+    @property
+    def nodes(self) -> int:
+        return self.gpus // self.accelerator.gpus_per_node
+
+    def sizing(self) -> dict[str, object]:
+        """The sizing line: the accelerator in the node's place, its GPUs per node and their memory."""
+        acc = self.accelerator
+        return _sizing_line(self.name, self.estimate, self.need_gb, acc.name, acc.gpu, acc.gpus_per_node,
+                            (self.gpu_memory_gb or 0.0) * acc.gpus_per_node,
+                            pinned=True, sharded=self.sharded, driver=None, smaller=None, section="training")
+
+
+@dataclass(frozen=True)
 class ResolvedStack:
     spec: StackSpec
     source: str
@@ -113,6 +143,8 @@ class ResolvedStack:
     limits: Mapping[str, Any] = field(default_factory=dict)
     #: What the stack may do but should hear about (a pinned serving type databricks-sdk does not list).
     warnings: list[str] = field(default_factory=list)
+    #: The training workloads on serverless GPU, by name (they have no node: not in ``workloads``).
+    serverless: dict[str, ServerlessWorkload] = field(default_factory=dict)
 
 
 def _estimate(section: SectionSpec, role: str) -> Estimate | None:
@@ -136,8 +168,15 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
     catalog = catalog or load_catalog()
     problems: list[Problem] = []
     workloads: dict[str, Workload] = {}
+    serverless: dict[str, ServerlessWorkload] = {}
+    warnings: list[str] = []
     for name, named in spec.named_workloads().items():
         section, role, key = named.spec, named.section, named.key
+        if isinstance(section, TrainingSpec) and section.serverless:
+            found = _serverless(spec, named, catalog, problems, warnings)
+            if found is not None:
+                serverless[name] = found
+            continue
         family = section.gpu_family or spec.gpu_family
         if family not in catalog.families(spec.cloud):
             where = f"{key}.gpu_family" if section.gpu_family else "gpu_family"
@@ -164,10 +203,10 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
             continue
         try:
             if isinstance(section, TrainingSpec) and sharding != "none":
-                choice = choose_sharded_node(catalog, spec.cloud, family, need or 0.0, section.num_workers, sharding,
+                choice = choose_sharded_node(catalog, spec.cloud, family, need or 0.0, section.workers, sharding,
                                              pinned=section.node_type_id)
                 # what one node holds (its tag, which the GPU-memory-fit policy reads): its share with the overhead
-                need = round((need or 0.0) * SHARDING_OVERHEAD / section.num_workers, 2)
+                need = round((need or 0.0) * SHARDING_OVERHEAD / section.workers, 2)
             else:
                 choice = choose_node(catalog, spec.cloud, family, need or 0.0, pinned=section.node_type_id,
                                      workload="training" if role == "training" else "inference")
@@ -189,7 +228,6 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
             continue
         workloads[name] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
                                    driver=driver, name=name, key=key)
-    warnings: list[str] = []
     uc = spec.unity_catalog
     if uc.storage_root is None and not uc.existing_catalog:
         warnings.append(f"{PROJECT}:unity_catalog: neither storage_root nor existing_catalog is set: a workspace "
@@ -201,7 +239,54 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
     endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)
-    return ResolvedStack(spec, source, workloads, endpoints, dict(limits or {}), warnings)
+    return ResolvedStack(spec, source, workloads, endpoints, dict(limits or {}), warnings, serverless)
+
+
+def _serverless(spec: StackSpec, named: NamedWorkload, catalog: Catalog, problems: list[Problem],
+                warnings: list[str]) -> ServerlessWorkload | None:
+    """A serverless GPU workload checked: a cloud Databricks offers it on, a GPU count of whole nodes, a model that
+    fits the accelerator's GPUs (one node's for an unsharded model, every GPU's share for a sharded one)."""
+    section, key = named.spec, named.key
+    assert isinstance(section, TrainingSpec) and section.accelerator is not None and section.gpus is not None
+    where = f"{PROJECT}:{key}"
+    if spec.cloud not in SERVERLESS_GPU_CLOUDS:
+        problems.append(Problem(f"{where}.compute", f"serverless GPU (the AI Runtime) is not offered on {spec.cloud}: "
+                                f"{SERVERLESS_GPU_DOCS}.", f"use compute: classic (GPU job clusters) on {spec.cloud}, "
+                                "or a workspace on AWS or Azure."))
+        return None
+    acc = accelerator(section.accelerator)
+    assert acc is not None  # the spec checks the name against databricks-sdk's enum; a test holds the table to it
+    if section.gpus % acc.gpus_per_node:
+        whole = max(acc.gpus_per_node, section.gpus // acc.gpus_per_node * acc.gpus_per_node)
+        problems.append(Problem(f"{where}.gpus", f"is {section.gpus}, not a multiple of the {acc.gpus_per_node} GPUs "
+                                f"of one {acc.name} node: serverless GPU gives whole nodes.",
+                                f"use a multiple of {acc.gpus_per_node} (e.g. {whole}, or "
+                                f"{whole + acc.gpus_per_node})."))
+        return None
+    est = _estimate(section, "training")
+    if section.memory_need_gb is not None:
+        est = _measured(section.memory_need_gb, est)
+    memory = acc.gpu_memory_gb(catalog)
+    sharding = section.model.sharding
+    need = est.need_gb if est else None
+    if need is not None and sharding != "none":
+        need = round(need * SHARDING_OVERHEAD / (section.gpus // acc.gpus_per_node), 2)  # one node's share
+    if memory is None:
+        warnings.append(f"{where}.accelerator: the GPU memory of {acc.name} ({acc.gpu}) is not in the node catalog, "
+                        "so whether the model fits it is not judged.")
+    elif need is not None and need > memory * acc.gpus_per_node:
+        per = f"{memory * acc.gpus_per_node:g} GB ({acc.gpus_per_node} x {memory:g} GB)"
+        sharded = f" sharded ({sharding}) over {section.gpus} GPUs" if sharding != "none" else ""
+        problems.append(Problem(f"{where}.model", f"needs {need:g} GB a node{sharded}, more than one {acc.name} "
+                                f"node holds: {per}.", "use a larger accelerator (GPU_8xH100), shard the model over "
+                                "more GPUs (model.sharding: fsdp, and more gpus), or train with method: lora."))
+        return None
+    if spec.region is not None:
+        warnings.append(f"{where}.compute: whether serverless GPU is offered in {spec.region} is not judged "
+                        "(Databricks publishes no per-region list we could read); check the workspace's AI Runtime "
+                        "page before deploying.")
+    return ServerlessWorkload(named.name, key, acc, section.gpus, need, est, memory,
+                              sharded=sharding if sharding != "none" else None)
 
 
 def endpoint_identity(spec: StackSpec) -> list[str]:
@@ -256,6 +341,8 @@ def _endpoints(spec: StackSpec, problems: list[Problem], warnings: list[str]) ->
     serving = load_serving_catalog()
     out = {}
     for name, e in spec.serving.endpoints.items():
+        if e.model is None:  # provisioned throughput: model units, no GPU workload type to size
+            continue
         est = estimate(e.model.params_billions, e.model.precision, "inference")
         where = f"{PROJECT}:serving.endpoints.{name}." + ("workload_type" if e.workload_type else "model")
         try:

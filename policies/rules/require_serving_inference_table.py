@@ -7,7 +7,7 @@ from typing import Any
 
 from dbxtypes.endpoint import gateway
 from dbxtypes.shape import as_mapping
-from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
+from dbxtypes.vocabulary import ENDPOINT_TYPES
 from policies.rule import Rule, View
 from policies.serving_view import endpoint_props
 
@@ -27,7 +27,7 @@ RULE = Rule(
     name="databricks-serving-require-inference-table",
     description="Serving endpoints should log requests and responses to an inference table in Unity Catalog.",
     enforcement="advisory",
-    resource_types=(MODEL_SERVING_ENDPOINT,),
+    resource_types=ENDPOINT_TYPES,
     check=check,
     stack_fields=("inference_table",),
     remediation="Enable the AI Gateway inference table (catalog, schema, enabled: true).",

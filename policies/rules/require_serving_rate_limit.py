@@ -7,7 +7,7 @@ from typing import Any
 
 from dbxtypes.endpoint import gateway
 from dbxtypes.shape import as_list
-from dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT
+from dbxtypes.vocabulary import ENDPOINT_TYPES
 from policies.rule import Rule, View
 from policies.serving_view import endpoint_props
 
@@ -26,7 +26,7 @@ RULE = Rule(
     name="databricks-serving-require-rate-limit",
     description="Serving endpoints should set an AI Gateway rate limit.",
     enforcement="advisory",
-    resource_types=(MODEL_SERVING_ENDPOINT,),
+    resource_types=ENDPOINT_TYPES,
     check=check,
     stack_fields=("rate_limit_per_user_per_minute",),
     remediation="Add ai_gateway.rate_limits with key user and renewal_period minute.",

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.endpoint import endpoint_tags
-from dbxtypes.shape import ClusterShape, PoolShape, is_set
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, REQUIRED_TAGS
+from dbxtypes.serverless import serverless_gpu_tasks
+from dbxtypes.shape import ClusterShape, PoolShape, as_mapping, is_set
+from dbxtypes.vocabulary import CLUSTER, ENDPOINT_TYPES, INSTANCE_POOL, JOB, REQUIRED_TAGS
 from policies.rule import ResourceView, Rule, View
 
 
@@ -17,8 +18,10 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
         tags, what = view.tags, "cluster"
     elif isinstance(view, PoolShape):
         tags, what = view.custom_tags, "instance pool"
-    elif isinstance(view, ResourceView) and view.resource_type == MODEL_SERVING_ENDPOINT:
+    elif isinstance(view, ResourceView) and view.resource_type in ENDPOINT_TYPES:
         tags, what = endpoint_tags(view.props), "serving endpoint"
+    elif isinstance(view, ResourceView) and view.resource_type == JOB and serverless_gpu_tasks(view.props):
+        tags, what = as_mapping(view.props.get("tags")), "serverless GPU job"  # no cluster of its own to tag
     else:
         return []
     missing = [t for t in REQUIRED_TAGS if not (is_set(tags.get(t)) and str(tags.get(t)).strip())]
@@ -30,10 +33,10 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-resource-require-tags",
-    description="Clusters, job clusters, instance pools and serving endpoints must carry the tags workload and "
-                "cost_center.",
+    description="Clusters, job clusters, serverless GPU jobs, instance pools and serving endpoints must carry the "
+                "tags workload and cost_center.",
     enforcement="mandatory",
-    resource_types=(CLUSTER, JOB, INSTANCE_POOL, MODEL_SERVING_ENDPOINT),
+    resource_types=(CLUSTER, JOB, INSTANCE_POOL, *ENDPOINT_TYPES),
     check=check,
     stack_fields=('tags',),
     remediation="Add custom_tags workload and cost_center (job-level tags count for job clusters).",

@@ -6,10 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbxtypes.plan import CostEntry, Resource
+from dbxtypes.serverless import GpuTask, serverless_gpu_tasks
 from dbxtypes.shape import as_mapping, normalize_props, shapes_of_resource
-from dbxtypes.vocabulary import JOB, JOBS_COMPUTE
+from dbxtypes.vocabulary import JOB, JOBS_COMPUTE, ROLE_TAG, SERVERLESS_GPU
 
-from ..model import _MONEY_KEYS, PricingContext, _entry_head, _nodes_of, _Unpriced, _unpriced_entry
+from ..model import _MONEY_KEYS, PricingContext, _entry_head, _nodes_of, _Unpriced, _unpriced_entry, assumption
+from ..serverless import serverless_gpu_rate
 from .cluster import cluster_facts
 from .kind import ResourceKind
 
@@ -18,7 +20,10 @@ def facts(inputs: Mapping[str, Any]) -> str:
     shapes = shapes_of_resource(JOB, inputs)
     tasks = [as_mapping(t) for t in normalize_props(inputs).get("tasks") or []]  # Pulumi's camelCase or the API's
     retries = ", ".join(f"{t.get('task_key')}: {t.get('max_retries', 0)} retries" for t in tasks)
-    return "; ".join([*(f"job cluster: {cluster_facts(c)}" for c in shapes), retries])
+    gpu = [f"serverless GPU: {t.task_key} on {t.accelerator}, "
+           + (f"{t.gpus} GPUs" if t.gpus_stated else f"{t.gpus} GPUs (one node; no GPU count stated)")
+           for t in serverless_gpu_tasks(inputs)]
+    return "; ".join([*(f"job cluster: {cluster_facts(c)}" for c in shapes), *gpu, retries])
 
 
 def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
@@ -26,7 +31,8 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
     nothing of its own)."""
     shapes = shapes_of_resource(JOB, resource.inputs, cloud=ctx.cloud)
     if not shapes:
-        return None
+        gpu_tasks = serverless_gpu_tasks(resource.inputs)
+        return _serverless_price(resource, gpu_tasks, ctx) if gpu_tasks else None
     entry = _entry_head(resource)
     parts: list[dict[str, Any]] = []
     reasons: list[str] = []
@@ -59,6 +65,43 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
     entry.update({k: sum(p[k] for p in parts) for k in (*_MONEY_KEYS, "dbu_hourly", "dbu_monthly_expected")})
     entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
     entry["unpriced"] = None
+    return CostEntry.model_validate(entry)
+
+
+def _serverless_price(resource: Resource, tasks: list[GpuTask], ctx: PricingContext) -> CostEntry:
+    """A job on serverless GPU (no cluster of ours): its tasks' GPUs x the accelerator's $/GPU-hour x the training
+    job hours (``training_job_hours_per_month``, the workload's own where the stack gives one). A task whose GPU
+    count the definition does not state is priced at one node, and the entry says so."""
+    tags = {str(k): v for k, v in as_mapping(normalize_props(resource.inputs).get("tags")).items()}
+    hours, name = assumption(ctx.a, "training_job_hours_per_month", tags)
+    entry: dict[str, Any] = {**_entry_head(resource), "workload_type": str(tags.get(ROLE_TAG) or "training"),
+                             "compute_kind": SERVERLESS_GPU, "availability": "SERVERLESS",
+                             "node_type_id": ", ".join(dict.fromkeys(t.accelerator for t in tasks)),
+                             "nodes": {"min": 0, "max": 0}, "hours_per_month": float(hours or 0),
+                             "hours_basis": f"usage assumption {name}"}
+    hourly, reasons = 0.0, []
+    for task in tasks:
+        try:
+            rate, figures = serverless_gpu_rate(ctx.prices, ctx.cloud, task.accelerator)
+        except _Unpriced as why:
+            reasons.append(f"{task.task_key}: {why}")
+            continue
+        if task.gpus is None:
+            reasons.append(f"{task.task_key}: the GPU count of {task.accelerator} is not known")
+            continue
+        for figure, fig in figures:
+            ctx.used.use(figure, fig)
+        hourly += rate * task.gpus
+    gpus = sum(t.gpus or 0 for t in tasks)
+    entry["gpus"] = gpus
+    if any(not t.gpus_stated for t in tasks):
+        entry["hours_basis"] += "; GPU count not stated by the job: one accelerator node priced"
+    if reasons:
+        return CostEntry.model_validate(_unpriced_entry(entry, "; ".join(reasons)))
+    monthly = hourly * float(hours or 0)
+    entry.update({"hourly": hourly, "hourly_max": hourly, "monthly": {"min": monthly, "expected": monthly,
+                                                                     "max": monthly},
+                  "all_on_demand_monthly_expected": monthly, "saving_monthly_expected": 0.0, "unpriced": None})
     return CostEntry.model_validate(entry)
 
 

@@ -1,0 +1,264 @@
+"""Issue 55: serverless GPU training (AI Runtime), provisioned-throughput endpoints, serverless usage policies: what
+the stack makes of them, how they are refused, priced, compared and judged."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import BASE_CONFIG
+
+from pricing.serverless import serverless_data
+from stackplan.pipeline import build_plan
+from stackplan_cli.cli import main
+
+#: The issue's contract keys, with the model the training role sizes by.
+SERVERLESS = {"compute": "serverless_gpu", "accelerator": "GPU_8xH100", "gpus": 16, "job": {},
+              "model": {"params_billions": 8, "precision": "bf16", "method": "lora"},
+              "libraries": ["transformers==4.46.0", "peft==0.13.2"]}
+PT = {"provisioned_throughput": {"entity": "system.ai.llama-4-maverick", "entity_version": "1", "model_units": 50}}
+
+
+def _config(training: dict[str, Any] | None = None, cloud: str = "aws", **more: Any) -> dict[str, Any]:
+    config = copy.deepcopy(BASE_CONFIG)
+    config["dbx-ai-infra:cloud"] = cloud
+    config["dbx-ai-infra:gpu_family"] = {"aws": "a10g", "azure": "a10g", "gcp": "l4"}[cloud]
+    for section in ("inference", "dev"):
+        config.pop(f"dbx-ai-infra:{section}")
+    config["dbx-ai-infra:training"] = copy.deepcopy(training if training is not None else SERVERLESS)
+    config.update({f"dbx-ai-infra:{k}": v for k, v in more.items()})
+    return config
+
+
+def _of(plan: Any, suffix: str) -> list[Any]:
+    return [r for r in plan.resources if r.type.endswith(suffix)]
+
+
+def _cost(plan: Any, name: str) -> Any:
+    return next(e for urn, e in plan.cost.resources.items() if e.name == name)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Item 1: the job on the accelerator, nothing else
+# --------------------------------------------------------------------------------------------------------------------
+
+def test_serverless_gpu_training_is_a_job_task_on_the_accelerator_in_a_serverless_environment(write_stack):
+    training = {**SERVERLESS, "job": {"timeout_seconds": 7200, "max_retries": 5}}
+    plan = build_plan(str(write_stack(_config(training))))
+    (job,) = _of(plan, "job:Job")
+    (task,) = job.inputs["tasks"]
+    (env,) = job.inputs["environments"]
+    assert task["compute"] == {"hardwareAccelerator": "GPU_8xH100"}
+    assert task["environmentKey"] == env["environmentKey"]
+    assert env["spec"]["dependencies"] == SERVERLESS["libraries"] and env["spec"]["environmentVersion"]
+    python = task["sparkPythonTask"]
+    assert python["pythonFile"].startswith("/Volumes/") and python["pythonFile"].endswith("/train.py")
+    params = python["parameters"]
+    assert params[params.index("--checkpoint-dir") + 1].startswith("/Volumes/ai/models/checkpoints/")
+    assert "--resume-from-latest" in params and params[params.index("--gpus") + 1] == "16"
+    assert (task["maxRetries"], task["timeoutSeconds"], task["retryOnTimeout"]) == (5, 7200, True)
+    assert "jobClusters" not in job.inputs and "newCluster" not in task and "jobClusterKey" not in task
+    assert not _of(plan, "cluster:Cluster") and not _of(plan, "instancePool:InstancePool")
+    assert all("training" not in r.name for r in _of(plan, "clusterPolicy:ClusterPolicy"))
+    assert job.inputs["tags"]["workload_type"] == "training"
+    assert any(s.node_type_id == "GPU_8xH100" and s.workload == "training" for s in plan.sizing)
+
+
+@pytest.mark.parametrize(("change", "field", "words"), [
+    ({"gpus": 12}, "dbx-ai-infra:training.gpus", "not a multiple of the 8 GPUs"),
+    ({"accelerator": "GPU_1xH100", "gpus": 1, "model": {"params_billions": 70, "precision": "bf16"}},
+     "dbx-ai-infra:training.model", "more than one GPU_1xH100 node holds"),
+    ({"accelerator": "GPU_4xA100"}, "accelerator", "is not a serverless GPU accelerator"),
+    ({"num_workers": 2}, "dbx-ai-infra:training", "num_workers describe a cluster of our own"),
+    ({"job": None}, "dbx-ai-infra:training", "compute: serverless_gpu needs job"),
+])
+def test_serverless_gpu_training_refused_naming_file_field_and_fix(write_stack, capsys, change, field, words):
+    training = {k: v for k, v in {**SERVERLESS, **change}.items() if v is not None}
+    path = write_stack(_config(training))
+    assert main(["preview", "--stack", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and field in err and words in err and "Traceback" not in err
+
+
+def test_serverless_gpu_is_refused_on_gcp_where_databricks_does_not_offer_it(write_stack, capsys):
+    path = write_stack(_config(cloud="gcp"))
+    assert main(["preview", "--stack", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "dbx-ai-infra:training.compute" in err and "not offered on gcp" in err and "compute: classic" in err
+
+
+def test_a_sharded_model_fits_over_all_the_gpus_not_one(write_stack, capsys):
+    big = {**SERVERLESS, "model": {"params_billions": 70, "precision": "bf16"}}
+    assert main(["preview", "--stack", str(write_stack(_config(big)))]) == 2  # 70B full: 1,120 GB a node
+    assert "more than one GPU_8xH100 node holds" in capsys.readouterr().err
+    sharded = {**big, "model": {**big["model"], "sharding": "fsdp"}, "gpus": 32}
+    plan = build_plan(str(write_stack(_config(sharded), name="sharded")))
+    assert _of(plan, "job:Job")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Item 2: priced per GPU-hour, hours from the usage block, compared both ways
+# --------------------------------------------------------------------------------------------------------------------
+
+def _h100_rate(region: str = "us-east-1", cloud: str = "aws") -> float:
+    data = serverless_data()["serverless_gpu"]
+    return data["dbu_per_gpu_hour"]["NVIDIA H100"]["value"] * data["usd_per_dbu"][cloud]["premium"][region]
+
+
+def test_serverless_gpu_priced_per_gpu_hour_for_the_usage_hours(write_stack):
+    plan = build_plan(str(write_stack(_config(usage={"training_job_hours_per_month": 33}))), with_cost=True)
+    entry = _cost(plan, "test-training-job")
+    assert entry.compute_kind == "serverless_gpu" and entry.gpus == 16 and entry.hours_per_month == 33
+    assert entry.hourly == pytest.approx(16 * _h100_rate())
+    assert entry.monthly.expected == pytest.approx(16 * _h100_rate() * 33)
+    figures = {s.figure: s for s in plan.cost.sources}
+    rate = figures["serverless_gpu.NVIDIA H100.dbu_per_gpu_hour"]
+    assert rate.date and rate.estimate is True and "unverified" in rate.source
+
+
+def test_an_accelerator_without_a_public_rate_is_named_unpriced_never_zero(write_stack, tmp_path):
+    a10 = {**SERVERLESS, "accelerator": "GPU_1xA10", "gpus": 4, "model": {"params_billions": 1}}
+    plan = build_plan(str(write_stack(_config(a10))), with_cost=True)
+    entry = _cost(plan, "test-training-job")
+    assert entry.monthly.expected is None and "NVIDIA A10" in entry.unpriced
+    assert "serverless_gpu_usd_per_gpu_hour.aws.GPU_1xA10" in entry.unpriced
+    assert not plan.cost.total.complete
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(yaml.safe_dump({"serverless_gpu_usd_per_gpu_hour": {"aws": {"GPU_1xA10": 2.5}}}))
+    priced = build_plan(str(write_stack(_config(a10), name="a10")), with_cost=True, prices=str(prices))
+    assert _cost(priced, "a10-training-job").monthly.expected == pytest.approx(4 * 2.5 * 80)
+
+
+def test_a_region_without_a_rate_is_named(write_stack):
+    plan = build_plan(str(write_stack(_config(region="eu-west-1"))), with_cost=True)
+    entry = _cost(plan, "test-training-job")
+    assert entry.monthly.expected is None and "eu-west-1" in entry.unpriced
+    plan = build_plan(str(write_stack(_config(region="us-west-2"), name="west")), with_cost=True)
+    assert _cost(plan, "west-training-job").hourly == pytest.approx(16 * _h100_rate("us-west-2"))
+
+
+def test_classic_and_serverless_training_compared_both_ways_with_the_cost_models_figures(write_stack):
+    classic = {"num_workers": 2, "model": {"params_billions": 8, "precision": "bf16", "method": "lora"},
+               "job": {}, "gpu_family": "h100"}
+    plan = build_plan(str(write_stack(_config(classic))), with_cost=True)
+    (advice,) = [a for a in plan.advice if a.id == "job-cluster-vs-serverless-gpu"]
+    job = _cost(plan, "test-training-job")
+    assert advice.monthly_cost_delta == pytest.approx(16 * _h100_rate() * job.hours_per_month - job.monthly.expected)
+    assert "16 GPUs on GPU_8xH100" in advice.message and f"{job.hours_per_month:g} h" in advice.message
+    back = build_plan(str(write_stack(_config(), name="sl")), with_cost=True)
+    (advice,) = [a for a in back.advice if a.id == "serverless-gpu-vs-job-cluster"]
+    serverless = _cost(back, "sl-training-job")
+    assert "2 p5.48xlarge workers" in advice.message
+    # the other way round gives back the classic job's cost (2 p5.48xlarge spot workers, on-demand driver)
+    assert advice.monthly_cost_delta + serverless.monthly.expected == pytest.approx(job.monthly.expected)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Item 3: provisioned throughput
+# --------------------------------------------------------------------------------------------------------------------
+
+def test_a_provisioned_throughput_endpoint_serves_model_units_with_gateway_and_table(write_stack):
+    plan = build_plan(str(write_stack(_config(serving={"endpoints": {"llm": PT}}))), with_cost=True)
+    (pt,) = _of(plan, "ModelServingProvisionedThroughput")
+    assert not _of(plan, "modelServing:ModelServing")
+    (entity,) = pt.inputs["config"]["servedEntities"]
+    assert entity == {"entityName": "system.ai.llama-4-maverick", "entityVersion": "1", "provisionedModelUnits": 50}
+    gateway = pt.inputs["aiGateway"]
+    assert gateway["usageTrackingConfig"] == {"enabled": True}
+    assert gateway["inferenceTableConfig"]["enabled"] and gateway["inferenceTableConfig"]["catalogName"] == "ai"
+    entry = _cost(plan, "test-serving-llm")
+    dbu = serverless_data()["provisioned_throughput"]["models"]["system.ai.llama-4-maverick"]
+    usd_per_dbu = next(s.value for s in plan.cost.sources if s.figure == "usd_per_dbu.aws.premium.model_serving")
+    assert entry.model_units == 50 and entry.hours_per_month == 730
+    assert entry.monthly.expected == pytest.approx(50 * dbu["dbu_per_model_unit_hour"]["value"] * usd_per_dbu * 730)
+
+
+def test_the_contract_example_is_made_but_its_band_model_is_named_unpriced_and_flagged(write_stack):
+    example = {"provisioned_throughput": {"entity": "system.ai.llama_v3_3_70b_instruct", "entity_version": "3",
+                                          "model_units": 50}}
+    plan = build_plan(str(write_stack(_config(serving={"endpoints": {"llm": example}}))), with_cost=True)
+    (pt,) = _of(plan, "ModelServingProvisionedThroughput")
+    assert pt.inputs["config"]["servedEntities"][0]["provisionedModelUnits"] == 50
+    entry = _cost(plan, "test-serving-llm")
+    assert entry.monthly.expected is None and "tokens-per-second bands" in entry.unpriced
+    assert [v for v in plan.violations if v.policy == "databricks-serving-provisioned-throughput-model-units"]
+
+
+@pytest.mark.parametrize(("endpoint", "words"), [
+    ({**PT, "workload_type": "GPU_LARGE"}, "workload_type are for a GPU endpoint"),
+    ({**PT, "scale_to_zero": False}, "scale_to_zero are for a GPU endpoint"),
+    ({"provisioned_throughput": {**PT["provisioned_throughput"], "model_units": 0}}, "model_units"),
+    ({}, "needs entity, entity_version, model"),
+])
+def test_provisioned_throughput_refusals(write_stack, capsys, endpoint, words):
+    path = write_stack(_config(serving={"endpoints": {"llm": endpoint}}))
+    assert main(["preview", "--stack", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "serving.endpoints.llm" in err and words in err
+
+
+def test_gateway_rules_and_the_model_unit_minimum_judge_provisioned_throughput(write_stack, tmp_path):
+    no_table = {**PT, "inference_table": False}
+    plan = build_plan(str(write_stack(_config(serving={"endpoints": {"llm": no_table}}))))
+    policies = {v.policy for v in plan.violations}
+    assert {"databricks-serving-require-inference-table", "databricks-serving-require-rate-limit"} <= policies
+    assert "databricks-serving-provisioned-throughput-model-units" not in policies
+    config = tmp_path / "policy.yaml"
+    config.write_text(yaml.safe_dump({"databricks-serving-provisioned-throughput-model-units":
+                                      {"enforcementLevel": "mandatory", "min_model_units": 100}}))
+    plan = build_plan(str(write_stack(_config(serving={"endpoints": {"llm": PT}}), name="few")),
+                      policy_config=str(config))
+    (found,) = [v for v in plan.violations if v.policy == "databricks-serving-provisioned-throughput-model-units"]
+    assert found.enforcement == "mandatory" and "50 model units, below the 100" in found.message
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Item 4: usage policies
+# --------------------------------------------------------------------------------------------------------------------
+
+RULE = "databricks-serverless-require-usage-policy"
+
+
+def test_every_serverless_job_and_endpoint_carries_the_stacks_usage_policy(write_stack):
+    serving = {"endpoints": {"llm": PT, "gpu": {"entity": "ai.models.chat", "entity_version": "1",
+                                                "model": {"params_billions": 7, "precision": "fp16"},
+                                                "model_registered": True}}}
+    plan = build_plan(str(write_stack(_config(serving=serving, usage_policy_id="a1b2-policy"))))
+    made = [*_of(plan, "job:Job"), *_of(plan, "ModelServingProvisionedThroughput"),
+            *_of(plan, "modelServing:ModelServing")]
+    assert len(made) == 3 and all(r.inputs["budgetPolicyId"] == "a1b2-policy" for r in made)
+    assert not [v for v in plan.violations if v.policy == RULE]
+
+
+def test_without_a_usage_policy_the_rule_warns_and_a_prod_level_makes_it_mandatory(write_stack):
+    serving = {"endpoints": {"llm": PT}}
+    plan = build_plan(str(write_stack(_config(serving=serving))))
+    found = {(v.resource_name, v.enforcement) for v in plan.violations if v.policy == RULE}
+    assert found == {("test-training-job", "advisory"), ("test-serving-llm", "advisory")}
+    prod = build_plan(str(write_stack(_config(serving=serving, policy={RULE: "mandatory"}), name="prod")))
+    assert {v.enforcement for v in prod.violations if v.policy == RULE} == {"mandatory"}
+    classic = build_plan(str(write_stack(copy.deepcopy(BASE_CONFIG), name="classic")))
+    assert not [v for v in classic.violations if v.policy == RULE]  # a classic job cluster is not serverless
+
+
+def test_the_shipped_prod_stacks_make_the_usage_policy_rule_mandatory():
+    for name in ("prod", "azure-prod"):
+        text = Path(__file__).resolve().parent.parent.joinpath("stacks", f"Pulumi.{name}.yaml").read_text()
+        policy = yaml.safe_load(text)["config"]["dbx-ai-infra:policy"]
+        assert policy[RULE] == "mandatory", name
+
+
+def test_the_accelerator_table_is_databricks_sdks_enum_and_reads_gpu_memory_from_the_node_catalog():
+    from databricks.sdk.service.compute import HardwareAcceleratorType
+
+    from gpucatalog import load_catalog
+    from gpucatalog.accelerators import ACCELERATORS
+
+    assert sorted(ACCELERATORS) == sorted(e.value for e in HardwareAcceleratorType)
+    catalog = load_catalog()
+    assert ACCELERATORS["GPU_8xH100"].gpus_per_node == 8 and ACCELERATORS["GPU_8xH100"].gpu_memory_gb(catalog) == 80
+    assert ACCELERATORS["GPU_1xA10"].gpu_memory_gb(catalog) == 24
+    assert ACCELERATORS["GPU_8xB300"].gpu_memory_gb(catalog) is None  # not in the catalog: the fit is not judged
