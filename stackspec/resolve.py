@@ -296,14 +296,15 @@ def endpoint_identity(spec: StackSpec) -> list[str]:
         return []
     out = []
     for name, e in spec.serving.endpoints.items():
-        own = e.entity.split(".", 1)[0] == spec.unity_catalog.catalog and not spec.unity_catalog.existing_catalog
+        entity, _ = e.served_entity
+        own = entity.split(".", 1)[0] == spec.unity_catalog.catalog and not spec.unity_catalog.existing_catalog
         who = spec.serving.deployer
         if who and own:
             out.append(f"serving endpoint {name} runs as its creator for good: the stack grants {who} "
-                       f"(serving.deployer) EXECUTE on {e.entity}; deploy as {who}.")
+                       f"(serving.deployer) EXECUTE on {entity}; deploy as {who}.")
         else:
             out.append(f"serving endpoint {name} runs as its creator for good: whoever runs `pulumi up` needs EXECUTE "
-                       f"on {e.entity} (and USE_CATALOG, USE_SCHEMA on its parents)"
+                       f"on {entity} (and USE_CATALOG, USE_SCHEMA on its parents)"
                        + (f", which the stack grants to serving.deployer only on models of its own catalog "
                           f"{spec.unity_catalog.catalog}" if not own else
                           "; name them in serving.deployer and the stack grants it") + ".")
