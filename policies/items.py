@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, OBO_TOKEN, TOKEN
+from dbxtypes.vocabulary import CLUSTER, ENDPOINT_TYPES, INSTANCE_POOL, JOB, OBO_TOKEN, TOKEN
 from policies.common import gpu_node, node_cloud
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def summary_add(counts: dict[str, int], item: ExportItem, shapes: Sequence[Clust
         counts["gpu_job_clusters"] += sum(1 for s in shapes if s.gpu)
     elif item.resource_type == INSTANCE_POOL:
         counts["instance_pools"] += 1
-    elif item.resource_type == MODEL_SERVING_ENDPOINT:  # from a Terraform plan
+    elif item.resource_type in ENDPOINT_TYPES:  # from a Terraform plan
         counts["serving_endpoints"] += 1
     elif item.resource_type in (TOKEN, OBO_TOKEN):
         counts["tokens"] += 1

@@ -35,7 +35,8 @@ PROVIDER_VERSION = "~> 1.128.0"
 #: Repeated blocks the Pulumi bridge names in the plural and Terraform in the singular (the provider's docs:
 #: ``library``, ``task``, ``job_cluster``, ``grant``, ``access_control``).
 BLOCK_RENAMES: Mapping[str, str] = {"libraries": "library", "tasks": "task", "job_clusters": "job_cluster",
-                                    "grants": "grant", "access_controls": "access_control"}
+                                    "grants": "grant", "access_controls": "access_control",
+                                    "environments": "environment"}
 #: Arguments that name another resource (an id, or a Unity Catalog name): where a reference replaces a value.
 NAME_ARGUMENTS = frozenset({"catalog", "schema", "volume", "catalog_name", "schema_name", "credential_name"})
 #: Arguments holding JSON text that may name another resource's id (a cluster policy's definition).
@@ -54,6 +55,12 @@ REFERENCE_TYPES: Mapping[str, str] = {
 #: Resources another refers to by their ``name`` attribute (a catalog, a storage credential, an external location:
 #: each is named, and its id is its name; Terraform provider docs of each, Import).
 NAMED_BY_NAME = frozenset({CATALOG, STORAGE_CREDENTIAL, EXTERNAL_LOCATION})
+
+#: Arguments that name a resource of another type too: a Permissions' ``serving_endpoint_id`` names a
+#: provisioned-throughput endpoint as well (its ``serving_endpoint_id`` attribute: the provider's
+#: databricks_model_serving_provisioned_throughput page, "Attribute Reference").
+REFERENCE_ALSO: Mapping[str, tuple[str, ...]] = {
+    "serving_endpoint_id": ("databricks_model_serving_provisioned_throughput",)}
 
 _TYPE = re.compile(r"^databricks:index/(\w+):\w+$")
 
@@ -163,7 +170,7 @@ class _Export:
             return None
         wanted = REFERENCE_TYPES.get(name)
         if wanted is not None:
-            return held.get(wanted)
+            return next((held[t] for t in (wanted, *REFERENCE_ALSO.get(name, ())) if t in held), None)
         if len(held) > 1:
             raise InputError.single(self.source, name, f"holds {value!r}, the id of both "
                                     f"{' and '.join(sorted(held))} resources: the export cannot tell which it names.",

@@ -43,6 +43,7 @@ from dbxtypes.vocabulary import (
     MODEL_SERVING_ENDPOINT,
     OBO_TOKEN,
     PERMISSIONS,
+    PROVISIONED_THROUGHPUT_ENDPOINT,
     TOKEN,
     UNKNOWN_VALUE,
     SelectedValue,
@@ -171,11 +172,14 @@ TERRAFORM_KINDS: Mapping[str, str] = {"databricks_cluster": CLUSTER, "databricks
                                       "databricks_instance_pool": INSTANCE_POOL,
                                       "databricks_cluster_policy": CLUSTER_POLICY_EXPORT,
                                       "databricks_model_serving": MODEL_SERVING_ENDPOINT,
+                                      "databricks_model_serving_provisioned_throughput":
+                                          PROVISIONED_THROUGHPUT_ENDPOINT,
                                       "databricks_token": TOKEN, "databricks_obo_token": OBO_TOKEN,
                                       "databricks_permissions": PERMISSIONS}
 #: Repeated blocks Terraform spells in the singular, and the API field they are a list of (the provider's docs:
 #: ``library``, ``task``, ``job_cluster``; the Jobs and Clusters APIs: ``libraries``, ``tasks``, ``job_clusters``).
-TERRAFORM_LISTS: Mapping[str, str] = {"library": "libraries", "task": "tasks", "job_cluster": "job_clusters"}
+TERRAFORM_LISTS: Mapping[str, str] = {"library": "libraries", "task": "tasks", "job_cluster": "job_clusters",
+                                      "environment": "environments"}
 #: Blocks the provider allows once: a plan writes each as a list of one object, the API as the object.
 TERRAFORM_SINGLE = frozenset({
     "autoscale", "aws_attributes", "azure_attributes", "gcp_attributes", "docker_image", "cluster_log_conf",
@@ -185,6 +189,8 @@ TERRAFORM_SINGLE = frozenset({
     "dbfs", "workspace", "volumes", "abfss", "gcs", "file", "log_analytics_info", "health", "git_source",
     "continuous", "queue", "run_as", "notification_settings", "webhook_notifications", "preloaded_docker_image",
     "config", "ai_gateway", "inference_table_config", "usage_tracking_config", "guardrails", "auto_capture_config",
+    # a job task's serverless compute (compute.hardware_accelerator), its environment's spec, an AI Runtime task
+    "compute", "spec", "ai_runtime_task",
 })
 #: What a value Terraform knows only after apply (``after_unknown``) reads as: set, not known.
 TERRAFORM_UNKNOWN = UNKNOWN_VALUE
@@ -198,6 +204,7 @@ TERRAFORM_COMPUTED: Mapping[str, frozenset[str]] = {
     INSTANCE_POOL: frozenset({"instance_pool_id", "state", "default_tags"}),
     CLUSTER_POLICY_EXPORT: frozenset({"policy_id", "creator_user_name"}),
     MODEL_SERVING_ENDPOINT: frozenset({"serving_endpoint_id", "endpoint_url"}),
+    PROVISIONED_THROUGHPUT_ENDPOINT: frozenset({"serving_endpoint_id"}),
     TOKEN: frozenset({"token_value", "token_id", "expiry_time", "creation_time"}),
     OBO_TOKEN: frozenset({"token_value"}),
     PERMISSIONS: frozenset({"object_type"}),
@@ -310,7 +317,8 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
             props.setdefault("instance_pool_name", address)
         if kind == CLUSTER_POLICY_EXPORT:
             props.setdefault("name", address)
-        if kind in (MODEL_SERVING_ENDPOINT, TOKEN, OBO_TOKEN, PERMISSIONS):  # judged by their own rules as they are
+        if kind in (MODEL_SERVING_ENDPOINT, PROVISIONED_THROUGHPUT_ENDPOINT, TOKEN, OBO_TOKEN, PERMISSIONS):
+            # judged by their own rules as they are
             props.setdefault("name", address)
             out.append(ExportItem(kind, props, address, address, f"{TERRAFORM_URN}{address}", source, unchanged))
             continue

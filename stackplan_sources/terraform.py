@@ -17,7 +17,15 @@ from dbxtypes.clouds import checked_region
 from dbxtypes.documents import parse_json_stream, read_text
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Plan, Resource, UnpricedItem
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, PROJECT, USAGE_DEFAULTS
+from dbxtypes.vocabulary import (
+    CLUSTER,
+    INSTANCE_POOL,
+    JOB,
+    MODEL_SERVING_ENDPOINT,
+    PROJECT,
+    PROVISIONED_THROUGHPUT_ENDPOINT,
+    USAGE_DEFAULTS,
+)
 from gpucatalog import Catalog, load_catalog
 from policies.items import ExportItem
 from stackplan.costing import price_plan
@@ -27,7 +35,8 @@ from stackplan_sources.hcl import is_terraform_code, terraform_module_read
 from stackplan_sources.tfexpand import Skipped, not_evaluated_findings
 
 #: The id attribute each priced kind is known by (what a cluster's ``instance_pool_id`` names).
-_ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name"}
+_ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name",
+       PROVISIONED_THROUGHPUT_ENDPOINT: "name"}
 
 
 def is_terraform_plan_file(path: str) -> bool:
