@@ -409,6 +409,15 @@ def _spot_rows(regional: Regional) -> list[dict[str, Any]]:
     return list(out.values())
 
 
+def _serverless_layer(serverless: dict[str, dict[str, dict[str, tuple[float, str]]]], layer: PriceOverrides,
+                      origin: str) -> None:
+    """An override layer's serverless GPU and provisioned-throughput rates, over the earlier layers'."""
+    for name in _SERVERLESS_OVERRIDES:
+        for cloud, rates_of in getattr(layer, name).items():
+            for key, value in rates_of.items():
+                serverless.setdefault(name, {}).setdefault(cloud, {})[key] = (value, origin)
+
+
 def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
                 *more: PriceOverrides | Mapping[str, Any] | None, catalog: Any = None,
                 region: str | None = None) -> PriceBook:
@@ -452,10 +461,7 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
         for cloud, types in layer.serving_dbu_per_hour.items():
             for workload_type, value in types.items():
                 serving.setdefault(cloud, {})[workload_type] = (value, origin)
-        for name in _SERVERLESS_OVERRIDES:
-            for cloud, rates_of in getattr(layer, name).items():
-                for key, value in rates_of.items():
-                    serverless.setdefault(name, {}).setdefault(cloud, {})[key] = (value, origin)
+        _serverless_layer(serverless, layer, origin)
 
     rates = {cloud: {t: {k: fig["value"] for k, fig in kinds.items()} for t, kinds in tiers.items()}
              for cloud, tiers in data["usd_per_dbu"].items()}

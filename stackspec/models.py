@@ -211,6 +211,8 @@ class TrainingSpec(ClusterWorkloadSpec):
     """Training: a fixed-size cluster (spot with fallback, on-demand driver) or serverless GPU, checkpoints on a
     Volume."""
 
+    num_workers: Workers | None = Field(None, description=(
+        "Fixed worker count (never autoscaled). Required with compute: classic."))
     compute: Literal["classic", "serverless_gpu"] = Field("classic", description=(
         "How the training runs: classic (a job cluster, or an all-purpose cluster, of GPU nodes) or serverless_gpu "
         "(a job task on Databricks serverless GPU compute, the AI Runtime: no cluster, policy or pool; needs job, "
@@ -220,8 +222,6 @@ class TrainingSpec(ClusterWorkloadSpec):
         "names it (GPU_1xA10, GPU_1xH100, GPU_8xH100, GPU_8xB300)."))
     gpus: int | None = Field(None, ge=1, le=1024, description=(
         "With compute: serverless_gpu, the GPUs the training uses: a multiple of the accelerator's GPUs per node."))
-    num_workers: Workers | None = Field(None, description=(
-        "Fixed worker count (never autoscaled). Required with compute: classic."))
     model: ModelSpec = Field(description="The model trained: sizes the node (training need).")
     spot: bool = Field(True, description="Workers on spot with fallback to on-demand. false = all on-demand.")
     first_on_demand: int = Field(1, ge=1, description="Nodes kept on-demand, driver included. Default 1.")

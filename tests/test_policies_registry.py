@@ -37,7 +37,7 @@ def test_default_config() -> None:
     assert dict(DEFAULT_CONFIG) == {"max_workers_cap": 64, "max_autotermination_minutes": 120,
                                     "max_single_node_shuffle_partitions": 16, "min_interconnect_gbps": 200,
                                     "min_training_nodes": 2, "production_stacks": ("prod", "azure-prod"), "as_of": "",
-                                    "max_lifetime_seconds": None}
+                                    "max_lifetime_seconds": None, "min_model_units": 1}
 
 
 def test_load_policy_config_dict_and_file(tmp_path) -> None:

@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, MODEL_SERVING_ENDPOINT, TOKEN
+from dbxtypes.vocabulary import (
+    CLUSTER,
+    GRANTS,
+    INSTANCE_POOL,
+    JOB,
+    MODEL_SERVING_ENDPOINT,
+    PROVISIONED_THROUGHPUT_ENDPOINT,
+    TOKEN,
+)
 from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_resource, rule_messages
 from stackplan_sources.exports import evaluate_cluster_json
 
@@ -161,7 +169,34 @@ class Case:
     sources: tuple[str, ...] = ("pulumi", "api")  # the inputs the rule judges (an export-only rule: "api")
 
 
+#: A provisioned-throughput endpoint (issue 55) as the provider takes it.
+PROVISIONED = {
+    "name": "assistant", "budget_policy_id": "policy-1",
+    "config": {"served_entities": [{"entity_name": "system.ai.llama-4-maverick", "entity_version": "1",
+                                    "provisioned_model_units": 50}]},
+    "ai_gateway": ENDPOINT["ai_gateway"], "tags": ENDPOINT["tags"],
+}
+
+
+def units(n: int | None) -> dict:
+    out = copy.deepcopy(PROVISIONED)
+    entity = out["config"]["served_entities"][0]
+    if n is None:
+        entity.pop("provisioned_model_units")
+    else:
+        entity["provisioned_model_units"] = n
+    return out
+
+
 CASES: dict[str, Case] = {
+    "databricks-serverless-require-usage-policy": Case(
+        MODEL_SERVING_ENDPOINT, {**ENDPOINT, "budget_policy_id": "policy-1"}, ENDPOINT,
+        "Fix: set dbx-ai-infra:usage_policy_id (the stack's usage policy; budget_policy_id on the resource).",
+        ENDPOINT, True),
+    "databricks-serving-provisioned-throughput-model-units": Case(
+        PROVISIONED_THROUGHPUT_ENDPOINT, PROVISIONED, units(0),
+        "Fix: raise provisioned_throughput.model_units to at least 10.", units(None), True,
+        config={"min_model_units": 10}),
     "databricks-serving-require-fitting-workload-type": Case(
         MODEL_SERVING_ENDPOINT, ENDPOINT, entity_with(workload_type="GPU_SMALL"),
         "Fix: use one that fits: GPU_MEDIUM, MULTIGPU_MEDIUM, GPU_MEDIUM_8, GPU_LARGE_8, GPU_XLARGE_8.",
@@ -320,7 +355,8 @@ def run(rule_name: str, props: dict, source: str, resource_type: str | None = No
 
 def test_every_rule_has_a_case() -> None:
     assert set(CASES) == set(RULE_NAMES)
-    assert len(RULE_NAMES) == 30  # issue 51, item 5: tag-autoscaled-gpu-compute is gone (the shape gives the role)
+    # issue 51, item 5: tag-autoscaled-gpu-compute is gone (the shape gives the role); issue 55: two serverless rules
+    assert len(RULE_NAMES) == 32
 
 
 def test_rule_names_are_unique_kebab_case() -> None:
@@ -354,6 +390,8 @@ def test_enforcement_levels() -> None:
         "databricks-cluster-require-supported-runtime",
         "databricks-serving-require-inference-table",
         "databricks-serving-require-rate-limit",
+        "databricks-serverless-require-usage-policy",
+        "databricks-serving-provisioned-throughput-model-units",
         "databricks-export-unrecognised-field",
         "databricks-resource-require-access-control",
         "databricks-job-require-service-principal-owner",

@@ -104,6 +104,15 @@ PLAN = {
             "aiGateway": {"usageTrackingConfig": {"enabled": True}},
             "tags": [{"key": "workload", "value": "genai"}, {"key": "dbx_cloud", "value": "aws"},
                      {"key": "dbx_stack", "value": "prod"}, {"key": "gpu_memory_need_gb", "value": "16.8"}]}),
+        # a provisioned-throughput endpoint (issue 55) provisioning no model units
+        _resource("pt", "databricks:index/modelServingProvisionedThroughput:ModelServingProvisionedThroughput",
+                  "dev-assistant", {"name": "assistant", "budgetPolicyId": "policy-1", "config": {"servedEntities": [
+                      {"entityName": "system.ai.llama-4-maverick", "entityVersion": "1", "provisionedModelUnits": 0}]},
+                      "aiGateway": {"usageTrackingConfig": {"enabled": True},
+                                    "inferenceTableConfig": {"catalogName": "ai", "schemaName": "serving",
+                                                             "enabled": True},
+                                    "rateLimits": [{"calls": 60, "key": "user", "renewalPeriod": "minute"}]},
+                      "tags": [{"key": "workload", "value": "genai"}, {"key": "cost_center", "value": "ai"}]}),
         _resource("token", "databricks:index/token:Token", "dev-token", {"comment": "ci"}),  # never expires
         _resource("notebook", "databricks:index/notebook:Notebook", "dev-nb", {"path": "/Shared/x", "source": "x.py"}),
         # the job is owned by a person (judged with the plan: the owner rule reads the job's Permissions)
@@ -204,7 +213,7 @@ def test_analyze_matches_evaluate_plan(stub) -> None:
     policies = {p for p, *_ in got}
     # the plan exercises every rule that judges what the project generates
     assert policies == {rule.name for rule in ALL_RULES if "pulumi" in rule.sources}  # the pack judges resources
-    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][0:8]}
+    assert {u for _, u, *_ in got} == {r["urn"] for r in PLAN["resources"][0:9]}
     # the good cluster meets every rule but the one judged with the plan (no Permissions names it)
     assert {p for p, u, *_ in got if u == PLAN["resources"][0]["urn"]} == {"databricks-resource-require-access-control"}
     assert all("hf_plaintext_value" not in m for *_, m in got)

@@ -161,7 +161,9 @@ def test_scale_to_zero_in_a_production_stack_fails_and_points_at_the_field(write
 
 
 def test_no_inference_table_and_no_rate_limit_are_advisory(write_stack, capsys):
-    stack = write_stack(serving(chat=endpoint(inference_table=False, rate_limit_per_user_per_minute=None)))
+    config = serving(chat=endpoint(inference_table=False, rate_limit_per_user_per_minute=None))
+    config["dbx-ai-infra:usage_policy_id"] = "policy-1"  # the usage-policy rule has its own tests (issue 55)
+    stack = write_stack(config)
     code, plan = run_json(capsys, "check", "--stack", str(stack))
     assert code == 0
     assert {(v["policy"], v["enforcement"]) for v in plan["violations"]} == {
