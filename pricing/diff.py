@@ -169,8 +169,14 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
               for status in ("added", "removed", "changed", "unchanged")}
 
     b_total, h_total = _total_side(b_cost), _total_side(h_cost)
-    # a side that leaves a resource out makes the change unknown: an unpriced resource is never a saving
-    complete = b_cost.total.complete and h_cost.total.complete
+    # a side that leaves a resource out makes the change unknown: an unpriced resource is never a saving; but one
+    # unpriced on both sides and unchanged is left out of both totals alike, so the change is known without it
+    # (issue 51: an unchanged CPU cluster with no price made every pull request's delta unknown)
+    stable = [r["name"] for r in rows if r["status"] == "unchanged" and (r["base"] or {}).get("unpriced")
+              and (r["head"] or {}).get("unpriced")]
+    unpriced = {side: [n for n in names if n not in stable]
+                for side, names in (("base", b_cost.total.unpriced), ("head", h_cost.total.unpriced))}
+    complete = not unpriced["base"] and not unpriced["head"]
     by_workload: dict[str, dict[str, float]] = {}
     b_work, h_work = b_cost.by_workload, h_cost.by_workload
     for role in [*h_work, *(r for r in b_work if r not in h_work)]:
@@ -191,8 +197,7 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
         "counts": counts,
         "total": {"base": b_total, "head": h_total,
                   "delta": _delta(b_total, h_total) if complete else {k: None for k in _SIDE_NUMBERS},
-                  "complete": complete,
-                  "unpriced": {"base": list(b_cost.total.unpriced), "head": list(h_cost.total.unpriced)}},
+                  "complete": complete, "unpriced": unpriced, "unchanged_unpriced": stable},
         "by_workload": by_workload,
         "unpriced": {"base": len(b_cost.unpriced), "head": len(h_cost.unpriced)},
         "sizing": sizing,

@@ -9,14 +9,17 @@ states none); ``--prices`` overrides prices as for a stack.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dbxtypes.clouds import checked_region
 from dbxtypes.documents import parse_json_stream, read_text
 from dbxtypes.errors import InputError
-from dbxtypes.plan import Plan, Resource, UnpricedItem
+from dbxtypes.plan import Cost, Plan, Resource, UnpricedItem
 from dbxtypes.vocabulary import (
     CLUSTER,
     INSTANCE_POOL,
@@ -26,14 +29,18 @@ from dbxtypes.vocabulary import (
     PROVISIONED_THROUGHPUT_ENDPOINT,
     USAGE_DEFAULTS,
 )
-from gpucatalog import Catalog, load_catalog
+from gpucatalog import load_catalog
 from policies.items import ExportItem
 from stackplan.costing import price_plan
 from stackplan_sources.audit import audit_items
 from stackplan_sources.exports import is_terraform_plan, require_terraform_plan, terraform_items
 from stackplan_sources.hcl import is_terraform_code, terraform_module_read
+from stackplan_sources.tf_nodes import resolve_node_types, resource_clouds
 from stackplan_sources.tfexpand import Skipped, not_evaluated_findings
 
+#: The cloud a module is priced on when none of its resources names one (a serving-only module, node types all from
+#: data sources with no cloud attribute block): said in a note, never silent.
+DEFAULT_CLOUD = "aws"
 #: The id attribute each priced kind is known by (what a cluster's ``instance_pool_id`` names).
 _ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER: "cluster_id", JOB: "job_id", MODEL_SERVING_ENDPOINT: "name",
        PROVISIONED_THROUGHPUT_ENDPOINT: "name"}
@@ -49,40 +56,59 @@ def is_terraform_plan_file(path: str) -> bool:
     return len(docs) == 1 and is_terraform_plan(docs[0])
 
 
-def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None) -> Plan:
+def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None) -> tuple[Plan, TerraformPricing]:
     """A plan's clusters, jobs, pools and endpoints (``every``: its items, `stackplan_sources.exports.terraform_items`)
-    as a `Plan`, not yet priced; `InputError` for a plan whose node types name several clouds, or none (unless ``cloud``
-    is given: a cost diff's base takes its head's cloud, and a base without Databricks compute, a repository's first
-    plan, is then $0, everything new)."""
+    as a `Plan`, not yet priced, and what pricing it leaves to say (`TerraformPricing`). Never an error for a valid
+    module: each resource's cloud is its own (`tf_nodes.resource_clouds`); the plan prices the cloud most of them name
+    (``cloud``, a cost diff's head's, when none does; AWS, said in a note, when nothing tells); a resource of another
+    cloud is left out and named unpriced; a node type a ``databricks_node_type`` data source picks is resolved as
+    Databricks would pick it (`tf_nodes.pick_node_type`), the choice said."""
     items = [i for i in every if i.resource_type in _ID]
     catalog = load_catalog()
-    clouds = {c for i in items for c in _node_clouds(i.props, catalog) if c}
-    if not clouds and cloud is not None:
-        clouds = {cloud}
-    if len(clouds) != 1:
-        raise InputError.single(path, "resource_changes", f"names node types of {', '.join(sorted(clouds)) or 'no'} "
-                                "cloud(s): the cost model prices one cloud.",
-                                "pass the plan of one workspace, with node_type_id set on its clusters or pools.")
-    resources = [Resource(urn=i.urn, id=str(i.props.get(_ID[i.resource_type]) or i.name), type=i.resource_type,
-                          name=i.name, inputs=dict(i.props)) for i in items]
-    return Plan.model_validate({"stack": Path(path).stem, "project": PROJECT, "stack_file": path,
-                                "cloud": clouds.pop(), "resources": resources,
+    own = {i.urn: resource_clouds(i.props, catalog) for i in items}
+    counts = Counter(c for clouds in own.values() for c in clouds)
+    said = TerraformPricing()
+    if counts:
+        chosen = sorted(counts, key=lambda c: (-counts[c], c))[0]
+    elif cloud is not None:
+        chosen = cloud
+    else:
+        chosen = DEFAULT_CLOUD
+        if items:
+            said.notes.append(f"No resource names its cloud (no cloud attribute block, no node type of a known cloud): "
+                              f"priced at {DEFAULT_CLOUD.upper()}'s list prices.")
+    resources = []
+    for i in items:
+        if own[i.urn] and chosen not in own[i.urn]:
+            said.left_out.append((i.urn, i.name, f"on {', '.join(sorted(own[i.urn]))}: this cost prices {chosen}, the "
+                                  "cloud most of the module's resources name (price the other workspace's module "
+                                  "on its own)"))
+            continue
+        props = resolve_node_types(i.props, chosen if (own[i.urn] or counts) else None, catalog, said.notes)
+        resources.append(Resource(urn=i.urn, id=str(props.get(_ID[i.resource_type]) or i.name),
+                                  type=i.resource_type, name=i.name, inputs=dict(props)))
+    plan = Plan.model_validate({"stack": Path(path).stem, "project": PROJECT, "stack_file": path, "cloud": chosen,
+                                "resources": resources,
                                 "assumptions": {k: u.default for k, u in USAGE_DEFAULTS.items()}})
+    return plan, said
 
 
-def _node_clouds(props: Any, catalog: Catalog) -> set[str | None]:
-    """The clouds of every node type an object names, however deep (a job's clusters)."""
-    found: set[str | None] = set()
-    if isinstance(props, Mapping):
-        for key, value in props.items():
-            if key in ("node_type_id", "driver_node_type_id") and isinstance(value, str):
-                found.add(catalog.cloud_of(value))
-            else:
-                found |= _node_clouds(value, catalog)
-    elif isinstance(props, list):
-        for value in props:
-            found |= _node_clouds(value, catalog)
-    return found
+@dataclass
+class TerraformPricing:
+    """What pricing a Terraform plan says besides the cost model: ``notes`` (the cloud when nothing named it, each
+    data source's node type choice) and the resources ``left_out`` of the priced cloud (urn, name, reason), named
+    unpriced in the total."""
+
+    notes: list[str] = field(default_factory=list)
+    left_out: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def apply(self, cost: Cost) -> None:
+        """Says it on ``cost``: the notes, and each resource left out as unpriced (the total incomplete)."""
+        cost.notes = [*cost.notes, *self.notes]
+        for urn, name, reason in self.left_out:
+            cost.unpriced.append(UnpricedItem(urn=urn, name=name, reason=reason))
+            cost.total.unpriced.append(name)
+            cost.total.complete = False
 
 
 def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
@@ -99,9 +125,12 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, 
         items, skipped = code.items, code.not_evaluated
     else:
         items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
-    plan = terraform_plan(path, items, cloud)
+    plan, said = terraform_plan(path, items, cloud)
     plan.region = checked_region(region, plan.cloud)
     plan.cost = price_plan(plan, None, prices)
+    said.apply(plan.cost)
+    for note in said.notes:  # the reader's notes go to stderr (`stackplan_sources.hcl`): these are pricing's
+        print(f"note: {path}: {note}", file=sys.stderr)
     for block in skipped:  # a total that leaves out what was not evaluated says so, naming it
         plan.cost.total.complete = False
         plan.cost.total.unpriced.append(block.address)

@@ -375,3 +375,137 @@ def test_a_role_tag_wins_over_the_shape_and_says_so(tmp_path: Path, capsys: Any)
     (training,) = [t for t in _findings(report, "databricks-cluster-disallow-autoscaled-or-spot-training")
                    if t["resource_name"] == "databricks_cluster.chat"]
     assert "training cluster (role: training, from tag workload_type)" in training["message"]
+
+
+# ---- item 6: cost on real code ------------------------------------------------------------------------------------
+
+def _cost(capsys: Any, directory: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
+    code = main(["cost", "--terraform", str(directory), "--json", *extra])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, (json.loads(out) if out.strip() else {}), err
+
+
+def _stack_cost(report: dict[str, Any]) -> dict[str, Any]:
+    cost: dict[str, Any] = report["cost"]
+    return cost
+
+
+GPU_FROM_DATA_SOURCE = '''
+data "databricks_node_type" "gpu" {
+  min_gpus   = 1
+  local_disk = true
+}
+resource "databricks_cluster" "research" {
+  cluster_name            = "research"
+  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  node_type_id            = data.databricks_node_type.gpu.id
+  autotermination_minutes = 20
+  custom_tags             = { workload_type = "training", workload = "research", cost_center = "cc1" }
+  num_workers             = 2
+  aws_attributes {
+    availability    = "SPOT_WITH_FALLBACK"
+    first_on_demand = 1
+  }
+}
+'''
+
+
+def test_a_node_type_from_a_data_source_is_priced_as_databricks_would_pick_it(tmp_path: Path, capsys: Any) -> None:
+    """databricks-sdk-go ListNodeTypesResponse.Smallest (what the provider's data source calls): the smallest node
+    type, by cores then memory, with at least min_gpus GPUs: on AWS, g4dn.xlarge of our catalog."""
+    code, report, _ = _cost(capsys, _module(tmp_path, GPU_FROM_DATA_SOURCE))
+    cost = _stack_cost(report)
+    (entry,) = cost["resources"].values()
+    assert code == 0 and entry["node_type_id"] == "g4dn.xlarge" and entry["monthly"]["expected"] > 0
+    assert any("data.databricks_node_type.gpu" in n and "g4dn.xlarge, the smallest aws node type" in n
+               for n in cost["notes"])
+
+
+def test_a_cpu_pick_is_named_unpriced_never_an_error(tmp_path: Path, capsys: Any) -> None:
+    cpu = GPU_FROM_DATA_SOURCE.replace("min_gpus   = 1", "min_cores  = 8").replace("-gpu-ml", "")
+    code, report, _ = _cost(capsys, _module(tmp_path, cpu))
+    cost = _stack_cost(report)
+    assert code == 0 and cost["total"]["complete"] is False
+    assert cost["total"]["unpriced"] == ["databricks_cluster.research"]
+    assert any("not resolved, a CPU node type" in n for n in cost["notes"])
+
+
+def test_a_serving_only_module_is_priced(tmp_path: Path, capsys: Any) -> None:
+    directory = _module(tmp_path, '''
+resource "databricks_model_serving" "chat" {
+  name = "chat"
+  config {
+    served_entities {
+      entity_name           = "main.models.chat"
+      entity_version        = "3"
+      workload_type         = "GPU_SMALL"
+      workload_size         = "Small"
+      scale_to_zero_enabled = false
+    }
+  }
+}
+''')
+    code, report, _ = _cost(capsys, directory)
+    cost = _stack_cost(report)
+    assert code == 0 and cost["total"]["monthly"]["expected"] > 0
+    assert any("No resource names its cloud" in n for n in cost["notes"])
+
+
+def test_a_module_on_two_clouds_prices_one_and_names_the_other(tmp_path: Path, capsys: Any) -> None:
+    directory = _module(tmp_path, '''
+resource "databricks_cluster" "aws_one" {
+  cluster_name            = "aws-one"
+  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  node_type_id            = "g5.xlarge"
+  num_workers             = 1
+  autotermination_minutes = 30
+  custom_tags             = { workload_type = "training", workload = "a", cost_center = "cc1" }
+}
+resource "databricks_cluster" "aws_two" {
+  cluster_name            = "aws-two"
+  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  node_type_id            = "g5.2xlarge"
+  num_workers             = 1
+  autotermination_minutes = 30
+  custom_tags             = { workload_type = "training", workload = "b", cost_center = "cc1" }
+}
+resource "databricks_cluster" "azure_one" {
+  provider                = databricks.azure
+  cluster_name            = "azure-one"
+  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  node_type_id            = "Standard_NC4as_T4_v3"
+  num_workers             = 1
+  autotermination_minutes = 30
+  custom_tags             = { workload_type = "training", workload = "c", cost_center = "cc1" }
+  azure_attributes {
+    availability = "ON_DEMAND_AZURE"
+  }
+}
+''')
+    code, report, _ = _cost(capsys, directory)
+    cost = _stack_cost(report)
+    assert code == 0 and cost["cloud"] == "aws" and cost["total"]["complete"] is False
+    assert cost["total"]["unpriced"] == ["databricks_cluster.azure_one"]
+    assert [u["reason"] for u in cost["unpriced"]][0].startswith("on azure: this cost prices aws")
+    assert len(cost["resources"]) == 2 and all(e["monthly"]["expected"] > 0 for e in cost["resources"].values())
+
+
+def test_an_unchanged_resource_unpriced_on_both_sides_leaves_the_delta_known(tmp_path: Path, capsys: Any) -> None:
+    cpu = '''
+resource "databricks_cluster" "etl" {
+  cluster_name            = "etl"
+  spark_version           = "15.4.x-scala2.12"
+  node_type_id            = "m5.2xlarge"
+  num_workers             = 2
+  autotermination_minutes = 30
+}
+'''
+    gpu = GPU_FROM_DATA_SOURCE.replace("data.databricks_node_type.gpu.id", '"g5.xlarge"')
+    base = _module(tmp_path, cpu + gpu, "base")
+    head = _module(tmp_path, cpu + gpu.replace("num_workers             = 2", "num_workers             = 4"), "head")
+    code = main(["cost", "--terraform", str(head), "--against", str(base), "--json"])
+    out, _ = capsys.readouterr()
+    total = json.loads(out)["diff"]["total"]
+    assert code == 0 and total["complete"] is True and total["delta"]["monthly_expected"] > 0
+    assert total["unchanged_unpriced"] == ["databricks_cluster.etl"]
