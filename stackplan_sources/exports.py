@@ -191,6 +191,8 @@ TERRAFORM_SINGLE = frozenset({
     "config", "ai_gateway", "inference_table_config", "usage_tracking_config", "guardrails", "auto_capture_config",
     # a job task's serverless compute (compute.hardware_accelerator), its environment's spec, an AI Runtime task
     "compute", "spec", "ai_runtime_task",
+    # a job task's sql_task holds one query, dashboard or alert (the provider's docs/resources/job.md, sql_task)
+    "query", "dashboard", "alert",
 })
 #: What a value Terraform knows only after apply (``after_unknown``) reads as: set, not known.
 TERRAFORM_UNKNOWN = UNKNOWN_VALUE

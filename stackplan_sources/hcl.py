@@ -2,21 +2,21 @@
 directory read with python-hcl2, and made into the plan ``terraform plan`` would show of it, so that the one plan
 reader (`stackplan_sources.exports.terraform_items`) judges and prices it.
 
-What is evaluated, as Terraform evaluates it: variables (their defaults, then ``terraform.tfvars``, then
-``*.auto.tfvars`` in name order, then each ``--var-file`` in order; ``TF_VAR_<name>`` in the environment first, as
-Terraform reads it), locals, references to them, ``each.key`` /
-``each.value`` / ``count.index``, string templates, a conditional and ``==``/``!=`` on known values, the functions
-``merge``, ``concat``, ``lookup``, ``coalesce``, ``length``, ``lower``, ``upper``, ``tostring``, ``tonumber``;
+What is evaluated, as Terraform evaluates it: variables (their defaults, then ``TF_VAR_<name>`` in the
+environment, then the tfvars files in Terraform's order, then each ``--var-file``), each converted to its declared
+type (`stackplan_sources.tfscope`); locals; every expression, template and function of HCL and Terraform
+(`stackplan_sources.tfexpr`, `stackplan_sources.tfeval`, `stackplan_sources.tffunctions`); ``dynamic`` blocks;
 ``count`` and ``for_each`` instances, addressed as Terraform addresses them (``module.serving["chat"]
 .databricks_cluster.this[0]``); local module calls (``source = "./..."``) with their inputs. A resource's ``.id``
 referenced by another (a cluster's ``instance_pool_id``, a permission's ``cluster_id``) is that resource's address,
 as the plan reader gives an id known only after apply.
 
-What is not, and stays unknown (``after_unknown``), never guessed and never an error: a data source's attributes (a
-``databricks_spark_version``'s ``id``, read at apply), a module's outputs, any other attribute of a resource, a
-variable with no value, an undeclared reference, a function this reader does not evaluate. A resource whose
-``count`` or ``for_each`` is unknown, a remote module and a module directory that does not exist are skipped, each
-with a note. Only a file that is not HCL is invalid input.
+What is not, and stays unknown (``after_unknown``), carried through expressions as Terraform carries it, never
+guessed and never an error: a data source's attributes (a ``databricks_spark_version``'s ``id``, read at apply), a
+module's outputs, any other attribute of a resource, a variable with no value, an undeclared reference, a function
+this reader does not evaluate. A resource whose ``count`` or ``for_each`` is unknown, a remote module and a module
+directory that does not exist are skipped, each with a note. A file that is not HCL, and a variable's value that
+its type refuses, are invalid input.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,275 +34,30 @@ from stackplan_sources import tfexpand, tfload
 from stackplan_sources.exports import terraform_items
 from stackplan_sources.tf_references import DATA_ADDRESS, SELECTED_BY
 from stackplan_sources.tfload import Module
-from stackplan_sources.tfload import hcl_loads as _loads
+from stackplan_sources.tfscope import Scope, VariableError, declared_type, environment_value, typed_variable, value
+from stackplan_sources.tfvalues import Unknown, wholly_known
 
-#: A value this reader does not know (Terraform's "known after apply", or something it does not evaluate).
-UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "<unknown>"})()
+#: A variable declared with no default (its value, until a tfvars file or TF_VAR_ sets one).
+NO_VALUE: Any = type("NoValue", (), {"__repr__": lambda self: "<no value>"})()
 #: Where a resource block is written: ``(file, line)`` by its configuration address.
 Locations = dict[str, tuple[str, int]]
 
 #: The key of the plan document read from code that lists the blocks not evaluated (`tfexpand.Skipped`): no
 #: Terraform plan has it, and the plan reader reads nothing of it.
 NOT_EVALUATED_KEY = "stackplan_not_evaluated"
-_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
-_TRAVERSAL = re.compile(r'^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[[^\[\]]*\])*$')
 
 
 def read_module(directory: Path, files: Sequence[Path] | None = None) -> Module:
     """The blocks of a module as Terraform loads them (`stackplan_sources.tfload`), its variables' defaults
-    (`UNKNOWN`: none)."""
+    (`NO_VALUE`: none)."""
     module = tfload.read_module(directory, files)
-    module.variables = {name: body.get("default", UNKNOWN) for name, body in module.declared.items()}
+    module.variables = {name: body.get("default", NO_VALUE) for name, body in module.declared.items()}
     return module
 
 
 def read_tfvars(path: Path) -> dict[str, Any]:
     """A ``.tfvars`` (HCL) or ``.tfvars.json`` file's values."""
     return tfload.read_values(path)
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Expressions
-# --------------------------------------------------------------------------------------------------------------------
-
-@dataclass
-class Scope:
-    """What an expression of one module instance may name."""
-
-    prefix: str  # the module instance's address prefix: "" or 'module.serving["chat"].'
-    variables: Mapping[str, Any]
-    locals_raw: Mapping[str, Any]
-    notes: list[str]
-    each: tuple[Any, Any] | None = None
-    count: int | None = None
-    _locals: dict[str, Any] = field(default_factory=dict)
-
-    def local(self, name: str) -> Any:
-        if name not in self._locals:
-            self._locals[name] = UNKNOWN  # a local that names itself stays unknown
-            self._locals[name] = value(self.locals_raw[name], self) if name in self.locals_raw else UNKNOWN
-        return self._locals[name]
-
-
-def _split_top(text: str, separators: str) -> list[str]:
-    """``text`` split at the separators that are outside brackets and strings."""
-    parts, depth, quote, start, i = [], 0, False, 0, 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                quote = False
-        elif c == '"':
-            quote = True
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and c in separators:
-            parts.append(text[start:i])
-            start = i + 1
-        i += 1
-    parts.append(text[start:])
-    return parts
-
-
-def _interpolations(text: str) -> list[tuple[int, int]]:
-    """The ``${...}`` spans of a template, outermost, as (start, end) with ``end`` after the closing brace."""
-    spans, i = [], 0
-    while (start := text.find("${", i)) >= 0:
-        if start > 0 and text[start - 1] == "$":  # $${ is a literal ${
-            i = start + 2
-            continue
-        depth, j, quote = 0, start + 1, False
-        while j < len(text):
-            c = text[j]
-            if quote:
-                quote = not (c == '"' and text[j - 1] != "\\")
-            elif c == '"':
-                quote = True
-            elif c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        spans.append((start, j + 1))
-        i = j + 1
-    return spans
-
-
-def value(raw: Any, scope: Scope) -> Any:
-    """A value as python-hcl2 gives it (literals, lists, dicts, strings holding ``${...}``), evaluated."""
-    if isinstance(raw, str):
-        return _string(raw, scope)
-    if isinstance(raw, list):
-        return [value(v, scope) for v in raw]
-    if isinstance(raw, dict):
-        return {k: value(v, scope) for k, v in raw.items() if not k.startswith("__")}
-    return raw
-
-
-def _string(text: str, scope: Scope) -> Any:
-    spans = _interpolations(text)
-    if len(spans) == 1 and spans[0] == (0, len(text)):
-        return expression(text[2:-1], scope)
-    out, last = [], 0
-    for start, end in spans:
-        got = expression(text[start + 2:end - 1], scope)
-        if got is UNKNOWN or isinstance(got, (dict, list)):
-            return UNKNOWN
-        out.append(text[last:start] + ("true" if got is True else "false" if got is False else str(got)))
-        last = end
-    return "".join(out) + text[last:]
-
-
-_FUNCTIONS: dict[str, Callable[[list[Any]], Any]] = {
-    "merge": lambda a: {k: v for m in a for k, v in m.items()} if all(isinstance(m, dict) for m in a) else UNKNOWN,
-    "concat": lambda a: [v for m in a for v in m] if all(isinstance(m, list) for m in a) else UNKNOWN,
-    "lookup": lambda a: (a[0].get(a[1], a[2] if len(a) > 2 else UNKNOWN) if isinstance(a[0], dict) else UNKNOWN),
-    "coalesce": lambda a: next((v for v in a if v not in (None, "")), UNKNOWN),
-    "length": lambda a: len(a[0]) if isinstance(a[0], (list, dict, str)) else UNKNOWN,
-    "lower": lambda a: a[0].lower() if isinstance(a[0], str) else UNKNOWN,
-    "upper": lambda a: a[0].upper() if isinstance(a[0], str) else UNKNOWN,
-    "tostring": lambda a: str(a[0]) if isinstance(a[0], (str, int, float)) else UNKNOWN,
-    "tonumber": lambda a: float(a[0]) if isinstance(a[0], str) and _NUMBER.match(a[0]) else a[0],
-}
-
-
-def expression(text: str, scope: Scope) -> Any:
-    """One HCL expression (the inside of ``${...}``), evaluated where it is known; else `UNKNOWN`."""
-    text = text.strip()
-    if not text:
-        return UNKNOWN
-    if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
-        return expression(text[1:-1], scope)
-    question = _split_top(text, "?")
-    if len(question) == 2:
-        branches = _split_top(question[1], ":")
-        if len(branches) == 2:
-            condition = expression(question[0], scope)
-            if condition is UNKNOWN:
-                return UNKNOWN
-            return expression(branches[0] if condition else branches[1], scope)
-    for operator in ("==", "!="):
-        parts = text.split(f" {operator} ")
-        if len(parts) == 2:
-            left, right = expression(parts[0], scope), expression(parts[1], scope)
-            if left is UNKNOWN or right is UNKNOWN:
-                return UNKNOWN
-            return (left == right) is (operator == "==")
-    return _operand(text, scope)
-
-
-def _balanced(text: str) -> bool:
-    """Brackets outside strings close in order (``a) == (b`` does not: its parentheses are not one pair)."""
-    depth, quote, escaped = 0, False, False
-    for c in text:
-        if quote:
-            quote, escaped = (escaped or c != '"'), (not escaped and c == "\\")
-            continue
-        quote = c == '"'
-        depth += (c in "([{") - (c in ")]}")
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def _operand(text: str, scope: Scope) -> Any:
-    if text in ("true", "false"):
-        return text == "true"
-    if text == "null":
-        return None
-    if _NUMBER.match(text):
-        return float(text) if "." in text else int(text)
-    if text.startswith('"') and text.endswith('"'):
-        return _string(text[1:-1].replace('\\"', '"'), scope)
-    call = re.match(r"^([a-z_][a-z0-9_]*)\((.*)\)$", text, re.S)
-    if call:
-        function = _FUNCTIONS.get(call.group(1))
-        if function is None:
-            scope.notes.append(f"function {call.group(1)}() is not evaluated here: its value is unknown")
-            return UNKNOWN
-        args = [expression(a, scope) for a in _split_top(call.group(2), ",") if a.strip()]
-        if not args or any(a is UNKNOWN for a in args):
-            return UNKNOWN
-        try:
-            return function(args)
-        except (IndexError, TypeError, ValueError):
-            return UNKNOWN
-    if text[0] in "{[":
-        return _literal(text, scope)
-    if _TRAVERSAL.match(text):
-        return _reference(text, scope)
-    return UNKNOWN
-
-
-def _literal(text: str, scope: Scope) -> Any:
-    """An object or tuple literal, read by the HCL parser as the value of an attribute."""
-    try:
-        parsed = _loads(f"v = {text}\n")
-    except Exception:  # noqa: BLE001 - an expression the parser does not take: unknown, never an error
-        return UNKNOWN
-    return value(parsed.get("v", UNKNOWN), scope)
-
-
-def _steps(text: str, scope: Scope) -> list[Any]:
-    """``a.b["k"][0]`` -> ``["a", "b", "k", 0]``; an index that is an expression (``[each.key]``,
-    ``[count.index]``) is evaluated (`UNKNOWN` when it is not known)."""
-    out: list[Any] = []
-    for name, index in re.findall(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\[\]]*)\]', text):
-        if name:
-            out.append(name)
-            continue
-        index = index.strip()
-        if index.isdigit():
-            out.append(int(index))
-        elif index.startswith('"') and index.endswith('"'):
-            out.append(index[1:-1])
-        else:
-            got = expression(index, scope)
-            out.append(got if isinstance(got, (str, int)) and not isinstance(got, bool) else UNKNOWN)
-    return out
-
-
-def _walk(found: Any, steps: Sequence[str | int]) -> Any:
-    for step in steps:
-        if isinstance(found, dict) and step in found:
-            found = found[step]
-        elif isinstance(found, list) and isinstance(step, int) and step < len(found):
-            found = found[step]
-        else:
-            return UNKNOWN
-    return found
-
-
-def _reference(text: str, scope: Scope) -> Any:
-    steps = _steps(text, scope)
-    if any(step is UNKNOWN for step in steps):
-        return UNKNOWN
-    root = steps[0]
-    if root == "var" and len(steps) > 1:
-        if str(steps[1]) not in scope.variables:
-            scope.notes.append(f"{scope.prefix}var.{steps[1]} is not declared: its value is unknown")
-        return _walk(scope.variables.get(str(steps[1]), UNKNOWN), steps[2:])
-    if root == "local" and len(steps) > 1:
-        return _walk(scope.local(str(steps[1])), steps[2:])
-    if root == "each" and scope.each is not None and len(steps) > 1:
-        return _walk(scope.each[0] if steps[1] == "key" else scope.each[1], steps[2:]) \
-            if steps[1] in ("key", "value") else UNKNOWN
-    if root == "count" and steps[1:] == ["index"]:
-        return scope.count if scope.count is not None else UNKNOWN
-    if root in ("data", "module", "path", "terraform", "self"):
-        return UNKNOWN
-    # a resource: its ``.id`` is its address (an id known after apply, as the plan reader names it)
-    if len(steps) >= 3 and isinstance(steps[1], str) and steps[-1] == "id":
-        key = steps[2] if len(steps) == 4 else None
-        suffix = "" if key is None else f"[{key}]" if isinstance(key, int) else f'["{key}"]'
-        return f"{scope.prefix}{root}.{steps[1]}{suffix}"
-    return UNKNOWN
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -326,8 +81,7 @@ def _instances(body: Mapping[str, Any], scope: Scope, what: str, walk: _Walk,
             walk.skip(what, "its count is not known here (known only at apply)", file, line)
             return []
         walk.expansion.add(configured, what, count, where)
-        return [(f"[{i}]", Scope(scope.prefix, scope.variables, scope.locals_raw, scope.notes, count=i))
-                for i in range(count)]
+        return [(f"[{i}]", scope.instance(count=i)) for i in range(count)]
     if "for_each" in body:
         each = tfexpand.for_each_of(value(body["for_each"], scope), what, where)
         if each is None:
@@ -335,15 +89,14 @@ def _instances(body: Mapping[str, Any], scope: Scope, what: str, walk: _Walk,
             walk.skip(what, "its for_each is not known here (known only at apply)", file, line)
             return []
         walk.expansion.add(configured, what, len(each), where)
-        return [(f'["{k}"]', Scope(scope.prefix, scope.variables, scope.locals_raw, scope.notes, each=(k, v)))
-                for k, v in each.items()]
+        return [(f'["{k}"]', scope.instance(each=(k, v))) for k, v in each.items()]
     walk.expansion.add(configured, what, 1, where)
     return [("", scope)]
 
 
 def _after(evaluated: Any) -> tuple[Any, Any]:
     """A plan's ``after`` and ``after_unknown`` of an evaluated value."""
-    if evaluated is UNKNOWN:
+    if isinstance(evaluated, Unknown):
         return None, True
     if isinstance(evaluated, dict):
         pairs = {k: _after(v) for k, v in evaluated.items()}
@@ -374,7 +127,7 @@ def _configure(module: Module, scope: Scope, config: dict[str, Any]) -> None:
             if key.startswith("__") or key in _META:
                 continue
             known = value(raw, scope)
-            expressions[key] = {"references": ["(computed)"]} if _has_unknown(known) else {"constant_value": known}
+            expressions[key] = {"references": ["(computed)"]} if not wholly_known(known) else {"constant_value": known}
         resources.append({"address": f"data.{rtype}.{name}", "mode": "data", "type": rtype, "name": name,
                           "expressions": expressions})
     for rtype, name, body in module.resources:
@@ -388,16 +141,6 @@ def _configure(module: Module, scope: Scope, config: dict[str, Any]) -> None:
                               "expressions": expressions})
     config["resources"] = resources
     config.setdefault("module_calls", {})
-
-
-def _has_unknown(known: Any) -> bool:
-    if known is UNKNOWN:
-        return True
-    if isinstance(known, dict):
-        return any(_has_unknown(v) for v in known.values())
-    if isinstance(known, list):
-        return any(_has_unknown(v) for v in known)
-    return False
 
 
 @dataclass
@@ -432,10 +175,31 @@ class _Walk:
         self.pending.clear()
 
 
-def _evaluated(variables: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
-    """Variable values as given (defaults, tfvars): literals, evaluated with nothing in scope."""
-    empty = Scope("", {}, {}, notes)
-    return {k: value(v, empty) for k, v in variables.items()}
+#: A variable's value as given: the value, where it comes from (for a message), and whether it is still written
+#: as python-hcl2 gives it (a default, an HCL tfvars value: evaluated) or already a value (TF_VAR_, JSON, a module
+#: call's argument).
+Given = tuple[Any, str, bool]
+
+
+def _variables(module: Module, given: Mapping[str, Given], notes: list[str]) -> dict[str, Any]:
+    """The module's variables, each given value converted to its declared type (``optional()`` defaults applied)
+    as Terraform sets it; a variable with no value is unknown (of its type). A value its type refuses is invalid
+    input, as Terraform refuses it (exit 2, naming the variable and where its value comes from)."""
+    empty = Scope("", {}, {}, notes, directory=module.directory, root=module.directory)
+    out: dict[str, Any] = {}
+    for name in module.variables:
+        raw, source, written = given.get(name, (module.variables[name], f"variable {name!r}'s default", True))
+        try:
+            type_ = declared_type(module.declared.get(name, {}).get("type"), empty)
+            if raw is NO_VALUE:
+                out[name] = Unknown(type_, f"var.{name} has no value here")
+                continue
+            out[name] = typed_variable(value(raw, empty) if written else raw, type_)
+        except VariableError as exc:
+            raise InputError.single(str(module.directory), f"variable {name}",
+                                    f"the value from {source} is not valid for it: {exc}.",
+                                    f"give var.{name} a value of its declared type.") from None
+    return out
 
 
 #: The chain of module calls that leads to a module: (call name, real directory), the root first.
@@ -480,22 +244,23 @@ def _walk_call(module: Module, scope: Scope, walk: _Walk, config: dict[str, Any]
     child = walk.module(directory)
     child_config = config["module_calls"].setdefault(name, {"source": source, "module": {}})["module"]
     for suffix, inner in _instances(call, scope, address, walk, (f"{path}module.{name}", file, line)):
-        passed = {k: value(v, inner) for k, v in call.items() if k not in (*_META, "source", "version")
-                  and not k.startswith("__")}
-        variables = {**_evaluated(child.variables, scope.notes),
-                     **{k: v for k, v in passed.items() if k in child.variables}}
+        where = f"the call module.{name} in {module.directory}"
+        passed: dict[str, Given] = {k: (value(v, inner), where, False) for k, v in call.items()
+                                    if k in child.variables}
         prefix = f"{address}{suffix}."
-        _walk_module(child, Scope(prefix, variables, child.locals, scope.notes), walk, child_config,
-                     [*chain, (name, real)], f"{path}module.{name}.")
+        child_scope = Scope(prefix, _variables(child, passed, scope.notes), child.locals, scope.notes,
+                            directory=directory, root=scope.root)
+        _walk_module(child, child_scope, walk, child_config, [*chain, (name, real)], f"{path}module.{name}.")
 
 
-def _environment_value(text: str) -> Any:
-    """A ``TF_VAR_`` value: HCL when it parses as a literal (``8``, ``true``, ``["a"]``, ``{a = 1}``), else text."""
-    if text.strip().startswith(("[", "{")) or _NUMBER.match(text.strip()) or text.strip() in ("true", "false"):
-        known = _literal(text.strip(), Scope("", {}, {}, []))
-        if known is not UNKNOWN:
-            return known
-    return text
+def _environment(name: str, text: str, module: Module) -> Any:
+    """``TF_VAR_<name>``'s value, read as Terraform reads it for the variable's declared type."""
+    try:
+        type_ = declared_type(module.declared.get(name, {}).get("type"), Scope("", {}, {}, []))
+        return environment_value(text, type_)
+    except VariableError as exc:
+        raise InputError.single(f"TF_VAR_{name}", f"variable {name}", f"is not valid for it: {exc}.",
+                                f"set TF_VAR_{name} to a value of the variable's declared type.") from None
 
 
 def _root_module(path: str, allow_empty: bool) -> tuple[Module, Path]:
@@ -521,20 +286,21 @@ def read_terraform(path: str, var_files: Sequence[str] = (), *,
     resource block is written, and notes on what was not evaluated. A directory with nothing Terraform would load
     is invalid input, unless ``allow_empty`` (a cost diff's base before its first ``.tf``)."""
     module, directory = _root_module(path, allow_empty)
-    variables = dict(module.variables)
+    given: dict[str, Given] = {}
     # Terraform's order: environment variables (TF_VAR_<name>), then terraform.tfvars, terraform.tfvars.json,
-    # *.auto.tfvars(.json) in lexical order, each -var-file; an environment value is text, read as HCL where it
-    # is a number, a bool, a list or a map
-    for name in variables:
-        given = os.environ.get(f"TF_VAR_{name}")
-        if given is not None:
-            variables[name] = _environment_value(given)
+    # *.auto.tfvars(.json) in lexical order, each -var-file; an environment value is text for a variable of a
+    # primitive type (or none), HCL for a collection or object type; a JSON file's values are values, not templates
+    for name in module.variables:
+        text = os.environ.get(f"TF_VAR_{name}")
+        if text is not None:
+            given[name] = (_environment(name, text, module), f"TF_VAR_{name}", False)
     for tfvars in tfload.tfvars_files(directory, var_files):
-        variables.update({k: v for k, v in read_tfvars(tfvars).items() if k in variables})
+        written = not tfvars.name.endswith(".json")
+        given.update({k: (v, str(tfvars), written) for k, v in read_tfvars(tfvars).items()
+                      if k in module.variables})
     notes: list[str] = []
-    scope = Scope("", {}, module.locals, notes)
-    scope.variables = _evaluated(variables, notes)
-    missing = sorted(k for k, v in scope.variables.items() if v is UNKNOWN)
+    scope = Scope("", _variables(module, given, notes), module.locals, notes, directory=directory, root=directory)
+    missing = sorted(k for k, v in scope.variables.items() if isinstance(v, Unknown))
     if missing:
         notes.append(f"variables with no value here (unknown): {', '.join(missing)}")
     walk = _Walk()

@@ -13,7 +13,11 @@ from typing import Any
 import pytest
 
 from stackplan_cli.cli import main
-from stackplan_sources.hcl import UNKNOWN, Scope, expression, read_terraform
+from stackplan_sources.hcl import read_terraform
+from stackplan_sources.tfscope import Scope, expression
+from stackplan_sources.tfvalues import Unknown
+
+UNKNOWN = Unknown()
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "terraform"
 MODULE = EXAMPLES / "code"
@@ -73,7 +77,7 @@ resource "databricks_cluster" "many" {
   num_workers   = 1
 }
 resource "databricks_cluster" "odd" {
-  cluster_name  = format("%s-odd", var.undeclared)
+  cluster_name  = cidrhost("10.0.0.0/8", var.undeclared)
   spark_version = var.runtime
   node_type_id  = "i3.xlarge"
   num_workers   = 1
@@ -90,7 +94,7 @@ resource "aws_s3_bucket" "logs" {
             and v["policy"] == "databricks-cluster-require-runtime-key"] == ["not-judged"]  # unknown: not judged
     assert "module.remote" in err and "not a local module" in err
     assert "databricks_cluster.many: count is not known here" in err
-    assert "function format() is not evaluated" in err and "variables with no value here (unknown): runtime" in err
+    assert "function cidrhost() is not evaluated" in err and "variables with no value here (unknown): runtime" in err
     assert doc["checked"]["clusters"] == 1
 
     (code_dir / "broken.tf").write_text('resource "databricks_cluster" "x" {\n  cluster_name = \n}\n')
@@ -139,7 +143,8 @@ def test_cost_prices_each_instance_and_diffs_two_versions_of_the_code(capsys, tm
 ])
 def test_expressions_are_evaluated_where_known(text: str, expected: Any) -> None:
     scope = Scope("", {"env": "prod", "on": True, "sizes": {"chat": 8}}, {}, [], each=("embed", {"max": 4}))
-    assert expression(text, scope) == expected if expected is not UNKNOWN else expression(text, scope) is UNKNOWN
+    got = expression("${" + text + "}", scope)
+    assert isinstance(got, Unknown) if expected is UNKNOWN else got == expected
 
 
 def test_a_tf_file_alone_is_read_with_its_directory_s_tfvars() -> None:

@@ -1,0 +1,283 @@
+"""The values of one module instance of Terraform code, as Terraform evaluates them: what an expression may name
+(`Scope`: ``var``, ``local``, ``each``, ``count``, ``path``, ``terraform``, resources, data sources, module
+outputs), the values python-hcl2 gives (strings holding expressions, lists, objects, blocks) evaluated
+(`value`), ``dynamic`` blocks expanded into the blocks they make, and variables converted to their declared types
+(`typed_variable`).
+
+Unknown here, as in a plan (`stackplan_sources.tfvalues.Unknown`): a data source's attributes, a module's
+outputs, a resource's attributes other than ``id`` (its ``id`` is its address, as the plan reader names an id
+known only after apply), ``self``, a variable with no value, a function not implemented.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stackplan_sources import tfexpr
+from stackplan_sources.tfeval import EvalError, evaluate
+from stackplan_sources.tftypes import TypeError_, read_type
+from stackplan_sources.tfvalues import ANY, ConversionError, Type, Unknown, convert
+
+#: The largest file ``file()`` / ``templatefile()`` read (bytes); a larger one is unknown, with a note.
+MAX_FILE = 4 * 1024 * 1024
+
+
+@functools.lru_cache(maxsize=16384)
+def parsed(text: str) -> tfexpr.Node:
+    """A string python-hcl2 gives, parsed once (the same text recurs in every instance of a block)."""
+    return tfexpr.source(text)
+
+
+@dataclass
+class Scope:
+    """What an expression of one module instance may name."""
+
+    prefix: str  # the module instance's address prefix: "" or 'module.serving["chat"].'
+    variables: Mapping[str, Any]
+    locals_raw: Mapping[str, Any]
+    notes: list[str]
+    each: tuple[Any, Any] | None = None
+    count: int | None = None
+    directory: Path = Path(".")
+    root: Path = Path(".")
+    _locals: dict[str, Any] = field(default_factory=dict)
+
+    def instance(self, each: tuple[Any, Any] | None = None, count: int | None = None) -> Scope:
+        """The scope of one instance of a block with ``count`` or ``for_each``."""
+        return Scope(self.prefix, self.variables, self.locals_raw, self.notes, each, count, self.directory,
+                     self.root, self._locals)
+
+    def local(self, name: str) -> Any:
+        if name not in self._locals:
+            self._locals[name] = Unknown(ANY, f"local.{name} refers to itself")
+            if name not in self.locals_raw:
+                self.note(f"{self.prefix}local.{name} is not defined: its value is unknown")
+            self._locals[name] = value(self.locals_raw[name], self) if name in self.locals_raw \
+                else Unknown(ANY, f"local.{name} is not defined")
+        return self._locals[name]
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def read_file(self, path: str) -> str:
+        """A file ``file()`` names: relative to the root module's directory, as Terraform reads it from there."""
+        where = Path(path) if Path(path).is_absolute() else self.root / path
+        try:
+            if where.stat().st_size > MAX_FILE:
+                raise EvalError(f"{path} is larger than {MAX_FILE:,} bytes")
+            return where.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EvalError(f"file {path} cannot be read here: {exc}") from None
+
+    def reference(self, root: str, steps: list[Any]) -> tuple[Any, int]:
+        return _ROOTS.get(root, _resource)(self, root, steps)
+
+
+def _var(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
+    if not steps:
+        raise EvalError("var must be followed by a variable's name")
+    name = str(steps[0])
+    if name not in scope.variables:
+        scope.note(f"{scope.prefix}var.{name} is not declared: its value is unknown")
+        return Unknown(ANY, f"var.{name} is not declared"), 1
+    return scope.variables[name], 1
+
+
+def _local(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
+    if not steps:
+        raise EvalError("local must be followed by a local value's name")
+    return scope.local(str(steps[0])), 1
+
+
+def _each(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
+    if scope.each is None:  # a block read once, not per instance (a data source's arguments): not known here
+        return Unknown(ANY, "each of a block not expanded here"), len(steps)
+    if not steps:
+        return Unknown(ANY, "each whole"), 0
+    if steps[0] not in ("key", "value"):
+        raise EvalError(f"each has no attribute {steps[0]}")
+    return scope.each[0] if steps[0] == "key" else scope.each[1], 1
+
+
+def _count(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
+    if scope.count is None:
+        return Unknown(ANY, "count.index of a block not expanded here"), len(steps)
+    if steps[:1] != ["index"]:
+        raise EvalError("count has only the attribute index")
+    return scope.count, 1
+
+
+def _path(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
+    return {"module": str(scope.directory), "root": str(scope.root), "cwd": str(scope.root)}, 0
+
+
+def _terraform(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
+    return {"workspace": "default"}, 0
+
+
+def _after_apply(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
+    named = ".".join(str(s) for s in [root, *steps[:3]])
+    return Unknown(ANY, f"{named} is known only after apply"), len(steps)
+
+
+def _resource(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
+    """A resource's ``id`` is its address (an id known after apply, as the plan reader names it); any other
+    attribute is unknown."""
+    if not steps:
+        raise EvalError(f'"{root}" is not a name Terraform knows here')
+    if len(steps) >= 2 and steps[1] == "id":
+        return f"{scope.prefix}{root}.{steps[0]}", 2
+    if len(steps) >= 3 and steps[2] == "id" and isinstance(steps[1], (str, int)) and not isinstance(steps[1], bool):
+        key = f"[{steps[1]}]" if isinstance(steps[1], int) else f'["{steps[1]}"]'
+        return f"{scope.prefix}{root}.{steps[0]}{key}", 3
+    return _after_apply(scope, root, steps)
+
+
+_ROOTS = {"var": _var, "local": _local, "each": _each, "count": _count, "path": _path, "terraform": _terraform,
+          "data": _after_apply, "module": _after_apply, "self": _after_apply}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Values as python-hcl2 gives them
+# --------------------------------------------------------------------------------------------------------------------
+
+def value(raw: Any, scope: Scope, symbols: dict[str, Any] | None = None) -> Any:
+    """A value as python-hcl2 gives it (literals, lists, objects, blocks, strings holding templates), evaluated; an
+    expression Terraform would refuse, or one this reader cannot parse, is unknown with a note."""
+    if isinstance(raw, str):
+        return expression(raw, scope, symbols)
+    if isinstance(raw, list):
+        return [value(v, scope, symbols) for v in raw]
+    if isinstance(raw, dict):
+        dynamic = _is_dynamic(raw.get("dynamic"))
+        out = {_key(k, scope, symbols): value(v, scope, symbols) for k, v in raw.items()
+               if not k.startswith("__") and not (k == "dynamic" and dynamic)}
+        if dynamic:
+            _expand_dynamic(raw["dynamic"], out, scope, symbols)
+        return out
+    return raw
+
+
+def _is_dynamic(raw: Any) -> bool:
+    """``dynamic "label" { ... }`` blocks as python-hcl2 gives them (a list of ``{label: {for_each, content}}``),
+    not an attribute named ``dynamic`` (``tags = { dynamic = "x" }``)."""
+    return isinstance(raw, list) and bool(raw) and all(
+        isinstance(block, dict) and all(isinstance(body, dict) and "content" in body
+                                        for label, body in block.items() if not label.startswith("__"))
+        for block in raw)
+
+
+def _key(key: str, scope: Scope, symbols: dict[str, Any] | None) -> str:
+    """An object key as python-hcl2 gives it: a name, or a template (``"${var.k}"``)."""
+    if "${" not in key:
+        return key
+    got = expression(key, scope, symbols)
+    return got if isinstance(got, str) else key
+
+
+def expression(text: str, scope: Scope, symbols: dict[str, Any] | None = None) -> Any:
+    """One string python-hcl2 gives (a template, an expression as ``${...}``, a heredoc), evaluated."""
+    try:
+        return evaluate(parsed(text), scope, symbols)
+    except tfexpr.ParseError as exc:
+        why = f"{text[:80]!r} is not read here ({exc})"
+    except EvalError as exc:
+        why = f"{text[:80]!r}: {exc}"
+    except RecursionError:
+        why = f"{text[:80]!r} is nested too deeply to evaluate"
+    scope.note(f"{scope.prefix.rstrip('.') or 'the module'}: {why}; its value is unknown")
+    return Unknown(ANY, why)
+
+
+def _expand_dynamic(raw: Any, out: dict[str, Any], scope: Scope, symbols: dict[str, Any] | None) -> None:
+    """``dynamic "label" { for_each, iterator, content }`` blocks, each made into the ``label`` blocks it makes,
+    after the ``label`` blocks written as such (python-hcl2 does not keep their order among each other); a
+    ``for_each`` that is unknown makes ``label`` unknown (a plan knows neither how many there are nor what)."""
+    for block in raw if isinstance(raw, list) else [raw]:
+        for label, body in (block.items() if isinstance(block, dict) else ()):
+            if not isinstance(body, dict) or label.startswith("__"):
+                continue
+            made = _dynamic_blocks(label, body, scope, symbols)
+            existing = out.get(label, [])
+            if isinstance(made, Unknown) or isinstance(existing, Unknown):
+                out[label] = made if isinstance(made, Unknown) else existing
+            else:
+                out[label] = [*(existing if isinstance(existing, list) else [existing]), *made]
+
+
+def _dynamic_blocks(label: str, body: dict[str, Any], scope: Scope, symbols: dict[str, Any] | None) -> Any:
+    collection = value(body.get("for_each"), scope, symbols)
+    iterator = str(body.get("iterator") or label).removeprefix("${").removesuffix("}")
+    if isinstance(collection, Unknown):
+        return Unknown(ANY, f'dynamic "{label}": its for_each is known only after apply'
+                       + (f" ({collection.why})" if collection.why else ""))
+    if isinstance(collection, dict):
+        items = [(k, collection[k]) for k in sorted(collection)]
+    elif isinstance(collection, list):
+        items = [(v if isinstance(v, str) else i, v) for i, v in enumerate(collection)]
+    else:
+        scope.note(f'{scope.prefix}dynamic "{label}": for_each is no collection: its blocks are unknown')
+        return Unknown(ANY, f'dynamic "{label}": for_each is no collection')
+    contents = [c for c in (body.get("content") or []) if isinstance(c, dict)]
+    made: list[Any] = []
+    for key, item in items:
+        inner = {**(symbols or {}), iterator: {"key": key, "value": item}}
+        made.extend(value(content, scope, inner) for content in contents)
+    return made
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Variables
+# --------------------------------------------------------------------------------------------------------------------
+
+class VariableError(ValueError):
+    """A variable's value that its declared type refuses (Terraform's "Invalid value for input variable")."""
+
+
+def declared_type(raw: Any, scope: Scope) -> Type:
+    """A variable's ``type`` (`ANY` when it has none); `VariableError` for one Terraform would not read."""
+    try:
+        return read_type(raw, lambda node: evaluate(node, scope))
+    except (TypeError_, EvalError) as exc:
+        raise VariableError(f"type {raw!r} {exc}") from None
+
+
+def typed_variable(given: Any, type_: Type) -> Any:
+    """A variable's value converted to its type, ``optional()`` defaults applied, as Terraform sets it."""
+    try:
+        return convert(given, type_)
+    except ConversionError as exc:
+        raise VariableError(f"{exc} (the variable's type is {type_})") from None
+
+
+def environment_value(text: str, type_: Type) -> Any:
+    """A ``TF_VAR_<name>`` value, read as Terraform reads it: the text itself for a variable of a primitive type or
+    of none; an HCL expression (``["a"]``, ``{a = 1}``) for a collection or object type."""
+    if type_.kind in ("string", "number", "bool", "any"):
+        return text
+    try:
+        return evaluate(tfexpr.parse(text), _NOTHING)
+    except (tfexpr.ParseError, EvalError) as exc:
+        raise VariableError(f"{text!r} is not an HCL value of type {type_} ({exc})") from None
+
+
+class _Nothing:
+    """The scope of a value given outside the code (``TF_VAR_``): literals only."""
+
+    directory = Path(".")
+
+    def reference(self, root: str, steps: list[Any]) -> tuple[Any, int]:
+        raise EvalError(f"a variable's value cannot refer to {root}")
+
+    def note(self, text: str) -> None:
+        return None
+
+    def read_file(self, path: str) -> str:
+        raise EvalError("a variable's value cannot read files")
+
+
+_NOTHING = _Nothing()
