@@ -11,7 +11,9 @@ known only after apply), ``self``, a variable with no value, a function not impl
 
 from __future__ import annotations
 
+import ast
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,6 +183,9 @@ def _key(key: str, scope: Scope, symbols: dict[str, Any] | None) -> str:
 
 def expression(text: str, scope: Scope, symbols: dict[str, Any] | None = None) -> Any:
     """One string python-hcl2 gives (a template, an expression as ``${...}``, a heredoc), evaluated."""
+    written = _parenthesized(text)
+    if written is not None:
+        return value(written, scope, symbols)
     try:
         return evaluate(parsed(text), scope, symbols)
     except tfexpr.ParseError as exc:
@@ -191,6 +196,22 @@ def expression(text: str, scope: Scope, symbols: dict[str, Any] | None = None) -
         why = f"{text[:80]!r} is nested too deeply to evaluate"
     scope.note(f"{scope.prefix.rstrip('.') or 'the module'}: {why}; its value is unknown")
     return Unknown(ANY, why)
+
+
+_PARENTHESIZED = re.compile(r"^\$\{\((\{.*\}|\[.*\])\)\}$", re.S)
+
+
+def _parenthesized(text: str) -> Any:
+    """An object or tuple in parentheses (``tags = ({ ... })``), which python-hcl2 8.1 writes as the Python
+    ``repr`` of what it read inside (``"${({'a': '${var.x}'})}"``): that value, as python-hcl2 would have given it
+    without the parentheses; None for any other string."""
+    found = _PARENTHESIZED.match(text) if text.startswith("${(") else None
+    if found is None:
+        return None
+    try:
+        return ast.literal_eval(found.group(1))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _expand_dynamic(raw: Any, out: dict[str, Any], scope: Scope, symbols: dict[str, Any] | None) -> None:

@@ -340,3 +340,15 @@ resource "databricks_job" "alerts" {
     code, out, _ = _run(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert not [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-api-conformance"]
     assert code == 0
+
+
+def test_an_object_in_parentheses_is_that_object(tmp_path: Path) -> None:
+    """``custom_tags = ({ ... })`` (databricks/terraform-databricks-examples writes its policy maps so): python-hcl2
+    gives the object's Python repr inside ``${( )}``; it is the object, its expressions evaluated."""
+    code = 'variable "k" {\n  default = "team"\n}\nlocals {\n  base = { a = "1" }\n}\n' + CLUSTER.format(
+        extra='custom_tags = ({\n    "cost-center" = merge(local.base, { b = "2" })["b"]\n'
+              '    (var.k) = "ml"\n    list = "x"\n  })\n  spark_conf = ([for s in ["a"] : upper(s)])[0] == "A" ? '
+              '{ on = "yes" } : {}')
+    after = _plan(tmp_path, code)[0]["databricks_cluster.this"]["after"]
+    assert after["custom_tags"] == {"cost-center": "2", "team": "ml", "list": "x"}
+    assert after["spark_conf"] == {"on": "yes"}
