@@ -509,3 +509,15 @@ resource "databricks_cluster" "etl" {
     total = json.loads(out)["diff"]["total"]
     assert code == 0 and total["complete"] is True and total["delta"]["monthly_expected"] > 0
     assert total["unchanged_unpriced"] == ["databricks_cluster.etl"]
+
+
+def test_cost_fail_on_unknown_fails_an_incomplete_total_and_passes_a_known_delta(tmp_path: Path, capsys: Any) -> None:
+    cpu_pick = GPU_FROM_DATA_SOURCE.replace("min_gpus   = 1", "min_cores  = 8").replace("-gpu-ml", "")
+    directory = _module(tmp_path, cpu_pick)
+    assert _cost(capsys, directory)[0] == 0
+    code, _, err = _cost(capsys, directory, "--fail-on-unknown")
+    assert code == 1 and "not priced: databricks_cluster.research" in err
+    # the same resource unpriced and unchanged on both sides of a diff: the delta is known, the gate passes
+    assert main(["cost", "--terraform", str(directory), "--against", str(directory), "--json",
+                 "--fail-on-unknown"]) == 0
+    capsys.readouterr()

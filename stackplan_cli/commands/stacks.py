@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,20 @@ def _same_stack(base: Any, head: Any, where: str, args: argparse.Namespace) -> N
                                 f"--json --out {where}` on the base branch).")
 
 
+def _cost_unknown(run: StackRun) -> bool:
+    """Whether a priced run leaves something unknown (``--fail-on-unknown``): its total incomplete, or with a base,
+    its delta; a `note:` names what."""
+    assert run.plan is not None and run.plan.cost is not None
+    names = list(run.plan.cost.total.unpriced)
+    if run.diff is not None:
+        unpriced = run.diff["total"].get("unpriced") or {}
+        names = [*unpriced.get("base", []), *unpriced.get("head", [])]
+    if names:
+        print(f"note: {run.source}: --fail-on-unknown: not priced: {', '.join(dict.fromkeys(names))}",
+              file=sys.stderr)
+    return bool(names)
+
+
 def cmd_cost(args: argparse.Namespace) -> int:
     config = common.policy_config(args)
     terraform = getattr(args, "terraform_plan", None) or getattr(args, "terraform", None)
@@ -107,6 +122,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
         # cost fails only on the stack's own budget: its other findings are check's to fail on
         run.exit = EXIT_VIOLATIONS if any(v.mandatory and v.policy == BUDGET for v in run.plan.violations or []) \
             else EXIT_OK
+        if getattr(args, "fail_on_unknown", False) and _cost_unknown(run):  # a strict gate: what is not priced fails
+            run.exit = EXIT_VIOLATIONS
         return run
 
     sources = [terraform] if terraform else common.stacks(args)

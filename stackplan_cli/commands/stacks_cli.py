@@ -170,6 +170,10 @@ def _cost_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="write JSON instead of a table (= --format json)")
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as Pulumi takes it")
+    p.add_argument("--fail-on-unknown", action="store_true",
+                   help="exit 1 when the cost cannot be known whole: a resource unpriced or not evaluated, or (with "
+                        "--against) a change whose delta is unknown; by default the total says it is incomplete "
+                        "and fails nothing")
 
 
 COST = Command(
