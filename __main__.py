@@ -36,6 +36,7 @@ from components import (
     UnityCatalogStorage,
     UnityCatalogStorageArgs,
     VolumeArgs,
+    create_timeout_minutes,
 )
 from dbxtypes.errors import InputError
 from dbxtypes.vocabulary import (
@@ -49,6 +50,7 @@ from dbxtypes.vocabulary import (
     SERVING_RESOURCE_PREFIX,
     UC_RESOURCE,
 )
+from gpucatalog import BYTES_PER_PARAM
 from guardrails.definitions import pin_pool, pinned_pool
 from guardrails.stack import definitions_for_stack
 from stackspec import load_from_pulumi
@@ -149,7 +151,8 @@ for name, named in workloads.items():
     pool = GpuInstancePool(f"{prefix}-{name}{POOL_RESOURCE_SUFFIX}", GpuInstancePoolArgs(
         cloud=spec.cloud, node_type_id=stack.workloads[name].node.node_type_id, spark_version=spec.runtime,
         tags=spec.tags, role=named.role, **pool_spec.model_dump(),
-        user_groups=tuple(spec.users_of(named)), access=access_of(name, "pool"), workload=name))
+        user_groups=tuple(spec.users_of(named)), identities=(spec.identity_of(named),), access=access_of(name, "pool"),
+        workload=name))
     pool_ids[name] = pool.pool_id
     pulumi.export(output_name(name, "pool_id"), pool.pool_id)
 
@@ -163,6 +166,8 @@ if spec.cluster_policies.enabled:
     policies = ClusterPolicies(f"{prefix}-{POLICY_RESOURCE}", ClusterPoliciesArgs(
         definitions=definitions,
         can_use={name: groups for name in definitions if (groups := spec.users_of(workloads[name]))},
+        # the identity each workload's clusters and job run as creates its compute under the policy too
+        identities={name: [spec.identity_of(workloads[name])] for name in definitions},
         max_clusters_per_user=spec.cluster_policies.max_clusters_per_user))
     policy_ids = policies.policy_ids
     pulumi.export("cluster_policy_ids", policy_ids)
@@ -263,6 +268,7 @@ if spec.serving is not None:
             rate_limit_per_user_per_minute=e.rate_limit_per_user_per_minute, can_query=tuple(e.can_query),
             can_manage=tuple(e.can_manage), usage_policy_id=spec.usage_policy_id,
             # the stack's catalog: its owner, the deployer, may grant on what others register in it
+            create_timeout_minutes=create_timeout_minutes(e.model.params_billions * BYTES_PER_PARAM[e.model.precision]),
             execute=(spec.serving.deployer,) if spec.serving.deployer and
             e.entity.split(".", 1)[0] == uc_spec.catalog and not uc_spec.existing_catalog else ()),
             opts=pulumi.ResourceOptions(depends_on=[storage]))  # its inference-table schema and grants

@@ -9,7 +9,7 @@ from .inference_cluster import InferenceCluster, InferenceClusterArgs
 from .instance_pool import GpuInstancePool, GpuInstancePoolArgs
 from .provisioned_throughput import ProvisionedThroughputEndpoint, ProvisionedThroughputEndpointArgs
 from .serverless_training import ServerlessGpuTraining, ServerlessGpuTrainingArgs
-from .serving_endpoint import ServingEndpoint, ServingEndpointArgs
+from .serving_endpoint import ServingEndpoint, ServingEndpointArgs, create_timeout_minutes
 from .training_cluster import TrainingCluster, TrainingClusterArgs, TrainingJobArgs
 from .unity_catalog import (
     GrantArgs,
@@ -25,4 +25,5 @@ __all__ = ["AccessArgs", "ClusterPolicies", "ClusterPoliciesArgs", "CodeFiles", 
            "InferenceCluster", "InferenceClusterArgs", "ProvisionedThroughputEndpoint",
            "ProvisionedThroughputEndpointArgs", "ServerlessGpuTraining", "ServerlessGpuTrainingArgs", "ServingEndpoint",
            "ServingEndpointArgs", "StorageCredentialArgs", "TrainingCluster", "TrainingClusterArgs", "TrainingJobArgs",
-           "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs", "volume_path"]
+           "UnityCatalogStorage", "UnityCatalogStorageArgs", "VolumeArgs", "create_timeout_minutes",
+           "volume_path"]

@@ -12,6 +12,8 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import CLUSTER_POLICIES_TYPE
 
+from ._common import identity, permissions
+
 
 @dataclass(frozen=True, kw_only=True)
 class ClusterPoliciesArgs:
@@ -21,6 +23,10 @@ class ClusterPoliciesArgs:
     definitions: Mapping[str, pulumi.Input[Mapping[str, Any]]]
     #: Workload -> groups granted CAN_USE on its policy.
     can_use: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    #: Workload -> the identities (users, or service principals by application id) its clusters and job run as,
+    #: granted CAN_USE too: a job's run_as identity needs CAN_USE on the policy its job cluster is created under
+    #: (Databricks docs, "Manage compute policies": CAN_USE lets a principal create compute with the policy).
+    identities: Mapping[str, Sequence[str]] = field(default_factory=dict)
     max_clusters_per_user: int | None = None
 
 
@@ -47,11 +53,7 @@ class ClusterPolicies(pulumi.ComponentResource):
                 definition=pulumi.Output.from_input(definition).apply(_as_json),
                 max_clusters_per_user=args.max_clusters_per_user, opts=child)
             self.policy_ids[workload] = policy.id
-            groups = args.can_use.get(workload, ())
-            if groups:
-                databricks.Permissions(
-                    f"{name}-{workload}-permissions", cluster_policy_id=policy.id,
-                    access_controls=[{"group_name": g, "permission_level": "CAN_USE"}
-                                     for g in dict.fromkeys(groups)],  # one entry per principal
-                    opts=child)
+            permissions(f"{name}-{workload}", {"cluster_policy_id": policy.id},
+                        [*(({"group_name": g}, "CAN_USE") for g in args.can_use.get(workload, ())),
+                         *((identity(i), "CAN_USE") for i in args.identities.get(workload, ()))], child)
         self.register_outputs({"policy_ids": self.policy_ids})

@@ -11,7 +11,7 @@ import pulumi_databricks as databricks
 
 from dbxtypes.vocabulary import INSTANCE_POOL_TYPE, WORKLOAD_TAG
 
-from ._common import AccessArgs, permissions, pool_attributes, role_tags
+from ._common import AccessArgs, identity, permissions, pool_attributes, role_tags
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,6 +27,10 @@ class GpuInstancePoolArgs:
     max_capacity: int | None = None
     #: The groups that create clusters on the pool (its workload's ``cluster_policies.can_use``): CAN_ATTACH_TO.
     user_groups: tuple[str, ...] = ()
+    #: The identities its workload's clusters and job run as (users, or service principals by application id):
+    #: CAN_ATTACH_TO, which a job cluster on the pool needs of its run_as identity (a policy that pins the pool
+    #: makes the job cluster draw from it).
+    identities: tuple[str, ...] = ()
     #: More access to the pool (the stack's ``permissions.<workload>.pool``).
     access: Sequence[AccessArgs] = ()
     #: The stack workload the pool serves (its name), tagged ``dbx_workload``: its idle hours may be its own.
@@ -49,7 +53,8 @@ class GpuInstancePool(pulumi.ComponentResource):
                 args.tags, args.role, extra={WORKLOAD_TAG: args.workload} if args.workload else None),
             max_capacity=args.max_capacity, **attributes, opts=pulumi.ResourceOptions(parent=self))
         permissions(f"{name}-pool", {"instance_pool_id": pool.id},
-                    [({"group_name": g}, "CAN_ATTACH_TO") for g in args.user_groups],
+                    [*(({"group_name": g}, "CAN_ATTACH_TO") for g in args.user_groups),
+                     *((identity(i), "CAN_ATTACH_TO") for i in args.identities)],
                     pulumi.ResourceOptions(parent=self), args.access)
         self.pool_id = pool.id
         self.register_outputs({"pool_id": self.pool_id})

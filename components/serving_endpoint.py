@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -41,6 +42,23 @@ class ServingEndpointArgs:
     #: The serverless usage (budget) policy the endpoint carries (``budget_policy_id``, pulumi-databricks 1.118
     #: ``ModelServingArgs``: "The Budget Policy ID set for this serving endpoint"); None: none.
     usage_policy_id: str | None = None
+    #: How long ``pulumi up`` waits for the endpoint to be ready, minutes (`create_timeout_minutes`): the provider
+    #: gives up (and deletes the endpoint) after it.
+    create_timeout_minutes: int = 45
+
+
+#: The provider's own wait for an endpoint to be ready (Terraform provider databricks_model_serving, Timeouts: create
+#: 45 minutes, after which the endpoint is deleted), and the floor of ours.
+PROVIDER_CREATE_TIMEOUT_MINUTES = 45
+
+
+def create_timeout_minutes(weights_gb: float | None) -> int:
+    """How long to wait for an endpoint serving ``weights_gb`` of weights: the provider's 45 minutes, plus a minute
+    per 2 GB (the image build copies the weights and every replica loads them onto its GPUs before the endpoint is
+    ready; our estimate, about 35 MB/s end to end, at least 45 minutes and at most 4 hours: Model Serving's
+    documented worst case is hours for large custom models, "Create custom model serving endpoints")."""
+    extra = 0 if weights_gb is None else math.ceil(weights_gb / 2)
+    return min(PROVIDER_CREATE_TIMEOUT_MINUTES + extra, 240)
 
 
 class ServingEndpoint(pulumi.ComponentResource):
@@ -84,7 +102,8 @@ class ServingEndpoint(pulumi.ComponentResource):
             ai_gateway=gateway,
             budget_policy_id=args.usage_policy_id,
             tags=[databricks.ModelServingTagArgs(key=k, value=str(v)) for k, v in sorted(tags.items())],
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=execute)) if execute else child)
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                depends_on=execute, custom_timeouts=pulumi.CustomTimeouts(create=f"{args.create_timeout_minutes}m"))))
         permissions(name, {"serving_endpoint_id": endpoint.serving_endpoint_id},
                     [*(({"group_name": g}, "CAN_QUERY") for g in args.can_query),
                      *(({"group_name": g}, "CAN_MANAGE") for g in args.can_manage)], child)

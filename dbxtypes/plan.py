@@ -50,6 +50,9 @@ class Resource(_Model):
     #: The URNs Pulumi waits for before creating it: its explicit ``depends_on`` (a component's expanded to the
     #: component's resources) and the resources whose outputs its inputs use; sorted.
     dependencies: list[str] = Field(default_factory=list)
+    #: The resource's custom timeouts as the program set them (Pulumi ``CustomTimeouts``: ``create``, ``update``,
+    #: ``delete``, e.g. ``"90m"``); absent where it sets none (the provider's own apply).
+    custom_timeouts: dict[str, str] | None = None
 
     @property
     def bears_clusters(self) -> bool:

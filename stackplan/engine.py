@@ -55,6 +55,14 @@ class _Mocks(pulumi.runtime.Mocks):
         return {}, None
 
 
+def _timeouts(request: Any) -> dict[str, Any]:
+    """``{"custom_timeouts": {...}}`` when the registration carries custom timeouts (the RegisterResourceRequest's
+    ``customTimeouts``), else nothing."""
+    given = getattr(request, "customTimeouts", None)
+    found = {k: getattr(given, k) for k in ("create", "update", "delete") if given is not None and getattr(given, k)}
+    return {"custom_timeouts": found} if found else {}
+
+
 class _RecordingMonitor(pulumi_private.MockMonitor):
     """A mock monitor that keeps every registration, with URNs shaped as the Pulumi engine makes them."""
 
@@ -80,6 +88,7 @@ class _RecordingMonitor(pulumi_private.MockMonitor):
                 "parent": parent or None,
                 "inputs": plain(pulumi_private.deserialize_properties(request.object)),
                 "dependencies": sorted(set(request.dependencies)),
+                **_timeouts(request),
             })
         return response
 

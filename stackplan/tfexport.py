@@ -133,6 +133,8 @@ class _Export:
                          - {self.address[r.urn]})
         if depends:
             body["depends_on"] = depends
+        if r.custom_timeouts:  # Pulumi's CustomTimeouts are the provider's timeouts block (model_serving.md, Timeouts)
+            body["timeouts"] = dict(r.custom_timeouts)
         return body
 
     def addresses_of(self, urn: str) -> list[str]:

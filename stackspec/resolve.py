@@ -8,7 +8,7 @@ from typing import Any
 
 from dbxtypes.errors import InputError, Problem
 from dbxtypes.sdk_types import enum_values
-from dbxtypes.vocabulary import PROJECT
+from dbxtypes.vocabulary import PROJECT, is_application_id
 from gpucatalog import (
     Catalog,
     Estimate,
@@ -235,7 +235,7 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
                         f"automatically) refuses to create catalog {uc.catalog}, and everything under it. Fix: set "
                         "storage_root to the catalog's managed location, or existing_catalog: true to use a catalog "
                         "that exists.")
-    warnings += storage_prerequisites(spec) + endpoint_identity(spec)
+    warnings += storage_prerequisites(spec) + endpoint_identity(spec) + user_run_as(spec)
     endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)
@@ -287,6 +287,21 @@ def _serverless(spec: StackSpec, named: NamedWorkload, catalog: Catalog, problem
                         "page before deploying.")
     return ServerlessWorkload(named.name, key, acc, section.gpus, need, est, memory,
                               sharded=sharding if sharding != "none" else None)
+
+
+def user_run_as(spec: StackSpec) -> list[str]:
+    """A job whose run_as is a user can be created or changed only by that user or a workspace admin (Databricks docs,
+    "Configure the run as identity of a job": a job's run_as may be set to oneself, to a service principal one holds
+    the Service Principal User role on, or, by a workspace admin, to any user); a service principal has no such
+    tie to whoever deploys."""
+    out = []
+    for w in spec.named_workloads().values():
+        who = spec.identity_of(w)
+        if isinstance(w.spec, TrainingSpec) and w.spec.job is not None and not is_application_id(who):
+            out.append(f"{PROJECT}:{w.key}.job runs as the user {who}: only {who} or a workspace admin can deploy "
+                       f"it (a job's run_as is oneself, a service principal one may use, or anyone for an admin). "
+                       f"Prefer a service principal: set single_user_name to its application id.")
+    return out
 
 
 def endpoint_identity(spec: StackSpec) -> list[str]:

@@ -207,3 +207,54 @@ def test_the_preview_says_who_needs_execute_on_the_model(write_stack, capsys):
                 "model": {"params_billions": 7, "precision": "fp16"}}
     code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, serving={"endpoints": {"c": endpoint}}))
     assert code == 0 and "whoever runs `pulumi up` needs EXECUTE on other.models.chat" in err
+
+
+# --- 5. run-as identities: CAN_USE on the policy, CAN_ATTACH_TO on the pool it pins ----------------------------------
+
+@pytest.mark.parametrize("stack", ["prod", "azure-prod", "new-workspace", "estate"])
+def test_the_run_as_identity_may_use_the_policy_of_its_job_cluster(plan_of, stack):
+    """Before: the service principal a job runs as had no CAN_USE on the policy its job cluster is created under."""
+    plan = plan_of(stack)
+    for job in by_type(plan, "job:Job").values():
+        who = job["runAs"]
+        policy = job["jobClusters"][0]["newCluster"]["policyId"]
+        (perms,) = [p for p in by_type(plan, "permissions:Permissions").values() if p.get("clusterPolicyId") == policy]
+        assert {**who, "permissionLevel": "CAN_USE"} in perms["accessControls"]
+
+
+def test_the_run_as_identity_may_attach_to_the_pool_its_policy_pins(plan_of):
+    """Before: new-workspace's first training run could not launch its job cluster on the training pool."""
+    plan = plan_of("new-workspace")
+    (job,) = by_type(plan, "job:Job").values()
+    pool = job["jobClusters"][0]["newCluster"]["instancePoolId"]
+    (perms,) = [p for p in by_type(plan, "permissions:Permissions").values() if p.get("instancePoolId") == pool]
+    assert {**job["runAs"], "permissionLevel": "CAN_ATTACH_TO"} in perms["accessControls"]
+
+
+def test_a_job_running_as_a_user_says_who_can_deploy_it(write_stack, capsys):
+    training = {"num_workers": 1, "model": {"params_billions": 1}, "job": {}}
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, training=training))
+    assert code == 0 and "training.job runs as the user ml@example.com: only ml@example.com or a workspace " \
+                         "admin can deploy it" in err
+
+
+# --- 7. the endpoint's create timeout, from the model's size ---------------------------------------------------------
+
+def test_the_endpoint_waits_longer_than_the_providers_45_minutes_for_a_large_model(write_stack, plan_of, capsys):
+    from components import create_timeout_minutes
+
+    assert create_timeout_minutes(None) == 45 and create_timeout_minutes(14) == 52
+    assert create_timeout_minutes(140) == 115 and create_timeout_minutes(4000) == 240
+    (endpoint,) = resources(plan_of("prod"), "modelServing:ModelServing")
+    assert endpoint["custom_timeouts"] == {"create": "52m"}  # 7B in fp16: 14 GB of weights
+    big = {"entity": "other.models.big", "entity_version": "1", "rate_limit_per_user_per_minute": 5,
+           "model": {"params_billions": 70, "precision": "fp16"}, "workload_type": "GPU_XLARGE_8"}
+    path = stack_with(write_stack, serving={"endpoints": {"big": big}})
+    (endpoint,) = resources(plan_of(path), "modelServing:ModelServing")
+    assert endpoint["custom_timeouts"] == {"create": "115m"}
+    out = write_stack({}, name="unused").parent / "tf"
+    assert main(["export-terraform", "--stack", path, "--out", str(out)]) == 0
+    capsys.readouterr()
+    doc = json.loads((out / "main.tf.json").read_text())
+    (body,) = doc["resource"]["databricks_model_serving"].values()
+    assert body["timeouts"] == {"create": "115m"}
