@@ -49,9 +49,16 @@ _RESOURCE_HEAD = re.compile(r'^resource\s+"([a-z0-9_]+)"\s+"[^"]*"\s*\{', re.M)
 _DEFAULT = re.compile(r"(?:[Dd]efaults? to|default value is|[Dd]efault:)\s+`([^`]+)`")
 
 
+_TIMEOUTS = re.compile(r"^##\s+Timeouts\s*$(.*?)(?=^##\s|\Z)", re.M | re.S)
+_CODE_NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
 def names_in(page: str, resource: str) -> set[str]:
-    """The attribute and block names one documentation page gives for ``resource``."""
+    """The attribute and block names one documentation page gives for ``resource``: with those the page's
+    "Timeouts" section names in its prose (`` `timeouts` block ... `create` and `update` ``)."""
     names = set(_BULLET.findall(page)) | set(_HEADING.findall(page))
+    for section in _TIMEOUTS.findall(page):
+        names |= set(_CODE_NAME.findall(section))
     for fence in _FENCE.findall(page):
         names |= _names_in_examples(fence, resource)
     return names

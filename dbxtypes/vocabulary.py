@@ -309,9 +309,10 @@ RESERVED_TAGS: Final = (ROLE_TAG, "ResourceClass", GPU_MEMORY_NEED_TAG, "Vendor"
 # Runtimes, single node, environment variables
 # --------------------------------------------------------------------------------------------------------------------
 
-#: Default runtime: a GPU ML LTS runtime (15.4 LTS, supported until 2027-08-19 per the Databricks runtime release
-#: notes, read 2026-04).
-DEFAULT_RUNTIME: Final = "15.4.x-gpu-ml-scala2.12"
+#: Default runtime: the newest LTS GPU ML runtime, 18 LTS (Spark 4.1.0, released 2026-06-10, supported until
+#: 2029-06-10; Scala 2.13 only, its key without a minor version: Databricks Runtime release notes, read 2026-12;
+#: gpucatalog/runtimes.yaml). A test holds it to the runtime table's newest LTS release.
+DEFAULT_RUNTIME: Final = "18.x-gpu-ml-scala2.13"
 #: A GPU ML runtime ``spark_version`` (without anchors, as Databricks cluster policies take regexes).
 GPU_ML_RUNTIME_REGEX: Final = r"\d+(\.\d+)?\.x-gpu-ml-scala2\.1[23]"
 GPU_ML_RUNTIME_PATTERN: Final = rf"^{GPU_ML_RUNTIME_REGEX}$"

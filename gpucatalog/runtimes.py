@@ -16,6 +16,9 @@ RUNTIMES_FILE = Path(__file__).resolve().parent / "runtimes.yaml"
 _VERSION = re.compile(r"^(\d+)(?:\.(\d+))?\.x-")
 #: How long a release that is not LTS is supported (the support lifecycle policy: six months), at the most.
 NON_LTS_SUPPORT = timedelta(days=184)
+#: How long before an LTS release's end of support the rule warns: a year, the time a platform team needs to move a
+#: fleet's jobs and pinned libraries to the next LTS (issue 52; an LTS release is supported three years).
+END_OF_SUPPORT_WARNING = timedelta(days=365)
 
 
 @dataclass(frozen=True)
@@ -115,4 +118,7 @@ def _listed(spark_version: str, release: RuntimeRelease, today: date) -> str | N
         ends = (f"its support ends {release.end_of_support}, six months after its release"
                 if release.end_of_support else "its end of support is set only when it becomes LTS")
         return f"runtime {spark_version} ({release.version}) is not an LTS release: {ends}"
+    if release.end_of_support is not None and release.end_of_support - today <= END_OF_SUPPORT_WARNING:
+        return (f"runtime {spark_version} ({release.label}) reaches its end of support on {release.end_of_support}, "
+                f"within {END_OF_SUPPORT_WARNING.days // 30} months: move before then")
     return None

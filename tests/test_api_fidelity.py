@@ -49,11 +49,11 @@ def test_libraries_sit_on_the_training_task_and_the_rule_refuses_them_on_a_job_c
 # --- the class: fields and enum values of databricks-sdk's types ------------------------------------------------
 
 @pytest.mark.parametrize("resource_type,props,fragment", [
-    (CLUSTER, {"sparkVersion": "15.4.x-gpu-ml-scala2.12", "awsAttributes": {"availability": "SPOT_PLEASE"}},
+    (CLUSTER, {"sparkVersion": "17.3.x-gpu-ml-scala2.13", "awsAttributes": {"availability": "SPOT_PLEASE"}},
      "aws_attributes.availability is 'SPOT_PLEASE', which the API does not know (AwsAvailability"),
-    (CLUSTER, {"sparkVersion": "15.4.x-gpu-ml-scala2.12", "dataSecurityMode": "WIDE_OPEN"},
+    (CLUSTER, {"sparkVersion": "17.3.x-gpu-ml-scala2.13", "dataSecurityMode": "WIDE_OPEN"},
      "data_security_mode is 'WIDE_OPEN'"),
-    (CLUSTER, {"sparkVersion": "15.4.x-gpu-ml-scala2.12", "numWorkerz": 2}, "num_workerz is not a field"),
+    (CLUSTER, {"sparkVersion": "17.3.x-gpu-ml-scala2.13", "numWorkerz": 2}, "num_workerz is not a field"),
     (JOB, {"tasks": [{"taskKey": "t", "retryOnTimeoutt": True}]}, "tasks[0].retry_on_timeoutt is not a field"),
     (JOB, {"runAs": {"servicePrincipal": "x"}}, "run_as.service_principal is not a field"),
     (INSTANCE_POOL, {"instancePoolName": "p", "awsAttributes": {"availability": "SPOT_WITH_FALLBACK"}},
@@ -68,7 +68,7 @@ def test_fields_and_enum_values_the_api_does_not_know_are_violations(resource_ty
 
 
 def test_exported_clusters_are_read_as_cluster_details(capsys, tmp_path):
-    exported = {"cluster_id": "0101-abc", "cluster_name": "x", "spark_version": "15.4.x-gpu-ml-scala2.12",
+    exported = {"cluster_id": "0101-abc", "cluster_name": "x", "spark_version": "17.3.x-gpu-ml-scala2.13",
                 "node_type_id": "g5.xlarge", "num_workers": 0, "state": "RUNNING", "creator_user_name": "a@b.c",
                 "autotermination_minutes": 30, "custom_tags": {"workload": "interactive", "cost_center": "c"}}
     assert conformance(CLUSTER, exported, source="api") == []  # read-only fields of clusters/get are fine
@@ -198,7 +198,7 @@ def test_unity_catalog_ids_are_names_as_the_provider_makes_them(plan_of):
 def test_a_policy_limiting_autotermination_without_isoptional_refuses_job_clusters():
     definition = {"autotermination_minutes": {"type": "range", "minValue": 10, "maxValue": 120, "defaultValue": 60},
                   "cluster_type": {"type": "allowlist", "values": ["all-purpose", "job"]}}
-    job_cluster = {"num_workers": 2, "spark_version": "15.4.x-gpu-ml-scala2.12"}
+    job_cluster = {"num_workers": 2, "spark_version": "17.3.x-gpu-ml-scala2.13"}
     refused = evaluate(definition, job_cluster, cluster_type="job")
     assert not refused.allowed and "cannot be set on a job cluster" in refused.violations[0].message
     assert evaluate(definition, job_cluster, cluster_type="all-purpose").allowed  # the default fills it in

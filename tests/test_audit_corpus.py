@@ -15,51 +15,54 @@ CONFORMANCE = "databricks-api-conformance"
 UNRECOGNISED = "databricks-export-unrecognised-field"
 
 #: document -> (exit code, {(policy, enforcement)}, what was checked): judged by hand.
+#: Every document of the corpus runs a runtime within a year of its end of support as of 2026-12 (15.4 LTS ends
+#: 2027-08-19, 14.3 LTS 2027-02-01): the runtime rule warns from 12 months before (issue 52, item 8).
+NEAR_END = ("databricks-cluster-require-supported-runtime", "advisory")
 VERDICTS: dict[str, tuple[int, set[tuple[str, str]], dict[str, int]]] = {
     # a clusters/get response with every read-only field a workspace writes: well configured, a two-node training
     # cluster without a GPU interconnect, pinned to one zone (both advisory)
-    "clusters-get-gpu-training.json": (0, {("databricks-cluster-prefer-interconnect-for-multi-node-training",
+    "clusters-get-gpu-training.json": (0, {NEAR_END, ("databricks-cluster-prefer-interconnect-for-multi-node-training",
                                             "advisory"), ("databricks-cluster-prefer-auto-zone", "advisory")},
                                        {"clusters": 1, "gpu_clusters": 1}),
     # clusters/list: a CPU job cluster (no auto-termination: it ends with its run) and a GPU single-node notebook
-    "clusters-list-mixed.json": (0, set(), {"clusters": 2, "gpu_clusters": 1}),
+    "clusters-list-mixed.json": (0, {NEAR_END}, {"clusters": 2, "gpu_clusters": 1}),
     # Jobs API 2.0 (job-level new_cluster, libraries, spark_python_task, max_retries; one on an existing cluster)
-    "jobs-list-api20.json": (0, set(), {"jobs": 2, "job_clusters": 1, "gpu_job_clusters": 1}),
+    "jobs-list-api20.json": (0, {NEAR_END}, {"jobs": 2, "job_clusters": 1, "gpu_job_clusters": 1}),
     # a jobs/create payload: settings without the jobs/get envelope; a single-node GPU job cluster is batch work
     # (taken as training, not interactive), so the checkpoint advice applies, saying its role was taken
-    "jobs-create-payload.json": (0, {("databricks-training-require-checkpoint-location", "advisory")},
+    "jobs-create-payload.json": (0, {NEAR_END, ("databricks-training-require-checkpoint-location", "advisory")},
                                  {"jobs": 1, "job_clusters": 1, "gpu_job_clusters": 1}),
     # a runs/submit run: run_name and a job-level new_cluster
-    "runs-submit.json": (0, set(), {"jobs": 1, "job_clusters": 1, "gpu_job_clusters": 0}),
+    "runs-submit.json": (0, {NEAR_END}, {"jobs": 1, "job_clusters": 1, "gpu_job_clusters": 0}),
     # a serverless job: tasks with an environment, no cluster; nothing to judge but its tags
     "serverless-job.json": (0, set(), {"jobs": 1, "job_clusters": 0}),
     # a rendered Asset Bundle (its permissions are the bundle's, not job settings)
-    "bundle-rendered.json": (0, set(), {"jobs": 1, "job_clusters": 1, "gpu_job_clusters": 1}),
+    "bundle-rendered.json": (0, {NEAR_END}, {"jobs": 1, "job_clusters": 1, "gpu_job_clusters": 1}),
     # a dbx deployment file
-    "dbx-deployment.json": (0, set(), {"jobs": 1, "job_clusters": 1, "gpu_job_clusters": 0}),
+    "dbx-deployment.json": (0, {NEAR_END}, {"jobs": 1, "job_clusters": 1, "gpu_job_clusters": 0}),
     # an MLflow project's backend config: a nameless new_cluster, a job cluster (no auto-termination asked); its
     # role is guessed from its job context (training), so the checkpoint advice is advisory
-    "mlflow-backend-config.json": (0, {("databricks-training-require-checkpoint-location", "advisory")},
+    "mlflow-backend-config.json": (0, {NEAR_END, ("databricks-training-require-checkpoint-location", "advisory")},
                                    {"clusters": 1, "gpu_clusters": 1}),
     # a bare policy definition: read as a policy, never as a cluster
     "policy-definition.json": (0, set(), {"clusters": 0, "cluster_policies": 1}),
     # instance-pools/list with its read-only fields
     "instance-pools-list.json": (0, set(), {"instance_pools": 1}),
     # a field no API type knows: advisory, never mandatory
-    "cluster-with-unknown-field.json": (0, {(UNRECOGNISED, "advisory")}, {"clusters": 1}),
+    "cluster-with-unknown-field.json": (0, {NEAR_END, (UNRECOGNISED, "advisory")}, {"clusters": 1}),
     # the seed's mistake on an untagged cluster: an autoscaled all-purpose GPU cluster is inference by its shape
     # (issue 51, item 5), so its all-spot base is mandatory, and it may run without auto-termination
-    "untagged-autoscaled-gpu.json": (1, {("databricks-cluster-disallow-all-spot-inference", "mandatory")},
+    "untagged-autoscaled-gpu.json": (1, {NEAR_END, ("databricks-cluster-disallow-all-spot-inference", "mandatory")},
                                      {"clusters": 1, "gpu_clusters": 1}),
     # the export shows the cluster as it is: a fixed attribute of its policy it lacks breaks the policy
-    "cluster-breaks-its-policy.json": (0, {("cluster-policy-violated", "advisory")},
+    "cluster-breaks-its-policy.json": (0, {NEAR_END, ("cluster-policy-violated", "advisory")},
                                        {"clusters": 1, "cluster_policies": 1}),
     # first_on_demand absent means 0 (the provider's documented default): the only node of this serving cluster
     # runs on spot
-    "inference-single-node-no-first-on-demand.json": (1, {("databricks-cluster-disallow-all-spot-inference",
+    "inference-single-node-no-first-on-demand.json": (1, {NEAR_END, ("databricks-cluster-disallow-all-spot-inference",
                                                            "mandatory")}, {"clusters": 1, "gpu_clusters": 1}),
     # an export split by object kind, one directory each
-    "split-export": (0, set(), {"clusters": 2, "jobs": 2, "job_clusters": 1}),
+    "split-export": (0, {NEAR_END}, {"clusters": 2, "jobs": 2, "job_clusters": 1}),
 }
 
 
@@ -83,7 +86,7 @@ def test_each_document_gets_its_verdict(name, capsys, tmp_path):
 def test_a_role_taken_from_the_shape_is_said_to_be_taken(tmp_path):
     out = tmp_path / "a.json"
     main(["check", "--cluster-json", str(CORPUS / "jobs-create-payload.json"), "--json", "--out", str(out)])
-    (message,) = [v["message"] for v in json.loads(out.read_text())["violations"]]
+    (message,) = [v["message"] for v in json.loads(out.read_text())["violations"] if v["policy"] != NEAR_END[0]]
     assert ("training cluster (role: training, from its shape: a GPU job cluster with fixed workers) has no "
             "checkpoint location") in message
 

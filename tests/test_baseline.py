@@ -7,7 +7,7 @@ import json
 
 from stackplan_cli.cli import main
 
-SPOT_INFERENCE = {"cluster_id": "0101-spot", "cluster_name": "chat-serving", "spark_version": "15.4.x-gpu-ml-scala2.12",
+SPOT_INFERENCE = {"cluster_id": "0101-spot", "cluster_name": "chat-serving", "spark_version": "17.3.x-gpu-ml-scala2.13",
                   "node_type_id": "g5.xlarge", "autoscale": {"min_workers": 2, "max_workers": 4},
                   "aws_attributes": {"availability": "SPOT", "first_on_demand": 0},
                   "custom_tags": {"workload": "genai", "cost_center": "ai", "workload_type": "inference"},

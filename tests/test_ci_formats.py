@@ -12,9 +12,9 @@ from policies.registry import RULES_BY_NAME
 from stackplan_cli.cli import main
 
 CLUSTERS = [
-    {"cluster_name": "ok-ish", "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+    {"cluster_name": "ok-ish", "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
      "num_workers": 2, "autotermination_minutes": 30, "custom_tags": {"workload": "w", "cost_center": "c"}},
-    {"cluster_name": "no-tags", "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+    {"cluster_name": "no-tags", "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
      "num_workers": 2},
 ]
 

@@ -219,7 +219,7 @@ def test_tables_fit_the_terminal_in_colour_and_keep_the_file_width_elsewhere(tmp
     # needs no Pulumi program, so the three processes below start in well under a second each.
     cluster = tmp_path / "cluster.json"
     cluster.write_text(json.dumps({
-        "cluster_name": "train", "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.12xlarge",
+        "cluster_name": "train", "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.12xlarge",
         "num_workers": 4, "autotermination_minutes": 60, "data_security_mode": "SINGLE_USER",
         "single_user_name": "ml@example.com", "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 1},
         "custom_tags": {"workload": "genai", "cost_center": "ai", "workload_type": "training"},

@@ -156,7 +156,7 @@ def test_pool_backed_cluster_takes_node_and_availability_from_an_on_demand_pool(
     (pool,) = resources(plan, "instancePool:InstancePool")
     p = pool["inputs"]
     assert p["awsAttributes"] == {"availability": "ON_DEMAND"}
-    assert p["preloadedSparkVersions"] == ["15.4.x-gpu-ml-scala2.12"]
+    assert p["preloadedSparkVersions"] == ["17.3.x-gpu-ml-scala2.13"]  # prod's runtime
     assert p["minIdleInstances"] == 1 and p["maxCapacity"] == 12 and p["idleInstanceAutoterminationMinutes"] == 20
     assert p["customTags"]["workload_type"] == "inference" and p["nodeTypeId"] == "g5.xlarge"
     c = cluster(plan, "inference")
@@ -179,7 +179,7 @@ def test_prod_training_uses_a100_sized_for_13b_full_fine_tune(plan_of):
     assert [lib["pypi"]["package"] for lib in task["libraries"]] == ["transformers==4.44.2", "peft==0.12.0"]
 
 
-ARGS = dict(cloud="aws", spark_version="15.4.x-gpu-ml-scala2.12", node_type_id="g5.xlarge",
+ARGS = dict(cloud="aws", spark_version="17.3.x-gpu-ml-scala2.13", node_type_id="g5.xlarge",
             single_user_name="u", tags={"workload": "w", "cost_center": "c"}, autotermination_minutes=30)
 
 

@@ -238,7 +238,7 @@ def test_a_stack_that_pins_a_cpu_type_is_told_why_and_what_fits(write_stack, cap
 _POOL = {"instance_pool_name": "gpu", "node_type_id": "g5.xlarge", "min_idle_instances": 0, "max_capacity": 8,
          "idle_instance_autotermination_minutes": 15, "aws_attributes": [{"availability": "ON_DEMAND"}],
          "custom_tags": {"workload_type": "inference", "workload": "genai", "cost_center": "ai"}}
-_CLUSTER = {"cluster_name": "chat", "spark_version": "15.4.x-gpu-ml-scala2.12", "autotermination_minutes": 0,
+_CLUSTER = {"cluster_name": "chat", "spark_version": "17.3.x-gpu-ml-scala2.13", "autotermination_minutes": 0,
             "num_workers": 2, "data_security_mode": "SINGLE_USER", "single_user_name": "ml@example.com",
             "custom_tags": {"workload_type": "inference", "workload": "genai", "cost_center": "ai"}}
 

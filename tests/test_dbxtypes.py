@@ -28,7 +28,7 @@ from dbxtypes.vocabulary import (
 
 PULUMI_CLUSTER = {
     "clusterName": "serve",
-    "sparkVersion": "15.4.x-gpu-ml-scala2.12",
+    "sparkVersion": "17.3.x-gpu-ml-scala2.13",
     "nodeTypeId": "g5.2xlarge",
     "driverNodeTypeId": "g5.2xlarge",
     "numWorkers": 0.0,
@@ -45,7 +45,7 @@ PULUMI_CLUSTER = {
 }
 API_CLUSTER = {
     "cluster_name": "serve",
-    "spark_version": "15.4.x-gpu-ml-scala2.12",
+    "spark_version": "17.3.x-gpu-ml-scala2.13",
     "node_type_id": "g5.2xlarge",
     "driver_node_type_id": "g5.2xlarge",
     "num_workers": 0,
@@ -109,12 +109,12 @@ def test_camel_to_snake(key: str, expected: str) -> None:
 def test_classify(cluster: dict, cluster_type: str, role: str) -> None:
     kind = JOBS_COMPUTE if cluster_type == "job" else ALL_PURPOSE
     assert classify(cluster, kind, cluster.get("custom_tags", {})) == role
-    on_gpu = {**cluster, "spark_version": "15.4.x-gpu-ml-scala2.12"}
+    on_gpu = {**cluster, "spark_version": "17.3.x-gpu-ml-scala2.13"}
     assert cluster_shape(on_gpu, compute_kind=kind).role == role
     assert cluster_shape({**cluster, "node_type_id": "g5.xlarge"}, compute_kind=kind,
                          gpu_node=lambda n: n.startswith("g5")).role == role
     # the same shape on CPU compute has no role, unless a tag names it
-    cpu = cluster_shape({**cluster, "spark_version": "15.4.x-scala2.12", "node_type_id": "m5.xlarge"},
+    cpu = cluster_shape({**cluster, "spark_version": "17.3.x-scala2.13", "node_type_id": "m5.xlarge"},
                         compute_kind=kind, gpu_node=lambda n: False)
     from dbxtypes.shape import tag_role
 
@@ -142,7 +142,7 @@ def test_shapes_of_a_cluster() -> None:
     assert view.node_type_ids == ["g5.2xlarge"] and not view.pool_backed and view.spot
     assert view.libraries == ("vllm==0.6.3",) and view.autotermination_minutes == 60
     (api_view,) = shapes_of_resource(CLUSTER, {"cluster_source": "JOB", "num_workers": 2,
-                                               "spark_version": "15.4.x-gpu-ml-scala2.12"}, source="api")
+                                               "spark_version": "17.3.x-gpu-ml-scala2.13"}, source="api")
     assert api_view.compute_kind == JOBS_COMPUTE and api_view.role == "training" and api_view.source == "api"
 
 
@@ -181,7 +181,7 @@ def test_no_block_means_the_clouds_default_for_policies_and_pricing(cloud: str, 
     from policies.registry import evaluate_resource
     from pricing import load_prices, price_plan
 
-    props = {"nodeTypeId": node, "sparkVersion": "15.4.x-gpu-ml-scala2.12",
+    props = {"nodeTypeId": node, "sparkVersion": "17.3.x-gpu-ml-scala2.13",
              "autoscale": {"minWorkers": 2, "maxWorkers": 4}, "autoterminationMinutes": 10,
              "customTags": {"workload_type": "inference", "workload": "w", "cost_center": "c"}}
     shape = cluster_shape(props, node_cloud=node_cloud)
@@ -291,7 +291,7 @@ _YAML_SCALARS = ["yes", "no", "on", "off", "y", "N", "true", "True", "TRUE", "tR
                  "nUll", "1", "-1", "+1", "012", "0o12", "0O12", "0x1F", "0X1F", "0b101", "1_000", "1.5", "1e3", "1E3",
                  "1e-300", "1.0e+308", "1.0e+400", ".inf", "-.inf", "+.inf", ".Inf", ".NAN", ".5", "5.", "-.5",
                  "2027-03-31", "2027-03-31T10:00:00Z", "12:30:00", "1:20", "0.1.2", "-0", "00", "0x_1", "1_0.5",
-                 "15.4.x-gpu-ml-scala2.12", "'quoted'", "'1'", '"true"', "!!str 123", "!!int '5'", "!!float 1", "0o",
+                 "17.3.x-gpu-ml-scala2.13", "'quoted'", "'1'", '"true"', "!!str 123", "!!int '5'", "!!float 1", "0o",
                  "0x", "-0x1F", "+0o7", "1e", "e3", ".", "+", "1.", "1.e3", "0e0", "08", "09.5", "1,000", "NaN", "inf",
                  "0b2", "-0b1", "0777", "1e+3", "1.2E-3"]
 

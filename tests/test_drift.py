@@ -55,9 +55,9 @@ def test_changed_fields_missing_resources_and_unowned_gpu_compute(capsys, tmp_pa
     inference["custom_tags"].pop("cost_center")                   # a tag lost
     doc["instance_pools"] = []                                    # the pool was deleted
     doc["clusters"].append({"cluster_id": "x1", "cluster_name": "alice-gpu", "num_workers": 1,
-                            "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge"})
+                            "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge"})
     doc["clusters"].append({"cluster_id": "x2", "cluster_name": "etl", "num_workers": 1,
-                            "spark_version": "15.4.x-scala2.12", "node_type_id": "m5.xlarge"})
+                            "spark_version": "17.3.x-scala2.13", "node_type_id": "m5.xlarge"})
     result = _drift(capsys, tmp_path, doc)
     changed = [v["message"] for v in result["drift"] if v["policy"] == "drift-changed"]
     assert any(m.startswith("job_clusters[train].size: the stack says num_workers 2, the workspace runs num_workers 4")

@@ -258,3 +258,31 @@ def test_the_endpoint_waits_longer_than_the_providers_45_minutes_for_a_large_mod
     doc = json.loads((out / "main.tf.json").read_text())
     (body,) = doc["resource"]["databricks_model_serving"].values()
     assert body["timeouts"] == {"create": "115m"}
+
+
+# --- 8. runtimes: 17.3 and 18 LTS, the newest by default, a warning a year before the end ------------------------------
+
+def test_new_stacks_default_to_the_newest_lts_gpu_ml_runtime(plan_of):
+    from datetime import date
+
+    from dbxtypes.vocabulary import DEFAULT_RUNTIME
+    from gpucatalog.runtimes import current_lts, release_of
+
+    newest = current_lts(date(2026, 12, 6))[0]
+    assert release_of(DEFAULT_RUNTIME) == newest and newest.version == "18"
+    assert DEFAULT_RUNTIME == "18.x-gpu-ml-scala2.13"  # 17.x and 18 are Scala 2.13 only
+    dev = [c["sparkVersion"] for c in by_type(plan_of("dev"), "cluster:Cluster").values()]
+    assert dev and set(dev) == {DEFAULT_RUNTIME}
+
+
+@pytest.mark.parametrize("today, warned", [("2026-08-18", False), ("2026-08-19", True), ("2026-12-06", True)])
+def test_the_runtime_rule_warns_a_year_before_the_end_of_support(today, warned):
+    from datetime import date
+
+    from gpucatalog.runtimes import verdict
+
+    problem = verdict("15.4.x-gpu-ml-scala2.12", date.fromisoformat(today)).problem
+    assert (problem is not None) == warned
+    if warned:
+        assert problem is not None and "reaches its end of support on 2027-08-19" in problem
+    assert verdict("17.3.x-gpu-ml-scala2.13", date.fromisoformat(today)).problem is None

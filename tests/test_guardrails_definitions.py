@@ -44,8 +44,11 @@ def test_policies_are_one_per_workload_with_can_use_permissions(plan_of):
     assert policies == {"prod-policy-training", "prod-policy-inference"}
     perms = {r["inputs"]["clusterPolicyId"]: r["inputs"]["accessControls"] for r in resources(plan, "permissions:Permissions")
              if "clusterPolicyId" in r["inputs"]}
+    # the groups, and the identity the workload's clusters run as (issue 52, item 5)
     assert perms["prod-policy-inference-id"] == [{"groupName": "ml-engineers", "permissionLevel": "CAN_USE"},
-                                                 {"groupName": "ml-serving", "permissionLevel": "CAN_USE"}]
+                                                 {"groupName": "ml-serving", "permissionLevel": "CAN_USE"},
+                                                 {"servicePrincipalName": "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64",
+                                                  "permissionLevel": "CAN_USE"}]
 
 
 def _limits(role, **over):
@@ -60,17 +63,17 @@ def _limits(role, **over):
 
 
 GOOD = {
-    "training": {"spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+    "training": {"spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
                  "driver_node_type_id": "g5.xlarge", "num_workers": 4, "autotermination_minutes": 60,
                  "data_security_mode": "SINGLE_USER",
                  "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 1},
                  "custom_tags": {"workload": "genai", "cost_center": "ai-team", "workload_type": "training"}},
-    "inference": {"spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+    "inference": {"spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
                   "driver_node_type_id": "g5.xlarge", "autoscale": {"min_workers": 2, "max_workers": 10},
                   "autotermination_minutes": 10, "data_security_mode": "SINGLE_USER",
                   "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 3},
                   "custom_tags": {"workload": "genai", "cost_center": "ai-team", "workload_type": "inference"}},
-    "interactive": {"spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+    "interactive": {"spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
                     "driver_node_type_id": "g5.xlarge", "num_workers": 0, "autotermination_minutes": 30,
                     "data_security_mode": "SINGLE_USER",
                     "spark_conf": {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*]"},
@@ -101,7 +104,7 @@ BAD = [
     ("training", ("autoscale", {"min_workers": 2, "max_workers": 8}), "autoscale.min_workers"),
     ("training", ("aws_attributes/availability", "SPOT"), "aws_attributes.availability"),
     ("training", ("azure_attributes", {"availability": "SPOT_WITH_FALLBACK_AZURE"}), "azure_attributes.availability"),
-    ("training", ("spark_version", "15.4.x-scala2.12"), "spark_version"),
+    ("training", ("spark_version", "17.3.x-scala2.13"), "spark_version"),
     ("training", ("node_type_id", "p3.2xlarge"), "node_type_id"),
     ("training", ("custom_tags/cost_center", "someone-else"), "custom_tags.cost_center"),
     ("training", ("runtime_engine", "PHOTON"), "runtime_engine"),

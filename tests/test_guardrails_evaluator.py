@@ -494,7 +494,7 @@ GPU_POLICY = {
 
 COMPLIANT_GPU_CLUSTER = {
     "cluster_name": "dev-inference",
-    "spark_version": "15.4.x-gpu-ml-scala2.12",
+    "spark_version": "17.3.x-gpu-ml-scala2.13",
     "node_type_id": "g5.2xlarge",
     "driver_node_type_id": "g5.xlarge",
     "num_workers": 2,
@@ -512,7 +512,7 @@ def test_realistic_policy_compliant_cluster():
 def test_realistic_policy_reports_exactly_the_broken_elements():
     cluster = {
         "cluster_name": "dev-inference",
-        "spark_version": "15.4.x-gpu-ml-scala2.12",  # fine
+        "spark_version": "17.3.x-gpu-ml-scala2.13",  # fine
         "node_type_id": "p3.2xlarge",  # not on the allowlist
         "autoscale": {"min_workers": 1, "max_workers": 8},  # both forbidden
         "aws_attributes": {"availability": "ON_DEMAND"},  # wrong fixed value; first_on_demand missing
@@ -535,7 +535,7 @@ def test_realistic_policy_reports_exactly_the_broken_elements():
 
 
 def test_realistic_policy_other_breaks():
-    cluster = dict(COMPLIANT_GPU_CLUSTER, spark_version="15.4.x-scala2.12", custom_tags={"cost_center": "web"},
+    cluster = dict(COMPLIANT_GPU_CLUSTER, spark_version="17.3.x-scala2.13", custom_tags={"cost_center": "web"},
                    azure_attributes={"availability": "SPOT_AZURE"})
     cluster.pop("node_type_id")  # absent: gets the defaultValue g5.xlarge, which is allowed
     result = evaluate(GPU_POLICY, cluster, dbus_per_hour=80.0)

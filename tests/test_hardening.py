@@ -82,7 +82,7 @@ def test_out_may_not_be_an_input(tmp_path, capsys, write_stack, which):
     prices = tmp_path / "prices.yaml"
     prices.write_text("tier: premium\n")
     clusters = tmp_path / "clusters.json"
-    clusters.write_text(json.dumps({"cluster_name": "c", "spark_version": "15.4.x-gpu-ml-scala2.12"}))
+    clusters.write_text(json.dumps({"cluster_name": "c", "spark_version": "17.3.x-gpu-ml-scala2.13"}))
     argv = {"stack": ["preview", "--stack", str(path), "--out", str(path)],
             "prices": ["cost", "--stack", str(path), "--prices", str(prices), "--out", str(prices)],
             "cluster-json": ["check", "--cluster-json", str(clusters), "--out", str(clusters)]}[which]
@@ -164,7 +164,7 @@ def test_stack_names_the_cli_refuses(write_stack, capsys):
 
 def test_nan_in_cluster_json_is_invalid(tmp_path, capsys):
     path = tmp_path / "clusters.json"
-    path.write_text('{"cluster_name": "c", "spark_version": "15.4.x-scala2.12", "autotermination_minutes": NaN}')
+    path.write_text('{"cluster_name": "c", "spark_version": "17.3.x-scala2.13", "autotermination_minutes": NaN}')
     code, _, err = run(capsys, "check", "--cluster-json", str(path))
     assert code == 2 and "NaN is not a number JSON allows" in err
 
@@ -320,7 +320,7 @@ def test_an_interrupt_at_a_random_moment_of_a_preview_ends_the_same_way(tmp_path
 # --- keep the class closed: random and mutated inputs to every subcommand -----------------------------------------
 
 _STACK_TEXT = (REPO / "stacks" / "Pulumi.dev.yaml").read_text()
-_CLUSTER_TEXT = json.dumps({"clusters": [{"cluster_name": "c", "spark_version": "15.4.x-gpu-ml-scala2.12",
+_CLUSTER_TEXT = json.dumps({"clusters": [{"cluster_name": "c", "spark_version": "17.3.x-gpu-ml-scala2.13",
                                           "node_type_id": "g5.xlarge", "num_workers": 2,
                                           "custom_tags": {"workload": "w", "cost_center": "c"}}]})
 _PRICES_TEXT = "tier: premium\nspot_factor: {aws: 0.4}\nnode_types:\n  g5.xlarge: {usd_per_hour_on_demand: 1.0}\n"
@@ -404,7 +404,7 @@ def test_controls_in_a_cluster_name_are_escaped_in_every_format(tmp_path, capsys
 
     name = "evil\x1b[2J\x1b]0;pwn\x07\x01\ufffe[red]x[/red]"
     clusters = tmp_path / "c.json"
-    clusters.write_text(json.dumps({"clusters": [{"cluster_name": name, "spark_version": "15.4.x-scala2.12",
+    clusters.write_text(json.dumps({"clusters": [{"cluster_name": name, "spark_version": "17.3.x-scala2.13",
                                                   "node_type_id": "g5.xlarge", "num_workers": 2}]}))
     for fmt in ("table", "github", "junit", "sarif", "json"):  # the formats an audit takes
         code, out, err = run(capsys, "check", "--cluster-json", str(clusters), "--format", fmt)
@@ -426,7 +426,7 @@ def test_controls_in_a_cluster_name_are_escaped_in_every_format(tmp_path, capsys
 def test_any_markup_or_control_in_any_string_field_is_shown_safely(tmp_path_factory, value, field):
     import xml.etree.ElementTree as ET
 
-    cluster = {"cluster_name": "c", "spark_version": "15.4.x-scala2.12", "node_type_id": "g5.xlarge",
+    cluster = {"cluster_name": "c", "spark_version": "17.3.x-scala2.13", "node_type_id": "g5.xlarge",
                "num_workers": 2, "custom_tags": {"workload": "w", "cost_center": "c"}}
     if field == "tag":
         cluster["custom_tags"]["team"] = value
@@ -531,7 +531,7 @@ def test_bidirectional_overrides_in_a_name_are_shown_escaped(tmp_path, capsys):
     """U+202E reverses what follows on screen ("gpu\u202etxt.exe" reads as "gpuexe.txt"): shown as an escape."""
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"clusters": [{"cluster_name": "gpu\u202etxt.exe", "num_workers": 1,
-                                              "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge"}]}))
+                                              "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge"}]}))
     for fmt in ("table", "github", "junit"):
         code, out, err = run(capsys, "check", "--cluster-json", str(path), "--format", fmt)
         assert "\u202e" not in out + err and "gpu\\u202etxt.exe" in out, fmt

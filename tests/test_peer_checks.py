@@ -33,7 +33,7 @@ def plan(tmp_path: Path, *changes: dict[str, Any]) -> str:
 
 
 def cpu_cluster(**fields: Any) -> dict[str, Any]:
-    return {"cluster_name": "etl", "spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+    return {"cluster_name": "etl", "spark_version": "17.3.x-scala2.13", "node_type_id": "i3.xlarge",
             "autotermination_minutes": 30, "custom_tags": TAGS, **fields}
 
 
@@ -94,7 +94,7 @@ def test_autoscale_with_a_bound_missing_fails_closed(capsys, tmp_path: Path) -> 
 
 
 def test_a_spark_submit_task_fails_and_a_jar_task_passes(capsys, tmp_path: Path) -> None:
-    new_cluster = [{"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge", "num_workers": 2}]
+    new_cluster = [{"spark_version": "17.3.x-scala2.13", "node_type_id": "i3.xlarge", "num_workers": 2}]
     path = plan(tmp_path,
                 change("databricks_job", "legacy", {"name": "legacy", "tags": TAGS, "task": [
                     {"task_key": "main", "new_cluster": new_cluster,
@@ -145,7 +145,7 @@ def test_a_plan_s_permissions_say_who_may_use_its_clusters_and_jobs(capsys, tmp_
     databricks_permissions name their target through the configuration (the id is unknown until apply)."""
     job = {"name": "nightly", "tags": TAGS, "task": [{"task_key": "main", "spark_jar_task": [
         {"main_class_name": "com.acme.Main"}], "new_cluster": [
-        {"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge", "num_workers": 2}]}]}
+        {"spark_version": "17.3.x-scala2.13", "node_type_id": "i3.xlarge", "num_workers": 2}]}]}
     changes = [
         change("databricks_cluster", "shared", cpu_cluster(cluster_name="shared", num_workers=1),
                {"cluster_id": True}),

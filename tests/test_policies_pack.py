@@ -26,7 +26,7 @@ POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 BOUNDS = "databricks-cluster-configure-worker-bounds"
 
 BAD_CLUSTER = {"numWorkers": 100.0, "autoscale": {"minWorkers": 9.0, "maxWorkers": 8.0},
-               "sparkVersion": "15.4.x-scala2.12", "nodeTypeId": "g5.2xlarge",
+               "sparkVersion": "17.3.x-scala2.13", "nodeTypeId": "g5.2xlarge",
                "azureAttributes": {"availability": "SPOT_AZURE"}, "autoterminationMinutes": 0.0,
                "customTags": {"workload_type": "inference"},
                "sparkEnvVars": {"HF_TOKEN": "hf_plain", "HF_HOME": "/dbfs/hf"}}

@@ -88,7 +88,7 @@ def test_load_policy_config_bad_files(tmp_path) -> None:
 
 
 def test_evaluate_resource_levels_and_thresholds() -> None:
-    props = {"numWorkers": 100.0, "sparkVersion": "15.4.x-scala2.12", "nodeTypeId": "i3.xlarge",
+    props = {"numWorkers": 100.0, "sparkVersion": "17.3.x-scala2.13", "nodeTypeId": "i3.xlarge",
              "customTags": {"workload": "x", "cost_center": "y"}}
     violations = evaluate_resource(CLUSTER, props, urn="urn:c", name="c")
     assert [v.policy for v in violations] == [BOUNDS]

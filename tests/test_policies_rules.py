@@ -47,7 +47,7 @@ def camelize(value: Any, convert: bool = True) -> Any:
 
 INFERENCE = {
     "cluster_name": "serve",
-    "spark_version": "15.4.x-gpu-ml-scala2.12",
+    "spark_version": "17.3.x-gpu-ml-scala2.13",
     "node_type_id": "g5.2xlarge",
     "driver_node_type_id": "g5.2xlarge",
     "autoscale": {"min_workers": 2, "max_workers": 8},
@@ -58,7 +58,7 @@ INFERENCE = {
 }
 TRAINING = {
     "cluster_name": "train",
-    "spark_version": "15.4.x-gpu-ml-scala2.12",
+    "spark_version": "17.3.x-gpu-ml-scala2.13",
     "node_type_id": "g5.12xlarge",
     "num_workers": 4,
     "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 5},
@@ -68,7 +68,7 @@ TRAINING = {
 }
 SINGLE_NODE = {
     "cluster_name": "notebook",
-    "spark_version": "15.4.x-cpu-ml-scala2.12",
+    "spark_version": "17.3.x-cpu-ml-scala2.13",
     "node_type_id": "i3.xlarge",
     "num_workers": 0,
     "autotermination_minutes": 30,
@@ -89,7 +89,7 @@ GRANT_PROPS = {"catalog": "ml", "grants": [{"principal": "account users", "privi
 
 TOKEN_PROPS = {"comment": "ci deploys", "lifetime_seconds": 7776000}
 JAR_JOB = {"name": "etl", "tasks": [{"task_key": "main", "spark_jar_task": {"main_class_name": "com.acme.Main"},
-                                     "new_cluster": {"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+                                     "new_cluster": {"spark_version": "17.3.x-scala2.13", "node_type_id": "i3.xlarge",
                                                      "num_workers": 2}}]}
 
 
@@ -234,8 +234,8 @@ CASES: dict[str, Case] = {
         "Fix: replace azure_attributes with aws_attributes.",
         with_(INFERENCE, node_type_id=None, driver_node_type_id=None), False),
     "databricks-cluster-require-matching-runtime": Case(
-        CLUSTER, INFERENCE, with_(INFERENCE, spark_version="15.4.x-scala2.12"),
-        "Fix: use a '-gpu-ml-' runtime such as 15.4.x-gpu-ml-scala2.12, or set kind CLASSIC_PREVIEW with "
+        CLUSTER, INFERENCE, with_(INFERENCE, spark_version="17.3.x-scala2.13"),
+        "Fix: use a '-gpu-ml-' runtime such as 18.x-gpu-ml-scala2.13, or set kind CLASSIC_PREVIEW with "
         "use_ml_runtime true.",
         with_(INFERENCE, spark_version=None), False),
     "databricks-cluster-disallow-node-type-with-instance-pool": Case(
@@ -567,9 +567,9 @@ def test_runtime_gpu_on_cpu_and_photon() -> None:
     assert "on CPU node type i3.xlarge" in run(RUNTIME, cpu, "api")[0]
     photon = with_(INFERENCE, runtime_engine="PHOTON")
     assert any("Photon" in m for m in run(RUNTIME, photon, "api"))
-    unknown = with_(INFERENCE, node_type_id="mystery.type", driver_node_type_id=None, spark_version="15.4.x-scala2.12")
+    unknown = with_(INFERENCE, node_type_id="mystery.type", driver_node_type_id=None, spark_version="17.3.x-scala2.13")
     assert run(RUNTIME, unknown, "api") == []
-    auto = with_(INFERENCE, spark_version="15.4.x-scala2.12", kind="CLASSIC_PREVIEW", use_ml_runtime=True)
+    auto = with_(INFERENCE, spark_version="17.3.x-scala2.13", kind="CLASSIC_PREVIEW", use_ml_runtime=True)
     assert run(RUNTIME, auto, "pulumi") == []
     pool_backed = with_(INFERENCE, node_type_id=None, driver_node_type_id=None, instance_pool_id="p")
     assert run(RUNTIME, pool_backed, "pulumi") == []
@@ -612,12 +612,12 @@ def test_autotermination_ignores_job_clusters() -> None:
 
 
 def test_single_node_modern_form_and_legacy_missing_all() -> None:
-    modern = {"spark_version": "15.4.x-cpu-ml-scala2.12", "node_type_id": "i3.xlarge", "is_single_node": True,
+    modern = {"spark_version": "17.3.x-cpu-ml-scala2.13", "node_type_id": "i3.xlarge", "is_single_node": True,
               "kind": "CLASSIC_PREVIEW", "custom_tags": {"workload": "interactive", "cost_center": "x"}}
     assert run(SINGLE, modern, "pulumi") == []
     no_kind = with_(modern, kind=None)
     assert "without kind CLASSIC_PREVIEW" in run(SINGLE, no_kind, "pulumi")[0]
-    bare = {"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge"}  # num_workers absent = 0
+    bare = {"spark_version": "17.3.x-scala2.13", "node_type_id": "i3.xlarge"}  # num_workers absent = 0
     message = run(SINGLE, bare, "api")[0]
     for needed in ("spark.databricks.cluster.profile=singleNode", "spark.master=local[*]", "ResourceClass=SingleNode"):
         assert needed in message
@@ -768,6 +768,8 @@ def test_api_example_is_rejected() -> None:
     assert "both num_workers (2) and autoscale are set" in by_policy[BOUNDS].message
     assert all(v.urn == "cluster:inference-gpu-cluster" for v in violations)
     assert all(v.resource_name == "inference-gpu-cluster" for v in violations)
-    assert {v.enforcement for v in violations} == {"mandatory"}
+    # 14.3 LTS ends 2027-02-01: the runtime rule's warning, a year before (issue 52), is the one advisory finding
+    assert {v.enforcement for v in violations if v.policy != "databricks-cluster-require-supported-runtime"} == {
+        "mandatory"}
     # also: first_on_demand defaults to 1 below the base of 3; an inference cluster may never stop (no AUTOTERM)
     assert SPOT in by_policy and AUTOTERM not in by_policy

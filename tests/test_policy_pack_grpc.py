@@ -28,7 +28,7 @@ STARTUP_TIMEOUT_S = 60
 PREFIX = "urn:pulumi:dev::dbx-ai-infra::"
 
 GOOD_INFERENCE = {
-    "clusterName": "dev-inference", "sparkVersion": "15.4.x-gpu-ml-scala2.12", "nodeTypeId": "g5.2xlarge",
+    "clusterName": "dev-inference", "sparkVersion": "17.3.x-gpu-ml-scala2.13", "nodeTypeId": "g5.2xlarge",
     "autoscale": {"minWorkers": 2.0, "maxWorkers": 8.0},
     "awsAttributes": {"availability": "SPOT_WITH_FALLBACK", "firstOnDemand": 3.0},
     "autoterminationMinutes": 60.0, "dataSecurityMode": "SINGLE_USER",
@@ -57,11 +57,11 @@ JOB = {
     "tags": {"cost_center": "ai-team", "workload": "training"},
     "jobClusters": [
         {"jobClusterKey": "train", "newCluster": {
-            "sparkVersion": "15.4.x-gpu-ml-scala2.12", "nodeTypeId": "g5.12xlarge", "numWorkers": 4.0,
+            "sparkVersion": "17.3.x-gpu-ml-scala2.13", "nodeTypeId": "g5.12xlarge", "numWorkers": 4.0,
             "runtimeEngine": "PHOTON",
             "awsAttributes": {"availability": "SPOT", "firstOnDemand": 1.0}}},
         {"jobClusterKey": "eval", "newCluster": {
-            "sparkVersion": "15.4.x-gpu-ml-scala2.12", "instancePoolId": "pool-123", "nodeTypeId": "p3.2xlarge",
+            "sparkVersion": "17.3.x-gpu-ml-scala2.13", "instancePoolId": "pool-123", "nodeTypeId": "p3.2xlarge",
             "autoscale": {"minWorkers": 1.0}}},
     ],
     "tasks": [

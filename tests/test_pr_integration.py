@@ -96,7 +96,7 @@ def test_sarif_marks_an_accepted_exception_as_suppressed_and_an_expired_one_as_a
 
 def test_sarif_of_a_cluster_json_names_the_file_and_the_cluster(capsys, tmp_path):
     clusters = tmp_path / "clusters.json"
-    clusters.write_text(json.dumps([{"cluster_name": "no-tags", "spark_version": "15.4.x-gpu-ml-scala2.12",
+    clusters.write_text(json.dumps([{"cluster_name": "no-tags", "spark_version": "17.3.x-gpu-ml-scala2.13",
                                      "node_type_id": "g5.xlarge", "num_workers": 2}]))
     assert main(["check", "--cluster-json", str(clusters), "--format", "sarif"]) == 1
     results = _valid_sarif(json.loads(capsys.readouterr().out))["runs"][0]["results"]

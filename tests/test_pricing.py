@@ -90,7 +90,7 @@ def resource(rtype: str, name: str, inputs: dict[str, Any], stack: str = "t") ->
 def cluster(name: str, node: str, *, workers: int | None = 0, autoscale: tuple[int, int] | None = None,
             role: str = "training", availability: str | None = "ON_DEMAND", first_on_demand: int | None = 1,
             cloud: str = "aws", pool: str | None = None, driver: str | None = None, **extra: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {"sparkVersion": "15.4.x-gpu-ml-scala2.12", "customTags": {"workload_type": role}}
+    spec: dict[str, Any] = {"sparkVersion": "17.3.x-gpu-ml-scala2.13", "customTags": {"workload_type": role}}
     if pool:
         spec["instancePoolId"] = pool
         spec["driverInstancePoolId"] = pool

@@ -121,7 +121,7 @@ def swap_cloud_block(r, role):
 def cpu_runtime(r, role):
     if "nodeTypeId" not in r:
         return None
-    r["sparkVersion"] = "15.4.x-scala2.12"
+    r["sparkVersion"] = "17.3.x-scala2.13"
     return "databricks-cluster-require-matching-runtime"
 
 

@@ -208,9 +208,10 @@ def test_the_people_the_stack_names_can_use_its_compute(stack, plan_of):
         if r["type"] == "databricks:index/job:Job":
             assert any(a["permissionLevel"] == "CAN_MANAGE_RUN" for a in acl[r["id"]]), r["name"]
         if r["type"] == "databricks:index/instancePool:InstancePool" and r["id"] in acl:
-            # its groups may create clusters on it (attach, or manage where the permissions section says so)
-            assert all(a["permissionLevel"] in ("CAN_ATTACH_TO", "CAN_MANAGE") and a.get("groupName")
-                       for a in acl[r["id"]])
+            # its groups, and the identity its workload runs as, may create clusters on it (attach, or manage where
+            # the permissions section says so)
+            assert all(a["permissionLevel"] in ("CAN_ATTACH_TO", "CAN_MANAGE") and (
+                a.get("groupName") or a.get("userName") or a.get("servicePrincipalName")) for a in acl[r["id"]])
     assert ids  # the plan has resources
 
 

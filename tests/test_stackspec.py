@@ -62,7 +62,7 @@ INVALID = [
      ["dbx-ai-infra:tags", "workload_type"]),
     ("unpinned library", with_changes(inference__libraries=["vllm"]), ["inference.libraries", "package==x.y.z"]),
     ("no workload", with_changes(training=None, inference=None, dev=None), ["no workload"]),
-    ("cpu runtime", with_changes(runtime="15.4.x-scala2.12"), ["dbx-ai-infra:runtime", "gpu-ml"]),
+    ("cpu runtime", with_changes(runtime="17.3.x-scala2.13"), ["dbx-ai-infra:runtime", "gpu-ml"]),
     ("missing field", with_changes(single_user_name=None), ["dbx-ai-infra:single_user_name", "Field required"]),
     ("checkpoint volume unknown", with_changes(training__checkpoint_volume="models.nope"),
      ["checkpoint_volume", "models.nope", "models.checkpoints"]),
@@ -187,8 +187,9 @@ def test_storage_root_goes_to_the_catalog_and_must_be_the_clouds_storage(write_s
     (catalog,) = [r for r in built.plan.resources if r.type == "databricks:index/catalog:Catalog"]
     assert catalog.inputs["storageRoot"] == "s3://bucket/uc"
     # what the managed location needs before `pulumi up` is named (issue 52, item 2), nothing else is said
-    (note,) = built.notes
-    assert "storage_root s3://bucket/uc: prerequisite, neither created nor named" in note
+    assert [n for n in built.notes if "storage_root" in n] == [n for n in built.notes if
+                                                               "storage_root s3://bucket/uc: prerequisite, neither "
+                                                               "created nor named" in n] != []
     assert main(["check", "--stack", str(write_stack(_uc_config(storage_root="gs://bucket/uc")))]) == 2
     err = capsys.readouterr().err
     assert "storage_root 'gs://bucket/uc' is not aws storage; use a s3:// URI" in err

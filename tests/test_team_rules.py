@@ -41,10 +41,10 @@ def test_the_example_rule_judges_a_stack_and_an_export_and_takes_a_level(tmp_pat
     assert run(capsys, "check", "--stack", "dev", "--rules", str(EXAMPLE), "--policy-config", str(config))[0] == 1
     export = tmp_path / "c.json"
     export.write_text(json.dumps({"clusters": [{"cluster_name": "gpu", "node_type_id": "g5.xlarge", "num_workers": 1,
-                                                "spark_version": "15.4.x-gpu-ml-scala2.12",
+                                                "spark_version": "17.3.x-gpu-ml-scala2.13",
                                                 "custom_tags": {"owner": "ana"}},
                                                {"cluster_name": "gpu2", "node_type_id": "g5.xlarge", "num_workers": 1,
-                                                "spark_version": "15.4.x-gpu-ml-scala2.12"}]}))
+                                                "spark_version": "17.3.x-gpu-ml-scala2.13"}]}))
     code, out, _ = run(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--format", "sarif")
     results = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == NAME]
     assert [r["locations"][0]["logicalLocations"][0]["name"] for r in results] == ["gpu2"]
@@ -168,7 +168,7 @@ def test_typed_thresholds_take_the_policy_config_and_rules_of_the_untyped_form_s
     team rule written before typed thresholds (plain ``thresholds=`` and ``threshold_schema=``) loads and judges."""
     export = tmp_path / "c.json"
     export.write_text(json.dumps({"clusters": [{"cluster_name": "gpu", "node_type_id": "g5.xlarge", "num_workers": 5,
-                                                "spark_version": "15.4.x-gpu-ml-scala2.12",
+                                                "spark_version": "17.3.x-gpu-ml-scala2.13",
                                                 "custom_tags": {"owner": "ana"}}]}))
     config = tmp_path / "pc.json"
     config.write_text(json.dumps({NAME: {"enforcementLevel": "mandatory", "tag": "team"}}))

@@ -72,7 +72,7 @@ module "remote" {
 resource "databricks_cluster" "many" {
   count         = length(data.databricks_clusters.all.ids)
   cluster_name  = "x"
-  spark_version = "15.4.x-scala2.12"
+  spark_version = "17.3.x-scala2.13"
   node_type_id  = "i3.xlarge"
   num_workers   = 1
 }
@@ -160,7 +160,7 @@ def test_a_secret_reference_with_parts_known_only_at_apply_is_not_a_plain_text_s
 variable "scope" {}
 resource "databricks_cluster" "etl" {
   cluster_name  = "etl"
-  spark_version = "15.4.x-scala2.12"
+  spark_version = "17.3.x-scala2.13"
   node_type_id  = "i3.xlarge"
   num_workers   = 1
   custom_tags   = { workload = "etl", cost_center = "data" }
@@ -279,7 +279,7 @@ data "databricks_node_type" "pick" {{
 }}
 resource "databricks_cluster" "serve" {{
   cluster_name            = "serve"
-  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  spark_version           = "17.3.x-gpu-ml-scala2.13"
   node_type_id            = data.databricks_node_type.pick.id
   autotermination_minutes = 0
   custom_tags             = {{ workload = "serving", workload_type = "inference", cost_center = "ml" }}
@@ -299,8 +299,8 @@ resource "databricks_cluster" "serve" {{
     (tmp_path / "main.tf").write_text(cluster.format(arguments="min_cores = 8"))
     code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert doc["checked"]["gpu_clusters"] == 1  # its GPU ML runtime still says so
-    (tmp_path / "main.tf").write_text(cluster.format(arguments="min_cores = 8").replace("15.4.x-gpu-ml-scala2.12",
-                                                                                      "15.4.x-scala2.12"))
+    (tmp_path / "main.tf").write_text(cluster.format(arguments="min_cores = 8").replace("17.3.x-gpu-ml-scala2.13",
+                                                                                      "17.3.x-scala2.13"))
     code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert doc["checked"]["gpu_clusters"] == 0
 

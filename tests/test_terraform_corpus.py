@@ -24,12 +24,17 @@ VERDICTS: dict[str, tuple[int, set[tuple[str, str, str]]]] = {
         ("databricks-resource-require-access-control", A, "databricks_cluster.apache_version"),
         ("databricks-job-disallow-spark-submit-task", M, "databricks_job.legacy"),
         ("databricks-job-require-service-principal-owner", A, "databricks_job.legacy"),
+        ("databricks-cluster-require-supported-runtime", A, "databricks_job.legacy"),  # within a year of its end of support
+        ("databricks-cluster-require-supported-runtime", A, "databricks_cluster.half_autoscale"),  # within a year of its end of support
     }),
     # CPU clusters meet no role rule; a 1-1 autoscale range is refused by the API; the GPU notebook cluster is asked
     # its role; the permissions name each instance through [each.key]
     "department-clusters": (1, {
         ("databricks-cluster-configure-worker-bounds", M, 'databricks_cluster.department["marketing"]'),
         ("databricks-cluster-disallow-all-spot-inference", M, 'databricks_cluster.department["research"]'),
+        ("databricks-cluster-require-supported-runtime", A, 'databricks_cluster.department["marketing"]'),  # within a year of its end of support
+        ("databricks-cluster-require-supported-runtime", A, 'databricks_cluster.department["research"]'),  # within a year of its end of support
+        ("databricks-cluster-require-supported-runtime", A, 'databricks_cluster.department["finance"]'),  # within a year of its end of support
     }),
     # the provider's example shape: node type and runtime from data sources; the LTS runtime passes, the node type
     # is not known to be a GPU one (no min_gpus), so only the generic rules speak
@@ -42,6 +47,7 @@ VERDICTS: dict[str, tuple[int, set[tuple[str, str, str]]]] = {
     "platform-baseline": (1, {
         ("databricks-token-require-lifetime", M, "databricks_token.someone"),
         ("databricks-cluster-require-volumes-for-caches", A, "databricks_job.finetune"),
+        ("databricks-cluster-require-supported-runtime", A, "databricks_job.finetune"),  # within a year of its end of support
     }),
 }
 

@@ -83,7 +83,7 @@ variable "libs" {
 }
 resource "databricks_cluster" "team" {
   cluster_name            = "team"
-  spark_version           = "15.4.x-scala2.12"
+  spark_version           = "17.3.x-scala2.13"
   node_type_id            = "i3.xlarge"
   num_workers             = 2
   autotermination_minutes = 30
@@ -119,7 +119,7 @@ resource "databricks_job" "nightly" {{
   job_cluster {{
     job_cluster_key = "main"
     new_cluster {{
-      spark_version = "15.4.x-scala2.12"
+      spark_version = "17.3.x-scala2.13"
       node_type_id  = "i3.xlarge"
       num_workers   = 2
       custom_tags   = {{ workload = "etl", cost_center = "cc1" }}
@@ -140,7 +140,7 @@ def test_a_rule_broken_on_several_job_clusters_is_one_finding(tmp_path: Path, ca
   job_cluster {{
     job_cluster_key = "{key}"
     new_cluster {{
-      spark_version = "15.4.x-scala2.12"
+      spark_version = "17.3.x-scala2.13"
       node_type_id  = "i3.xlarge"
       num_workers   = 1
     }}

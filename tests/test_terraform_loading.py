@@ -20,7 +20,7 @@ from stackplan_sources.hcl import read_terraform
 
 CLUSTER = '''resource "databricks_cluster" "{name}" {{
   cluster_name  = "{name}"
-  spark_version = "15.4.x-scala2.12"
+  spark_version = "17.3.x-scala2.13"
   node_type_id  = "i3.xlarge"
   num_workers   = 2
   autotermination_minutes = 30
@@ -50,7 +50,7 @@ def test_hidden_backup_and_lock_files_are_not_loaded_and_tf_json_is(tmp_path: Pa
     (tmp_path / "jobs.tf.json").write_text(json.dumps({
         "//": "written by a generator",
         "resource": {"databricks_cluster": {"gen": {
-            "cluster_name": "gen-${var.env}", "spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+            "cluster_name": "gen-${var.env}", "spark_version": "17.3.x-scala2.13", "node_type_id": "i3.xlarge",
             "num_workers": 1, "autoscale": {"min_workers": 1, "max_workers": 3},
             "library": {"pypi": {"package": "torch==2.4.0"}}}}},
         "variable": {"env": {"default": "prod"}}}))
@@ -65,7 +65,7 @@ def test_a_directory_with_only_tf_json_is_read_and_one_with_nothing_terraform_lo
     only_json = tmp_path / "json"
     only_json.mkdir()
     (only_json / "main.tf.json").write_text(json.dumps({"resource": [{"databricks_cluster": [{"gpu": {
-        "cluster_name": "gpu", "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.xlarge",
+        "cluster_name": "gpu", "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
         "num_workers": 2}}]}]}))
     code, doc, err = run(capsys, "check", "--terraform", str(only_json), "--json")
     assert code in (0, 1) and doc["checked"]["clusters"] == 1, err
@@ -94,7 +94,7 @@ locals {
 }
 resource "databricks_cluster" "train" {
   cluster_name  = "train-${local.team}-${local.env}"
-  spark_version = "15.4.x-gpu-ml-scala2.12"
+  spark_version = "17.3.x-gpu-ml-scala2.13"
   node_type_id  = "g5.xlarge"
   num_workers   = var.workers
   custom_tags   = { workload = "training" }

@@ -24,7 +24,7 @@ SERVING_TAGS = {"workload": "chat", "cost_center": "ml", "workload_type": "infer
 
 #: A CPU ETL cluster as clusters/get returns it: autoscaled, spot workers, a CPU runtime.
 ETL = {
-    "cluster_id": "0101-etl", "cluster_name": "nightly-etl", "spark_version": "15.4.x-scala2.12",
+    "cluster_id": "0101-etl", "cluster_name": "nightly-etl", "spark_version": "17.3.x-scala2.13",
     "node_type_id": "m5.xlarge", "driver_node_type_id": "m5.xlarge", "autoscale": {"min_workers": 2, "max_workers": 8},
     "autotermination_minutes": 60, "aws_attributes": {"availability": "SPOT", "first_on_demand": 0},
     "custom_tags": TAGS, "state": "TERMINATED", "cluster_source": "UI", "data_security_mode": "USER_ISOLATION",
@@ -35,11 +35,11 @@ JOB = {
     "settings": {
         "name": "fine-tune", "max_concurrent_runs": 1, "tags": TAGS,
         "job_clusters": [{"job_cluster_key": "train", "new_cluster": {
-            "spark_version": "15.4.x-gpu-ml-scala2.12", "node_type_id": "g5.12xlarge", "num_workers": 2,
+            "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.12xlarge", "num_workers": 2,
             "aws_attributes": {"availability": "SPOT", "first_on_demand": 0}, "custom_tags": TAGS}}],
         "tasks": [
             {"task_key": "train", "job_cluster_key": "train", "spark_python_task": {"python_file": "/W/t.py"}},
-            {"task_key": "report", "new_cluster": {"spark_version": "15.4.x-scala2.12", "node_type_id": "m5.large",
+            {"task_key": "report", "new_cluster": {"spark_version": "17.3.x-scala2.13", "node_type_id": "m5.large",
                                                    "num_workers": 1, "custom_tags": TAGS},
              "notebook_task": {"notebook_path": "/W/r"}},
         ],
@@ -66,7 +66,7 @@ def test_a_cpu_etl_cluster_with_spot_workers_passes_the_role_rules_and_the_same_
     on_gpu = {v.policy: v for v in evaluate_cluster_json(_gpu(ETL))}
     assert on_gpu[ALL_SPOT].enforcement == "mandatory"
     assert "role: inference, from its shape: an all-purpose GPU cluster that autoscales" in on_gpu[ALL_SPOT].message
-    gpu_runtime = {v.policy for v in evaluate_cluster_json({**ETL, "spark_version": "15.4.x-gpu-ml-scala2.12"})}
+    gpu_runtime = {v.policy for v in evaluate_cluster_json({**ETL, "spark_version": "17.3.x-gpu-ml-scala2.13"})}
     assert ALL_SPOT in gpu_runtime  # a GPU runtime tells AI compute too
     tagged = {v.policy: v for v in evaluate_cluster_json(_gpu({**ETL, "custom_tags": {**TAGS, "workload_type":
                                                                                       "inference"}}))}
@@ -172,7 +172,7 @@ def test_the_shipped_example_exports_are_read(capsys):
 
 
 def test_a_task_on_an_existing_gpu_cluster_judges_that_cluster_as_the_job_workload():
-    serving = _gpu(ETL, cluster_id="0303-gpu", cluster_name="shared-gpu", spark_version="15.4.x-gpu-ml-scala2.12",
+    serving = _gpu(ETL, cluster_id="0303-gpu", cluster_name="shared-gpu", spark_version="17.3.x-gpu-ml-scala2.13",
                    autoscale=None, num_workers=2)
     serving.pop("autoscale")
     job = {"job_id": 5, "settings": {"name": "nightly-train", "tasks": [

@@ -19,7 +19,7 @@ from test_workspace_audit import ETL, JOB, POLICY, POOL, _gpu
 
 from stackplan_cli.cli import main
 
-GPU = _gpu(ETL, cluster_id="0202-gpu", cluster_name="chat-serving", spark_version="15.4.x-gpu-ml-scala2.12")
+GPU = _gpu(ETL, cluster_id="0202-gpu", cluster_name="chat-serving", spark_version="17.3.x-gpu-ml-scala2.13")
 
 #: (path, page_token) -> the recorded JSON body; pages link with next_page_token as the API does.
 PAGES = {
