@@ -259,7 +259,8 @@ if spec.serving is not None:
             pulumi.export(f"serving_endpoint_{endpoint_name}", endpoint.endpoint_name)
             continue
         sized = stack.endpoints[endpoint_name]
-        assert e.entity is not None and e.entity_version is not None  # a GPU endpoint names them (validated)
+        # a GPU endpoint names its entity, version and model (validated)
+        assert e.entity is not None and e.entity_version is not None and e.model is not None
         endpoint = ServingEndpoint(f"{prefix}-{SERVING_RESOURCE_PREFIX}{endpoint_name}", ServingEndpointArgs(
             endpoint_name=endpoint_name, entity=e.entity, entity_version=e.entity_version,
             workload_type=sized.serving_type.workload_type, min_concurrency=e.concurrency.min,
@@ -267,8 +268,8 @@ if spec.serving is not None:
             tags=spec.tags, gpu_memory_need_gb=sized.need_gb, inference_table=table,
             rate_limit_per_user_per_minute=e.rate_limit_per_user_per_minute, can_query=tuple(e.can_query),
             can_manage=tuple(e.can_manage), usage_policy_id=spec.usage_policy_id,
-            # the stack's catalog: its owner, the deployer, may grant on what others register in it
             create_timeout_minutes=create_timeout_minutes(e.model.params_billions * BYTES_PER_PARAM[e.model.precision]),
+            # the stack's catalog: its owner, the deployer, may grant on what others register in it
             execute=(spec.serving.deployer,) if spec.serving.deployer and
             e.entity.split(".", 1)[0] == uc_spec.catalog and not uc_spec.existing_catalog else ()),
             opts=pulumi.ResourceOptions(depends_on=[storage]))  # its inference-table schema and grants
