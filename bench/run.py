@@ -71,12 +71,16 @@ class Settings:
     peer_rounds: int
     #: (clusters, jobs) of the workspace-audit section (issue 15: up to 10,000 clusters and 5,000 jobs)
     audit_sizes: tuple[tuple[int, int], ...] = ((1000, 500), (2500, 1250), (5000, 2500), (10_000, 5000))
+    #: files of the Terraform tree (issue 51, item 8: 5,000 files, each its variables, locals and one cluster)
+    terraform_files: int = 5000
+    terraform_rounds: int = 2
 
 
 FULL = Settings(quick=False, floor_rounds=4, growth_sizes=(10, 100, 1000, 5000), growth_rounds=7,
                 peer_sizes=(200, 2000, 5000), peer_rounds=3)
 QUICK = Settings(quick=True, floor_rounds=2, growth_sizes=(10, 100, 500, 1000), growth_rounds=2,
-                 peer_sizes=(10, 100), peer_rounds=1, audit_sizes=((500, 250), (1000, 500), (2000, 1000)))
+                 peer_sizes=(10, 100), peer_rounds=1, audit_sizes=((500, 250), (1000, 500), (2000, 1000)),
+                 terraform_files=500, terraform_rounds=1)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -830,6 +834,102 @@ def section_peer(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# 4. Terraform code: check --terraform on many files, cold and with the parse cache
+# --------------------------------------------------------------------------------------------------------------------
+
+#: One file of the Terraform tree (issue 51, item 8): its variables, its locals and one cluster; every fourth one
+#: without auto-termination, so that both runs have findings to compare.
+TF_FILE = '''variable "workers_{i}" {{
+  type    = number
+  default = {workers}
+}}
+
+variable "env_{i}" {{
+  type    = string
+  default = "prod"
+}}
+
+locals {{
+  name_{i} = "team-{i}-${{var.env_{i}}}"
+  tags_{i} = {{
+    workload    = "etl"
+    cost_center = "cc-{i}"
+  }}
+}}
+
+resource "databricks_cluster" "c{i}" {{
+  cluster_name  = local.name_{i}
+  spark_version = "15.4.x-scala2.12"
+  node_type_id  = "i3.xlarge"
+  num_workers   = var.workers_{i}
+{autotermination}  custom_tags   = local.tags_{i}
+  aws_attributes {{
+    availability    = "SPOT_WITH_FALLBACK"
+    first_on_demand = 1
+  }}
+}}
+'''
+
+
+def write_terraform_tree(directory: Path, n: int) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        termination = "" if i % 4 == 3 else "  autotermination_minutes = 30\n"
+        (directory / f"c{i:05d}.tf").write_text(TF_FILE.format(i=i, workers=1 + i % 8, autotermination=termination))
+    return directory
+
+
+def section_terraform(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
+    """``check --terraform`` over a tree of N files: without the cache and on one core (how the reader ran before
+    issue 51, item 8), cold (an empty cache: every file parsed, on all cores, and kept) and warm (the same tree
+    again: every parse read from the cache), against the floor, interleaved by round."""
+    n = s.terraform_files
+    tree = write_terraform_tree(tmp / "terraform-tree", n)
+    cmd = [PY, "-m", "stackplan", "check", "--terraform", str(tree), "--json"]
+    caches = tmp / "terraform-caches"
+    log(f"terraform: {n:,} files, warm-up")
+    run_child([PY, "-c", "import pulumi_databricks"])
+    labels = ("floor", "serial", "cold", "warm")
+    m: dict[str, Measured] = {label: Measured() for label in labels}
+    outputs: dict[str, Any] = {}
+    for r in range(s.terraform_rounds):
+        log(f"terraform: round {r + 1}/{s.terraform_rounds}")
+        cache = caches / f"round-{r}"
+        m["floor"].runs.append(run_child([PY, "-c", "import pulumi_databricks"]))
+        for label, env in (("serial", {"STACKPLAN_NO_CACHE": "1", "STACKPLAN_PARSE_WORKERS": "1"}),
+                           ("cold", {"STACKPLAN_CACHE_DIR": str(cache)}),
+                           ("warm", {"STACKPLAN_CACHE_DIR": str(cache)})):
+            out = tmp / f"terraform-{label}.json"
+            m[label].runs.append(run_child(cmd, stdout=out, env=env, ok=(0, 1)))
+            outputs[label] = json.loads(out.read_text())
+        shutil.rmtree(cache, ignore_errors=True)
+    floor = m["floor"].wall
+    same = outputs["cold"] == outputs["warm"] == outputs["serial"]
+    clusters = outputs["cold"]["checked"]["clusters"]
+    findings = len(outputs["cold"]["violations"])
+    what = {"floor": "`python -c 'import pulumi_databricks'` (the floor)",
+            "serial": "no cache, one process parses (as before issue 51, item 8)",
+            "cold": "cold: an empty cache, parsed on all cores and kept",
+            "warm": "warm: the same tree again, every parse from the cache"}
+    rows = [[what[label], secs(m[label].wall), m[label].spread, mib(m[label].rss_mib), f"{m[label].wall / floor:.2f}x"]
+            for label in labels]
+    rep.add(f"## 4. Terraform code: `check --terraform` on {n:,} files\n\n"
+            f"Each file holds two variables, two locals and one `databricks_cluster` (every fourth without "
+            f"auto-termination); `python -m stackplan check --terraform DIR --json` as a whole process, "
+            f"{s.terraform_rounds} round(s) after a warm-up (each round: the floor, then the three runs in this "
+            f"order, with a new empty cache); `wall` is the median. The parse cache (`stackplan_sources/tfcache.py`) "
+            f"is keyed by each file's bytes; `STACKPLAN_NO_CACHE=1 STACKPLAN_PARSE_WORKERS=1` is the reader as it "
+            f"was before it.\n\n"
+            + table(["run", "wall (median)", "range (s)", "peak RSS", "vs floor"], rows)
+            + f"\n\n{clusters:,} clusters, {findings:,} findings; the same findings in all three runs: "
+              f"{'yes' if same else '**NO**'}.")
+    if not same:
+        rep.note("terraform: the findings of the serial, cold and warm runs differ")
+    return {"n": n, "floor": floor, "cold": m["cold"].wall / floor, "warm": m["warm"].wall / floor,
+            "serial": m["serial"].wall / floor, "same": same}
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------------------------------------------------
 
@@ -855,6 +955,9 @@ What the tables measure:
 3. **Peer.** The same clusters as Terraform, scanned by checkov with 8 equivalent custom checks, against our
    `check --cluster-json`; the findings of both are compared with what the generator planted, so the comparison
    only counts when both find the same violations.
+4. **Terraform code.** `check --terraform` over a tree of 5,000 `.tf` files (each with its variables, locals and one
+   cluster): as the reader ran before its parse cache (one process, no cache), cold (an empty cache: parsed on all
+   cores, and kept) and warm (the same tree again), as ratios to the floor of the same rounds.
 
 How: every process is a child of `bench/run.py`, timed with `time.perf_counter`; its peak RSS is `ru_maxrss` of
 that child alone (`os.wait4`), so runs do not contaminate each other. checkov lives in `bench/.venv-checkov`
@@ -866,7 +969,8 @@ that child alone (`os.wait4`), so runs do not contaminate each other. checkov li
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
-    ap.add_argument("--only", choices=("floor", "growth", "audit", "advise", "peer"), help="run one section")
+    ap.add_argument("--only", choices=("floor", "growth", "audit", "advise", "peer", "terraform"),
+                    help="run one section")
     ap.add_argument("--out", type=Path, help="where to write the Markdown results (default bench/RESULTS.latest.md "
                                              "for a full run, else bench/RESULTS.partial.md)")
     ap.add_argument("--record", action="store_true",
@@ -878,7 +982,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--record takes a full run: drop --quick and --only")
     default = "RESULTS.partial.md" if partial else ("RESULTS.md" if args.record else "RESULTS.latest.md")
     out_path = args.out or (BENCH / default)
-    sections = [args.only] if args.only else ["floor", "growth", "audit", "advise", "peer"]
+    sections = [args.only] if args.only else ["floor", "growth", "audit", "advise", "peer", "terraform"]
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -906,6 +1010,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary["advise"] = section_advise(s, rep, tmp)
         if "peer" in sections:
             summary["peer"] = section_peer(s, rep, tmp)
+        if "terraform" in sections:
+            summary["terraform"] = section_terraform(s, rep, tmp)
     elapsed = time.perf_counter() - t0
     rep.parts[0] += (f"\n\nLoad average (1, 5, 15 min) before the run: {load_before}; after: {loadavg()}. "
                      "The machine is shared: other work running at the same time shows up as a load above 0 and "
@@ -947,6 +1053,15 @@ def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
         row("60 us or less per extra cluster", us(r["marginal"]), r["marginal"] <= 60e-6)
         row("memory added over a 10-cluster run <= 3x the JSON size", f"{r['rss_over_json']:.1f}x",
             r["rss_over_json"] <= 3)
+    terraform = summary.get("terraform")
+    if terraform:
+        n = f"{terraform['n']:,}"
+        row(f"`check --terraform` of {n} files, cold (empty cache) <= 3x the floor", f"{terraform['cold']:.2f}x",
+            terraform["cold"] <= 3)
+        row(f"`check --terraform` of {n} files, unchanged second run <= 1.5x", f"{terraform['warm']:.2f}x",
+            terraform["warm"] <= 1.5)
+        row("the same findings cold, warm and without the cache", "yes" if terraform["same"] else "no",
+            terraform["same"])
     peer = (summary.get("peer") or {}).get("sizes", {})
     if 5000 in peer:
         times = peer[5000]["checkov"] / peer[5000]["same"]
@@ -1005,6 +1120,11 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
                          f"({p['ours'] / p['checkov']:.2f}x time, {p['ours_rss'] / p['checkov_rss']:.2f}x memory"
                          f"{'' if p['honest'] else ', findings DIFFER'})")
         lines.append("- Peer: " + "; ".join(parts) + ".")
+    if summary.get("terraform"):
+        t = summary["terraform"]
+        lines.append(f"- Terraform code: `check --terraform` of {t['n']:,} files {t['serial']:.2f}x the floor as "
+                     f"the reader ran before (one process, no cache), {t['cold']:.2f}x cold (parsed on all cores and "
+                     f"cached), {t['warm']:.2f}x warm; the same findings: {'yes' if t['same'] else 'NO'}.")
     lines.append(f"- The whole benchmark run: {elapsed:.0f} s.")
     goals = start_up_goals(summary)
     if goals:

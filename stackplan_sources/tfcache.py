@@ -13,8 +13,8 @@ user's cache directory, keyed by the SHA-256 of its bytes, its syntax and the pa
   directory that cannot be written is no error (nothing is kept).
 
 The files not in the cache are parsed in worker processes when there are at least `PARALLEL_FROM` of them and
-more than one core (``concurrent.futures``), each worker a chunk of files; fewer are parsed in this process, where
-starting workers would cost more than it saves.
+more than one core (``concurrent.futures``; ``STACKPLAN_PARSE_WORKERS=N`` sets how many, ``1`` none), each worker a
+chunk of files; fewer are parsed in this process, where starting workers would cost more than it saves.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from dbxtypes.errors import InputError
 
 CACHE_DIR_ENV = "STACKPLAN_CACHE_DIR"
 NO_CACHE_ENV = "STACKPLAN_NO_CACHE"
+#: How many processes parse (``1``: this one alone); by default one per usable core.
+WORKERS_ENV = "STACKPLAN_PARSE_WORKERS"
 #: The fewest files not in the cache that are parsed in worker processes.
 PARALLEL_FROM = 64
 #: This module's own format of an entry: bump it when the shape of a parse changes.
@@ -119,6 +121,9 @@ def _parse_chunk(parse: Parser, chunk: Sequence[tuple[str, str, str]]) -> list[A
 
 
 def _workers() -> int:
+    given = os.environ.get(WORKERS_ENV, "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux

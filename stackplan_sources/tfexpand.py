@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
+from dbxtypes.plan import NOT_JUDGED, Violation
 
 #: The most instances one configured block may expand to, counted over the module instances around it.
 MAX_PER_BLOCK = 10_000
@@ -146,11 +147,9 @@ def module_chain(chain: list[tuple[str, Path]], name: str, directory: Path, wher
     return real
 
 
-def not_evaluated_findings(skipped: list[Skipped]) -> list[Any]:
+def not_evaluated_findings(skipped: list[Skipped]) -> list[Violation]:
     """One not-judged finding per block not evaluated (a SARIF note, a GitHub notice, "not judged" in the table):
     listed, failing a run only under ``--fail-on-unknown``."""
-    from dbxtypes.plan import NOT_JUDGED, Violation  # noqa: PLC0415 - the plan types, only when something was skipped
-
     return [Violation(policy=NOT_EVALUATED, enforcement=NOT_JUDGED, urn=f"terraform-not-evaluated:{s.address}",
                       resource_name=s.address,
                       message=f"{s.address}: not evaluated: {s.reason}, so no rule judged its resources and no "

@@ -32,6 +32,7 @@ from typing import Any
 
 from dbxtypes.errors import InputError
 from stackplan_sources import tfcache
+from stackplan_sources.exports import TERRAFORM_LISTS
 
 #: What a module's configuration is written in: Terraform's native syntax and its JSON syntax.
 CONFIG_SUFFIXES = (".tf", ".tf.json")
@@ -189,8 +190,6 @@ def _objects(value: Any) -> Iterator[dict[str, Any]]:
 def _json_body(body: dict[str, Any]) -> dict[str, Any]:
     """A block body: ``//`` comments dropped; ``dynamic`` blocks and their ``content``, and the repeated blocks
     the plan reader renames (``library``, ``task``, ...), as python-hcl2 gives them: lists of objects."""
-    from stackplan_sources.exports import TERRAFORM_LISTS  # noqa: PLC0415 - one list of repeated blocks
-
     out: dict[str, Any] = {}
     for key, val in body.items():
         if key == "//":

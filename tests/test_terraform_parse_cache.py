@@ -136,3 +136,10 @@ def test_json_and_hcl_parses_of_one_text_are_kept_apart(cache: Path) -> None:
     docs = tfcache.parse_all([(text.encode(), "json", text, "a.tf.json"),
                               (text.encode(), "json-values", text, "a.tfvars.json")], parse_text)
     assert docs[0] == {"variable": [{"x": {"default": 1}}]} and docs[1] == {"variable": {"x": {"default": 1}}}
+
+
+def test_the_number_of_parsing_processes_can_be_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(tfcache.WORKERS_ENV, "1")
+    assert tfcache._workers() == 1
+    monkeypatch.setenv(tfcache.WORKERS_ENV, "not a number")
+    assert tfcache._workers() >= 1
