@@ -25,6 +25,7 @@ from stackplan_sources.tfvalues import (
     STRING,
     ConversionError,
     Type,
+    SetValue,
     Unknown,
     equal,
     first_unknown,
@@ -192,6 +193,8 @@ class _Evaluator:
             return Unknown(ANY, collection.why)
         if isinstance(collection, dict):
             return [(k, collection[k]) for k in sorted(collection)]
+        if isinstance(collection, SetValue):
+            return [(v, v) for v in collection]
         if isinstance(collection, list):
             return list(enumerate(collection))
         raise EvalError(f"a for expression cannot iterate over a {type_name(collection)}")

@@ -22,7 +22,7 @@ from typing import Any
 from stackplan_sources import tfexpr
 from stackplan_sources.tfeval import EvalError, evaluate
 from stackplan_sources.tftypes import TypeError_, read_type
-from stackplan_sources.tfvalues import ANY, ConversionError, Type, Unknown, convert
+from stackplan_sources.tfvalues import ANY, ConversionError, SetValue, Type, Unknown, convert
 
 #: The largest file ``file()`` / ``templatefile()`` read (bytes); a larger one is unknown, with a note.
 MAX_FILE = 4 * 1024 * 1024
@@ -238,8 +238,8 @@ def _dynamic_blocks(label: str, body: dict[str, Any], scope: Scope, symbols: dic
                        + (f" ({collection.why})" if collection.why else ""))
     if isinstance(collection, dict):
         items = [(k, collection[k]) for k in sorted(collection)]
-    elif isinstance(collection, list):
-        items = [(v if isinstance(v, str) else i, v) for i, v in enumerate(collection)]
+    elif isinstance(collection, list):  # a set's key is the element, a list's its index (Terraform's dynamic)
+        items = [(v, v) for v in collection] if isinstance(collection, SetValue) else list(enumerate(collection))
     else:
         scope.note(f'{scope.prefix}dynamic "{label}": for_each is no collection: its blocks are unknown')
         return Unknown(ANY, f'dynamic "{label}": for_each is no collection')

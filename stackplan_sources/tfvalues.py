@@ -102,6 +102,13 @@ def first_unknown(value: Any) -> Unknown | None:
     return None
 
 
+class SetValue(list):  # type: ignore[type-arg]
+    """A set's elements: a list to whatever reads a list, but a ``for`` expression, a ``dynamic`` block and a
+    ``for_each`` key each element by itself, as Terraform keys a set (a list's key is its index)."""
+
+    __slots__ = ()
+
+
 class ConversionError(ValueError):
     """A value that the type constraint refuses, with Terraform's reason."""
 
@@ -186,15 +193,15 @@ def to_number(value: Any) -> int | float:
     raise ConversionError(f"a number is required, got {type_name(value)}")
 
 
-def set_of(values: list[Any]) -> list[Any]:
+def set_of(values: list[Any]) -> SetValue:
     """A set's elements: unique, strings and numbers in cty's order (numbers ascending, then strings by text)."""
     unique: list[Any] = []
     for v in values:
         if not any(equal(v, u) is True for u in unique):
             unique.append(v)
     if all(isinstance(v, str) for v in unique) or all(is_number(v) for v in unique):
-        return sorted(unique)
-    return unique
+        return SetValue(sorted(unique))
+    return SetValue(unique)
 
 
 def equal(left: Any, right: Any) -> Any:
@@ -255,7 +262,9 @@ def _to_list(value: Any, type_: Type, path: str) -> Any:
     items = [convert(v, element, f"{path}[{i}]") for i, v in enumerate(value)]
     if element.kind == "any":
         items = _unified(items)
-    return set_of(items) if type_.kind == "set" and wholly_known(items) else items
+    if type_.kind == "set":
+        return set_of(items) if wholly_known(items) else SetValue(items)
+    return items
 
 
 def _to_map(value: Any, type_: Type, path: str) -> Any:

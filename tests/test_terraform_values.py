@@ -352,3 +352,28 @@ def test_an_object_in_parentheses_is_that_object(tmp_path: Path) -> None:
     after = _plan(tmp_path, code)[0]["databricks_cluster.this"]["after"]
     assert after["custom_tags"] == {"cost-center": "2", "team": "ml", "list": "x"}
     assert after["spark_conf"] == {"on": "yes"}
+
+
+def test_a_dynamic_block_keys_a_set_by_its_elements_and_a_list_by_its_index(tmp_path: Path) -> None:
+    """Terraform's docs (language/expressions/dynamic-blocks): the iterator's ``key`` is "the map key or list
+    element index for the current element. If the for_each expression produces a set value then key is identical
+    to value" (a set of strings in lexical order, as ``terraform console`` prints ``toset(["b", "a"])``)."""
+    code = CLUSTER.format(extra='''dynamic "init_scripts" {
+    for_each = toset(["b.sh", "a.sh"])
+    content {
+      workspace {
+        destination = "${init_scripts.key}:${init_scripts.value}"
+      }
+    }
+  }
+  dynamic "library" {
+    for_each = ["pandas==2.2.0", "numpy==2.0.0"]
+    content {
+      pypi {
+        package = "${library.key}-${library.value}"
+      }
+    }
+  }''')
+    after = _plan(tmp_path, code)[0]["databricks_cluster.this"]["after"]
+    assert [s["workspace"][0]["destination"] for s in after["init_scripts"]] == ["a.sh:a.sh", "b.sh:b.sh"]
+    assert [lib["pypi"][0]["package"] for lib in after["library"]] == ["0-pandas==2.2.0", "1-numpy==2.0.0"]

@@ -162,6 +162,8 @@ CASES: list[tuple[str, Any]] = [
     ('[for x in local.unklist : x]', UNKNOWN),
     ('length(local.unklist)', UNKNOWN),
     ('local.unkmap.x', UNKNOWN),
+    ('[for k, v in toset(["b", "a"]) : k]', ['a', 'b']),
+    ('[for k, v in ["b", "a"] : k]', [0, 1]),
 
 ]
 
