@@ -275,7 +275,7 @@ def _set_op(op: str) -> Callable[..., Any]:
         lists = [_list(s) for s in sets]
         if not all(wholly_known(s) for s in lists):
             return Unknown(Type("set", ANY))
-        result = set_of(_same_type(lists[0]))
+        result: list[Any] = set_of(_same_type(lists[0]))
         for other in lists[1:]:
             other = _same_type(other)
             def inside(v: Any, o: list[Any] = other) -> bool:

@@ -102,7 +102,7 @@ def first_unknown(value: Any) -> Unknown | None:
     return None
 
 
-class SetValue(list):  # type: ignore[type-arg]
+class SetValue(list[Any]):
     """A set's elements: a list to whatever reads a list, but a ``for`` expression, a ``dynamic`` block and a
     ``for_each`` key each element by itself, as Terraform keys a set (a list's key is its index)."""
 
