@@ -1,5 +1,6 @@
 """Writes the docs site's reference pages from the code: the stack fields (the pydantic models), the policy index (the
-rule registry), the command line (the argument parser) and advise's findings (its registry).
+rule registry), the command line (the argument parser), advise's findings (its registry) and the classic-or-serverless
+GPU comparison of the shipped stacks' training jobs (the cost model's own figures).
 
 ``make docs-reference`` runs it; a test holds the committed pages equal to what it writes, so a field, a rule, a flag
 or a finding never goes undocumented. Run from the repository root: ``python docs/gen_reference.py [--check]``.
@@ -149,8 +150,95 @@ def advise_findings() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _unpriced_alternative(node_type_id: str | None) -> str:
+    """Why a classic training job has no priced serverless alternative: its GPU's accelerator has no rate."""
+    from gpucatalog import load_catalog
+    from pricing.serverless_advice import _accelerator_for
+
+    catalog = load_catalog()
+    node = catalog.get(node_type_id) if node_type_id else None
+    found = _accelerator_for(node.gpu, node.gpu_memory_gb, node.gpu_count, catalog) if node else None
+    if found is None:
+        return "no serverless GPU accelerator holds its GPU"
+    return f"serverless GPU on {found[0]}: no public rate (unpriced; a --prices file can price it)"
+
+
+def serverless_gpu() -> str:
+    """The comparison page: each shipped stack's training job, priced the way it runs and the other way (classic job
+    cluster or serverless GPU) for the same GPUs and hours, by the cost model (`pricing.serverless_gpu_comparison`)."""
+    from dbxtypes.money import money
+    from dbxtypes.serverless import serverless_gpu_tasks
+    from dbxtypes.vocabulary import CLUSTER, JOB
+    from gpucatalog.accelerators import SERVERLESS_GPU_CLOUDS
+    from pricing import JOB_CLUSTER_VS_SERVERLESS_GPU, SERVERLESS_GPU_VS_JOB_CLUSTER
+    from stackplan.pipeline import build_plan
+
+    lines = [GENERATED, "", "# Classic GPU clusters or serverless GPU?", "",
+             "A training workload runs on a classic job cluster of GPU nodes (`compute: classic`, the default: VMs "
+             "in your cloud account billed by the cloud, plus Jobs Compute DBUs; spot workers with an on-demand "
+             "driver) or on Databricks serverless GPU, the AI Runtime (`compute: serverless_gpu` with `accelerator` "
+             "and `gpus`: one SKU billed per GPU-hour, no cluster, cluster policy or instance pool of yours). Both "
+             "keep the training role: fixed GPUs, checkpoints on a Volume, the job resumes from the newest one after "
+             "a failure. Serverless GPU is offered on AWS and Azure (Databricks' AI Runtime docs have no Google "
+             "Cloud edition); its accelerators are databricks-sdk's `HardwareAcceleratorType` (`GPU_1xA10`, "
+             "`GPU_1xH100`, `GPU_8xH100`, `GPU_8xB300`).", "",
+             "How the two are priced, and what is not known: serverless GPU at DBUs per GPU-hour times the "
+             "`MODEL_TRAINING` $/DBU of the cloud, tier and region (`pricing/serverless.yaml`, each figure with its "
+             "source and date; the H100's DBU rate is an estimate, and the A10 and B300 have no public rate: a job "
+             "on them is reported unpriced, by name, until a `--prices` file gives "
+             "`serverless_gpu_usd_per_gpu_hour`); the job cluster by the node catalog and `rates.yaml`, as every "
+             "cluster. The same GPUs: the job cluster's workers' GPUs (the driver coordinates) on the accelerator of "
+             "the same GPU, or, where serverless GPU has none (an A100), of the GPU with the least memory that holds "
+             "it, in whole nodes; the other way, workers of the cloud's node type with that GPU. The same hours: "
+             "the workload's `training_job_hours_per_month`. `preview` and `cost` print the same comparison as "
+             "advice (`job-cluster-vs-serverless-gpu`, `serverless-gpu-vs-job-cluster`) for any stack.", "",
+             "The shipped stacks' training jobs, priced by this checkout's cost model (list prices, reference "
+             "regions unless the stack names one):", "",
+             "| stack | training job | runs on | GPUs | hours a month | its month | the other way, same GPUs and hours "
+             "| that month | cheaper |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    ids = (JOB_CLUSTER_VS_SERVERLESS_GPU, SERVERLESS_GPU_VS_JOB_CLUSTER)
+    for path in sorted((REPO / "stacks").glob("Pulumi.*.yaml")):
+        stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        plan = build_plan(str(path.relative_to(REPO)), with_cost=True, with_policies=False)
+        assert plan.cost is not None
+        advice = {a.urn: a for a in plan.advice or [] if a.id in ids}
+        for r in plan.resources:
+            entry = plan.cost.resources.get(r.urn)
+            if r.type == CLUSTER and entry is not None and entry.workload_type == "training":
+                why = (f"serverless GPU is not offered on {plan.cloud}" if plan.cloud not in SERVERLESS_GPU_CLOUDS
+                       else "serverless GPU runs a job: give the workload a job to compare")
+                lines.append(f"| {stack} | {r.name} (all-purpose) | cluster, {entry.node_type_id} | - | "
+                             f"{entry.hours_per_month:g} | - | {why} | - | - |")
+                continue
+            if r.type != JOB or entry is None or entry.workload_type != "training":
+                continue
+            serverless = bool(serverless_gpu_tasks(r.inputs))
+            runs = f"serverless GPU, {entry.node_type_id}" if serverless else f"job cluster, {entry.node_type_id}"
+            gpus = f"{entry.gpus:g}" if serverless and entry.gpus is not None else "-"
+            mine = money(float(entry.monthly.expected)) if entry.monthly.expected is not None else "unpriced"
+            found = advice.get(r.urn)
+            if found is None:
+                why = (f"serverless GPU is not offered on {plan.cloud}" if plan.cloud not in SERVERLESS_GPU_CLOUDS
+                       else _unpriced_alternative(entry.node_type_id))
+                lines.append(f"| {stack} | {r.name} | {runs} | {gpus} | {entry.hours_per_month:g} | {mine} | {why} "
+                             f"| - | - |")
+                continue
+            other = float(entry.monthly.expected or 0) + float(found.monthly_cost_delta or 0)
+            how = found.message.split(" would cost ", 1)[0]
+            if not serverless:
+                gpus = how.split(" (", 1)[1].split(" x ", 1)[0] if " (" in how else "-"
+            cheaper = "this way" if other >= float(entry.monthly.expected or 0) else "the other way"
+            lines.append(f"| {stack} | {r.name} | {runs} | {gpus} | {entry.hours_per_month:g} | {mine} | "
+                         f"{_cell(how)} | {money(other)} | {cheaper} |")
+    lines += ["", "A workload switches by its stack keys: `compute: serverless_gpu`, `accelerator`, `gpus` and a "
+              "`job` (and none of a cluster's settings), or back with `compute: classic` and `num_workers`. See "
+              "[stack inputs](../stack-inputs.md) and the cost model's [serverless rates](../cost.md)."]
+    return "\n".join(lines) + "\n"
+
+
 PAGES = {"stack-fields.md": stack_fields, "policies.md": policies, "cli.md": cli,
-         "advise-findings.md": advise_findings}
+         "advise-findings.md": advise_findings, "serverless-gpu.md": serverless_gpu}
 
 
 def main(argv: list[str] | None = None) -> int:

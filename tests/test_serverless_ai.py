@@ -160,8 +160,12 @@ def test_classic_and_serverless_training_compared_both_ways_with_the_cost_models
 # Item 3: provisioned throughput
 # --------------------------------------------------------------------------------------------------------------------
 
-def test_a_provisioned_throughput_endpoint_serves_model_units_with_gateway_and_table(write_stack):
-    plan = build_plan(str(write_stack(_config(serving={"endpoints": {"llm": PT}}))), with_cost=True)
+def test_a_provisioned_throughput_endpoint_serves_model_units_with_gateway_and_table(write_stack, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(yaml.safe_dump({"provisioned_throughput_dbu_per_model_unit_hour":
+                                      {"aws": {"system.ai.llama-4-maverick": 2.0}}}))
+    plan = build_plan(str(write_stack(_config(serving={"endpoints": {"llm": PT}}))), with_cost=True,
+                      prices=str(prices))
     (pt,) = _of(plan, "ModelServingProvisionedThroughput")
     assert not _of(plan, "modelServing:ModelServing")
     (entity,) = pt.inputs["config"]["servedEntities"]
@@ -172,10 +176,14 @@ def test_a_provisioned_throughput_endpoint_serves_model_units_with_gateway_and_t
     table = gateway["inferenceTableConfig"]
     assert table["enabled"] and table["catalogName"] == catalog.inputs["name"] and table["schemaName"] == "serving"
     entry = _cost(plan, "test-serving-llm")
-    dbu = serverless_data()["provisioned_throughput"]["models"]["system.ai.llama-4-maverick"]
     usd_per_dbu = next(s.value for s in plan.cost.sources if s.figure == "usd_per_dbu.aws.premium.model_serving")
     assert entry.model_units == 50 and entry.hours_per_month == 730
-    assert entry.monthly.expected == pytest.approx(50 * dbu["dbu_per_model_unit_hour"]["value"] * usd_per_dbu * 730)
+    assert entry.monthly.expected == pytest.approx(50 * 2.0 * usd_per_dbu * 730)
+    # without the override: no public per-model-unit rate, named, never $0
+    plain = _cost(build_plan(str(write_stack(_config(serving={"endpoints": {"llm": PT}}), name="plain")),
+                             with_cost=True), "plain-serving-llm")
+    assert plain.monthly.expected is None and "Llama 4 Maverick" in plain.unpriced
+    assert "provisioned_throughput_dbu_per_model_unit_hour.aws.system.ai.llama-4-maverick" in plain.unpriced
 
 
 def test_the_contract_example_is_made_but_its_band_model_is_named_unpriced_and_flagged(write_stack):
@@ -264,3 +272,44 @@ def test_the_accelerator_table_is_databricks_sdks_enum_and_reads_gpu_memory_from
     assert ACCELERATORS["GPU_8xH100"].gpus_per_node == 8 and ACCELERATORS["GPU_8xH100"].gpu_memory_gb(catalog) == 80
     assert ACCELERATORS["GPU_1xA10"].gpu_memory_gb(catalog) == 24
     assert ACCELERATORS["GPU_8xB300"].gpu_memory_gb(catalog) is None  # not in the catalog: the fit is not judged
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Item 6: the shipped stack and the generated comparison page; item 5: its Terraform export
+# --------------------------------------------------------------------------------------------------------------------
+
+def test_the_shipped_serverless_stack_trains_on_serverless_gpu_and_serves_with_provisioned_throughput():
+    from dbxtypes.money import money
+
+    plan = build_plan("serverless", with_cost=True)
+    (job,) = _of(plan, "job:Job")
+    assert job.inputs["tasks"][0]["compute"]["hardwareAccelerator"] == "GPU_8xH100"
+    assert _of(plan, "ModelServingProvisionedThroughput") and not _of(plan, "cluster:Cluster")
+    assert not [v for v in plan.violations if v.enforcement == "mandatory"]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "reference" / "serverless-gpu.md").read_text()
+    assert page.startswith("<!-- generated") and "# Classic GPU clusters or serverless GPU?" in page
+    (row,) = [line for line in page.splitlines() if line.startswith("| serverless | serverless-training-job |")]
+    (advice,) = [a for a in plan.advice if a.id == "serverless-gpu-vs-job-cluster"]
+    mine = _cost(plan, "serverless-training-job").monthly.expected
+    assert money(mine) in row and money(mine + advice.monthly_cost_delta) in row
+    for stack in ("prod", "azure-prod", "estate"):  # every shipped classic training job has its row
+        assert f"| {stack} | {stack}-" in page
+
+
+def test_export_terraform_writes_the_provisioned_throughput_endpoint_and_the_serverless_job(tmp_path):
+    import json
+
+    from dbxtypes.terraform_docs import documented
+
+    assert main(["export-terraform", "--stack", "serverless", "--out", str(tmp_path)]) == 0
+    doc = json.loads((tmp_path / "main.tf.json").read_text())
+    (pt,) = doc["resource"]["databricks_model_serving_provisioned_throughput"].values()
+    assert pt["config"]["served_entities"][0]["provisioned_model_units"] == 50 and pt["budget_policy_id"]
+    (job,) = doc["resource"]["databricks_job"].values()
+    assert job["task"][0]["compute"] == {"hardware_accelerator": "GPU_8xH100"} and "environment" in job
+    assert job["environment"][0]["spec"]["environment_version"] == "5"
+    names = documented()["resources"]["databricks_job"]
+    assert {"environment", "environment_key", "compute", "hardware_accelerator", "budget_policy_id"} <= set(names)
+    perms = [p for p in doc["resource"]["databricks_permissions"].values() if "serving_endpoint_id" in p]
+    assert perms and all("databricks_model_serving_provisioned_throughput." in p["serving_endpoint_id"]
+                         for p in perms)

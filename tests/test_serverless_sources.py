@@ -88,7 +88,7 @@ def test_a_terraform_plans_serverless_job_and_endpoint_are_judged_and_priced(cap
     assert job["compute_kind"] == "serverless_gpu" and job["gpus"] == 16
     assert job["monthly"]["expected"] == pytest.approx(16 * _rate() * job["hours_per_month"])
     pt = entries["databricks_model_serving_provisioned_throughput.llm"]
-    assert pt["model_units"] == 10 and pt["monthly"]["expected"] > 0
+    assert pt["model_units"] == 10 and pt["monthly"]["expected"] is None and "per-model-unit" in pt["unpriced"]
     path.write_text(json.dumps(_plan("policy-1")))
     _, doc = _run(capsys, "check", "--terraform-plan", str(path))
     assert not _findings(doc, RULE)

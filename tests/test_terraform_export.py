@@ -62,6 +62,13 @@ def attribute_names(resource: str, body: Any, path: str = "") -> Iterator[tuple[
         if key in MAP_VALUED_KEYS and isinstance(value, dict):
             continue
         inner = "databricks_cluster" if resource == "databricks_job" and key == "new_cluster" else resource
+        # a provisioned-throughput endpoint's ai_gateway is the Model Serving endpoint's block: its page lists the
+        # block's first names and sends the reader to model_serving.md for the rest ("For details see the
+        # description of `rate_limits` block above"), and pulumi-databricks 1.118, generated from the provider's
+        # schema, gives it the same fields (ModelServingProvisionedThroughputAiGatewayInferenceTableConfigArgs:
+        # catalog_name, schema_name, table_name_prefix, enabled; ...RateLimitArgs: calls, key, renewal_period)
+        if resource == "databricks_model_serving_provisioned_throughput" and key == "ai_gateway":
+            inner = "databricks_model_serving"
         yield from attribute_names(inner, value, f"{path}{key}.")
 
 
