@@ -50,7 +50,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 #: The stacks the project ships, by name: tests about the shipped examples' own contents (their figures in the README,
 #: their resources) enumerate these, so a stack a user adds to stacks/ never breaks them (`STACKS` holds every file).
-SHIPPED: tuple[str, ...] = ("azure-prod", "dev", "estate", "gcp-dev", "new-workspace", "prod", "serverless")
+SHIPPED: tuple[str, ...] = ("azure-prod", "dev", "estate", "gcp-dev", "new-workspace", "prod")
 
 
 def __getattr__(name: str) -> Any:

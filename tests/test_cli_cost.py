@@ -247,8 +247,13 @@ def test_every_shipped_stack_shows_its_sizing_in_the_preview_json_and_reports(ca
         code, table, _ = run(capsys, "preview", "--stack", stack)
         assert code == 0 and "Sizing (GPU memory need -> node):" in table
         plan = json.loads(run(capsys, "preview", "--stack", stack, "--json")[1])
-        assert [z["workload"] for z in plan["sizing"]] == [*workloads, *(f"serving {e}" for e in resolved.endpoints)]
+        assert [z["workload"] for z in plan["sizing"]] == [*workloads, *(f"serving {e}" for e in resolved.endpoints),
+                                                           *resolved.serverless]  # issue 55: the accelerator's line
         for z in plan["sizing"]:
+            if z["workload"] in resolved.serverless:  # no node: the accelerator in its place
+                s = resolved.serverless[z["workload"]]
+                assert z["node_type_id"] == s.accelerator.name and z["need_gb"] == s.need_gb
+                continue
             if z["workload"].startswith("serving "):
                 e = resolved.endpoints[z["workload"].removeprefix("serving ")]
                 assert z["node_type_id"] == e.serving_type.workload_type and z["need_gb"] == e.need_gb

@@ -129,8 +129,7 @@ def test_a_pool_pinning_policy_forbids_availability_zone_and_spot_and_no_pooled_
 def test_every_cluster_of_every_shipped_stack_is_created_without_waiting_for_it(plan_of):
     for stack in SHIPPED:
         clusters = resources(plan_of(stack), "cluster:Cluster")
-        # serverless trains on serverless GPU and serves on provisioned throughput: no cluster of its own (issue 55)
-        assert (clusters or stack == "serverless") and all(c["inputs"]["noWait"] is True for c in clusters), stack
+        assert clusters and all(c["inputs"]["noWait"] is True for c in clusters), stack
         # the Terraform export says the same: no_wait on each databricks_cluster
 
 
