@@ -21,7 +21,7 @@ from dbxtypes.documents import read_document
 from dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbxtypes.shape import as_number
 from policies.rule import Rule
-from policies.ruleset import ALL_RULES, RULES_BY_NAME
+from policies.ruleset import ALL_RULES, RETIRED, RULES_BY_NAME
 
 #: Default thresholds (each belongs to one rule, see ``Rule.thresholds``).
 DEFAULT_CONFIG: Mapping[str, Any] = MappingProxyType({k: v for r in ALL_RULES for k, v in r.thresholds.items()})
@@ -41,6 +41,12 @@ class PolicyConfig:
     thresholds: Mapping[str, Mapping[str, int | float]] = field(default_factory=dict)
     #: The ``advise`` section's overrides (`dbxtypes.advise.ADVISE_THRESHOLDS` names).
     advise: Mapping[str, float | None] = field(default_factory=dict)
+    #: Retired rules the config still names (`policies.ruleset.RETIRED`): read, without effect, each with a note.
+    retired: tuple[str, ...] = ()
+
+    def notes(self, where: str = "policy config") -> list[str]:
+        """One note per retired rule this config names: its setting has no effect, and why."""
+        return [f"{where}: {name} has no effect: {RETIRED[name]}; remove it." for name in self.retired]
 
     def advise_thresholds(self) -> dict[str, float | None]:
         """Every threshold of ``stackplan advise``: defaults overlaid by this config."""
@@ -191,6 +197,10 @@ def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConf
         data = read_document(path_or_dict, "policy config")
     else:
         data = path_or_dict
+    retired: tuple[str, ...] = ()
+    if isinstance(data, Mapping):
+        retired = tuple(k for k in data if k in RETIRED)
+        data = {k: v for k, v in data.items() if k not in RETIRED}
     if not isinstance(data, Mapping):
         raise InputError.single(where, "", f"expected an object keyed by policy name, got {type(data).__name__}.",
                                 f"write {{\"<policy-name>\": {{\"enforcementLevel\": \"advisory\"}}}}; policies: "
@@ -225,7 +235,8 @@ def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConf
             thresholds.setdefault(rule.name, {})[key] = validate_threshold(rule, key, setting, where)
     return PolicyConfig(enforcement=MappingProxyType(enforcement),
                         thresholds=MappingProxyType({k: MappingProxyType(v) for k, v in thresholds.items()}),
-                        advise=MappingProxyType(_advise_settings(parsed.advise, where)))  # type: ignore[attr-defined]
+                        advise=MappingProxyType(_advise_settings(parsed.advise, where)),  # type: ignore[attr-defined]
+                        retired=retired)
 
 
 def _advise_settings(raw: Mapping[str, Any] | None, where: str) -> dict[str, float | None]:

@@ -24,6 +24,7 @@ from policies.evaluate import (
 )
 from policies.ruleset import (
     ALL_RULES,
+    RETIRED,
     RULES_BY_NAME,
     STACK_RULES,
     TEAM_RULES,
@@ -37,6 +38,7 @@ __all__ = [
     "ENFORCEMENT_LEVELS",
     "Level",
     "PolicyConfig",
+    "RETIRED",
     "RULES_BY_NAME",
     "STACK_RULES",
     "TEAM_RULES",

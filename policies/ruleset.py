@@ -92,6 +92,14 @@ STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE, require_registered_model.RUL
 TEAM_RULES: list[Rule] = []
 _BY_NAME: dict[str, Rule] = {r.name: r for r in (*ALL_RULES, *STACK_RULES)}
 assert len(_BY_NAME) == len(ALL_RULES) + len(STACK_RULES), "duplicate rule names"
+#: Rules that no longer exist, with why and what judges their case now. A policy config or an exception that still
+#: names one is read (its setting has no effect, a `note:` says so), never refused: removing a rule must not break
+#: the gate of a team that configured it.
+RETIRED: Mapping[str, str] = MappingProxyType({
+    "databricks-cluster-tag-autoscaled-gpu-compute": "retired in issue 51: an autoscaled all-purpose GPU cluster "
+    "without a workload_type tag is now judged as inference from its shape (databricks-cluster-disallow-all-spot-"
+    "inference and the other role rules)",
+})
 #: Every rule by name: the resource rules (`ALL_RULES`), the stack rules, then the team's.
 RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType(_BY_NAME)
 

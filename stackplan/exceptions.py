@@ -13,6 +13,7 @@ from datetime import date
 
 from dbxtypes.errors import InputError, Problem, clip, did_you_mean
 from dbxtypes.plan import AcceptedException, Violation
+from policies.registry import RETIRED
 from stackspec.models import ExceptionSpec
 
 FIELD = "dbx-ai-infra:exceptions"
@@ -26,6 +27,8 @@ def apply_exceptions(violations: Sequence[Violation], exceptions: Sequence[Excep
     rule_names, resource_names = sorted(set(rules)), sorted(set(resources))
     problems = []
     for i, e in enumerate(exceptions):
+        if e.rule in RETIRED:  # matches nothing any more: a note below, not a refusal
+            continue
         if e.rule not in rule_names:
             hint = did_you_mean(e.rule, rule_names)
             problems.append(Problem(f"{field}[{i}].rule", f"names no policy: {clip(e.rule)}.",
@@ -49,6 +52,7 @@ def apply_exceptions(violations: Sequence[Violation], exceptions: Sequence[Excep
         accepted = AcceptedException(reason=e.reason, expires=e.expires.isoformat() if e.expires else None,
                                      expired=e.expires is not None and e.expires < today)
         out.append(v.model_copy(update={"exception": accepted}))
-    notes = [f"{source}: {field}[{i}] ({e.rule} on {e.resource}) matches no finding; remove it."
+    notes = [f"{source}: {field}[{i}] ({e.rule} on {e.resource}) matches no finding"
+             f"{' (' + RETIRED[e.rule] + ')' if e.rule in RETIRED else ''}; remove it."
              for i, e in enumerate(exceptions) if i not in used]
     return out, notes

@@ -110,6 +110,8 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
             resources=[plan.stack, *(r.name for r in plan.resources)], today=datetime.now(UTC).date(),
             source=plan.stack_file or loaded.name)
         notes += awaiting
+    if loaded.policy_config is not None:  # retired rules the stack's own policy section names
+        notes += loaded.policy_config.notes(f"{plan.stack_file or loaded.name}: dbx-ai-infra:policy")
     return Built(loaded, plan, [*loaded.resolved.warnings, *notes])
 
 

@@ -79,3 +79,27 @@ def test_under_pulumi_up_the_program_reads_the_section_too(write_stack):
     plan = run_program(loaded, from_config=True)
     (cluster,) = [r for r in plan.resources if r.name == "test-inference-cluster"]
     assert cluster.inputs["autoscale"]["maxWorkers"] == 100
+
+
+RETIRED_RULE = "databricks-cluster-tag-autoscaled-gpu-compute"
+
+
+def test_a_retired_rule_in_a_policy_config_or_section_is_read_with_a_note(write_stack, capsys, tmp_path):
+    """Issue 51, item 5 retired a rule: a team whose config or exceptions still name it keeps its gate (not exit 2),
+    and is told that the setting has no effect."""
+    file = tmp_path / "pc.json"
+    file.write_text(json.dumps({RETIRED_RULE: "mandatory", CACHES: "mandatory"}))
+    code, out, err = run(capsys, "check", "--stack", stack(write_stack, None), "--policy-config", str(file), "--json")
+    assert code == 1 and levels(out)[CACHES] == "mandatory"  # the rest of the config still applies
+    assert f"{file}: {RETIRED_RULE} has no effect" in err and "judged as inference from its shape" in err
+    code, _, err = run(capsys, "check", "--stack", stack(write_stack, {RETIRED_RULE: "disabled"}), "--json")
+    assert code == 0 and f"dbx-ai-infra:policy: {RETIRED_RULE} has no effect" in err
+    code, _, err = run(capsys, "check", "--stack", stack(write_stack, {"databricks-nope": "disabled"}))
+    assert code == 2  # an unknown name is still refused
+
+
+def test_an_exception_naming_a_retired_rule_is_a_note_not_a_refusal(write_stack, capsys):
+    path = stack(write_stack, None, exceptions=[{"rule": RETIRED_RULE, "resource": "test-dev-cluster",
+                                                 "reason": "accepted in 2025"}])
+    code, _, err = run(capsys, "check", "--stack", path)
+    assert code == 0 and RETIRED_RULE in err and "remove it" in err

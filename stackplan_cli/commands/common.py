@@ -27,7 +27,10 @@ def policy_config(args: argparse.Namespace) -> Any:
     if not getattr(args, "policy_config", None):
         return None
 
-    return load_policy_config(read_json(args.policy_config, "policy config"), where=args.policy_config)
+    config = load_policy_config(read_json(args.policy_config, "policy config"), where=args.policy_config)
+    for note in config.notes(args.policy_config):  # retired rules it names: read, without effect
+        print(f"note: {note}", file=sys.stderr)
+    return config
 
 
 def inputs(args: argparse.Namespace) -> list[str]:
