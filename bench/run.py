@@ -400,6 +400,103 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# 1b. Team rules in their own process (issue 54, item 1)
+# --------------------------------------------------------------------------------------------------------------------
+
+#: How many team rules the team section loads (issue 54: 8 over the prod stack).
+TEAM_RULE_COUNT = 8
+_TEAM_RULE = """
+from dbxtypes.shape import ClusterShape
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+from policies.rule import Rule
+
+
+def check(view, config):
+    tags = view.tags if isinstance(view, ClusterShape) else {{}}
+    return [] if tags.get("{tag}") else ["no {tag} tag. Fix: add it."]
+
+
+RULE = Rule(name="bench-team-{n}", description="a {tag} tag", enforcement="advisory",
+            resource_types=(CLUSTER, JOB, INSTANCE_POOL), check=check, remediation="add it")
+"""
+
+
+def team_rules_dir(tmp: Path) -> Path:
+    """``TEAM_RULE_COUNT`` rule modules, each judging every cluster, job and pool (a tag each asks for)."""
+    folder = tmp / "team-rules"
+    folder.mkdir(exist_ok=True)
+    for n in range(TEAM_RULE_COUNT):
+        (folder / f"rule_{n}.py").write_text(_TEAM_RULE.format(n=n, tag=f"team_tag_{n}"), encoding="utf-8")
+    return folder
+
+
+def section_team(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
+    """``check --stack prod`` with and without 8 team rules, whole processes, against the floor; and in one
+    process, `evaluate_plan` of prod with the rules loaded (their process started once, the calls of every resource
+    sent in one message)."""
+    folder = team_rules_dir(tmp)
+    log("team: warming up")
+    check = [PY, "-m", "stackplan", "check", "--stack", "prod", "--format", "sarif"]
+    run_child(check + ["--rules", str(folder)], ok=(0, 1))
+    commands: dict[str, tuple[Sequence[str], dict[str, Any]]] = {
+        "floor": ([PY, "-c", "import pulumi_databricks"], {}),
+        "check": (check, {"ok": (0, 1)}),
+        "team": ([*check, "--rules", str(folder)], {"ok": (0, 1)}),
+    }
+    m = interleaved(commands, s.floor_rounds, "team: ")
+    floor = m["floor"].wall
+    labels = {"floor": "`python -c 'import pulumi_databricks'` (**the floor**)",
+              "check": "`python -m stackplan check --stack prod --format sarif`",
+              "team": f"the same with `--rules DIR` ({TEAM_RULE_COUNT} team rules, in their own process)"}
+    rows = [[labels[k], secs(v.wall), v.spread, mib(v.rss_mib), f"{v.wall / floor:.2f}x"] for k, v in m.items()]
+    inside = _child_json(_TEAM_IN_PROCESS, str(folder))
+    text = ("## 1b. Team rules in their own process\n\n"
+            f"`--rules DIR` with {TEAM_RULE_COUNT} rules over the prod stack (each judges every cluster, job and "
+            "pool): the rules are loaded and judged in a child process (issue 54), one per run, the calls of all "
+            f"the resources in one message. Whole processes, {s.floor_rounds} rounds after a warm-up, as in 1.\n\n"
+            + table(["process", "wall (median)", "range (s)", "peak RSS", "vs floor"], rows, align="lrrrr")
+            + "\n\nIn one process (best of several runs): loading the rules (the child's start and its imports), "
+              "and `evaluate_plan(prod)` without and with them.\n\n"
+            + table(["step", "time"], [["load the team rules (start their process)", ms(inside["load"])],
+                                       ["evaluate_plan(prod), built-in rules", ms(inside["built_in"])],
+                                       [f"evaluate_plan(prod), + {TEAM_RULE_COUNT} team rules "
+                                        f"({inside['calls']} calls, {inside['messages']} message)",
+                                        ms(inside["with_team"])]], align="lr"))
+    rep.add(text)
+    return {"team_ratio": m["team"].wall / floor, "check_ratio": m["check"].wall / floor,
+            "added": m["team"].wall - m["check"].wall}
+
+
+_TEAM_IN_PROCESS = """
+import json, sys, time
+from stackplan.pipeline import build_plan
+from policies.evaluate import evaluate_plan
+from policies.registry import forget_team_rules, load_team_rules, use_team_rules
+from policies.team_process import TeamProcess
+
+plan = build_plan("prod", with_policies=False, with_cost=False)
+def best(fn, runs=5):
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
+    return min(times)
+built_in = best(lambda: evaluate_plan(plan))
+t = time.perf_counter(); use_team_rules(load_team_rules(sys.argv[1])); load = time.perf_counter() - t
+sent = []
+original = TeamProcess._send
+def counting(self, op, body):
+    sent.append(len(body))
+    return original(self, op, body)
+TeamProcess._send = counting
+evaluate_plan(plan)
+calls, messages = sum(sent), len(sent)
+with_team = best(lambda: evaluate_plan(plan))
+forget_team_rules()
+print(json.dumps({"load": load, "built_in": built_in, "with_team": with_team, "calls": calls, "messages": messages}))
+"""
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # 2. Growth
 # --------------------------------------------------------------------------------------------------------------------
 
@@ -969,7 +1066,7 @@ that child alone (`os.wait4`), so runs do not contaminate each other. checkov li
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
-    ap.add_argument("--only", choices=("floor", "growth", "audit", "advise", "peer", "terraform"),
+    ap.add_argument("--only", choices=("floor", "team", "growth", "audit", "advise", "peer", "terraform"),
                     help="run one section")
     ap.add_argument("--out", type=Path, help="where to write the Markdown results (default bench/RESULTS.latest.md "
                                              "for a full run, else bench/RESULTS.partial.md)")
@@ -982,7 +1079,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--record takes a full run: drop --quick and --only")
     default = "RESULTS.partial.md" if partial else ("RESULTS.md" if args.record else "RESULTS.latest.md")
     out_path = args.out or (BENCH / default)
-    sections = [args.only] if args.only else ["floor", "growth", "audit", "advise", "peer", "terraform"]
+    sections = [args.only] if args.only else ["floor", "team", "growth", "audit", "advise", "peer", "terraform"]
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -1002,6 +1099,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp = Path(tmpdir)
         if "floor" in sections:
             summary["floor"] = section_floor(s, rep)
+        if "team" in sections:
+            summary["team"] = section_team(s, rep, tmp)
         if "growth" in sections:
             summary["growth"] = section_growth(s, rep, tmp)
         if "audit" in sections:

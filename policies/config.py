@@ -88,14 +88,15 @@ def validate_threshold(rule: Rule, key: str, value: Any, where: str = "policy co
     smaller than its minimum), then against its typed field where the rule declares `Thresholds` (any further bound
     the field states); raises `InputError` naming the rule, the setting and the fix."""
     result = _threshold_in_form(rule, key, value, where)
+    message = rule.settings_check({key: result}) if rule.settings_check is not None else None
     if rule.settings is not None:
         try:
             rule.settings.model_validate({key: result})
         except ValidationError as exc:
             message = exc.errors()[0]["msg"]
-            raise InputError.single(where, f"{rule.name}.{key}", f"{message[:1].lower()}{message[1:]}, got "
-                                    f"{clip(value)}.", "write a value the setting allows (see the policy index).") \
-                from None
+    if message:
+        raise InputError.single(where, f"{rule.name}.{key}", f"{message[:1].lower()}{message[1:]}, got "
+                                f"{clip(value)}.", "write a value the setting allows (see the policy index).")
     return result
 
 

@@ -7,6 +7,7 @@ evaluated offline and the same resources analysed by the pack over gRPC give the
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -21,7 +22,6 @@ from dbxtypes.shape import (
     tag_role,
 )
 from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG, UNKNOWN_VALUE, SelectedValue
-from policies import team
 from policies.access import access_links, with_access
 from policies.common import gpu_node, node_cloud
 from policies.config import PolicyConfig, load_policy_config
@@ -36,6 +36,7 @@ from policies.items import (
 )
 from policies.rule import ResourceView, Rule, View
 from policies.ruleset import resource_rules
+from policies.team_process import RemoteCheck, TeamBatch
 
 # --------------------------------------------------------------------------------------------------------------------
 # Evaluation
@@ -159,10 +160,12 @@ class _Enabled:
 
 def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, urn: str, name: str,
                       config: Any = None, source: Source = "pulumi", cloud: str | None = None,
-                      enabled: _Enabled | None = None, views: list[View] | None = None) -> list[Violation]:
+                      enabled: _Enabled | None = None, views: list[View] | None = None,
+                      batch: TeamBatch | None = None) -> list[Violation]:
     """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once). ``enabled`` is
     `_Enabled` of the config, computed once by the callers that evaluate many resources; ``views`` are the
-    resource's `views_of`, where the caller has read them already."""
+    resource's `views_of`, where the caller has read them already. A team rule's calls go to ``batch`` (its
+    violations are added to the list returned when the batch is flushed), else are judged before returning."""
     if enabled is None:
         enabled = _Enabled(load_policy_config(config))
     rules = enabled.for_type(resource_type, source)
@@ -170,30 +173,64 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
         return []
     if views is None:
         views = views_of(resource_type, props, source, cloud)
-    out = []
-    try:
-        for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
-            types, sources, check = rule.resource_types, rule.sources, rule.check
-            found: list[tuple[str, str]] = []
-            unjudged: list[tuple[str, str]] = []
-            for view in views:
-                if view.resource_type not in types or view.source not in sources:
-                    continue
-                unknown = unknown_fields(view, rule.reads) if rule.reads else None
-                if unknown and (rule.concerns is None or rule.concerns(view)):
-                    unjudged.append((view.label, not_judged_message(unknown)))
-                    continue
-                for message in check(view, thresholds):
-                    found.append((view.label, message))
-            if found:
-                out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
-                                     resource_name=name, message=one_finding(found)[0]))
-            if unjudged:
-                out.append(Violation(policy=rule.name, enforcement=NOT_JUDGED, urn=urn, resource_name=name,
-                                     message=one_finding(unjudged)[0]))
-    except team.TeamRuleFailure as failed:  # a team's rule broke: exit 2 naming it, its file and this resource
-        raise failed.on(name) from None
+    out: list[Violation] = []
+    own = batch is None
+    if own:
+        batch = TeamBatch()
+    for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
+        types, sources, check = rule.resource_types, rule.sources, rule.check
+        found: list[tuple[str, str]] = []
+        unjudged: list[tuple[str, str]] = []
+        judged: list[View] = []
+        for view in views:
+            if view.resource_type not in types or view.source not in sources:
+                continue
+            unknown = unknown_fields(view, rule.reads) if rule.reads else None
+            if unknown and (rule.concerns is None or rule.concerns(view)):
+                unjudged.append((view.label, not_judged_message(unknown)))
+                continue
+            if isinstance(check, RemoteCheck):  # a team rule: in its process, with other resources' calls
+                judged.append(view)
+                continue
+            for message in check(view, thresholds):
+                found.append((view.label, message))
+        if found:
+            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                 resource_name=name, message=one_finding(found)[0]))
+        if judged:
+            _team_calls(batch, rule, level, thresholds, judged, out, urn, name)  # type: ignore[arg-type]
+        if unjudged:
+            out.append(Violation(policy=rule.name, enforcement=NOT_JUDGED, urn=urn, resource_name=name,
+                                 message=one_finding(unjudged)[0]))
+    if own:
+        batch.flush()  # type: ignore[union-attr]
     return out
+
+
+def _team_calls(batch: TeamBatch, rule: Rule, level: str, thresholds: Mapping[str, Any], views: list[View],
+                out: list[Violation], urn: str, name: str) -> None:
+    """A team rule's calls over one resource's views, to ``batch``; its finding goes to ``out`` once answered."""
+    judged = [view for view in views if view.resource_type in rule.resource_types and view.source in rule.sources]
+    finding = _Finding(out, rule.name, level, urn, name, len(judged))
+    assert isinstance(rule.check, RemoteCheck)
+    for view in judged:
+        batch.add(rule.check, view, thresholds, name, functools.partial(finding.add, view.label))
+
+
+class _Finding:
+    """One rule's finding on one resource (`one_finding`), made once every view it judges has answered (a team
+    rule's answers come when its batch is flushed), added to ``out`` then."""
+
+    def __init__(self, out: list[Violation], policy: str, level: str, urn: str, name: str, views: int) -> None:
+        self.out, self.policy, self.level, self.urn, self.name, self.left = out, policy, level, urn, name, views
+        self.found: list[tuple[str, str]] = []
+
+    def add(self, label: str, messages: Iterable[str]) -> None:
+        self.found += [(label, message) for message in messages]
+        self.left -= 1
+        if not self.left and self.found:
+            self.out.append(Violation(policy=self.policy, enforcement=self.level,  # type: ignore[arg-type]
+                                      urn=self.urn, resource_name=self.name, message=one_finding(self.found)[0]))
 
 
 def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Violation]:
@@ -204,12 +241,14 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
     enabled = _Enabled(load_policy_config(config))
     resources = plan.resources if isinstance(plan, Plan) else resources_of(plan)
     links = access_links((res.type, res.inputs) for res in resources)  # a plan states every Permissions it makes
-    out: list[Violation] = []
+    per_resource: list[list[Violation]] = []
+    batch = TeamBatch()
     for res in resources:
         views = with_access(res.type, (res.id, res.urn), views_of(res.type, res.inputs, "pulumi"), links)
-        out.extend(evaluate_resource(res.type, res.inputs, urn=res.urn, name=res.name, source="pulumi",
-                                     enabled=enabled, views=views))
-    return out
+        per_resource.append(evaluate_resource(res.type, res.inputs, urn=res.urn, name=res.name, source="pulumi",
+                                              enabled=enabled, views=views, batch=batch))
+    batch.flush()
+    return [v for found in per_resource for v in found]
 
 
 def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]:
@@ -236,7 +275,8 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
         if isinstance(items, list) and any(is_plan_item(i) for i in items) else None
     enabled = _Enabled(load_policy_config(config))
     counts = summary([])
-    out: list[Violation] = []
+    per_item: list[list[Violation]] = []
+    batch = TeamBatch()
     for position, item in enumerate(items):
         if getattr(item, "unchanged", False):  # a plan's no-op: not created or changed by what is being checked
             counts["unchanged"] += 1
@@ -259,11 +299,12 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
             views = [dataclasses.replace(v, terraform=True) for v in views]
         shapes = [v for v in views if isinstance(v, ClusterShape)] if props is item.props else item_shapes(item)
         summary_add(counts, item, shapes)
-        out.extend(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
-                                     enabled=enabled, views=views))
+        per_item.append(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
+                                          enabled=enabled, views=views, batch=batch))
         if on_item is not None:
             on_item(position, item, shapes)
-    return out, counts
+    batch.flush()
+    return [v for found in per_item for v in found], counts
 
 
 def _as_job_cluster(props: Mapping[str, Any]) -> Mapping[str, Any]:

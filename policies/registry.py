@@ -30,7 +30,8 @@ from policies.ruleset import (
     TEAM_RULES,
     resource_rules,
 )
-from policies.team import forget_team_rules, load_team_rules, use_team_rules
+from policies.team import use_team_rules
+from policies.team_process import forget_team_rules, load_team_rules
 
 __all__ = [
     "ALL_RULES",

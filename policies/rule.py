@@ -94,6 +94,10 @@ class Rule:
     #: Whether the rule is about a view at all (the role rules: GPU compute; auto-termination: an all-purpose
     #: cluster): one it is not about is not reported as not judged. None: every view of its resource types.
     concerns: Callable[[View], bool] | None = None
+    #: For a rule whose typed ``settings`` live in another process (a team rule, `policies.team_process`): checks a
+    #: policy config's values for it there, returning the first problem's message or None.
+    settings_check: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, repr=False,
+                                                                             compare=False)
 
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):

@@ -1,10 +1,14 @@
 """A team's own rules (``--rules DIR``) are code the user trusts, but a broken one never passes a gate.
 
-Each module is loaded, and each of its rule's checks runs, inside `running`: what it prints goes to stderr (never
-into ``--json`` on stdout); ``sys.exit()``, ``exit()`` and ``os._exit()`` do not end the process (``os._exit`` is
-intercepted while a team rule runs, since no ``except`` could catch it); and any failure, a wrong signature, or a
-return that is not a list of strings (``None`` included) is `TeamRuleFailure`, which the evaluation turns into exit 2
-naming the rule, its file and the resource.
+The rules run in a process of their own (`policies.team_process` starts it, `policies.team_worker` is its code), so
+that nothing a rule does can end, interrupt or write into the process that writes the report and the exit code.
+There, each module is loaded, and each of its rule's checks runs, inside `running`: what it prints is its output,
+shown on stderr as the rule's own (never in ``--json`` on stdout); ``sys.exit()``, ``exit()`` and ``os._exit()`` are
+named as what they are (``os._exit`` is intercepted while a team rule runs, since no ``except`` could catch it); and
+any failure (a ``BaseException`` included), a wrong signature, or a return that is not a list of strings (``None``
+included) is `TeamRuleFailure`, which the evaluation turns into exit 2 naming the rule, its file and the resource.
+What no ``except`` sees (``posix._exit``, ``os.execv``, a signal, a hang, a write to file descriptor 1) is seen by
+the parent, with the same exit 2.
 """
 
 from __future__ import annotations
@@ -81,7 +85,8 @@ def running(where: str, rule: str) -> Iterator[None]:
                                            f"gate") from None
     except RecursionError:
         raise TeamRuleFailure(where, rule, "recursed without end") from None
-    except Exception as exc:  # noqa: BLE001 - any failure of the team's code is its own, named
+    except BaseException as exc:  # noqa: BLE001 - any failure of the team's code is its own, named (its own
+        # process: a KeyboardInterrupt here is one the rule raised, Ctrl-C goes to the process that reports)
         first = (str(exc).splitlines() or [""])[0]
         raise TeamRuleFailure(where, rule, f"raised {type(exc).__name__}: {clip(first)}") from None
     finally:
@@ -124,10 +129,13 @@ def load(exec_module: Callable[[], None], where: str) -> None:
 # Loading a team's rules (``--rules DIR``)
 # --------------------------------------------------------------------------------------------------------------------
 
-def load_team_rules(directory: str) -> list[Rule]:
-    """A team's rule modules: every ``*.py`` in ``directory`` (sorted), each defining ``RULE``, a `policies.rule.Rule`
-    written against the documented API. They are code the user trusts: loading one runs it. A module that does not
-    load, has no ``RULE``, or reuses a rule name is `InputError` naming the file and the fix."""
+def load_in_process(directory: str, loading: Callable[[str], None] = lambda path: None,
+                    loaded: Callable[[str], None] = lambda path: None) -> list[Rule]:
+    """A team's rule modules loaded in this process (`policies.team_worker`, the rules' own process; elsewhere,
+    `policies.team_process.load_team_rules`): every ``*.py`` in ``directory`` (sorted), each defining ``RULE``, a
+    `policies.rule.Rule` written against the documented API. A module that does not load, has no ``RULE``, or
+    reuses a rule name is `InputError` naming the file and the fix. ``loading`` and ``loaded`` are called with each
+    module's path before and after it runs."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError.single(directory, "--rules", "is not a directory.", "pass the directory of rule modules.")
@@ -136,22 +144,9 @@ def load_team_rules(directory: str) -> list[Rule]:
     for path in sorted(root.glob("*.py")):
         if path.name.startswith("_"):
             continue
-        spec = importlib.util.spec_from_file_location(f"stackplan_team_rules.{path.stem}", path)
-        if spec is None or spec.loader is None:
-            raise InputError.single(str(path), "", "is not a Python module.", fix)
-        module = importlib.util.module_from_spec(spec)
-        # listed while it runs, as an import lists it: a typed ``Thresholds`` model finds its module's names there
-        sys.modules[spec.name] = module
-        try:  # its prints to stderr, its exits caught (team.running)
-            load(functools.partial(spec.loader.exec_module, module), str(path))
-        except TeamRuleFailure as failed:
-            sys.modules.pop(spec.name, None)
-            what = failed.what.removeprefix("raised ")  # an exception by its name; an exit as what it called
-            raise InputError.single(str(path), "", f"does not load: {what if what != failed.what else 'it ' + what}",
-                                    "fix the module (it runs as Python: the rules are code you trust).") from None
-        rule = getattr(module, "RULE", None)
-        if not isinstance(rule, Rule):
-            raise InputError.single(str(path), "RULE", "is missing or not a policies.rule.Rule.", fix)
+        loading(str(path))
+        rule = _load_module(path, fix)
+        loaded(str(path))
         built_in = {r.name for r in (*ALL_RULES, *STACK_RULES)}
         if rule.name in built_in or rule.name in {r.name for r in rules}:
             raise InputError.single(str(path), "RULE.name", f"{rule.name!r} is a rule already.",
@@ -162,11 +157,25 @@ def load_team_rules(directory: str) -> list[Rule]:
     return rules
 
 
-def forget_team_rules() -> None:
-    """Judge the built-in rules only again (a process that loaded team rules and goes on: the tests)."""
-    for rule in TEAM_RULES:
-        _BY_NAME.pop(rule.name, None)
-    TEAM_RULES.clear()
+def _load_module(path: Path, fix: str) -> Rule:
+    """One team module run, and its ``RULE``."""
+    spec = importlib.util.spec_from_file_location(f"stackplan_team_rules.{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise InputError.single(str(path), "", "is not a Python module.", fix)
+    module = importlib.util.module_from_spec(spec)
+    # listed while it runs, as an import lists it: a typed ``Thresholds`` model finds its module's names there
+    sys.modules[spec.name] = module
+    try:  # its prints to stderr, its exits caught (team.running)
+        load(functools.partial(spec.loader.exec_module, module), str(path))
+    except TeamRuleFailure as failed:
+        sys.modules.pop(spec.name, None)
+        what = failed.what.removeprefix("raised ")  # an exception by its name; an exit as what it called
+        raise InputError.single(str(path), "", f"does not load: {what if what != failed.what else 'it ' + what}",
+                                "fix the module (it runs as Python: the rules are code you trust).") from None
+    rule = getattr(module, "RULE", None)
+    if not isinstance(rule, Rule):
+        raise InputError.single(str(path), "RULE", "is missing or not a policies.rule.Rule.", fix)
+    return rule
 
 
 def use_team_rules(rules: Iterable[Rule]) -> None:

@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "rules", None):
             from policies.registry import load_team_rules, use_team_rules
 
-            use_team_rules(load_team_rules(args.rules))
+            use_team_rules(load_team_rules(args.rules, getattr(args, "rule_timeout", None)))
         if command.checks_out and getattr(args, "out", None) is not None:
             from stackplan_cli.commands.common import inputs
 

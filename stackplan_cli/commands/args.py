@@ -63,6 +63,14 @@ def lazy(module: str, name: str) -> Run:
     return command
 
 
+def positive_seconds(text: str) -> float:
+    """A number of seconds above 0 and finite (exit 2 otherwise)."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
 def finite_float(text: str) -> float:
     """A command-line number that is finite (``inf``, ``nan`` and ``1e400`` are refused: exit 2)."""
     value = float(text)
@@ -96,7 +104,10 @@ def common(p: argparse.ArgumentParser) -> None:
                    help="policy config JSON: enforcement levels and thresholds, as Pulumi takes it")
     p.add_argument("--rules", metavar="DIR",
                    help="also judge your team's own rule modules (each *.py in DIR defines RULE; they are code "
-                        "you trust: loading one runs it)")
+                        "you trust: loading one runs it, in a process of its own)")
+    p.add_argument("--rule-timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="with --rules: the seconds a team rule may take over one resource (default 10); one that "
+                        "takes longer is exit 2")
 
 
 def prices_arg(p: argparse.ArgumentParser) -> None:

@@ -1,0 +1,190 @@
+"""A fourth hostile pass (issue 54): team rules that escape, interrupted writes, and answers about the wrong thing.
+
+The team-rule cases run the real ``python -m stackplan`` in a subprocess, as a user's gate runs it: what a rule does
+to a process (``posix._exit``, ``os.execv``, a write to file descriptor 1, a hang, a signal) is only seen there."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE_TF = REPO / "examples" / "terraform" / "code"
+
+RULE = '''
+import os, posix, signal, sys, time
+
+from dbxtypes.vocabulary import CLUSTER, JOB
+from policies.rule import Rule
+
+
+def check(view, config):
+{body}
+
+
+RULE = Rule(name="acme-broken", description="a rule that breaks", enforcement="mandatory",
+            resource_types=(CLUSTER, JOB), check=check, remediation="none")
+'''
+
+
+def _rules(tmp_path: Path, body: str) -> Path:
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "broken.py").write_text(RULE.format(body=body))
+    return folder
+
+
+def _stackplan(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "stackplan", *argv], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def _cluster_json(tmp_path: Path) -> Path:
+    export = tmp_path / "clusters.json"
+    export.write_text(json.dumps({"clusters": [{"cluster_name": "gpu", "node_type_id": "g5.xlarge",
+                                                "num_workers": 1, "spark_version": "15.4.x-gpu-ml-scala2.12"}]}))
+    return export
+
+
+# --- 1. a team rule never ends the gate, nor writes into its report ------------------------------------------------
+
+ESCAPES = {
+    "posix._exit": ("    posix._exit(0)", "ended the process it runs in (exit code 0"),
+    "os.execv": ("    os.execv('/bin/true', ['/bin/true'])", "ended the process it runs in (exit code 0"),
+    "a signal to itself": ("    os.kill(os.getpid(), signal.SIGKILL)", "(signal SIGKILL)"),
+    "a write to fd 1": ("    os.write(1, b'{\"stack\": \"forged\"}')\n    return []",
+                        "wrote to standard output (file descriptor 1)"),
+    "a hang": ("    time.sleep(600)", "did not answer within 1 s"),
+    "a BaseException of its own": ("    class Stop(BaseException):\n        pass\n    raise Stop('no')",
+                                   "raised Stop"),
+    "a KeyboardInterrupt raised": ("    raise KeyboardInterrupt", "raised KeyboardInterrupt"),
+}
+
+
+@pytest.mark.parametrize("case", list(ESCAPES))
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_rule_that_escapes_its_check_is_exit_2_naming_it_and_nothing_is_written(tmp_path, case, fmt):
+    body, said = ESCAPES[case]
+    folder = _rules(tmp_path, body)
+    done = _stackplan("check", "--stack", "dev", "--rules", str(folder), "--format", fmt, "--rule-timeout", "1")
+    assert done.returncode == 2, (case, done.returncode, done.stdout[:200], done.stderr)
+    assert done.stdout == ""  # no report: the gate did not pass, and nothing of the rule's reached stdout
+    assert said in done.stderr and "RULE acme-broken" in done.stderr and str(folder / "broken.py") in done.stderr
+    assert "(on dev-" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_rule_that_escapes_while_judging_an_export_names_the_cluster(tmp_path):
+    folder = _rules(tmp_path, "    posix._exit(0)")
+    done = _stackplan("check", "--cluster-json", str(_cluster_json(tmp_path)), "--rules", str(folder), "--json")
+    assert done.returncode == 2 and done.stdout == "" and "(on gpu)" in done.stderr, done.stderr
+
+
+def test_what_a_rule_prints_is_shown_as_its_own_and_the_report_is_whole(tmp_path):
+    folder = _rules(tmp_path, "    print('judging', view.resource_type)\n    return []")
+    done = _stackplan("check", "--stack", "dev", "--rules", str(folder), "--format", "sarif")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["runs"]  # the report alone on stdout
+    assert f"rule acme-broken ({folder / 'broken.py'}): judging databricks:index/cluster:Cluster" in done.stderr
+
+
+def test_a_module_that_ends_its_process_while_loading_is_exit_2_naming_it(tmp_path):
+    folder = _rules(tmp_path, "    return []")
+    (folder / "broken.py").write_text("import posix\nposix._exit(3)\n")
+    done = _stackplan("check", "--stack", "dev", "--rules", str(folder))
+    assert done.returncode == 2 and f"{folder / 'broken.py'}: does not load: it ended the process" in done.stderr
+    assert "exit code 3" in done.stderr
+
+
+def test_a_typed_setting_of_a_team_rule_is_still_checked_by_its_model(tmp_path):
+    """The rule's `Thresholds` model lives in the rule's process: the policy config is checked there."""
+    config = tmp_path / "pc.json"
+    config.write_text(json.dumps({"acme-gpu-require-owner-tag": {"tag": ""}}))
+    done = _stackplan("check", "--stack", "dev", "--rules", str(REPO / "examples" / "rules"), "--policy-config",
+                      str(config))
+    assert done.returncode == 2 and "acme-gpu-require-owner-tag.tag" in done.stderr
+    assert "at least 1 character" in done.stderr
+
+
+def test_many_resources_go_to_the_rules_process_in_one_batch(tmp_path):
+    """One process per run and one message for many resources, not a round trip per call (bench: team rules)."""
+    from policies.evaluate import evaluate_export
+    from policies.items import ExportItem
+    from policies.registry import forget_team_rules, load_team_rules, use_team_rules
+    from policies.team_process import TeamProcess
+
+    folder = _rules(tmp_path, "    return [f'seen {view.props.get(\"cluster_name\")}. Fix: none.']")
+    sent: list[int] = []
+    original = TeamProcess._send
+
+    def counting(self, op, body):
+        sent.append(len(body) if op == "check" else 0)
+        return original(self, op, body)
+
+    items = [ExportItem(resource_type="databricks:index/cluster:Cluster", name=f"c{i}", urn=f"c{i}", label="", source="x",
+                        props={"cluster_name": f"c{i}", "node_type_id": "i3.xlarge", "num_workers": 1})
+             for i in range(50)]
+    try:
+        TeamProcess._send = counting  # type: ignore[method-assign]
+        use_team_rules(load_team_rules(str(folder)))
+        found = [v for v in evaluate_export(items) if v.policy == "acme-broken"]
+    finally:
+        TeamProcess._send = original  # type: ignore[method-assign]
+        forget_team_rules()
+    assert [v.message for v in found] == [f"seen c{i}. Fix: none." for i in range(50)]
+    assert sent == [50]
+
+
+# --- 5. Ctrl-C while a team rule runs ---------------------------------------------------------------------------------
+
+def _interrupted_while_a_rule_runs(tmp_path: Path, *argv: str) -> tuple[int, str, str]:
+    """``python -m stackplan ARGV --rules DIR`` with a rule that says when it runs and then takes minutes; a real
+    SIGINT to the real process once the rule runs."""
+    marker = tmp_path / "rule-runs"
+    folder = _rules(tmp_path, f"    open({str(marker)!r}, 'w').close()\n    time.sleep(300)\n    return []")
+    proc = subprocess.Popen([sys.executable, "-m", "stackplan", *argv, "--rules", str(folder), "--rule-timeout",
+                             "600"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)  # the rule would take 300 s: ended by the signal, not by the rule
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("mode", ["cluster-json", "stack", "terraform"])
+def test_ctrl_c_while_a_team_rule_runs_is_exit_130_one_line_nothing_written(tmp_path, mode):
+    out = tmp_path / "report.sarif"
+    given = {"cluster-json": ["--cluster-json", str(_cluster_json(tmp_path))], "stack": ["--stack", "dev"],
+             "terraform": ["--terraform", str(EXAMPLE_TF)]}[mode]
+    code, stdout, err = _interrupted_while_a_rule_runs(tmp_path, "check", *given, "--format", "sarif", "--out",
+                                                       str(out))
+    assert code == 130 and err == "interrupted: nothing was written.\n" and stdout == "", (code, err)
+    assert not out.exists() and not list(tmp_path.glob(".report.sarif.*"))
+    time.sleep(0.5)
+    assert not _live_workers(tmp_path)  # the rules' process ended with the run
+
+
+def _live_workers(tmp_path: Path) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if "team_worker" in cmdline and str(tmp_path) in cmdline:
+                found.append(pid)
+    return found
