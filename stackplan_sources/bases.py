@@ -35,3 +35,13 @@ def base_plan(base: str, *, policy_config: Any, prices: str | None, cloud: str |
             plan.cost = price_plan(plan, None, prices)
         return plan
     return build_plan(base, policy_config=policy_config, prices=prices, with_cost=True, region=region)
+
+
+def empty_base(head: Plan, prices: str | None) -> Plan:
+    """The base of a stack that has none yet (its first pull request: no ``STACK.json`` in the directory of base
+    plans): the same stack with no resources, $0, so that everything in the head is new and a budget's increase
+    limits judge all of it."""
+    plan = Plan(stack=head.stack, project=head.project, cloud=head.cloud, region=head.region, resources=[],
+                assumptions=head.assumptions)
+    plan.cost = price_plan(plan, None, prices)
+    return plan

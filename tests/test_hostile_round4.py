@@ -188,3 +188,39 @@ def _live_workers(tmp_path: Path) -> list[str]:
             if "team_worker" in cmdline and str(tmp_path) in cmdline:
                 found.append(pid)
     return found
+
+
+# --- 2. a budget's increase limits against an empty base ---------------------------------------------------------------
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    from stackplan_cli.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("limit", [{"increase_max": 10}, {"increase_max_percent": 5}])
+def test_a_new_stack_against_a_directory_of_base_plans_is_judged_as_all_increase(write_stack, capsys, tmp_path,
+                                                                                  limit):
+    """A first pull request: the directory of base plans (`preview --json` on the base branch) has no plan of the
+    new stack. The whole stack is the increase: judged, never skipped."""
+    import copy
+
+    from conftest import BASE_CONFIG
+
+    config = copy.deepcopy(BASE_CONFIG)
+    config["dbx-ai-infra:budget"] = limit
+    stack = write_stack(config, name="fresh")
+    bases = tmp_path / "bases"
+    bases.mkdir()
+    code, out, err = _run(capsys, "cost", "--stack", str(stack), "--against", str(bases), "--json")
+    assert code == 1, err
+    (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-stack-budget"]
+    assert "($0.00 -> $" in finding["message"] and "fresh-inference-cluster" in finding["message"]
+    assert f"{bases / 'fresh.json'} does not exist: stack fresh is new, compared with an empty base" in err
+    assert json.loads(out)["diff"]["counts"]["added"] >= 1
+    # held: a stack with its base plan there is compared with it, and within its limit passes
+    config["dbx-ai-infra:budget"] = {"increase_max": 10}
+    assert _run(capsys, "preview", "--stack", str(stack), "--json", "--out", str(bases / "fresh.json"))[0] in (0, 1)
+    assert _run(capsys, "cost", "--stack", str(write_stack(config, name="fresh")), "--against", str(bases))[0] == 0

@@ -16,7 +16,7 @@ from stackplan.pipeline import budget_findings
 from stackplan_cli.commands import common
 from stackplan_reports import formats
 from stackplan_reports.reportdoc import StacksReport
-from stackplan_sources.bases import base_plan
+from stackplan_sources.bases import base_plan, empty_base
 from stackplan_sources.terraform import priced_terraform_plan
 
 
@@ -56,7 +56,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _base_for(stack: str, args: argparse.Namespace) -> str | None:
     """The base a stack's cost is compared with (``stack``: its name): ``--against`` itself, or ``DIR/STACK.json``
-    when it is a directory of base plans (a stack with no file there is new: no diff)."""
+    when it is a directory of base plans (a stack with no file there is new: None, and `cmd_cost` compares it with
+    an empty base)."""
     if not args.against:
         return None
     against = Path(args.against)
@@ -110,12 +111,20 @@ def cmd_cost(args: argparse.Namespace) -> int:
         else:
             run = common.plan_run(stack, args, config, cost=True)
         assert run.plan is not None
+        new = False
         if not terraform:
             run.base = _base_for(run.plan.stack, args)
-        if run.base is not None:
+            new = run.base is None and bool(args.against)
+        if new:  # a stack with no plan in the directory of base plans is new: all of it is the increase
+            run.base = str(Path(args.against) / f"{run.plan.stack}.json")
+            print(f"note: {run.base} does not exist: stack {run.plan.stack} is new, compared with an empty base "
+                  f"($0 a month; everything is added).", file=sys.stderr)
+            base = empty_base(run.plan, args.prices)
+        elif run.base is not None:
             base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud,
                              region=getattr(args, "region", None))
             _same_stack(base, run.plan, run.base, args)
+        if run.base is not None:
             run.diff = diff_costs(base, run.plan)
             # the budget's increase limits judge the change (a stack without a budget has none)
             run.plan.violations = [*(run.plan.violations or []), *budget_findings(run.plan, config, run.diff)]
