@@ -50,6 +50,7 @@ from dbxtypes.vocabulary import (
 )
 from policies.evaluate import evaluate_export
 from policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem, clusters_of
+from stackplan_sources.numbers import check_numbers
 from stackplan_sources.tf_references import config_address, configured_references, configured_selections, resolve
 
 CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_type_id", "driver_node_type_id",
@@ -103,6 +104,8 @@ def _kind(item: Mapping[str, Any]) -> str | None:
 
 
 def _item(kind: str, obj: Mapping[str, Any], label: str, index: int, source: str) -> ExportItem:
+    check_numbers(kind, obj["settings"] if kind == JOB and isinstance(obj.get("settings"), Mapping) else obj, label,
+                  source)
     if kind == JOB:
         settings = obj["settings"] if isinstance(obj.get("settings"), Mapping) else obj
         job_id = obj.get("job_id")
@@ -322,6 +325,7 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
         if kind in (MODEL_SERVING_ENDPOINT, PROVISIONED_THROUGHPUT_ENDPOINT, TOKEN, OBO_TOKEN, PERMISSIONS):
             # judged by their own rules as they are
             props.setdefault("name", address)
+            check_numbers(kind, props, address, source)
             out.append(ExportItem(kind, props, address, address, f"{TERRAFORM_URN}{address}", source, unchanged))
             continue
         item = _item(kind, props, address, i, source)

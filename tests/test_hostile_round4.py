@@ -224,3 +224,83 @@ def test_a_new_stack_against_a_directory_of_base_plans_is_judged_as_all_increase
     config["dbx-ai-infra:budget"] = {"increase_max": 10}
     assert _run(capsys, "preview", "--stack", str(stack), "--json", "--out", str(bases / "fresh.json"))[0] in (0, 1)
     assert _run(capsys, "cost", "--stack", str(write_stack(config, name="fresh")), "--against", str(bases))[0] == 0
+
+
+# --- 3. strings where numbers belong --------------------------------------------------------------------------------
+
+STACK_NUMBERS = [
+    ("dbx-ai-infra:training", "num_workers"), ("dbx-ai-infra:inference", "min_workers"),
+    ("dbx-ai-infra:inference", "max_workers"), ("dbx-ai-infra:workloads.nb", "autotermination_minutes"),
+    ("dbx-ai-infra:workloads.extra", "num_workers"), ("dbx-ai-infra:workloads.serve", "min_workers"),
+    ("dbx-ai-infra:instance_pools.inference", "max_capacity"), ("dbx-ai-infra:usage", "inference_hours_per_month"),
+    ("dbx-ai-infra:serving.endpoints.chat", "active_hours_per_month"),
+]
+
+
+@pytest.mark.parametrize(("section", "field"), STACK_NUMBERS)
+@pytest.mark.parametrize("value", ["many", "3", True])
+def test_a_string_where_a_number_belongs_in_a_stack_is_refused_in_every_kind(write_stack, capsys, section, field,
+                                                                              value):
+    """Held (the spec is strict): in every workload kind and in `workloads:`, never priced."""
+    import yaml
+
+    doc = yaml.safe_load((REPO / "stacks" / "Pulumi.prod.yaml").read_text())
+    config = doc["config"]
+    config["dbx-ai-infra:workloads"] = {
+        "extra": {"role": "training", "num_workers": 2,
+                  "model": {"params_billions": 7, "precision": "bf16", "method": "lora"}},
+        "serve": {"role": "inference", "min_workers": 1, "max_workers": 3,
+                      "model": {"params_billions": 7, "precision": "fp16"}},
+        "nb": {"role": "dev"}}
+    key, *inner = section.split(".")
+    target = config.setdefault(key, {})
+    for part in inner:
+        target = target.setdefault(part, {})
+    target[field] = value
+    code, out, err = _run(capsys, "cost", "--stack", str(write_stack(config, name="strings")), "--json")
+    assert code == 2 and out == "" and "Traceback" not in err
+    for name in ("extra.training", "serve.inference", "nb.dev"):
+        err = err.replace(f".{name}.", f".{name.split('.')[0]}.")
+    assert f"{section}.{field}" in err
+    assert "Fix:" in err
+
+
+TF_STRINGS = {
+    "cluster": ('resource "databricks_cluster" "c" {{\n  cluster_name = "c"\n  spark_version = '
+                '"15.4.x-gpu-ml-scala2.12"\n  node_type_id = "g5.xlarge"\n  autotermination_minutes = 30\n'
+                '  autoscale {{\n    min_workers = {v}\n    max_workers = 4\n  }}\n}}\n',
+                "databricks_cluster.c.autoscale"),
+    "job cluster": ('resource "databricks_job" "j" {{\n  name = "j"\n  job_cluster {{\n    job_cluster_key = "k"\n'
+                    '    new_cluster {{\n      spark_version = "15.4.x-gpu-ml-scala2.12"\n'
+                    '      node_type_id = "g5.xlarge"\n      num_workers = {v}\n    }}\n  }}\n}}\n',
+                    "databricks_job.j.job_cluster"),
+    "pool": ('resource "databricks_instance_pool" "p" {{\n  instance_pool_name = "p"\n  node_type_id = "g5.xlarge"\n'
+             '  min_idle_instances = {v}\n  idle_instance_autotermination_minutes = 10\n}}\n',
+             "databricks_instance_pool.p.min_idle_instances"),
+}
+
+
+@pytest.mark.parametrize("kind", list(TF_STRINGS))
+def test_a_word_where_terraform_takes_a_number_is_exit_2_and_a_quoted_number_is_the_number(capsys, tmp_path, kind):
+    text, where = TF_STRINGS[kind]
+    module = tmp_path / "tf"
+    module.mkdir()
+    (module / "main.tf").write_text(text.format(v='"many"'))
+    code, out, err = _run(capsys, "cost", "--terraform", str(module), "--json")
+    assert code == 2 and out == "" and where in err and "'many', where a number belongs" in err, err
+    assert "Fix: write a number" in err
+    (module / "main.tf").write_text(text.format(v='"3"'))  # terraform converts a quoted number
+    code, quoted, err = _run(capsys, "cost", "--terraform", str(module), "--json")
+    (module / "main.tf").write_text(text.format(v="3"))
+    assert code == 0, err
+    assert json.loads(quoted)["cost"]["total"] == json.loads(_run(capsys, "cost", "--terraform", str(module),
+                                                                   "--json")[1])["cost"]["total"]
+
+
+def test_a_word_where_the_clusters_api_has_a_number_is_exit_2(capsys, tmp_path):
+    export = tmp_path / "c.json"
+    export.write_text(json.dumps({"clusters": [{"cluster_name": "gpu", "node_type_id": "g5.xlarge",
+                                                "autoscale": {"min_workers": "many", "max_workers": 4},
+                                                "spark_version": "15.4.x-gpu-ml-scala2.12"}]}))
+    code, out, err = _run(capsys, "check", "--cluster-json", str(export), "--json")
+    assert code == 2 and out == "" and f"{export}: clusters[0].autoscale.min_workers: is 'many'" in err
