@@ -11,6 +11,8 @@ also gives the exact message for an invalid one: the findings are the same eithe
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,9 +22,9 @@ from typing import Any
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Violation
 from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, TOKEN
 from guardrails import DefinitionError, evaluate_shape, parse_definition
-from policies.items import CLUSTER_POLICY_EXPORT, clusters_of, job_runs_on
+from policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, clusters_of, job_runs_on
 from policies.registry import audit_export
 from stackplan_sources.exports import NotStreamable, read_export_file, stream_export_file
 
@@ -45,6 +47,56 @@ class ExportAudit:
     names: set[str] = field(default_factory=set)
     #: urn -> the line of the item in its file, where the input has lines (Terraform code as written).
     lines: dict[str, int] = field(default_factory=dict)
+    #: What the report cannot show (objects listed twice, read once).
+    notes: list[str] = field(default_factory=list)
+
+
+#: The field that identifies an object of each kind in a workspace (the API's id: one object, wherever it is listed).
+_ID_FIELDS = {CLUSTER: "cluster_id", INSTANCE_POOL: "instance_pool_id", CLUSTER_POLICY_EXPORT: "policy_id",
+              TOKEN: "token_id"}
+
+
+class _Once:
+    """An export's objects, each once: the same object (its API id) listed twice, in two files or two pages, is one
+    object, read once and said in a note; two different records under one id are two snapshots of one object, of
+    which the export cannot say which is current: `InputError` naming both places."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], tuple[str, str, str]] = {}  # (kind, id) -> (file, label, digest)
+        self.dropped: list[str] = []
+
+    def new(self, item: Any) -> bool:
+        key = self._key(item)
+        if key is None:
+            return True
+        digest = hashlib.sha256(json.dumps(item.props, sort_keys=True, default=str).encode()).hexdigest()
+        here = (str(item.source), str(item.label), digest)
+        first = self.seen.setdefault(key, here)
+        if first is here:
+            return True
+        where = f"{first[0]}{f' ({first[1]})' if first[1] else ''}"
+        if first[2] != digest:
+            raise InputError.single(here[0], here[1] or key[1], f"lists {key[1]} again, with other settings than "
+                                    f"{where}: two records of one object, and the export cannot say which is "
+                                    f"current.", "export the workspace once, or remove the stale copy.")
+        self.dropped.append(f"{key[1]} ({where} and {here[0]}{f' ({here[1]})' if here[1] else ''})")
+        return False
+
+    @staticmethod
+    def _key(item: Any) -> tuple[str, str] | None:
+        if str(item.urn).startswith(TERRAFORM_URN):  # a plan states each address once (Terraform refuses twice)
+            return None
+        if item.resource_type == JOB:  # a job's settings hold no id: its urn does when the object had one
+            return (JOB, item.urn) if item.urn != f"job:{item.name}" else None
+        field_name = _ID_FIELDS.get(item.resource_type)
+        value = item.props.get(field_name) if field_name else None
+        return (item.resource_type, f"{field_name} {value}") if isinstance(value, (str, int)) and value else None
+
+    def note(self) -> list[str]:
+        if not self.dropped:
+            return []
+        return [f"{len(self.dropped)} object(s) listed twice in the export, read once: {', '.join(self.dropped[:5])}"
+                f"{' ...' if len(self.dropped) > 5 else ''}."]
 
 
 def export_files(path: str) -> list[Path]:
@@ -59,11 +111,12 @@ def export_files(path: str) -> list[Path]:
     return files
 
 
-def read_export(path: str) -> list[Any]:
-    """A workspace export read whole: its items as `policies.items.ExportItem`."""
+def read_export(path: str, once: _Once | None = None) -> list[Any]:
+    """A workspace export read whole: its items as `policies.items.ExportItem`, each object once (`_Once`)."""
+    once = once or _Once()
     items: list[Any] = []
     for file in export_files(path):
-        items += read_export_file(file)
+        items += [item for item in read_export_file(file) if once.new(item)]
     return items
 
 
@@ -126,12 +179,16 @@ def audit_export_path(path: str, config: Any, *, places: bool = False, clusters:
             # a Terraform plan is read whole: it states its Permissions, which the access rules judge each cluster
             # and job with (a plan is one object, and small beside an export)
             raise NotStreamable("a Terraform plan")
-        return _audit_streams(streams, config, places=places, clusters=clusters)
+        once = _Once()
+        audit = _audit_streams(streams, config, places=places, clusters=clusters, once=once)
     except (NotStreamable, InputError):
-        return audit_items(read_export(path), config, places=places, clusters=clusters)
+        once = _Once()
+        audit = audit_items(read_export(path, once), config, places=places, clusters=clusters)
+    audit.notes += once.note()
+    return audit
 
 
-def _audit_streams(streams: list[Any], config: Any, *, places: bool, clusters: bool) -> ExportAudit:
+def _audit_streams(streams: list[Any], config: Any, *, places: bool, clusters: bool, once: _Once) -> ExportAudit:
     used_by: dict[str, str] = {}
     policies = _Policies()
     if any('"existing_cluster_id"' in s.text or '"definition"' in s.text for s in streams):
@@ -155,7 +212,8 @@ def _audit_streams(streams: list[Any], config: Any, *, places: bool, clusters: b
         if clusters and item.resource_type == CLUSTER:
             audit.clusters.append(item.props)
 
-    audit.violations, audit.counts = audit_export(_each(streams, offsets), config, used_by=used_by, on_item=on_item)
+    audit.violations, audit.counts = audit_export(_each(streams, offsets, once), config, used_by=used_by,
+                                                  on_item=on_item)
     audit.violations += own
     for stream, local, urn, file, label in located:  # labels final now that each file's documents are counted
         audit.files[urn] = file
@@ -176,11 +234,13 @@ class _Offsets:
         return stream, position - self.starts[stream]
 
 
-def _each(streams: list[Any], offsets: _Offsets | None = None) -> Iterable[Any]:
+def _each(streams: list[Any], offsets: _Offsets | None = None, once: _Once | None = None) -> Iterable[Any]:
     count = 0
     for i, stream in enumerate(streams):
         if offsets is not None:
             offsets.starts[i] = count
         for item in stream:
+            if once is not None and not once.new(item):
+                continue
             count += 1
             yield item

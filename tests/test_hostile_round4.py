@@ -304,3 +304,44 @@ def test_a_word_where_the_clusters_api_has_a_number_is_exit_2(capsys, tmp_path):
                                                 "spark_version": "15.4.x-gpu-ml-scala2.12"}]}))
     code, out, err = _run(capsys, "check", "--cluster-json", str(export), "--json")
     assert code == 2 and out == "" and f"{export}: clusters[0].autoscale.min_workers: is 'many'" in err
+
+
+# --- 4. two files, one resource ----------------------------------------------------------------------------------------
+
+def _export(folder: Path, name: str, workers: int = 2) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(json.dumps({"clusters": [{
+        "cluster_id": "0101-abc", "cluster_name": "gpu", "node_type_id": "g5.xlarge", "num_workers": workers,
+        "spark_version": "15.4.x-gpu-ml-scala2.12", "autotermination_minutes": 30,
+        "custom_tags": {"workload": "a", "cost_center": "b"}}]}))
+
+
+def test_one_cluster_in_two_export_files_is_counted_once_with_a_note(capsys, tmp_path):
+    """A workspace export split in files (or pages) that lists one cluster (its cluster_id) twice: one cluster."""
+    folder = tmp_path / "export"
+    _export(folder, "a.json")
+    _export(folder, "b.json")
+    code, out, err = _run(capsys, "check", "--cluster-json", str(folder), "--json")
+    assert code == 0 and json.loads(out)["checked"]["clusters"] == 1 and json.loads(out)["checked"]["gpu_clusters"] == 1
+    assert "1 object(s) listed twice in the export, read once: cluster_id 0101-abc" in err
+    assert str(folder / "a.json") in err and str(folder / "b.json") in err
+
+
+def test_one_cluster_id_with_two_different_records_is_exit_2_naming_both(capsys, tmp_path):
+    folder = tmp_path / "export"
+    _export(folder, "a.json")
+    _export(folder, "b.json", workers=8)
+    code, out, err = _run(capsys, "check", "--cluster-json", str(folder), "--json")
+    assert code == 2 and out == "" and f"{folder / 'b.json'}: clusters[0]: lists cluster_id 0101-abc again" in err
+    assert str(folder / "a.json") in err and "Fix:" in err
+
+
+def test_one_resource_declared_in_two_tf_files_is_refused_as_terraform_does(capsys, tmp_path):
+    """Held (Terraform refuses "Duplicate resource ... configuration"): never counted twice in a total."""
+    module = tmp_path / "tf"
+    module.mkdir()
+    text = TF_STRINGS["cluster"][0].format(v="2")
+    (module / "a.tf").write_text(text)
+    (module / "b.tf").write_text(text)
+    code, out, err = _run(capsys, "cost", "--terraform", str(module), "--json")
+    assert code == 2 and out == "" and "declared twice" in err

@@ -103,6 +103,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _not_evaluated(audit, code.not_evaluated)
     else:
         source, audit = args.cluster_json, audit_export_path(args.cluster_json, config, **wanted)
+        for note in audit.notes:
+            print(f"note: {note}", file=sys.stderr)
     if getattr(args, "exceptions", None):  # accepted findings, the stack's exceptions shape, named as reported
 
 
