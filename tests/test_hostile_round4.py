@@ -345,3 +345,39 @@ def test_one_resource_declared_in_two_tf_files_is_refused_as_terraform_does(caps
     (module / "b.tf").write_text(text)
     code, out, err = _run(capsys, "cost", "--terraform", str(module), "--json")
     assert code == 2 and out == "" and "declared twice" in err
+
+
+# --- 6. sample-usage interrupted part-way ----------------------------------------------------------------------------
+
+def test_sample_usage_interrupted_once_files_are_being_written_leaves_nothing(tmp_path):
+    """A real SIGINT to the real process once its first export file exists (where it writes): nothing left behind,
+    as the one line says."""
+    parent = tmp_path / "out"
+    parent.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "stackplan", "sample-usage", "--stack", "prod", "--out",
+                             str(parent / "exports"), "--days", "30"], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while proc.poll() is None and time.monotonic() < deadline and \
+                not any(p.is_file() for p in parent.rglob("*")):
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it wrote a file"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130 and err == "interrupted: nothing was written.\n" and out == "", err
+    assert list(parent.rglob("*")) == []
+
+
+def test_sample_usage_writes_its_directory_in_one_move_and_leaves_nothing_beside_it(capsys, tmp_path):
+    out = tmp_path / "exports"
+    code, _, _ = _run(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--days", "1")
+    assert code == 0 and (out / "clusters.csv").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["exports"]  # no staging directory left beside it
+    (out / "notes.txt").write_text("mine")  # held: an existing directory is refused, nothing in it touched
+    code, _, err = _run(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--days", "1")
+    assert code == 2 and "--out" in err and (out / "notes.txt").read_text() == "mine"

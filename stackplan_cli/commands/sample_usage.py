@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
 from dbxtypes.errors import InputError
 from stackplan.exits import EXIT_OK
-from stackplan.output import out_dir
+from stackplan.interrupts import PARTIAL
+from stackplan.output import make_dir, out_dir
 from stackplan.pipeline import build_plan
 from stackplan_advise.findings import PLANTS
 from stackplan_advise.telemetry import PLANT_ROLE, plant_targets, write_exports
@@ -31,9 +36,29 @@ def cmd_sample_usage(args: argparse.Namespace) -> int:
             f"{p} plants on {'a serving endpoint it applies to' if role == 'serving' else f'a {role} workload'}, "
             f"and stack {plan.stack}{' (--only)' if args.only else ''} has none" for p, role in roles.items()) + ".",
             "plant it on a stack that has such a workload, or leave it out.")
-    info = write_exports(out, plan, plant=args.plant, days=args.days, fmt=args.file_format,
-                         full_window=args.full_window, only=args.only)
+    make_dir(out.parent if str(out.parent) else Path("."))
+    # written into a directory beside OUT, then moved into place: an interrupted run leaves nothing (the directory
+    # is removed with the run's other partial outputs, `stackplan.interrupts.PARTIAL`)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent if str(out.parent) else "."))
+    PARTIAL.add(str(staging))
+    try:
+        info = write_exports(staging, plan, plant=args.plant, days=args.days, fmt=args.file_format,
+                             full_window=args.full_window, only=args.only)
+        _into_place(staging, out)
+    finally:
+        PARTIAL.discard(str(staging))
+        shutil.rmtree(staging, ignore_errors=True)
     print(json.dumps(info, indent=2))
     print(f"wrote the exports of stack {plan.stack} to {out}: try `python -m stackplan advise --stack "
           f"{args.stack} --usage {out}`", file=sys.stderr)
     return EXIT_OK
+
+
+def _into_place(staging: Path, out: Path) -> None:
+    """The exports written in ``staging`` moved to ``out`` (which does not exist: the command line refuses an
+    existing one) in one rename."""
+    try:
+        os.replace(staging, out)
+    except OSError as exc:
+        raise InputError.single(str(out), "--out", f"cannot be written ({exc.strerror or type(exc).__name__}).",
+                                "pass a path you can write for --out.") from None
