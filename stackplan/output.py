@@ -12,7 +12,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from dbxtypes.errors import InputError
@@ -75,10 +75,12 @@ def same_outputs(args: object) -> str | None:
     return None
 
 
-def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out") -> None:
+def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out",
+              reads: Mapping[str, tuple[str, ...]] | None = None) -> None:
     """Refuse an ``--out`` that would damage something before any work is done: an input file of the run, a path
-    inside a directory of inputs, a directory, a socket or block device, a directory that does not exist, an empty
-    path."""
+    inside a directory of inputs that its reader would read (``reads``: a directory's name endings, ``.tf``; a
+    directory not listed there is read whole), a directory, a socket or block device, a directory that does not
+    exist, an empty path."""
     if out == "":
         raise InputError.single("", flag, "is empty.", "pass a file path, or - for standard output.")
     if out == "-":
@@ -88,11 +90,14 @@ def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out") 
         if given and Path(given).exists() and path.exists() and os.path.samefile(given, path):
             raise InputError.single(out, flag, f"is an input of this run ({given}); writing there would replace "
                                     f"it.", f"choose another {flag}.")
-        if given and Path(given).is_dir() and _inside(path, Path(given)):
-            # a directory of inputs is read whole (recursively): the report would be read as an input next time
-            raise InputError.single(out, flag, f"is inside {given}, a directory this run reads; the next run "
-                                    f"would read the report as one of its inputs.",
-                                    "write the report outside that directory.")
+        endings = (reads or {}).get(given or "")
+        if given and Path(given).is_dir() and _inside(path, Path(given)) and \
+                (endings is None or path.name.lower().endswith(endings)):
+            # the report would be read as one of the inputs next time
+            read = f"its {', '.join(endings)} files" if endings is not None else "everything in it"
+            raise InputError.single(out, flag, f"is inside {given}, a directory this run reads ({read}); the next "
+                                    f"run would read the report as one of its inputs.",
+                                    "write the report outside that directory, or under a name it does not read.")
     if path.exists() or path.is_symlink():
         try:
             mode = path.stat().st_mode
@@ -111,13 +116,15 @@ def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out") 
                                     f"create it or choose another {flag}.")
 
 
-def write_text(text: str, out: str | None, inputs: Iterable[str | None] = ()) -> None:
-    """``text`` (with a final newline) to stdout (``None`` or ``-``), a device or FIFO, or a file atomically."""
+def write_text(text: str, out: str | None, inputs: Iterable[str | None] = (),
+               reads: Mapping[str, tuple[str, ...]] | None = None) -> None:
+    """``text`` (with a final newline) to stdout (``None`` or ``-``), a device or FIFO, or a file atomically
+    (``inputs`` and ``reads``: as `check_out` takes them)."""
     data = text if text.endswith("\n") else text + "\n"
     if out is None or out == "-":
         sys.stdout.write(data)
         return
-    check_out(out, inputs)
+    check_out(out, inputs, reads=reads)
     path = Path(out)
     if path.exists():
         mode = path.stat().st_mode

@@ -62,9 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             use_team_rules(load_team_rules(args.rules, getattr(args, "rule_timeout", None)))
         if command.checks_out and getattr(args, "out", None) is not None:
-            from stackplan_cli.commands.common import inputs
+            from stackplan_cli.commands.common import directory_reads, inputs
 
-            check_out(args.out, inputs(args))  # before any work: a bad --out changes nothing
+            # before any work: a bad --out changes nothing
+            check_out(args.out, inputs(args), reads=directory_reads(args))
         # A signal ends the run from its handler: Pulumi's runtime and DuckDB swallow or convert KeyboardInterrupt.
         with exit_on_signal():
             return args.func(args)

@@ -381,3 +381,28 @@ def test_sample_usage_writes_its_directory_in_one_move_and_leaves_nothing_beside
     (out / "notes.txt").write_text("mine")  # held: an existing directory is refused, nothing in it touched
     code, _, err = _run(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--days", "1")
     assert code == 2 and "--out" in err and (out / "notes.txt").read_text() == "mine"
+
+
+# --- 7. a report inside the directory read ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("out", "refused"), [("x.sarif", False), ("report.json", False), ("x.tf", True),
+                                              ("x.tf.json", True), ("more.auto.tfvars", True)])
+def test_a_report_in_the_terraform_directory_is_refused_only_where_terraform_reads(capsys, tmp_path, monkeypatch,
+                                                                                  out, refused):
+    module = tmp_path / "tf"
+    module.mkdir()
+    (module / "main.tf").write_text(TF_STRINGS["cluster"][0].format(v="2"))
+    monkeypatch.chdir(module)
+    code, _, err = _run(capsys, "check", "--terraform", ".", "--format", "sarif", "--out", out)
+    if refused:
+        assert code == 2 and "a directory this run reads" in err and not (module / out).exists()
+    else:
+        assert code in (0, 1) and json.loads((module / out).read_text())["runs"], err
+
+
+def test_a_report_in_an_export_directory_is_refused_only_as_json(capsys, tmp_path):
+    folder = tmp_path / "export"
+    _export(folder, "a.json")
+    assert _run(capsys, "check", "--cluster-json", str(folder), "--out", str(folder / "report.json"))[0] == 2
+    assert _run(capsys, "check", "--cluster-json", str(folder), "--format", "sarif", "--out",
+                str(folder / "report.sarif"))[0] == 0

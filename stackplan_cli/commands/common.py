@@ -33,6 +33,18 @@ def policy_config(args: argparse.Namespace) -> Any:
     return config
 
 
+#: What the reader of a directory input reads in it, by the name's ending: Terraform's loading rules (``*.tf``,
+#: ``*.tf.json``, ``terraform.tfvars``, ``*.auto.tfvars``, their ``.json``: terraform v1.11) and an export's files
+#: (``*.json``, `stackplan_sources.audit.export_files`). Another directory (``--usage``) is taken as read whole.
+DIRECTORY_READS = {"terraform": (".tf", ".tf.json", ".tfvars", ".tfvars.json"), "cluster_json": (".json",)}
+
+
+def directory_reads(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """Each directory input of the run and the name endings its reader reads there (`DIRECTORY_READS`)."""
+    return {value: endings for name, endings in DIRECTORY_READS.items()
+            if isinstance(value := getattr(args, name, None), str) and Path(value).is_dir()}
+
+
 def inputs(args: argparse.Namespace) -> list[str]:
     """The files this run reads; a stack name means its stack file."""
     found = []
@@ -56,7 +68,7 @@ def inputs(args: argparse.Namespace) -> list[str]:
 
 def emit(args: argparse.Namespace, text: str, out: str | None = None) -> None:
     """Write ``text`` to ``out`` (default ``--out``; stdout when neither), never over an input of the run."""
-    write_text(text, out if out is not None else getattr(args, "out", None), inputs(args))
+    write_text(text, out if out is not None else getattr(args, "out", None), inputs(args), directory_reads(args))
 
 
 def stacks(args: argparse.Namespace) -> list[str]:
@@ -114,11 +126,11 @@ def write_baseline(args: argparse.Namespace, violations: list[Any], source_of: d
         return
 
     text, count = baseline.document(violations, source_of)
-    write_text(text, args.write_baseline, inputs(args))
+    write_text(text, args.write_baseline, inputs(args), directory_reads(args))
     print(f"wrote {args.write_baseline}: {count} finding(s)", file=sys.stderr)
 
 
 def check_baseline_out(args: argparse.Namespace) -> None:
     """``--write-baseline FILE`` checked like ``--out``, before any work."""
     if getattr(args, "write_baseline", None):
-        check_out(args.write_baseline, inputs(args), "--write-baseline")
+        check_out(args.write_baseline, inputs(args), "--write-baseline", directory_reads(args))
