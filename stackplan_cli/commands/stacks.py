@@ -115,16 +115,18 @@ def cmd_cost(args: argparse.Namespace) -> int:
         if not terraform:
             run.base = _base_for(run.plan.stack, args)
             new = run.base is None and bool(args.against)
-        if new:  # a stack with no plan in the directory of base plans is new: all of it is the increase
-            run.base = str(Path(args.against) / f"{run.plan.stack}.json")
-            print(f"note: {run.base} does not exist: stack {run.plan.stack} is new, compared with an empty base "
-                  f"($0 a month; everything is added).", file=sys.stderr)
-            base = empty_base(run.plan, args.prices)
+        if new:  # no plan of it in the directory of base plans: a new stack, all of it the increase
+            missing = Path(args.against) / f"{run.plan.stack}.json"
+            if run.plan.budget:
+                print(f"note: {missing} does not exist: stack {run.plan.stack} is new; its budget's increase limits "
+                      f"judge all of it (an empty base, $0 a month).", file=sys.stderr)
+            # the report shows it as new (no diff); the budget judges the change from nothing
+            empty = diff_costs(empty_base(run.plan, args.prices), run.plan)
+            run.plan.violations = [*(run.plan.violations or []), *budget_findings(run.plan, config, empty)]
         elif run.base is not None:
             base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud,
                              region=getattr(args, "region", None))
             _same_stack(base, run.plan, run.base, args)
-        if run.base is not None:
             run.diff = diff_costs(base, run.plan)
             # the budget's increase limits judge the change (a stack without a budget has none)
             run.plan.violations = [*(run.plan.violations or []), *budget_findings(run.plan, config, run.diff)]
