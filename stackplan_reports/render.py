@@ -11,7 +11,16 @@ from rich.text import Text
 
 from dbxtypes.plan import Plan, Violation
 from dbxtypes.text import printable
-from stackplan_reports.summary import facts, leaves_out, money, prices_line, short_type, spot_lines, violations_summary
+from stackplan_reports.summary import (
+    facts,
+    leaves_out,
+    money,
+    prices_line,
+    short_type,
+    spot_lines,
+    subject,
+    violations_summary,
+)
 
 FILE_WIDTH = 160  # files, pipes and tests: one stable width, no colour
 _width = FILE_WIDTH
@@ -82,7 +91,7 @@ def plan_table(plan: Plan) -> str:
     fixed = [name_w, *money_w]
     show_type = _width >= table_width([type_w, *fixed, TEXT_MIN])
     what_apart = show_type or _width >= table_width([*fixed, TEXT_MIN])
-    table = Table(title=title(f"Stack {plan.stack} ({plan.cloud}) - {len(plan.resources)} resources"),
+    table = Table(title=title(f"{subject(plan)} {plan.stack} ({plan.cloud}) - {len(plan.resources)} resources"),
                   title_justify="left")
     if show_type:
         table.add_column("type", no_wrap=True, min_width=type_w)

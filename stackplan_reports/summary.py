@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dbxtypes.clouds import profile
 from dbxtypes.money import cents, money, signed_money
-from dbxtypes.plan import NOT_JUDGED, Cost, Resource, Violation
+from dbxtypes.plan import NOT_JUDGED, Cost, Plan, Resource, Violation
 
 __all__ = ["cents", "facts", "leaves_out", "money", "prices_line", "short_type", "signed_money", "spot_lines",
-           "violations_summary"]
+           "subject", "violations_summary"]
 
 # The resource kinds are imported on use: a report of findings alone (`check --cluster-json`) needs no cost model.
 
@@ -42,14 +42,34 @@ def leaves_out(unpriced: list[str] | tuple[str, ...]) -> str:
 
 
 
+def subject(plan: Plan) -> str:
+    """What a plan is of, for its title: a ``Stack``, or the ``Terraform module`` or ``Terraform plan`` it was
+    read from (`stackplan_sources.terraform`: its resources named by address)."""
+    from policies.items import TERRAFORM_URN
+
+    if plan.stack_file and (any(r.urn.startswith(TERRAFORM_URN) for r in plan.resources)
+                            or not plan.stack_file.endswith((".yaml", ".yml"))):
+        return "Terraform plan" if plan.stack_file.endswith(".json") else "Terraform module"
+    return "Stack"
+
+
 def prices_line(cost: Cost) -> str:
     """Which prices a cost uses, for the line under its total: ``AWS eu-west-1 prices, tier premium`` (the reference
-    region says it is one, and how to price another)."""
+    region says it is one, and how to price another). The line says what the figures are: a region the list-price
+    table does not have is priced at the reference region's, and figures the region has no price for (a node
+    type's VM price, Model Serving's $/DBU) are named with the region they come from, as the cost's notes say."""
     record = profile(cost.cloud)
     region = cost.region or record.reference_region
-    where = (f"{record.display} {region} prices (the reference region: set dbx-ai-infra:region or "
-             f"pass --region to price another)" if region == record.reference_region
-             else f"{record.display} {region} prices")
+    if region == record.reference_region:
+        where = (f"{record.display} {region} prices (the reference region: set dbx-ai-infra:region or pass --region "
+                 "to price another)")
+    elif any(f"{region} is not in Databricks' list-price table" in note for note in cost.notes):
+        where = (f"{record.display} {record.reference_region} prices, every figure ({region} is not in Databricks' "
+                 f"list-price table for {record.display})")
+    else:
+        fallbacks = [note[:1].lower() + note[1:].rstrip(".") for note in cost.notes
+                     if note.startswith(f"No {region} ")]
+        where = f"{record.display} {region} prices" + (f" ({'; '.join(fallbacks)})" if fallbacks else "")
     return f"{where}, tier {cost.tier}, {cost.currency} list prices"
 
 

@@ -56,6 +56,13 @@ def is_terraform_plan_file(path: str) -> bool:
     return len(docs) == 1 and is_terraform_plan(docs[0])
 
 
+def terraform_name(path: str) -> str:
+    """A Terraform module or plan as reports name it: the file's or directory's name (``plan`` of ``plan.json``,
+    ``ml`` of ``infra/ml``), or the path as the user gave it where that has no name (``.``, ``..``)."""
+    name = Path(path).stem
+    return name if name not in ("", ".", "..") else path
+
+
 def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None) -> tuple[Plan, TerraformPricing]:
     """A plan's clusters, jobs, pools and endpoints (``every``: its items, `stackplan_sources.exports.terraform_items`)
     as a `Plan`, not yet priced, and what pricing it leaves to say (`TerraformPricing`). Never an error for a valid
@@ -87,7 +94,7 @@ def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None)
         props = resolve_node_types(i.props, chosen if (own[i.urn] or counts) else None, catalog, said.notes)
         resources.append(Resource(urn=i.urn, id=str(props.get(_ID[i.resource_type]) or i.name),
                                   type=i.resource_type, name=i.name, inputs=dict(props)))
-    plan = Plan.model_validate({"stack": Path(path).stem, "project": PROJECT, "stack_file": path, "cloud": chosen,
+    plan = Plan.model_validate({"stack": terraform_name(path), "project": PROJECT, "stack_file": path, "cloud": chosen,
                                 "resources": resources,
                                 "assumptions": {k: u.default for k, u in USAGE_DEFAULTS.items()}})
     return plan, said

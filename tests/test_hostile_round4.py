@@ -218,8 +218,8 @@ def test_a_new_stack_against_a_directory_of_base_plans_is_judged_as_all_increase
     assert code == 1, err
     (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-stack-budget"]
     assert "($0.00 -> $" in finding["message"] and "fresh-inference-cluster" in finding["message"]
-    assert f"{bases / 'fresh.json'} does not exist: stack fresh is new, compared with an empty base" in err
-    assert json.loads(out)["diff"]["counts"]["added"] >= 1
+    assert f"{bases / 'fresh.json'} does not exist: stack fresh is new; its budget's increase limits judge all" in err
+    assert json.loads(out)["diff"] is None  # the report still shows a new stack
     # held: a stack with its base plan there is compared with it, and within its limit passes
     config["dbx-ai-infra:budget"] = {"increase_max": 10}
     assert _run(capsys, "preview", "--stack", str(stack), "--json", "--out", str(bases / "fresh.json"))[0] in (0, 1)
@@ -406,3 +406,34 @@ def test_a_report_in_an_export_directory_is_refused_only_as_json(capsys, tmp_pat
     assert _run(capsys, "check", "--cluster-json", str(folder), "--out", str(folder / "report.json"))[0] == 2
     assert _run(capsys, "check", "--cluster-json", str(folder), "--format", "sarif", "--out",
                 str(folder / "report.sarif"))[0] == 0
+
+
+# --- 8. cost --terraform names what it priced, and the table says what the figures are -------------------------------
+
+def test_cost_terraform_names_the_module_and_the_base_as_given(capsys, tmp_path, monkeypatch):
+    module = tmp_path / "tf"
+    module.mkdir()
+    (module / "main.tf").write_text(TF_STRINGS["cluster"][0].format(v="2"))
+    (tmp_path / "base-checkout").mkdir()
+    monkeypatch.chdir(module)
+    code, out, _ = _run(capsys, "cost", "--terraform", ".")
+    assert code == 0 and out.startswith("Terraform module . (aws) - 1 resources") and "Stack  (" not in out
+    code, out, _ = _run(capsys, "cost", "--terraform", ".", "--against", "../base-checkout")
+    assert "Cost change: base-checkout -> ." in out and "None" not in out
+    code, out, _ = _run(capsys, "cost", "--terraform", ".", "--json")
+    assert json.loads(out)["stack"] == "."
+
+
+@pytest.mark.parametrize(("region", "said"), [
+    ("eu-north-1", "Prices: AWS eu-north-1 prices (no eu-north-1 VM price for g5.xlarge: priced at us-east-1's)"),
+    ("eu-wst-1", "Prices: AWS us-east-1 prices, every figure (eu-wst-1 is not in Databricks' list-price table"),
+])
+def test_the_table_says_which_region_the_figures_are_of(capsys, tmp_path, region, said):
+    module = tmp_path / "tf"
+    module.mkdir()
+    (module / "main.tf").write_text(TF_STRINGS["cluster"][0].format(v="2").replace(
+        "  autoscale", '  custom_tags = { workload_type = "inference" }\n  autoscale'))
+    code, out, _ = _run(capsys, "cost", "--terraform", str(module), "--region", region)
+    notes = json.loads(_run(capsys, "cost", "--terraform", str(module), "--region", region, "--json")[1])
+    assert code == 0 and said in out.replace("\n", " "), out
+    assert any("us-east-1" in n for n in notes["cost"]["notes"] if region in n)  # the JSON says the same
