@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbxtypes.clouds import checked_region
+from dbxtypes.clouds import checked_region, region_problem
 from dbxtypes.documents import parse_json_stream, read_text
+from dbxtypes.endpoint import served_entities
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Cost, Plan, Resource, UnpricedItem
+from dbxtypes.shape import normalize_props
 from dbxtypes.vocabulary import (
     CLUSTER,
     INSTANCE_POOL,
@@ -30,6 +32,7 @@ from dbxtypes.vocabulary import (
     USAGE_DEFAULTS,
 )
 from gpucatalog import load_catalog
+from gpucatalog.serving import load_serving_catalog
 from policies.items import ExportItem
 from stackplan.costing import price_plan
 from stackplan_sources.audit import audit_items
@@ -118,6 +121,24 @@ class TerraformPricing:
             cost.total.complete = False
 
 
+def serving_cloud(items: list[ExportItem], region: str | None) -> str | None:
+    """The cloud of an input that names no cloud but serves Model Serving endpoints (a serving-only module): the one
+    cloud that offers every GPU or CPU workload type its endpoints name (gpucatalog/serving_types.yaml: AWS's
+    MULTIGPU_MEDIUM is offered on no other cloud) and whose regions have the form of ``--region``; None when the input
+    serves nothing, names its cloud otherwise, or when no one cloud fits (`terraform_plan` then says what it
+    priced)."""
+    endpoints = [i for i in items if i.resource_type == MODEL_SERVING_ENDPOINT]
+    catalog = load_catalog()
+    if not endpoints or any(resource_clouds(i.props, catalog) for i in items):
+        return None
+    serving = load_serving_catalog()
+    named = sorted({t for i in endpoints for e in served_entities(normalize_props(i.props))
+                    if (t := e.get("workload_type")) and isinstance(t, str)})
+    fits = [c for c in ("aws", "azure", "gcp") if all(serving.get(c, t) or serving.cpu_type(c, t) for t in named)
+            and (region is None or region_problem(c, region) is None)]
+    return fits[0] if len(fits) == 1 else None
+
+
 def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
                           region: str | None = None, var_files: Sequence[str] = (), as_code: bool = False,
                           allow_empty: bool = False) -> Plan:
@@ -132,7 +153,11 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, 
         items, skipped = code.items, code.not_evaluated
     else:
         items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
-    plan, said = terraform_plan(path, items, cloud)
+    decided = None if cloud else serving_cloud(items, region)
+    plan, said = terraform_plan(path, items, cloud or decided)
+    if decided:
+        said.notes.append(f"No resource names its cloud: priced on {decided.upper()}, the one cloud that offers its "
+                          f"endpoints' workload types{f' in a region like {region}' if region else ''}.")
     plan.region = checked_region(region, plan.cloud)
     plan.cost = price_plan(plan, None, prices)
     said.apply(plan.cost)

@@ -437,3 +437,46 @@ def test_the_table_says_which_region_the_figures_are_of(capsys, tmp_path, region
     notes = json.loads(_run(capsys, "cost", "--terraform", str(module), "--region", region, "--json")[1])
     assert code == 0 and said in out.replace("\n", " "), out
     assert any("us-east-1" in n for n in notes["cost"]["notes"] if region in n)  # the JSON says the same
+
+
+# --- 9. a serving-only input -------------------------------------------------------------------------------------------
+
+SERVING_ONLY = '''resource "databricks_model_serving" "chat" {{
+  name = "chat"
+  config {{
+    served_entities {{
+      entity_name           = "ai.models.chat"
+      entity_version        = "3"
+      workload_type         = "{workload}"
+      workload_size         = "Small"
+      scale_to_zero_enabled = false
+    }}
+  }}
+}}
+'''
+
+
+@pytest.mark.parametrize(("workload", "region", "cloud"), [("MULTIGPU_MEDIUM", None, "aws"),
+                                                           ("GPU_MEDIUM", "us-east-1", "aws"),
+                                                           ("GPU_MEDIUM", "europe-west1", "gcp")])
+def test_a_module_that_only_serves_is_priced_on_the_cloud_its_endpoints_say(capsys, tmp_path, workload, region,
+                                                                            cloud):
+    module = tmp_path / "serving"
+    module.mkdir()
+    (module / "main.tf").write_text(SERVING_ONLY.format(workload=workload))
+    code, out, err = _run(capsys, "cost", "--terraform", str(module), "--json", *(["--region", region] if region
+                                                                                  else []))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["cost"]["cloud"] == cloud and doc["cost"]["total"]["complete"] is True
+    assert doc["cost"]["total"]["monthly"]["expected"] > 0
+
+
+def test_a_serving_only_module_whose_cloud_cannot_be_known_says_how_to_say_it(capsys, tmp_path):
+    """GPU_MEDIUM is an A10G on AWS and an L4 on GCP, at different prices: without --region, not a guess."""
+    module = tmp_path / "serving"
+    module.mkdir()
+    (module / "main.tf").write_text(SERVING_ONLY.format(workload="GPU_MEDIUM"))
+    code, out, err = _run(capsys, "cost", "--terraform", str(module))
+    assert code == 2 and out == "" and "the cloud is not known" in err and "Fix: pass --region" in err
+    assert "names node types of no cloud" not in err
