@@ -82,8 +82,38 @@ class DuckDBEngine:
                 raise KeyboardInterrupt from None
             if not isinstance(exc, (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException)) \
                     and only is None:
-                raise
+                # DuckDB's own errors for a file damaged inside (a Parquet file cut in its middle: "don't know what
+                # type", a Thrift "Invalid data") come as plain errors, at the first query that scans that far: an
+                # input that cannot be read whole is named; else the error is the statement's own
+                damaged = self._damaged(sql)
+                if damaged is None:
+                    raise
+                raise damaged from None
             raise self._read_error(exc, sql, only) from None
+
+    def _damaged(self, sql: str) -> InputError | None:
+        """The first input ``sql`` reads that cannot be read whole, as `InputError` naming its file; None when each
+        reads whole."""
+        for name, inp in self.found.items():
+            if inp is None or inp.fmt == EMPTY or not re.search(rf"\b{name}\b", sql) or self._reads_whole(name):
+                continue
+            reason = self._whole_error(name)
+            return InputError.single(str(inp.path), "", f"cannot be read: the file is damaged ({inp.fmt} that does "
+                                     f"not decode{f': {reason}' if reason else ''}).",
+                                     f"export {inp.name} again ({inp.fmt}).")
+        return None
+
+    def _whole_error(self, name: str) -> str:
+        """What reading input ``name`` whole says, short (the file named apart)."""
+        duckdb = load_duckdb()
+
+        try:
+            self.con.execute(f"SELECT count(*) FROM (SELECT * FROM {name}) AS probe WHERE "
+                             f"hash(COLUMNS(*)) IS NOT NULL").fetchall()
+        except duckdb.Error as exc:
+            inp = self.found[name]
+            return _duckdb_problem(exc, [str(inp.path)]).removeprefix("Error: ")
+        return ""
 
     def _read_error(self, exc: BaseException, sql: str, only: Input | None) -> InputError:
         text = str(exc)

@@ -480,3 +480,34 @@ def test_a_serving_only_module_whose_cloud_cannot_be_known_says_how_to_say_it(ca
     code, out, err = _run(capsys, "cost", "--terraform", str(module))
     assert code == 2 and out == "" and "the cloud is not known" in err and "Fix: pass --region" in err
     assert "names node types of no cloud" not in err
+
+
+# --- 10. a Parquet file damaged in its middle ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def parquet_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A day of prod's telemetry in Parquet, as `sample-usage --file-format parquet` writes it."""
+    from stackplan.pipeline import build_plan
+    from stackplan_advise.telemetry import write_exports
+
+    root = tmp_path_factory.mktemp("parquet") / "clean"
+    write_exports(root, build_plan("prod", with_policies=False, with_cost=True), days=1, fmt="parquet")
+    return root
+
+
+@pytest.mark.parametrize("where", [0.3, 0.5, 0.7])
+def test_a_parquet_file_with_bytes_cut_from_its_middle_is_exit_2_naming_it(capsys, parquet_exports, tmp_path, where):
+    """The earlier test wrote garbage between two PAR1 marks: its footer could not be read, which the reader's first
+    look catches. A file cut in its middle keeps a readable footer and fails only when a query scans its data,
+    as a plain DuckDB error ("don't know what type", a Thrift "Invalid data")."""
+    import shutil
+
+    usage = tmp_path / "usage"
+    shutil.copytree(parquet_exports, usage)
+    guilty = usage / "gpu_timeline.parquet"
+    data = guilty.read_bytes()
+    at = int(len(data) * where)
+    guilty.write_bytes(data[:at] + data[at + 100:])
+    code, out, err = _run(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
+    assert code == 2 and out == "" and f"{guilty}: cannot be read: the file is damaged" in err, err
+    assert "unexpected" not in err and "Traceback" not in err and "Fix: export gpu_timeline again" in err
