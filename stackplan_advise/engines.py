@@ -126,8 +126,10 @@ class DuckDBEngine:
         where = named.group(1).strip() if named else ", ".join(str(i.path) for i in guilty) or "the exports"
         line = re.search(r"CSV Error on Line: (\d+)|\bin line (\d+)", text)
         column = re.search(r'converting column "([^"]+)"', text)
-        field = ", ".join(part for part in (f"line {line.group(1) or line.group(2)}" if line else "",
-                                            f"column {column.group(1)}" if column else "") if part)
+        name = column.group(1) if column else _first_missing_column(where, text)
+        number = (line.group(1) or line.group(2)) if line else _first_bad_line(where) if "CSV" in text else None
+        field = ", ".join(part for part in (f"line {number}" if number else "",
+                                            f"column {name}" if name else "") if part)
         return InputError.single(where, field, f"holds a value that cannot be read: {_duckdb_problem(exc, [where])}.",
                                  "fix or drop that row (numbers plain, without units; true or false; timestamps ISO "
                                  "8601 or epoch milliseconds), or export the file again.")
@@ -192,6 +194,39 @@ def duckdb_engine(memory_limit: str | None = None) -> Iterator[DuckDBEngine]:
         con.close()
 
 
+def _first_bad_line(path: str) -> str | None:
+    """Where DuckDB did not say: the first line of a CSV file that is not UTF-8 text, holds control bytes, or has
+    another number of commas than the header (a reading of the file on the path of an error only)."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.readline()
+            commas = header.count(b",")
+            for number, raw in enumerate(handle, start=2):
+                try:
+                    text = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError:
+                    return str(number)
+                if any(ord(c) < 32 and c != "\t" for c in text) or ('"' not in text and text.count(",") != commas):
+                    return str(number)
+    except OSError:
+        return None
+    return None
+
+
+def _first_missing_column(path: str, text: str) -> str | None:
+    """For a CSV row with fewer columns than the header: the first column it lacks (the header read from ``path``)."""
+    found = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if not found:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            header = handle.readline().strip().split(",")
+    except OSError:
+        return None
+    index = int(found.group(2))
+    return header[index].strip('"') if index < len(header) else None
+
+
 def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
     """DuckDB's message, short: the line it names first, without the file (named already) or its advice to change
     the reader's options (which the user cannot pass), quoted input cut."""
@@ -199,6 +234,10 @@ def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
     reason = re.search(r"Could not convert [^.]*?to '?\w+'?", text)
     if reason:  # a CSV value of the wrong type: just what DuckDB could not convert (the line and column named apart)
         return cut(reason.group(0), 240)
+    ours = _csv_problem(text)
+    if ours:
+        return ours
+    text = re.sub(r"\s*Possible fixes:.*$", "", text)  # the reader's options, which the user cannot pass
     text = re.sub(r"\s*\bTry [^.]*(\.|$)", "", text)
     text = text.removeprefix("Invalid Input Error: ").removeprefix("Conversion Error: ")
     for path in paths:
@@ -207,6 +246,29 @@ def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
     if line:
         text = f"line {line.group(1)}: " + re.sub(r",? ?\bin line \d+:?", "", text).strip(" :,")
     return cut(text, 240)
+
+
+#: What DuckDB's CSV reader says of a row it cannot read, in our words (its text names its own options to change).
+_CSV_PROBLEMS = (
+    (r"Expected Number of Columns: (\d+) Found: (\d+)",
+     lambda m: f"the row has {m.group(2)} column(s) where the header has {m.group(1)} (binary data, or a line cut "
+               f"short or joined to the next)"),
+    (r"Invalid unicode|byte sequence mismatch", lambda m: "the row holds bytes that are not UTF-8 text (binary data?)"),
+    (r"unterminated quote", lambda m: "the row opens a quote it never closes"),
+    (r"Maximum line size", lambda m: "the line is longer than any row could be (binary data?)"),
+    (r"state machine reached an invalid state", lambda m: "the row is not CSV (binary data?)"),
+)
+
+
+def _csv_problem(text: str) -> str | None:
+    """A CSV row DuckDB cannot read, said in our words; None for any other error."""
+    if "CSV Error" not in text and "CSV" not in text[:80]:
+        return None
+    for pattern, say in _CSV_PROBLEMS:
+        found = re.search(pattern, text)
+        if found:
+            return say(found)
+    return None
 
 
 class Engine(Protocol):

@@ -511,3 +511,37 @@ def test_a_parquet_file_with_bytes_cut_from_its_middle_is_exit_2_naming_it(capsy
     code, out, err = _run(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
     assert code == 2 and out == "" and f"{guilty}: cannot be read: the file is damaged" in err, err
     assert "unexpected" not in err and "Traceback" not in err and "Fix: export gpu_timeline again" in err
+
+
+# --- 12. binary garbage at the end of a CSV file ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def csv_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from stackplan.pipeline import build_plan
+    from stackplan_advise.telemetry import write_exports
+
+    root = tmp_path_factory.mktemp("csv") / "clean"
+    write_exports(root, build_plan("prod", with_policies=False, with_cost=True), days=1)
+    return root
+
+
+@pytest.mark.parametrize("garbage", ["every byte", "random bytes"])
+def test_binary_garbage_after_good_rows_is_named_by_file_and_line_in_our_words(capsys, csv_exports, tmp_path,
+                                                                                garbage):
+    """The earlier test replaced the whole file with garbage, which the reader's first look (its sniffing) refuses.
+    Garbage after good rows passes that look and fails when the query scans that far, with the CSV reader's own
+    advice ("Possible fixes: ... strict mode")."""
+    import random
+    import shutil
+
+    usage = tmp_path / "usage"
+    shutil.copytree(csv_exports, usage)
+    rows = len((usage / "requests.csv").read_bytes().splitlines())
+    tail = bytes(range(256)) * 4 if garbage == "every byte" else bytes(random.Random(1).randrange(256)
+                                                                       for _ in range(3000))
+    with (usage / "requests.csv").open("ab") as handle:
+        handle.write(tail)
+    code, out, err = _run(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
+    assert code == 2 and out == "" and f"{usage / 'requests.csv'}: line {rows + 1}" in err, err
+    for engine_words in ("Possible fixes", "strict_mode", "state machine", "RFC 4180", "Original Line", "Traceback"):
+        assert engine_words not in err
