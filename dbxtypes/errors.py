@@ -146,6 +146,14 @@ def _tag(model: type[BaseModel]) -> str | None:
     return None
 
 
+def _extra_model(model: type[BaseModel]) -> type[BaseModel] | None:
+    """The model of a model's extra entries (``__pydantic_extra__: dict[str, Model]``), when it declares one."""
+    hints = typing.get_type_hints(model) if model.model_config.get("extra") == "allow" else {}
+    args = typing.get_args(hints.get("__pydantic_extra__"))
+    value = args[1] if len(args) == 2 else None
+    return value if isinstance(value, type) and issubclass(value, BaseModel) else None
+
+
 def model_at(root: type[BaseModel] | None, loc: Sequence[Any]) -> type[BaseModel] | None:
     """The pydantic model that owns the field at ``loc`` under ``root`` (to list the keys allowed there); through a
     discriminated union, the member its tag in ``loc`` names (``workloads.x.dev.num_workers``: the dev workload)."""
@@ -160,6 +168,9 @@ def model_at(root: type[BaseModel] | None, loc: Sequence[Any]) -> type[BaseModel
             return None
         found = model.model_fields.get(str(part))
         if found is None:
+            extra = _extra_model(model) if isinstance(part, str) else None
+            if extra is not None:  # a key of the model's own extra entries (usage.<workload>): their model
+                model = extra
             continue  # a dict key or a list index: the value type is the same model
         members = _members(found.annotation)
         model = members[0] if members else found.annotation
@@ -198,6 +209,10 @@ def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | Non
         guess = did_you_mean(str(loc[-1]), list(model.model_fields)) if model and loc else ""
         hint = (f"remove it or correct its spelling{guess}; allowed keys here: {allowed}." if allowed
                 else "remove it.")
+        elsewhere = getattr(model, "belongs_elsewhere", None) if model and loc else None
+        where = elsewhere(str(loc[-1])) if callable(elsewhere) else None
+        if where:  # a known key of another place (a serving figure under a workload): say whose it is
+            message, hint = f"is not a key of this place: {where[0]}", where[1]
     if kind == "union_tag_not_found":  # a workloads entry with no role
         tag = str((err.get("ctx") or {}).get("discriminator", "")).strip("'")
         message = f"has no {tag}"

@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from dbxtypes.clouds import profile, region_problem
+from dbxtypes.errors import FIX_MARK
 from dbxtypes.pip import is_pinned_pip
 from dbxtypes.prices import PriceOverrides
 from dbxtypes.sdk_types import enum_values
@@ -596,6 +597,22 @@ class WorkloadUsageSpec(_Spec):
     def set_fields(self) -> dict[str, float]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
+    @classmethod
+    def belongs_elsewhere(cls, key: str) -> tuple[str, str] | None:
+        """Where a usage key that no workload takes belongs (its own words, and the fix), or None: a Model Serving
+        figure is the endpoints' (the stack's usage, or an endpoint's own key), working days are the stack's."""
+        if key.startswith("serving_") and key in USAGE_DEFAULTS:
+            own = {"serving_active_hours_per_month": "active_hours_per_month"}.get(key)
+            return (f"{key} belongs to Model Serving endpoints, not to a workload (a cluster's role: training, "
+                    f"inference or dev)",
+                    f"move it to the stack's usage (dbx-ai-infra:usage.{key}: every endpoint)"
+                    + (f", or set {own} on the endpoint in dbx-ai-infra:serving.endpoints.<name>" if own else "")
+                    + ".")
+        if key == "working_days_per_month":
+            return (f"{key} is the stack's, for every dev workload",
+                    f"move it to the stack's usage (dbx-ai-infra:usage.{key}).")
+        return None
+
 
 class UsageSpec(_Spec):
     """Usage assumptions for the monthly cost estimate (defaults: `dbxtypes.vocabulary.USAGE_DEFAULTS`). A key that
@@ -1105,8 +1122,11 @@ class StackSpec(_Spec):
                 applies = field_name.startswith(tuple(f"{s}_" for s in sections)) or (
                     field_name == "pool_idle_hours_per_month" and pooled)
                 if not applies:
+                    owner = ("a pool-backed workload's" if field_name == "pool_idle_hours_per_month" else
+                             f"a {field_name.split('_', 1)[0]} workload's")
                     raise ValueError(f"usage.{key}.{field_name} does not apply to {key} (a {'/'.join(sorted(sections))}"
-                                     f" workload{'' if pooled else ' without a pool'}); remove it")
+                                     f" workload{'' if pooled else ' without a pool'}): it is {owner}.{FIX_MARK}"
+                                     f"remove it, or move it under {owner} usage (usage.<its name>)")
 
     def _permission_targets(self, workloads: Mapping[str, NamedWorkload]) -> None:
         """Each permissions entry names an object the stack makes."""

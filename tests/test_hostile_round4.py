@@ -545,3 +545,39 @@ def test_binary_garbage_after_good_rows_is_named_by_file_and_line_in_our_words(c
     assert code == 2 and out == "" and f"{usage / 'requests.csv'}: line {rows + 1}" in err, err
     for engine_words in ("Possible fixes", "strict_mode", "state machine", "RFC 4180", "Original Line", "Traceback"):
         assert engine_words not in err
+
+
+# --- 13. a usage key of another role -------------------------------------------------------------------------------
+
+def _usage_stack(write_stack, usage: dict) -> Path:
+    import yaml
+
+    doc = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    doc["config"]["dbx-ai-infra:workloads"] = {"nb": {"role": "dev"}}
+    doc["config"]["dbx-ai-infra:usage"] = usage
+    return write_stack(doc["config"], name="usage13")
+
+
+def test_a_serving_usage_key_under_a_workload_says_whose_it_is(write_stack, capsys):
+    """The issue's case: the key, under a dev workload (`workloads:`), was "not a known key ... did you mean" itself,
+    listed as allowed: the list was the stack's usage keys, not the workload's."""
+    code, _, err = _run(capsys, "cost", "--stack", str(_usage_stack(
+        write_stack, {"nb": {"serving_active_hours_per_month": 10}})))
+    assert code == 2 and "usage.nb.serving_active_hours_per_month" in err
+    assert "belongs to Model Serving endpoints, not to a workload" in err
+    assert "dbx-ai-infra:usage.serving_active_hours_per_month" in err and "did you mean" not in err
+
+
+def test_a_usage_key_of_another_role_names_the_role(write_stack, capsys):
+    code, _, err = _run(capsys, "cost", "--stack", str(_usage_stack(write_stack,
+                                                                     {"dev": {"training_hours_per_month": 10}})))
+    assert code == 2 and "usage.dev.training_hours_per_month does not apply to dev" in err
+    assert "it is a training workload's" in err and "Fix: remove it, or move it under a training workload's" in err
+
+
+def test_a_misspelt_workload_usage_key_lists_the_workloads_keys(write_stack, capsys):
+    code, _, err = _run(capsys, "cost", "--stack", str(_usage_stack(write_stack,
+                                                                     {"nb": {"dev_hours_per_workday": 4}})))
+    assert code == 2 and "did you mean 'dev_hours_per_working_day'" in err
+    allowed = err.split("allowed keys here: ", 1)[1]
+    assert "serving_active_hours_per_month" not in allowed and "working_days_per_month" not in allowed
