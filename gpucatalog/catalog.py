@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -41,6 +42,9 @@ __all__ = [
 
 
 DEFAULT_CATALOG_PATH = Path(__file__).with_name("node_types.yaml")
+#: The CPU node types (common families per cloud), generated from public price lists by
+#: ``pricing/tools/gen_vm_prices.py``: read with the packaged catalog.
+CPU_CATALOG_PATH = Path(__file__).with_name("cpu_node_types.json")
 
 
 @dataclass(frozen=True)
@@ -283,6 +287,16 @@ class _CpuNodeEntry(BaseModel):
                         sources=tuple(self.sources))
 
 
+class _CpuCatalogFile(BaseModel):
+    """``cpu_node_types.json`` (generated): its source keys and the CPU node types."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: str = ""
+    sources: dict[str, _Text] = Field(min_length=1)
+    cpu_node_types: list[_CpuNodeEntry] = Field(min_length=1)
+
+
 class _CatalogFile(BaseModel):
     """``node_types.yaml``: the source keys, the GPU node types and the CPU driver node types."""
 
@@ -334,9 +348,54 @@ def _read_catalog(path: Path, *, packaged: bool = False) -> Catalog:
                    cpu_nodes=[entry.node() for entry in parsed.cpu_node_types])
 
 
+_CPU_KEYS: dict[str, type | tuple[type, ...]] = {
+    "cloud": str, "node_type_id": str, "vcpus": int, "memory_gb": (int, float), "usd_per_hour_on_demand": (int, float),
+    "price_region": str, "price_date": str, "dbu_per_hour": (int, float), "dbu_date": str, "sources": list}
+
+
+def _read_cpu_catalog(path: Path) -> tuple[dict[str, str], list[NodeType]]:
+    """``cpu_node_types.json`` (generated, read at every start): its sources and CPU node types, checked entry by
+    entry in plain Python (pydantic's validation of its 242 entries cost more than the rest of the catalog's read;
+    tests/test_vm_prices.py holds the file to the `_CpuCatalogFile` model). `InputError` names a broken entry."""
+    where = str(path)
+    text = read_text(path, "CPU node catalog file", fix_missing="restore gpucatalog/cpu_node_types.json (or run "
+                     "pricing/tools/gen_vm_prices.py).")
+    fix = "run pricing/tools/gen_vm_prices.py again."
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError.single(where, "", f"is not valid JSON: {exc}.", fix) from None
+    sources, entries = data.get("sources") if isinstance(data, dict) else None, \
+        data.get("cpu_node_types") if isinstance(data, dict) else None
+    if not isinstance(sources, dict) or not isinstance(entries, list) or not entries:
+        raise InputError.single(where, "", "expected 'sources' and a non-empty 'cpu_node_types' list.", fix)
+    nodes = []
+    for i, entry in enumerate(entries):
+        wrong = [k for k, kind in _CPU_KEYS.items() if not isinstance(entry, dict) or not isinstance(entry.get(k), kind)
+                 or (kind is not str and kind is not list and not entry[k] > 0)]
+        if wrong or entry["cloud"] not in CLOUDS or not set(entry["sources"]) <= set(sources):
+            what = ", ".join(wrong) or "cloud or source"
+            raise InputError.single(where, f"cpu_node_types[{i}]", f"has a missing or wrong {what}.", fix)
+        nodes.append(NodeType(cloud=entry["cloud"], node_type_id=entry["node_type_id"], family=CPU_FAMILY, gpu="none",
+                              gpu_count=0, gpu_memory_gb=0.0, vcpus=entry["vcpus"], memory_gb=float(entry["memory_gb"]),
+                              usd_per_hour_on_demand=float(entry["usd_per_hour_on_demand"]),
+                              dbu_per_hour=float(entry["dbu_per_hour"]), price_region=entry["price_region"],
+                              price_date=entry["price_date"], dbu_date=entry["dbu_date"],
+                              sources=tuple(entry["sources"])))
+    return {str(k): str(v) for k, v in sources.items()}, nodes
+
+
+def _with_cpu_catalog(gpu: Catalog) -> Catalog:
+    """The packaged catalog: the GPU node types of ``node_types.yaml`` and the generated CPU node types."""
+    sources, cpu = _read_cpu_catalog(CPU_CATALOG_PATH)
+    ids = {n.node_type_id for n in gpu.cpu_nodes}
+    nodes = [*gpu.cpu_nodes, *(n for n in cpu if n.node_type_id not in ids)]
+    return Catalog(gpu.nodes, {**gpu.sources, **sources}, cpu_nodes=nodes)
+
+
 @functools.lru_cache(maxsize=1)
 def _default_catalog() -> Catalog:
-    return _read_catalog(DEFAULT_CATALOG_PATH, packaged=True)
+    return _with_cpu_catalog(_read_catalog(DEFAULT_CATALOG_PATH, packaged=True))
 
 
 def load_catalog(path: str | Path | None = None) -> Catalog:
@@ -346,4 +405,6 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     """
     if path is None:
         return _default_catalog()
+    if Path(path).resolve() == DEFAULT_CATALOG_PATH.resolve():  # the packaged file, read afresh: with its CPU types
+        return _with_cpu_catalog(_read_catalog(Path(path)))
     return _read_catalog(Path(path))

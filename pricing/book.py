@@ -31,7 +31,7 @@ from dbxtypes.prices import NodePriceOverride, PriceOverrides, Tier
 from dbxtypes.vocabulary import CLOUDS, COMPUTE_KINDS, MODEL_SERVING, Cloud
 from gpucatalog import load_catalog
 
-from .regions import Regional, load_regions
+from .regions import Regional, check_region, load_regions, vm_sources
 
 __all__ = [
     "CLOUDS",
@@ -331,8 +331,9 @@ class PriceBook:
         factor of ``rates.yaml``."""
         row = None if cloud in self.spot_overridden or self.regional is None else \
             self.regional.spot(cloud, node_type_id)
-        if row is not None:
-            return row.factor, f"{node_type_id}: {row.label} ({row.date})", self.node_spot_figure(cloud, node_type_id)
+        if row is not None and row.factor is not None:
+            return row.factor, f"{node_type_id}: {row.label} ({row.spot_date or row.date})", \
+                self.node_spot_figure(cloud, node_type_id)
         what = "the override's factor" if cloud in self.spot_overridden else "the cloud's factor (an estimate)"
         return self.spot_factors[cloud], f"{node_type_id}: {what}", self.spot_figure(cloud)
 
@@ -382,16 +383,22 @@ def _override_nodes(nodes: dict[str, NodePrice], layer: PriceOverrides, origin: 
 
 
 def _regional_nodes(nodes: dict[str, NodePrice], regional: Regional) -> None:
-    """The priced regions' on-demand VM prices over the catalog's (the reference regions'), where ``regions.yaml``
-    has a row; a node type without one keeps the reference price (the cost's notes say so)."""
+    """The priced regions' on-demand VM prices over the catalog's (the reference regions'), where the regional data
+    has a row; a node type without one has no VM price there (None: the cost names it unpriced), never the reference
+    region's."""
     for node_id, node in list(nodes.items()):
         if node.cloud is None or regional.is_reference(node.cloud):
             continue
         row = regional.vm(node.cloud, node_id)
+        region = regional.region(node.cloud)
         if row is not None:
             nodes[node_id] = NodePrice(**{**node.__dict__, "usd_per_hour_on_demand": row.on_demand,
-                                          "vm_source": f"regions.yaml: {row.source} ({row.region})",
+                                          "vm_source": f"{row.file}: {row.source} ({row.region})",
                                           "vm_date": row.date})
+        else:
+            nodes[node_id] = NodePrice(**{**node.__dict__, "usd_per_hour_on_demand": None,
+                                          "vm_source": f"no {region} price in the regional data",
+                                          "vm_date": None})
 
 
 def _spot_rows(regional: Regional) -> list[dict[str, Any]]:
@@ -402,10 +409,12 @@ def _spot_rows(regional: Regional) -> list[dict[str, Any]]:
         for region in dict.fromkeys([table.reference, regional.region(cloud)]):
             for node_id, row in table.vm.get(region, {}).items():
                 figure = PriceBook.node_spot_figure(cloud, node_id)
-                if figure in out and region == table.reference:
+                if row.factor is None or row.spot is None or (figure in out and region == table.reference):
                     continue
-                out[figure] = _source_entry(figure, row.factor, f"regions.yaml: {row.source} ({row.region}, spot "
-                                            f"{row.basis} {row.spot:g} / on demand {row.on_demand:g} $/h)", row.date)
+                source = row.source if row.spot_source == row.source else f"{row.source}, spot {row.spot_source}"
+                out[figure] = _source_entry(figure, row.factor, f"{row.file}: {source} ({row.region}, spot "
+                                            f"{row.basis} {row.spot:g} / on demand {row.on_demand:g} $/h)",
+                                            row.spot_date or row.date)
     return list(out.values())
 
 
@@ -441,6 +450,8 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     dbu_src: dict[tuple[str, str], str] = {}
     nodes = _catalog_nodes(catalog)
     regional = Regional(region, load_regions(sources=tuple(data["sources"])))
+    if region is not None:
+        check_region(region, regional.tables)
     _regional_nodes(nodes, regional)
     serving: dict[str, dict[str, tuple[float, str]]] = {}
     serverless: dict[str, dict[str, dict[str, tuple[float, str]]]] = {}
@@ -492,6 +503,7 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
 
     descriptions = dict(getattr(catalog, "sources", {}) or {})
     descriptions.update(data["sources"])
+    descriptions.update(vm_sources())
     return PriceBook(currency=data["currency"], tier=tier, rates=copy.deepcopy(rates), dbu_overrides=dbu_overrides,
                      spot_factors=spot, nodes=nodes, regions=dict(data["regions"]), sources=sources,
                      source_descriptions=descriptions, serving_overrides=serving, regional=regional,

@@ -287,13 +287,16 @@ def _node_price(prices: PriceBook, node_type_id: str, used: _Sources, *, need_db
                 ) -> tuple[float, float]:
     node = prices.node(node_type_id)
     if node is None:
-        raise _Unpriced(f"node type {node_type_id!r} is not in the GPU node catalog (gpucatalog/node_types.yaml) "
-                        f"and has no price override; add node_types: {{{node_type_id}: {{usd_per_hour_on_demand: "
+        raise _Unpriced(f"node type {node_type_id!r} is not in the GPU node catalog (gpucatalog/node_types.yaml, "
+                        f"cpu_node_types.json) and has no price override; add node_types: {{{node_type_id}: "
+                        f"{{usd_per_hour_on_demand: "
                         f"..., dbu_per_hour: ...}}}} to a --prices file")
     vm_fig, dbu_fig = PriceBook.node_figures(node_type_id)
     if node.usd_per_hour_on_demand is None:
-        raise _Unpriced(f"node type {node_type_id!r} has no on-demand VM price; set node_types.{node_type_id}."
-                        f"usd_per_hour_on_demand in a --prices file")
+        where = f" ({node.vm_source}: pricing/vm_prices.json, never another region's)" \
+            if str(node.vm_source).startswith("no ") else ""
+        raise _Unpriced(f"node type {node_type_id!r} has no on-demand VM price{where}; set node_types."
+                        f"{node_type_id}.usd_per_hour_on_demand in a --prices file")
     used.use(vm_fig)
     if not need_dbu:
         return node.usd_per_hour_on_demand, 0.0

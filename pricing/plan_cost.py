@@ -100,27 +100,22 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
     })
 
 
-_NODE_VM = ("node_types.", ".usd_per_hour_on_demand")
 
 
 def region_notes(prices: PriceBook, cloud: str, used: list[str]) -> list[str]:
-    """What the cost says of its region: the reference regions' note, or the region priced, with what of the figures
-    it used had no price there and was priced at the reference region."""
+    """What the cost says of its region: the reference regions' note, or the region priced (a node type with no VM
+    price there is unpriced, named by its resource; a Model Serving $/DBU the region lacks is said here)."""
     region, record = prices.region(cloud), profile(cloud)
     if region == record.reference_region:
         return [REFERENCE_NOTE]
     regional = prices.regional
     known = regional is not None and regional.known(cloud)
-    notes = [f"List prices for {record.display} {region} where pricing/regions.yaml has them (VM prices, Model Serving "
-             f"$/DBU; jobs and all-purpose $/DBU are the same in every region); no committed-use or DBCU discounts."
+    notes = [f"List prices for {record.display} {region} (VM prices from pricing/vm_prices.json and "
+             f"pricing/regions.yaml, Model Serving $/DBU; jobs and all-purpose $/DBU are the same in every region); "
+             f"no committed-use or DBCU discounts. A node type with no {region} VM price is unpriced, never priced at "
+             f"another region's."
              + ("" if known else f" {region} is not in Databricks' list-price table for {record.display}: every "
                                  f"figure is {record.reference_region}'s.")]
-    at_reference = [f[len(_NODE_VM[0]):-len(_NODE_VM[1])] for f in used
-                    if f.startswith(_NODE_VM[0]) and f.endswith(_NODE_VM[1])]
-    at_reference = [n for n in at_reference if (node := prices.node(n)) is not None
-                    and str(node.vm_source).startswith("gpucatalog")]
-    if at_reference and known:
-        notes.append(f"No {region} VM price for {', '.join(at_reference)}: priced at {record.reference_region}'s.")
     serving = prices.rate_figure(cloud, "model_serving")
     source = (prices.source_of(serving) or {}).get("source") or ""
     if serving in used and known and not source.startswith(("regions.yaml", "override")):

@@ -77,6 +77,11 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
         options = dataclasses.replace(options, policy_config=loaded.policy_config)
 
     region = checked_region(options.region, loaded.spec.cloud) or loaded.spec.region  # before the program runs
+    if region is not None:  # a name the price data knows (a typo is exit 2 naming the nearest)
+        from pricing.regions import check_region
+
+        check_region(region, cloud=loaded.spec.cloud, where="--region" if options.region else str(loaded.path),
+                     field="" if options.region else "config.dbx-ai-infra:region")
     plan = run_program(loaded)
     plan.region = region
     plan.assumptions = loaded.spec.usage_assumptions()

@@ -491,4 +491,7 @@ def test_data_file_ships_inside_the_package():
     assert DEFAULT_CATALOG_PATH.parent == Path(gpucatalog.__file__).parent
     assert DEFAULT_CATALOG_PATH.name == "node_types.yaml"
     catalog = load_catalog()
-    assert DEFAULT_CATALOG_PATH.read_text(encoding="utf-8").count("- cloud:") == len(catalog.nodes) + len(catalog.cpu_nodes)
+    assert DEFAULT_CATALOG_PATH.read_text(encoding="utf-8").count("- cloud:") == len(catalog.nodes)
+    # the CPU node types: generated beside it (issue 53), in the package too
+    cpu = DEFAULT_CATALOG_PATH.with_name("cpu_node_types.json").read_text(encoding="utf-8")
+    assert cpu.count('{"cloud": ') == len(catalog.cpu_nodes)

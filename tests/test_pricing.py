@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import math
 from typing import Any
 
@@ -57,7 +58,10 @@ def _spot(node: str, cloud: str = "aws") -> float:
     reference-region row, else the cloud factor."""
     data = _REGIONS["clouds"][cloud]
     row = data["vm"].get(data["reference"], {}).get("nodes", {}).get(node)
-    return row[1] / row[0] if row else CLOUD_SPOT[cloud]
+    if not row:  # the generated rows (pricing/vm_prices.json, issue 53): the reference region's, with a spot price
+        generated = json.loads((REGIONS_PATH.parent / "vm_prices.json").read_text())["clouds"][cloud]
+        row = generated.get(data["reference"], {}).get("nodes", {}).get(node)
+    return row[1] / row[0] if row and row[1] is not None else CLOUD_SPOT[cloud]
 
 ASSUMPTIONS = {"training_hours_per_month": 40, "training_job_hours_per_month": 80, "inference_hours_per_month": 730,
                "inference_burst_hours_per_month": 120, "inference_burst_avg_extra_workers": None,
@@ -374,7 +378,7 @@ def test_adding_a_worker_adds_exactly_one_node_cost(availability, first_on_deman
     ("aws", "g5.12xlarge", "SPOT", "ON_DEMAND", _spot("g5.12xlarge"), AWS_PREMIUM_ALL_PURPOSE),
     ("azure", "Standard_NC24ads_A100_v4", "SPOT_WITH_FALLBACK_AZURE", "ON_DEMAND_AZURE",
      _spot("Standard_NC24ads_A100_v4", "azure"), 0.55),
-    ("gcp", "a2-highgpu-1g", "PREEMPTIBLE_WITH_FALLBACK_GCP", "ON_DEMAND_GCP", GCP_SPOT, 0.55),
+    ("gcp", "a2-highgpu-1g", "PREEMPTIBLE_WITH_FALLBACK_GCP", "ON_DEMAND_GCP", _spot("a2-highgpu-1g", "gcp"), 0.55),
 ])
 def test_spot_lowers_the_vm_price_of_the_spot_share_only(cloud, node, availability, on_demand, factor, rate):
     vm, dbu = _node(node)
@@ -563,7 +567,7 @@ def test_override_objects_change_the_result():
     book = load_prices(PriceOverrides(node_types={"m5.2xlarge": {"usd_per_hour_on_demand": 0.312,
                                                                 "dbu_per_hour": 1.0}}))
     assert entry(price_plan(cpu, book), "cpu")["hourly"] == pytest.approx(2 * (0.312 + 1.0 * 0.55))
-    for typo, guess in (("g5.xlage", "g5.xlarge"), ("G5.XLARGE", "g5.xlarge"), ("i3.xlarge", None)):
+    for typo, guess in (("g5.xlage", "g5.xlarge"), ("G5.XLARGE", "g5.xlarge"), ("x1e.xlarge", None)):
         with pytest.raises(InputError, match=r"is not a node type of the node catalog") as excinfo:
             load_prices(PriceOverrides(node_types={typo: {"usd_per_hour_on_demand": 1.0}}))
         assert guess is None or f"did you mean '{guess}'" in str(excinfo.value)

@@ -99,15 +99,17 @@ def test_the_table_says_which_region_priced_it(dev_eu, dev_us):
     assert any(n.startswith("List prices for AWS eu-west-1") for n in dev_eu.cost.notes)
 
 
-def test_a_node_type_or_a_serving_rate_the_region_lacks_is_priced_at_the_reference_region_with_a_note(tmp_path):
+def test_a_node_type_the_region_has_no_price_for_is_unpriced_never_priced_at_the_reference_region(tmp_path):
+    """Issue 53, item 1: no silent fallback to the reference region's VM price; a serving rate the region lacks is
+    priced at the reference region's and said so."""
     path = tmp_path / "Pulumi.prod.yaml"
     path.write_text(_in_region(PROD, "eu-west-1"))
     plan = build_plan(str(path), with_cost=True)
     assert "p4d.24xlarge" not in REGIONS["clouds"]["aws"]["vm"]["eu-west-1"]["nodes"]
-    notes = plan.cost.notes
-    assert "No eu-west-1 VM price for p4d.24xlarge: priced at us-east-1's." in notes
-    job = _by_name(plan)["prod-training-job"].clusters[0]
-    assert job.spot_basis == "p4d.24xlarge: 90-day average, us-east-1 (2025-11-30)"  # the reference region's row
+    job = _by_name(plan)["prod-training-job"]
+    assert job.unpriced is not None and "p4d.24xlarge" in job.unpriced and "eu-west-1" in job.unpriced
+    assert "prod-training-job" in plan.cost.total.unpriced and plan.cost.total.complete is False
+    assert not any("priced at us-east-1's" in n and "VM" in n for n in plan.cost.notes)
     # a region of Databricks' table with no serving rate: the endpoint at us-east-1's, said so
     no_serving = next(r for r in REGIONS["clouds"]["aws"]["regions"]
                       if r not in REGIONS["clouds"]["aws"]["serving_usd_per_dbu"]["premium"])
@@ -116,14 +118,33 @@ def test_a_node_type_or_a_serving_rate_the_region_lacks_is_priced_at_the_referen
     assert f"No {no_serving} Model Serving $/DBU at tier premium: priced at us-east-1's." in plan.cost.notes
 
 
-def test_a_region_outside_the_list_price_table_is_priced_at_the_reference_region_and_said_so(tmp_path):
+def test_a_real_region_with_no_prices_names_the_resources_unpriced_and_the_total_incomplete(tmp_path):
+    """ap-northeast-1 is an AWS region the data knows (the Spot Instance Advisor lists it) without an AWS VM price in
+    the committed data: the GPU clusters are unpriced and the total says it leaves them out (issue 53: it was priced at
+    us-east-1's with a note, $13.59/h against lakemeter's $20.57/h for a g5.12xlarge job)."""
     path = tmp_path / "Pulumi.dev.yaml"
-    path.write_text(_in_region(DEV, "ap-east-1"))
-    assert "ap-east-1" not in REGIONS["clouds"]["aws"]["regions"]
-    plan, reference = build_plan(str(path), with_cost=True), build_plan("dev", with_cost=True)
-    assert plan.cost.total.monthly.expected == pytest.approx(reference.cost.total.monthly.expected)
-    assert any("ap-east-1 is not in Databricks' list-price table for AWS: every figure is us-east-1's" in n
-               for n in plan.cost.notes)
+    path.write_text(_in_region(DEV, "ap-northeast-1"))
+    plan = build_plan(str(path), with_cost=True)
+    unpriced = [e for e in plan.cost.resources.values() if e.unpriced]
+    assert unpriced and all("ap-northeast-1" in e.unpriced for e in unpriced)
+    assert sorted(plan.cost.total.unpriced) == sorted(e.name for e in unpriced)
+    assert plan.cost.total.complete is False
+
+
+@pytest.mark.parametrize("cloud, typo, near", [("aws", "eu-wst-1", "eu-west-1"), ("azure", "westeurpoe", "westeurope"),
+                                               ("gcp", "asia-souteast1", "asia-southeast1")])
+def test_a_region_typo_is_exit_2_naming_the_nearest_regions(write_stack, capsys, cloud, typo, near):
+    config = copy.deepcopy(BASE_CONFIG)
+    config["dbx-ai-infra:cloud"] = cloud
+    config["dbx-ai-infra:region"] = typo
+    if cloud == "gcp":
+        config["dbx-ai-infra:gpu_family"] = "l4"
+    path = write_stack(config)
+    assert main(["cost", "--stack", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{typo!r} is not" in err and near in err and "dbx-ai-infra:region" in err and "Traceback" not in err
+    assert main(["cost", "--stack", "dev", "--region", "eu-wst-1"]) == 2
+    assert "eu-west-1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("cloud, region, other", [("aws", "westeurope", "an Azure"), ("azure", "eu-west-1", "an AWS"),
@@ -190,11 +211,18 @@ def test_each_spot_row_is_priced_at_its_node_types_own_factor_and_says_which(dev
     assert job.clusters and job.clusters[0].spot_factor == pytest.approx(spot / on_demand)
     assert job.clusters[0].spot_basis == "p4d.24xlarge: 90-day average, us-east-1 (2025-11-30)"
     assert {s.figure: s.date for s in prod.cost.sources}["spot_factor.aws.p4d.24xlarge"] == "2025-11-30"
-    # a type with no row of its own (a CPU driver, a GCP type) is priced at the cloud's factor, labelled so
+    # a type with no spot price in the data (an Azure CPU type: Azure's generated rows have none) is priced at the
+    # cloud's factor, labelled so; one with a generated row (issue 53) at its own: AWS m5.2xlarge's Spot Instance
+    # Advisor savings, GCP a2-highgpu-1g's us-central1 list spot price
     book = load_prices()
-    assert book.node_spot("aws", "m5.2xlarge")[:2] == (RATES["spot_factor"]["aws"]["value"],
-                                                       "m5.2xlarge: the cloud's factor (an estimate)")
-    assert book.node_spot("gcp", "a2-highgpu-1g")[0] == RATES["spot_factor"]["gcp"]["value"]
+    assert book.node_spot("azure", "Standard_D8s_v3")[:2] == (RATES["spot_factor"]["azure"]["value"],
+                                                              "Standard_D8s_v3: the cloud's factor (an estimate)")
+    vm = json.loads((REPO / "pricing" / "vm_prices.json").read_text())["clouds"]
+    od, sp = vm["aws"]["us-east-1"]["nodes"]["m5.2xlarge"]
+    assert book.node_spot("aws", "m5.2xlarge")[:2] == (pytest.approx(sp / od), "m5.2xlarge: Spot Instance Advisor "
+                                                       "savings, us-east-1 (2025-07-28)")
+    od, sp = vm["gcp"]["us-central1"]["nodes"]["a2-highgpu-1g"]
+    assert book.node_spot("gcp", "a2-highgpu-1g")[0] == pytest.approx(sp / od)
     # Azure: its list spot price over pay-as-you-go
     a_od, a_spot = _row("azure", "eastus", "Standard_NC24ads_A100_v4")
     assert book.node_spot("azure", "Standard_NC24ads_A100_v4")[0] == pytest.approx(a_spot / a_od)

@@ -65,6 +65,15 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
     entry.update({k: sum(p[k] for p in parts) for k in (*_MONEY_KEYS, "dbu_hourly", "dbu_monthly_expected")})
     entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
     entry["unpriced"] = None
+    # the spot basis of the job's clusters, on the job's own entry too (issue 53, item 2): its factor when they share
+    # one; with several, each cluster's basis names its cluster
+    spotted = [p for p in parts if p.get("spot_factor") is not None]
+    if spotted:
+        factors = {p["spot_factor"] for p in spotted}
+        entry["spot_factor"] = next(iter(factors)) if len(factors) == 1 else None
+        entry["spot_basis"] = "; ".join(dict.fromkeys(
+            p["spot_basis"] if len(parts) == 1 else f"{p['cluster']}: spot x {p['spot_factor']:.3f} ({p['spot_basis']})"
+            for p in spotted if p.get("spot_basis")))
     return CostEntry.model_validate(entry)
 
 
