@@ -51,9 +51,17 @@ BOUNDS: Mapping[str, tuple[Bound, ...]] = {
 
 
 def check_values(engine: Engine, inputs: Mapping[str, str]) -> None:
-    """`InputError` for the first value of an input that cannot be true (``inputs``: name -> where it was read)."""
+    """`InputError` for the first value of an input that cannot be true (``inputs``: name -> where it was read).
+
+    One filtered scan per input over the columns its bounds read, stopping at the first broken row: no row numbers
+    (a window over every row of the input, once per bound, cost 5x a scan of gpu_timeline and its rows' memory:
+    issue 53, item 3); only when a row is broken are the rows numbered, to name the first."""
     for name, where in inputs.items():
-        for bound in BOUNDS.get(name, ()):
+        bounds = BOUNDS.get(name, ())
+        if not bounds or not engine.fetch(f"SELECT 1 AS broken FROM {name} WHERE "
+                                          f"{' OR '.join(f'({b.broken})' for b in bounds)} LIMIT 1"):
+            continue
+        for bound in bounds:
             found = engine.fetch(f"SELECT row_n, {bound.column} AS value FROM (SELECT *, row_number() OVER "
                                  f"(ORDER BY (SELECT NULL)) AS row_n FROM {name}) AS numbered WHERE "
                                  f"{bound.broken} ORDER BY row_n LIMIT 1") if engine.dialect == "duckdb" else \

@@ -1,0 +1,51 @@
+"""Issue 53, item 3: the plausibility checks of advise's inputs cost one filtered scan per input, not a window over
+every row per bound (which made the analysis 5.3-6.3x a DuckDB scan of the files and its peak 1,253 MiB). No test
+times anything: these count what the checks ask the engine (the benchmark, bench/run.py section 2c, measures it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from dbxtypes.errors import InputError
+from stackplan_advise.plausible import BOUNDS, check_values
+
+
+class _Recorder:
+    """A DuckDB engine over one in-memory view, recording the statements it is asked."""
+
+    dialect = "duckdb"
+
+    def __init__(self, rows: str) -> None:
+        self.con = duckdb.connect()
+        self.con.execute(f"CREATE VIEW gpu_timeline AS SELECT * FROM (VALUES {rows}) AS t(gpu_util_percent, "
+                         "gpu_mem_used_mb, gpu_mem_total_mb, gpu_index)")
+        self.asked: list[str] = []
+
+    def fetch(self, sql: str) -> list[dict]:
+        self.asked.append(sql)
+        cursor = self.con.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+
+    def execute(self, sql: str) -> None:
+        self.asked.append(sql)
+        self.con.execute(sql)
+
+
+def test_valid_inputs_cost_one_filtered_scan_each_and_no_row_numbers() -> None:
+    engine = _Recorder("(50.0, 100.0, 1000.0, 0), (70.0, 900.0, 1000.0, 1)")
+    check_values(engine, {"gpu_timeline": "gpu_timeline.parquet"})
+    assert len(engine.asked) == 1 < len(BOUNDS["gpu_timeline"])
+    assert "row_number" not in engine.asked[0] and "LIMIT 1" in engine.asked[0]
+
+
+def test_a_broken_row_is_still_named_by_its_data_row_and_column(tmp_path: Path) -> None:
+    engine = _Recorder("(50.0, 100.0, 1000.0, 0), (70.0, 1900.0, 1000.0, 1)")
+    with pytest.raises(InputError) as caught:
+        check_values(engine, {"gpu_timeline": "gpu_timeline.parquet"})
+    problem = caught.value.problems[0]
+    assert caught.value.source == "gpu_timeline.parquet"
+    assert problem.field == "data row 2, column gpu_mem_used_mb" and "1900.0" in problem.message
