@@ -275,13 +275,20 @@ JOIN (SELECT DISTINCT x.endpoint, m.m // 60 AS h FROM traffic x CROSS JOIN range
 """
 
 
+def _names(target: Target, stack: str) -> set[str]:
+    """The names ``--only`` knows a cluster target by: its workload (an all-purpose cluster's name, a job's name), its
+    stack workload (the ``dbx_workload`` tag its cluster carries) and ``<stack>-<workload>``, the name the stack's
+    all-purpose cluster of that workload has. A job cluster's name is made up per run: it is known by its tags."""
+    return {target.workload, target.name, f"{stack}-{target.name}"}
+
+
 def plant_targets(plan: Plan, planted: Iterable[str], only: Iterable[str] | None = None
                   ) -> tuple[list[Target], list[Any], dict[str, str]]:
     """The cluster targets and endpoints of ``plan`` (those of ``only``, when given), and where each plant goes: a
     serving plant on the first endpoint it applies to, any other on the first target of its role. A plant that applies
     to none is not in the mapping."""
     kept = set(only) if only is not None else None
-    targets = [t for t in targets_of(plan, low_bandwidth_gbps=200) if kept is None or t.workload in kept]
+    targets = [t for t in targets_of(plan, low_bandwidth_gbps=200) if kept is None or kept & _names(t, plan.stack)]
     endpoints = [e for e in endpoint_targets(plan) if kept is None or e.workload in kept]
     where: dict[str, str] = {}
     for plant_id in sorted(p for p in planted if PLANT_ROLE[p] == "serving"):
