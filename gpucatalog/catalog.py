@@ -95,10 +95,15 @@ class Catalog:
     """An immutable set of GPU node types with lookups by id, cloud and GPU family."""
 
     def __init__(self, nodes: Iterable[NodeType], sources: dict[str, str] | None = None,
-                 cpu_nodes: Iterable[NodeType] = ()) -> None:
+                 cpu_nodes: Iterable[NodeType] = (), cpu_drivers: Iterable[str] | None = None) -> None:
         self.nodes: tuple[NodeType, ...] = tuple(nodes)
         #: CPU node types offered as drivers of GPU clusters (family ``cpu``); never in ``nodes``, never sized.
         self.cpu_nodes: tuple[NodeType, ...] = tuple(cpu_nodes)
+        #: The CPU node types a stack may name as a GPU cluster's driver (None: every one of ``cpu_nodes``); the others
+        #: are priced (Terraform code, exports) but not offered as a driver.
+        drivers = None if cpu_drivers is None else set(cpu_drivers)
+        self.cpu_drivers: tuple[NodeType, ...] = tuple(n for n in self.cpu_nodes
+                                                       if drivers is None or n.node_type_id in drivers)
         self.sources: dict[str, str] = dict(sources or {})
         self._by_id: dict[str, NodeType] = {}
         for node in self.nodes:
@@ -131,7 +136,7 @@ class Catalog:
 
     def cpu_driver(self, cloud: str, node_type_id: str | None = None) -> NodeType | None:
         """A CPU driver node type of ``cloud``: the one named, else the first listed; None when there is none."""
-        nodes = [n for n in self.cpu_nodes if n.cloud == cloud]
+        nodes = [n for n in self.cpu_drivers if n.cloud == cloud]
         if node_type_id is not None:
             return next((n for n in nodes if n.node_type_id == node_type_id), None)
         return nodes[0] if nodes else None
@@ -278,6 +283,8 @@ class _CpuNodeEntry(BaseModel):
     dbu_per_hour: _PositiveFloat
     dbu_date: _Date
     sources: list[str] = Field(min_length=1)
+    #: Offered as a GPU cluster's driver (the generated catalog offers one per cloud, its default).
+    driver: bool = True
 
     def node(self) -> NodeType:
         return NodeType(cloud=self.cloud, node_type_id=self.node_type_id, family=CPU_FAMILY, gpu="none", gpu_count=0,
@@ -353,7 +360,7 @@ _CPU_KEYS: dict[str, type | tuple[type, ...]] = {
     "price_region": str, "price_date": str, "dbu_per_hour": (int, float), "dbu_date": str, "sources": list}
 
 
-def _read_cpu_catalog(path: Path) -> tuple[dict[str, str], list[NodeType]]:
+def _read_cpu_catalog(path: Path) -> tuple[dict[str, str], list[NodeType], list[str]]:
     """``cpu_node_types.json`` (generated, read at every start): its sources and CPU node types, checked entry by
     entry in plain Python (pydantic's validation of its 242 entries cost more than the rest of the catalog's read;
     tests/test_vm_prices.py holds the file to the `_CpuCatalogFile` model). `InputError` names a broken entry."""
@@ -369,7 +376,7 @@ def _read_cpu_catalog(path: Path) -> tuple[dict[str, str], list[NodeType]]:
         data.get("cpu_node_types") if isinstance(data, dict) else None
     if not isinstance(sources, dict) or not isinstance(entries, list) or not entries:
         raise InputError.single(where, "", "expected 'sources' and a non-empty 'cpu_node_types' list.", fix)
-    nodes = []
+    nodes, drivers = [], []
     for i, entry in enumerate(entries):
         wrong = [k for k, kind in _CPU_KEYS.items() if not isinstance(entry, dict) or not isinstance(entry.get(k), kind)
                  or (kind is not str and kind is not list and not entry[k] > 0)]
@@ -382,15 +389,17 @@ def _read_cpu_catalog(path: Path) -> tuple[dict[str, str], list[NodeType]]:
                               dbu_per_hour=float(entry["dbu_per_hour"]), price_region=entry["price_region"],
                               price_date=entry["price_date"], dbu_date=entry["dbu_date"],
                               sources=tuple(entry["sources"])))
-    return {str(k): str(v) for k, v in sources.items()}, nodes
+        if entry.get("driver", True) is True:
+            drivers.append(entry["node_type_id"])
+    return {str(k): str(v) for k, v in sources.items()}, nodes, drivers
 
 
 def _with_cpu_catalog(gpu: Catalog) -> Catalog:
     """The packaged catalog: the GPU node types of ``node_types.yaml`` and the generated CPU node types."""
-    sources, cpu = _read_cpu_catalog(CPU_CATALOG_PATH)
+    sources, cpu, drivers = _read_cpu_catalog(CPU_CATALOG_PATH)
     ids = {n.node_type_id for n in gpu.cpu_nodes}
     nodes = [*gpu.cpu_nodes, *(n for n in cpu if n.node_type_id not in ids)]
-    return Catalog(gpu.nodes, {**gpu.sources, **sources}, cpu_nodes=nodes)
+    return Catalog(gpu.nodes, {**gpu.sources, **sources}, cpu_nodes=nodes, cpu_drivers=[*ids, *drivers])
 
 
 @functools.lru_cache(maxsize=1)

@@ -287,9 +287,8 @@ def _node_price(prices: PriceBook, node_type_id: str, used: _Sources, *, need_db
                 ) -> tuple[float, float]:
     node = prices.node(node_type_id)
     if node is None:
-        raise _Unpriced(f"node type {node_type_id!r} is not in the GPU node catalog (gpucatalog/node_types.yaml, "
-                        f"cpu_node_types.json) and has no price override; add node_types: {{{node_type_id}: "
-                        f"{{usd_per_hour_on_demand: "
+        raise _Unpriced(f"node type {node_type_id!r} is not in the GPU node catalog (gpucatalog/node_types.yaml) "
+                        f"and has no price override; add node_types: {{{node_type_id}: {{usd_per_hour_on_demand: "
                         f"..., dbu_per_hour: ...}}}} to a --prices file")
     vm_fig, dbu_fig = PriceBook.node_figures(node_type_id)
     if node.usd_per_hour_on_demand is None:

@@ -58,8 +58,14 @@ def check_values(engine: Engine, inputs: Mapping[str, str]) -> None:
     issue 53, item 3); only when a row is broken are the rows numbered, to name the first."""
     for name, where in inputs.items():
         bounds = BOUNDS.get(name, ())
-        if not bounds or not engine.fetch(f"SELECT 1 AS broken FROM {name} WHERE "
-                                          f"{' OR '.join(f'({b.broken})' for b in bounds)} LIMIT 1"):
+        if not bounds:
+            continue
+        try:
+            broken = engine.fetch(f"SELECT 1 AS broken FROM {name} WHERE "
+                                  f"{' OR '.join(f'({b.broken})' for b in bounds)} LIMIT 1")
+        except InputError:  # a value that cannot be read at all: the numbered pass below names its line and column
+            broken = [{"broken": 1}]
+        if not broken:
             continue
         for bound in bounds:
             found = engine.fetch(f"SELECT row_n, {bound.column} AS value FROM (SELECT *, row_number() OVER "

@@ -217,7 +217,7 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
         if isinstance(section, ClusterWorkloadSpec) and section.driver == "cpu":
             driver = catalog.cpu_driver(spec.cloud, section.driver_node_type_id)
             if driver is None:
-                offered = ", ".join(n.node_type_id for n in catalog.cpu_nodes if n.cloud == spec.cloud) or "none"
+                offered = ", ".join(n.node_type_id for n in catalog.cpu_drivers if n.cloud == spec.cloud) or "none"
                 problems.append(Problem(f"{PROJECT}:{key}.driver_node_type_id",
                                         f"{section.driver_node_type_id!r} is not a CPU driver node type of "
                                         f"{spec.cloud} in the node catalog.", f"use one of: {offered}."))

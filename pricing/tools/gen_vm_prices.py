@@ -318,7 +318,8 @@ def cpu_catalog(cpus: dict[str, list[str]], dbu: dict[str, dict[str, dict[str, f
                             "memory_gb": spec["memory_gb"], "usd_per_hour_on_demand": row[0],
                             "price_region": REFERENCE[cloud], "price_date": ref.date if ref else None,
                             "dbu_per_hour": spec["dbu_per_hour"], "dbu_date": src.date,
-                            "sources": [ref.source if ref else "", "lakemeter_instance_dbu"]})
+                            "sources": [ref.source if ref else "", "lakemeter_instance_dbu"],
+                            "driver": name == DRIVER_DEFAULT[cloud]})
     cited = {s for e in entries for s in e["sources"]}
     sources = {k: v for k, v in descriptions.items() if k in cited}
     sources["lakemeter_instance_dbu"] = (
