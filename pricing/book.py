@@ -258,7 +258,7 @@ class PriceBook:
     Attributes: ``currency``; ``tier``; ``rates`` (``{cloud: {tier: {kind: $/DBU}}}`` from ``rates.yaml``);
     ``dbu_overrides`` (``{cloud: {kind: $/DBU}}``, any tier); ``spot_factors`` (``{cloud: factor}``); ``nodes``
     (``{node_type_id: NodePrice}``, catalog plus overrides); ``regions``; ``sources`` (a list of ``{figure, value,
-    source, date, estimate}``, one per figure in the book).
+    source, date, estimate}``, one per rate and cloud figure; a node type's figures come from `source_of`).
     """
 
     def __init__(self, *, currency: str, tier: str, rates: dict[str, dict[str, dict[str, float]]],
@@ -345,8 +345,30 @@ class PriceBook:
         return self.nodes.get(node_type_id)
 
     def source_of(self, figure: str) -> dict[str, Any] | None:
-        """The ``{figure, value, source, date, estimate}`` entry of a figure name, or None."""
-        return self._by_figure.get(figure)
+        """The ``{figure, value, source, date, estimate}`` entry of a figure name, or None. A node type's figures and
+        its own spot factor are made when first asked for (a cost names the few it used, of the catalog's 320 node
+        types and thousands of regional rows: making them all cost more than pricing a stack)."""
+        found = self._by_figure.get(figure)
+        if found is None:
+            found = self._node_source(figure)
+            if found is not None:
+                self._by_figure[figure] = found
+        return found
+
+    def _node_source(self, figure: str) -> dict[str, Any] | None:
+        parts = figure.split(".")
+        if figure.startswith("node_types.") and parts[-1] in ("usd_per_hour_on_demand", "dbu_per_hour"):
+            node = self.nodes.get(".".join(parts[1:-1]))
+            if node is None:
+                return None
+            if parts[-1] == "dbu_per_hour":
+                return _source_entry(figure, node.dbu_per_hour, node.dbu_source, node.dbu_date)
+            return _source_entry(figure, node.usd_per_hour_on_demand, node.vm_source, node.vm_date)
+        if figure.startswith("spot_factor.") and len(parts) > 2 and self.regional is not None \
+                and parts[1] in self.regional.tables:
+            row = self.regional.spot(parts[1], ".".join(parts[2:]))
+            return None if row is None else _spot_entry(figure, row)
+        return None
 
 
 def _catalog_nodes(catalog: Any) -> dict[str, NodePrice]:
@@ -401,21 +423,11 @@ def _regional_nodes(nodes: dict[str, NodePrice], regional: Regional) -> None:
                                           "vm_date": None})
 
 
-def _spot_rows(regional: Regional) -> list[dict[str, Any]]:
-    """The ``sources`` entries of every per-node-type spot factor a book may use (the priced and reference
-    regions' rows)."""
-    out: dict[str, dict[str, Any]] = {}
-    for cloud, table in regional.tables.items():
-        for region in dict.fromkeys([table.reference, regional.region(cloud)]):
-            for node_id, row in table.vm.get(region, {}).items():
-                figure = PriceBook.node_spot_figure(cloud, node_id)
-                if row.factor is None or row.spot is None or (figure in out and region == table.reference):
-                    continue
-                source = row.source if row.spot_source == row.source else f"{row.source}, spot {row.spot_source}"
-                out[figure] = _source_entry(figure, row.factor, f"{row.file}: {source} ({row.region}, spot "
-                                            f"{row.basis} {row.spot:g} / on demand {row.on_demand:g} $/h)",
-                                            row.spot_date or row.date)
-    return list(out.values())
+def _spot_entry(figure: str, row: Any) -> dict[str, Any]:
+    """The ``sources`` entry of a node type's own spot factor (`Regional.spot`'s row)."""
+    source = row.source if row.spot_source == row.source else f"{row.source}, spot {row.spot_source}"
+    return _source_entry(figure, row.factor, f"{row.file}: {source} ({row.region}, spot {row.basis} {row.spot:g} / "
+                         f"on demand {row.on_demand:g} $/h)", row.spot_date or row.date)
 
 
 def _serverless_layer(serverless: dict[str, dict[str, dict[str, tuple[float, str]]]], layer: PriceOverrides,
@@ -494,12 +506,7 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     for cloud in CLOUDS:
         src, date, estimate = spot_src[cloud]
         sources.append(_source_entry(f"spot_factor.{cloud}", spot[cloud], src, date, estimate))
-    sources += _spot_rows(regional)
     sources.append(_source_entry("dbu_discount_on_spot", 0.0, data["dbu_on_spot_source"], None))
-    for node in nodes.values():
-        vm_fig, dbu_fig = PriceBook.node_figures(node.node_type_id)
-        sources.append(_source_entry(vm_fig, node.usd_per_hour_on_demand, node.vm_source, node.vm_date))
-        sources.append(_source_entry(dbu_fig, node.dbu_per_hour, node.dbu_source, node.dbu_date))
 
     descriptions = dict(getattr(catalog, "sources", {}) or {})
     descriptions.update(data["sources"])
