@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BASE_CONFIG, SHIPPED, resources
+from conftest import BASE_CONFIG, SHIPPED, config_for, resources
 
 from stackplan_cli.cli import main
 
@@ -31,13 +31,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def stack_with(write_stack, name: str = "test", **sections: Any) -> str:
-    config = copy.deepcopy(BASE_CONFIG)
-    for key, value in sections.items():
-        if value is None:
-            config.pop(f"dbx-ai-infra:{key}", None)
-        else:
-            config[f"dbx-ai-infra:{key}"] = value
-    return str(write_stack(config, name=name))
+    """The test stack (BASE_CONFIG) with sections replaced (None removes one), written as Pulumi.<name>.yaml."""
+    return str(write_stack(config_for("aws", **sections), name=name))
 
 
 def endpoint(**over: Any) -> dict[str, Any]:
