@@ -176,14 +176,24 @@ class CostEntry(_Model):
         return self.unpriced is None
 
     @property
+    def hourly_only(self) -> bool:
+        """Priced by the hour, its month unknown (its role, hence its usage hours, is unknown): ``hourly`` is known,
+        the monthly figures are None and ``unpriced`` says why. The hourly totals count it; the monthly ones leave it
+        out and name it."""
+        return self.unpriced is not None and self.hourly is not None
+
+    @property
     def parts(self) -> list[CostEntry]:
         """A job's job clusters, or the entry itself."""
         return self.clusters or [self]
 
 
 class CostTotal(_Model):
-    """The sums over the priced resources. ``complete`` is false when a resource is unpriced: it is left out of every
-    figure here, and ``unpriced`` names it, so a total is never read as the whole stack's when it is not."""
+    """The sums over the priced resources. ``complete`` is false when a resource's month is not priced: it is left
+    out of the monthly figures here, and ``unpriced`` names it, so a total is never read as the whole stack's when it
+    is not. ``hourly`` and ``hourly_max`` also count the resources priced by the hour only (`CostEntry.hourly_only`);
+    ``hourly_complete`` is false when they leave a resource out, and ``hourly_unpriced`` names those (a subset of
+    ``unpriced``)."""
 
     hourly: Number
     hourly_max: Number
@@ -192,12 +202,28 @@ class CostTotal(_Model):
     saving_monthly_expected: Number
     complete: bool = True
     unpriced: list[str] = Field(default_factory=list)
+    hourly_complete: bool = True
+    hourly_unpriced: list[str] = Field(default_factory=list)
+
+    @property
+    def hourly_only(self) -> list[str]:
+        """The resources the hourly figures count but the monthly ones leave out (their month unknown)."""
+        gone = set(self.hourly_unpriced)
+        return [name for name in self.unpriced if name not in gone]
+
+    def leave_out(self, name: str) -> None:
+        """Leave a resource out of every figure (unpriced, or not evaluated), naming it."""
+        self.unpriced.append(name)
+        self.hourly_unpriced.append(name)
+        self.complete = self.hourly_complete = False
 
 
 class UnpricedItem(_Model):
     urn: str
     name: str | None
     reason: str
+    #: The resource's $/hour at its base size when it is priced by the hour only (its month unknown), else None.
+    hourly: Number | None = None
 
 
 class PriceSource(_Model):

@@ -81,6 +81,7 @@ def _side(entry: CostEntry | None) -> dict[str, Any] | None:
 
 
 _SIDE_NUMBERS = ("hourly", "hourly_max", "monthly_min", "monthly_expected", "monthly_max")
+_HOURLY = ("hourly", "hourly_max")
 
 
 def _delta(base: Mapping[str, Any] | None, head: Mapping[str, Any] | None) -> dict[str, float | None]:
@@ -144,7 +145,8 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
 
     Returns ``{"base_stack", "head_stack", "currency", "matched_by", "rows": [{urn, name, type, status, changes,
     what, base, head, delta}], "counts": {added, removed, changed, unchanged}, "total": {base, head, delta, complete,
-    unpriced: {base: [names], head: [names]}} (``delta`` unknown, None, when a side leaves a resource out),
+    unpriced: {base: [names], head: [names]}} (``delta`` unknown, None, when a side leaves a resource out; its
+    hourly figures known when only resources priced by the hour only, their month unknown, are left out),
     "by_workload": {role: {base, head, delta}}, "unpriced": {"base": n, "head": n}}``. ``status`` is ``added``
     (head only), ``removed`` (base only), ``changed`` or ``unchanged``; ``changes`` names the compared fields that
     differ and ``what`` says how the facts behind the price changed, in words (``nodes 3 -> 5``);
@@ -177,6 +179,11 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
     unpriced = {side: [n for n in names if n not in stable]
                 for side, names in (("base", b_cost.total.unpriced), ("head", h_cost.total.unpriced))}
     complete = not unpriced["base"] and not unpriced["head"]
+    # the hourly figures count a resource priced by the hour only (its month unknown): their change is known when
+    # neither side leaves one out of them
+    hourly_known = not [n for total in (b_cost.total, h_cost.total) for n in total.hourly_unpriced if n not in stable]
+    delta = _delta(b_total, h_total)
+    total_delta = {k: delta[k] if complete or (hourly_known and k in _HOURLY) else None for k in _SIDE_NUMBERS}
     by_workload: dict[str, dict[str, float]] = {}
     b_work, h_work = b_cost.by_workload, h_cost.by_workload
     for role in [*h_work, *(r for r in b_work if r not in h_work)]:
@@ -196,7 +203,7 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
         "rows": rows,
         "counts": counts,
         "total": {"base": b_total, "head": h_total,
-                  "delta": _delta(b_total, h_total) if complete else {k: None for k in _SIDE_NUMBERS},
+                  "delta": total_delta,
                   "complete": complete, "unpriced": unpriced, "unchanged_unpriced": stable},
         "by_workload": by_workload,
         "unpriced": {"base": len(b_cost.unpriced), "head": len(h_cost.unpriced)},

@@ -18,7 +18,8 @@ Per node and per cluster
 * The role comes from the custom tag ``workload_type`` (``training`` | ``inference`` | ``interactive``; for a job
   cluster the job's ``tags`` overlaid by the cluster's ``customTags``). Without it, as the policies do: the tag
   ``workload`` when it is one of those words, then the shape (autoscale -> inference, single node -> interactive,
-  job cluster -> training). A cluster whose role stays unknown is unpriced: its usage hours are unknown.
+  job cluster -> training). A cluster whose role stays unknown is priced by the hour only: its usage hours are
+  unknown (see "Unpriced items").
 * Nodes = driver + workers. The worker node type is ``nodeTypeId``; the driver's is ``driverNodeTypeId`` (default:
   the worker's). A cluster with ``instancePoolId`` takes the node type of the plan's ``InstancePool`` resource whose
   ``id`` equals it (the driver: ``driverInstancePoolId``, default the same pool).
@@ -67,10 +68,18 @@ Money is not rounded in the cost object; renderers round to cents.
 Unpriced items
 ==============
 
-A node type that neither the catalog nor an override knows, a null VM price or DBU rate, a missing pool, a missing
-$/DBU rate (Azure has no Enterprise tier) or an unknown role makes the resource **unpriced**: its money fields are
-``None``, ``unpriced`` holds the reason, it is listed in ``cost["unpriced"]`` and left out of every total. It is
-never priced as zero.
+A node type that neither the catalog nor an override knows, a null VM price or DBU rate, a missing pool or a missing
+$/DBU rate (Azure has no Enterprise tier) makes the resource **unpriced**: its money fields are ``None``,
+``unpriced`` holds the reason, it is listed in ``cost["unpriced"]`` and left out of every total. It is never priced
+as zero.
+
+A cluster whose role stays unknown (no ``workload_type`` tag, and a shape that does not tell: a CPU cluster, an
+all-purpose GPU cluster with fixed workers) is **priced by the hour only** (`CostEntry.hourly_only`): its nodes are
+known, so ``hourly``, ``hourly_max``, ``dbu_hourly`` and its spot mix are priced, but no usage assumption says how
+many hours a month it runs, so its month is unknown: the monthly fields are ``None``, ``unpriced`` says why
+(beginning ``month unknown``), it is listed in ``cost["unpriced"]`` and left out of the monthly totals, while the
+hourly totals count it (``total.hourly_unpriced`` names only what the hourly totals leave out). A job whose clusters
+are all priced at least by the hour is priced by the hour the same way.
 
 Worked examples (computed by hand; AWS us-east-1, tier premium, stack ``prod``)
 ===============================================================================
@@ -231,6 +240,10 @@ def _hours(shape: ClusterShape, a: Mapping[str, float | None]) -> tuple[float, s
     return value or 0, f"usage assumption {name}"
 
 
+#: How the reason of an entry priced by the hour only begins (its month unknown: `CostEntry.hourly_only`).
+MONTH_UNKNOWN = "month unknown"
+
+
 class _Unpriced(Exception):
     """A cluster or pool cannot be priced; the message is the reason shown to the reviewer."""
 
@@ -287,9 +300,9 @@ def _node_price(prices: PriceBook, node_type_id: str, used: _Sources, *, need_db
                 ) -> tuple[float, float]:
     node = prices.node(node_type_id)
     if node is None:
-        raise _Unpriced(f"node type {node_type_id!r} is not in the GPU node catalog (gpucatalog/node_types.yaml) "
-                        f"and has no price override; add node_types: {{{node_type_id}: {{usd_per_hour_on_demand: "
-                        f"..., dbu_per_hour: ...}}}} to a --prices file")
+        raise _Unpriced(f"node type {node_type_id!r} is not in the node catalogs (gpucatalog/node_types.yaml, "
+                        f"gpucatalog/cpu_node_types.json) and has no price override; add node_types: "
+                        f"{{{node_type_id}: {{usd_per_hour_on_demand: ..., dbu_per_hour: ...}}}} to a --prices file")
     vm_fig, dbu_fig = PriceBook.node_figures(node_type_id)
     if node.usd_per_hour_on_demand is None:
         where = f" ({node.vm_source}: pricing/vm_prices.json, never another region's)" \
@@ -377,18 +390,22 @@ def _nodes_of(shape: ClusterShape) -> dict[str, int]:
     return {"min": 1 + lo, "max": 1 + hi}
 
 
-def _hours_and_rate(shape: ClusterShape, a: Mapping[str, float | None], prices: PriceBook, cloud: str
-                    ) -> tuple[tuple[float, str], float]:
-    """The cluster's usage hours a month (and their basis) and its $/DBU; either unknown leaves it unpriced."""
-    found_hours = _hours(shape, a)
-    if found_hours is None:
-        raise _Unpriced("no workload_type tag (training | inference | interactive) and the shape does not tell the "
-                        "role, so its usage hours are unknown; tag it customTags.workload_type")
+def _rate(shape: ClusterShape, prices: PriceBook, cloud: str) -> float:
+    """The cluster's $/DBU; unknown leaves it unpriced."""
     rate = prices.usd_per_dbu(cloud, shape.compute_kind)
     if rate is None:
         raise _Unpriced(f"no {shape.compute_kind} $/DBU rate for {cloud} at tier {prices.tier!r}; use another tier "
                         f"or set usd_per_dbu.{cloud}.{shape.compute_kind} in a --prices file")
-    return found_hours, rate
+    return rate
+
+
+def month_unknown_reason(shape: ClusterShape) -> str:
+    """Why a cluster priced by the hour has no month: its role, hence its usage hours, is unknown (issue 51)."""
+    why = f" ({shape.role_basis})" if shape.role_basis else ""
+    return (f"{MONTH_UNKNOWN}: no workload_type tag (training | inference | interactive) and its shape does not tell "
+            f"the role{why}, so no usage assumption says how long it runs; its $/hour is priced, its month is left "
+            f"out of the monthly totals. Fix: tag it (custom_tags / customTags) workload_type = training, inference "
+            f"or interactive")
 
 
 def _burst(shape: ClusterShape, a: Mapping[str, float | None], lo: int, hi: int, hours: float
@@ -443,7 +460,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     if availability not in SPOT_AVAILABILITIES | ON_DEMAND_AVAILABILITIES and not pool_backed:
         raise _Unpriced(f"unknown availability {availability!r} in {ATTRIBUTES_BLOCK[cloud]}")
 
-    found_hours, rate = _hours_and_rate(shape, a, prices, cloud)
+    rate = _rate(shape, prices, cloud)
 
     w_vm, w_dbu = _node_price(prices, worker_type, used)
     d_vm, d_dbu = _node_price(prices, driver_type, used)
@@ -463,17 +480,7 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
     # the DBU part alone (what the Databricks bill holds; the cloud bills the VMs): the same nodes, VM price 0
     dbus = _ClusterPricer(driver_od=d_dbu * rate, driver_spot=d_dbu * rate, worker_od=w_dbu * rate,
                           worker_spot=w_dbu * rate, spot=spot, first_on_demand=fod)
-    hourly, hourly_max = pricer.size(lo), pricer.size(hi)
-    od_hourly = pricer.size(lo, True)
-    hours, hours_basis = found_hours
-    monthly_min, monthly_max = hourly * hours, hourly_max * hours
-    od_min = od_hourly * hours
-    extra, burst_hours = _burst(shape, a, lo, hi, hours)
-    expected = monthly_min + pricer.workers(lo + 1, extra) * burst_hours
-    od_expected = od_min + pricer.workers(lo + 1, extra, True) * burst_hours
-    dbu_expected = dbus.size(lo) * hours + dbus.workers(lo + 1, extra) * burst_hours
-
-    return {
+    head = {
         "node_type_id": worker_type,
         "driver_node_type_id": driver_type,
         "instance_pool": worker_pool or driver_pool,
@@ -483,19 +490,41 @@ def _price_cluster(shape: ClusterShape, *, cloud: str, prices: PriceBook,
         "first_on_demand": (int(fod) if fod.is_integer() else fod) if spot else None,
         "nodes": _nodes_of(shape),
         "spot_nodes": {"min": pricer.spot_nodes(lo), "max": pricer.spot_nodes(hi)},
+        "hourly": pricer.size(lo),
+        "hourly_max": pricer.size(hi),
+        "dbu_hourly": dbus.size(lo),
+        "spot_factor": w_factor if spot_bases else None,
+        "spot_basis": "; ".join(dict.fromkeys(spot_bases)) or None,
+    }
+    return {**head, **_month(shape, a, pricer, dbus)}
+
+
+def _month(shape: ClusterShape, a: Mapping[str, float | None], pricer: _ClusterPricer, dbus: _ClusterPricer
+           ) -> dict[str, Any]:
+    """A priced cluster's month: its role's usage hours times its hourly costs (the burst above its floor for an
+    autoscaled one). A cluster whose role, hence its hours, is unknown keeps its $/hour; its month is unknown and
+    named (``unpriced`` says why), never zero (issue 51, item 6)."""
+    found_hours = _hours(shape, a)
+    if found_hours is None:
+        return {"hours_per_month": None, "hours_basis": None, "burst_hours_per_month": None,
+                "extra_workers_expected": None, "monthly": {"min": None, "expected": None, "max": None},
+                "all_on_demand_monthly_expected": None, "saving_monthly_expected": None,
+                "dbu_monthly_expected": None, "unpriced": month_unknown_reason(shape)}
+    lo, hi = int(shape.min_workers), int(shape.max_workers)
+    hours, hours_basis = found_hours
+    monthly_min, monthly_max = pricer.size(lo) * hours, pricer.size(hi) * hours
+    extra, burst_hours = _burst(shape, a, lo, hi, hours)
+    expected = monthly_min + pricer.workers(lo + 1, extra) * burst_hours
+    od_expected = pricer.size(lo, True) * hours + pricer.workers(lo + 1, extra, True) * burst_hours
+    return {
         "hours_per_month": hours,
         "hours_basis": hours_basis,
         "burst_hours_per_month": burst_hours,
         "extra_workers_expected": extra,
-        "hourly": hourly,
-        "hourly_max": hourly_max,
         "monthly": {"min": monthly_min, "expected": expected, "max": monthly_max},
         "all_on_demand_monthly_expected": od_expected,
         "saving_monthly_expected": od_expected - expected,
-        "dbu_hourly": dbus.size(lo),
-        "dbu_monthly_expected": dbu_expected,
-        "spot_factor": w_factor if spot_bases else None,
-        "spot_basis": "; ".join(dict.fromkeys(spot_bases)) or None,
+        "dbu_monthly_expected": dbus.size(lo) * hours + dbus.workers(lo + 1, extra) * burst_hours,
         "unpriced": None,
     }
 

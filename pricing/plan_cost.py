@@ -57,21 +57,8 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
     entries = dict(sorted(entries.items(), key=lambda kv: order.get(kv[0], 0)))
 
     priced = [e for e in entries.values() if e.priced]
-
-    def total_of(values: list[float | None]) -> float:
-        return sum(float(v or 0) for v in values)
-
-    monthly = {m: total_of([getattr(e.monthly, m) for e in priced]) for m in ("min", "expected", "max")}
-    total: dict[str, Any] = {
-        "hourly": total_of([e.hourly for e in priced]),
-        "hourly_max": total_of([e.hourly_max for e in priced]),
-        "monthly": monthly,
-        "all_on_demand_monthly_expected": total_of([e.all_on_demand_monthly_expected for e in priced]),
-        "saving_monthly_expected": total_of([e.saving_monthly_expected for e in priced]),
-        # a total that leaves something out says so, on itself (issue 43)
-        "complete": len(priced) == len(entries),
-        "unpriced": [e.name or urn for urn, e in entries.items() if not e.priced],
-    }
+    total = _total(entries)
+    monthly = total["monthly"]
     by_workload: dict[str, float] = {}
     for e in priced:
         for part in e.clusters or [e]:
@@ -92,7 +79,8 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
         "region": prices.region(typed.cloud),
         "resources": entries,
         "total": total,
-        "unpriced": [{"urn": urn, "name": e.name, "reason": e.unpriced} for urn, e in entries.items() if not e.priced],
+        "unpriced": [{"urn": urn, "name": e.name, "reason": e.unpriced, "hourly": e.hourly}
+                     for urn, e in entries.items() if not e.priced],
         "by_workload": by_workload,
         "sources": used.entries(),
         "assumptions": dict(ctx.a),
@@ -100,6 +88,29 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
     })
 
 
+
+
+def _total(entries: Mapping[str, CostEntry]) -> dict[str, Any]:
+    """The sums: the monthly ones over the priced entries, the hourly ones also over those priced by the hour only;
+    each says what it leaves out (issue 43; issue 51: a cluster priced by the hour only is in the first, not the
+    second)."""
+    priced = [e for e in entries.values() if e.priced]
+    by_hour = [e for e in entries.values() if e.priced or e.hourly_only]
+
+    def total_of(values: list[float | None]) -> float:
+        return sum(float(v or 0) for v in values)
+
+    return {
+        "hourly": total_of([e.hourly for e in by_hour]),
+        "hourly_max": total_of([e.hourly_max for e in by_hour]),
+        "monthly": {m: total_of([getattr(e.monthly, m) for e in priced]) for m in ("min", "expected", "max")},
+        "all_on_demand_monthly_expected": total_of([e.all_on_demand_monthly_expected for e in priced]),
+        "saving_monthly_expected": total_of([e.saving_monthly_expected for e in priced]),
+        "complete": len(priced) == len(entries),
+        "unpriced": [e.name or urn for urn, e in entries.items() if not e.priced],
+        "hourly_complete": len(by_hour) == len(entries),
+        "hourly_unpriced": [e.name or urn for urn, e in entries.items() if not (e.priced or e.hourly_only)],
+    }
 
 
 def region_notes(prices: PriceBook, cloud: str, used: list[str]) -> list[str]:

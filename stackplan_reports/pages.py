@@ -25,10 +25,12 @@ from stackplan_reports.summary import (
     cents,
     leaves_out,
     money,
+    month_text,
     prices_line,
     short_type,
     signed_money,
     spot_lines,
+    total_month_unknown,
     violations_summary,
 )
 
@@ -126,7 +128,7 @@ def _basis(basis: str) -> str:
 
 
 def _hourly_text(entry: CostEntry) -> str:
-    if entry.unpriced is not None:
+    if entry.unpriced is not None and not entry.hourly_only:
         return "unpriced"
     lo, hi = entry.hourly, entry.hourly_max
     if hi is None or lo is None or cents(hi) == cents(lo):
@@ -153,9 +155,9 @@ def _resource_rows(cost: Cost, esc: Callable[[Any], str]) -> list[dict[str, str]
             "hourly": esc(_hourly_text(e)),
             "hours": esc("" if e.hours_per_month is None else
                          f"{number(e.hours_per_month)} h" + (f" ({_basis(e.hours_basis)})" if e.hours_basis else "")),
-            "monthly_min": esc(money(e.monthly.min)),
-            "monthly_expected": esc(money(e.monthly.expected)),
-            "monthly_max": esc(money(e.monthly.max)),
+            "monthly_min": esc(month_text(e, e.monthly.min)),
+            "monthly_expected": esc(month_text(e, e.monthly.expected)),
+            "monthly_max": esc(month_text(e, e.monthly.max)),
             "saving": esc("" if e.unpriced is not None else money(e.saving_monthly_expected)),
             "unpriced": esc(e.unpriced or ""),
         })
@@ -365,19 +367,21 @@ def report_context(plan: Plan | Mapping[str, Any], diff: Mapping[str, Any] | Non
         "prices": esc(prices_line(cost)),
         "spot_lines": [esc(line) for line in spot_lines(cost)],
         "total": {
-            "expected": esc(money(total.monthly.expected)),
-            "min": esc(money(total.monthly.min)),
-            "max": esc(money(total.monthly.max)),
+            **{k: esc("unknown" if total_month_unknown(cost) else money(getattr(total.monthly, k)))
+               for k in ("expected", "min", "max")},
             "hourly": esc(money(total.hourly)),
             "hourly_max": esc(money(total.hourly_max)),
-            "all_on_demand": esc(money(total.all_on_demand_monthly_expected)),
-            "saving": esc(money(total.saving_monthly_expected)),
-            "incomplete": esc(leaves_out(total.unpriced)),
+            **{k: esc("unknown" if total_month_unknown(cost) else money(getattr(total, field)))
+               for k, field in (("all_on_demand", "all_on_demand_monthly_expected"),
+                                ("saving", "saving_monthly_expected"))},
+            "incomplete": esc(leaves_out(total.unpriced, total.hourly_only)),
         },
         "resources": _resource_rows(cost, esc),
         "assumptions": _assumption_rows(cost, esc),
         "notes": [esc(n) for n in cost.notes],
-        "unpriced": [{"name": esc(u.name), "reason": esc(u.reason)} for u in cost.unpriced],
+        "unpriced": [{"name": esc(u.name), "reason": esc(u.reason),
+                      "hourly": esc("" if u.hourly is None else f"{money(u.hourly)}/hour, in the hourly total; its "
+                                    "month unknown")} for u in cost.unpriced],
         "sources": _source_rows(cost, esc),
         "workloads": [{"name": esc(role), "monthly": esc(money(v))} for role, v in by_workload.items()],
         "workloads_text": esc("; ".join(f"{role} {money(v)}" for role, v in by_workload.items())),

@@ -15,10 +15,12 @@ from stackplan_reports.summary import (
     facts,
     leaves_out,
     money,
+    month_text,
     prices_line,
     short_type,
     spot_lines,
     subject,
+    total_month_unknown,
     violations_summary,
 )
 
@@ -82,7 +84,7 @@ def plan_table(plan: Plan) -> str:
     rows = []
     for r in ordered:
         c = cost.get(r.urn)
-        prices = ([] if not cost else ["", ""] if c is None else [money(c.hourly), money(c.monthly.expected)])
+        prices = ([] if not cost else ["", ""] if c is None else [money(c.hourly), month_text(c, c.monthly.expected)])
         rows.append((short_type(r.type), printable(r.name), printable(facts(r)), prices))
     name_w = max([len(r[1]) for r in rows] + [4])
     type_w = max([len(r[0]) for r in rows] + [4])
@@ -111,11 +113,12 @@ def plan_table(plan: Plan) -> str:
     console.print(table)
     if plan.cost is not None:
         total = plan.cost.total
+        month = ("the month unknown" if total_month_unknown(plan.cost) else
+                 f"{money(total.monthly.min)} - {money(total.monthly.max)}/month, "
+                 f"expected {money(total.monthly.expected)}/month")
         console.print(f"Total: {money(total.hourly)}/hour at the base size, "
-                      f"{money(total.hourly_max)}/hour at full size; "
-                      f"{money(total.monthly.min)} - {money(total.monthly.max)}/month, "
-                      f"expected {money(total.monthly.expected)}/month ({plan.cost.currency})"
-                      f"{leaves_out(total.unpriced)}", soft_wrap=not _terminal)
+                      f"{money(total.hourly_max)}/hour at full size; {month} ({plan.cost.currency})"
+                      f"{leaves_out(total.unpriced, total.hourly_only)}", soft_wrap=not _terminal)
         console.print(Text(printable(f"Prices: {prices_line(plan.cost)}")), soft_wrap=not _terminal)
         for spot in spot_lines(plan.cost):
             console.print(Text(printable(f"  {spot}")), soft_wrap=not _terminal)

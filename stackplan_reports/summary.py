@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dbxtypes.clouds import profile
 from dbxtypes.money import cents, money, signed_money
-from dbxtypes.plan import NOT_JUDGED, Cost, Plan, Resource, Violation
+from dbxtypes.plan import NOT_JUDGED, Cost, CostEntry, Plan, Resource, Violation
 
-__all__ = ["cents", "facts", "leaves_out", "money", "prices_line", "short_type", "signed_money", "spot_lines",
-           "subject", "violations_summary"]
+__all__ = ["cents", "facts", "leaves_out", "money", "month_text", "prices_line", "short_type", "signed_money",
+           "spot_lines", "subject", "total_month_unknown", "violations_summary"]
 
 # The resource kinds are imported on use: a report of findings alone (`check --cluster-json`) needs no cost model.
 
@@ -29,17 +29,32 @@ def facts(resource: Resource) -> str:
 
 
 
-def leaves_out(unpriced: list[str] | tuple[str, ...]) -> str:
+def leaves_out(unpriced: list[str] | tuple[str, ...], hourly_only: list[str] | tuple[str, ...] = ()) -> str:
     """What a total that is not complete says on its own line: `` (incomplete: leaves out 1 unpriced resource:
-    x)``; "" for a complete one."""
-    if not unpriced:
-        return ""
-    return (f" (incomplete: leaves out {len(unpriced)} unpriced resource{'' if len(unpriced) == 1 else 's'}: "
-            f"{', '.join(unpriced)})")
+    x)``, and for the resources priced by the hour only (``hourly_only``, also in ``unpriced``: counted in the hourly
+    figures, their month unknown) ``the month leaves out 1 resource priced by the hour only ...``; "" for a complete
+    one."""
+    fully = [name for name in unpriced if name not in set(hourly_only)]
+    parts = []
+    if fully:
+        parts.append(f"leaves out {len(fully)} unpriced resource{'' if len(fully) == 1 else 's'}: {', '.join(fully)}")
+    if hourly_only:
+        n = len(hourly_only)
+        parts.append(f"the month leaves out {n} resource{'' if n == 1 else 's'} priced by the hour only, "
+                     f"{'its' if n == 1 else 'their'} hours a month unknown: {', '.join(hourly_only)}")
+    return f" (incomplete: {'; '.join(parts)})" if parts else ""
 
 
+def total_month_unknown(cost: Cost) -> bool:
+    """The monthly total holds nothing but leaves something out: every resource's month is unknown, so the total
+    month is shown as unknown, never as $0.00."""
+    return not cost.total.complete and not any(e.priced for e in cost.resources.values())
 
 
+def month_text(entry: CostEntry, value: float | None) -> str:
+    """A monthly figure of an entry: ``unknown`` when it is priced by the hour only (its month unknown), else the
+    money (``unpriced`` for None)."""
+    return "unknown" if entry.hourly_only else money(value)
 
 
 def subject(plan: Plan) -> str:

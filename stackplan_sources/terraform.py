@@ -117,8 +117,7 @@ class TerraformPricing:
         cost.notes = [*cost.notes, *self.notes]
         for urn, name, reason in self.left_out:
             cost.unpriced.append(UnpricedItem(urn=urn, name=name, reason=reason))
-            cost.total.unpriced.append(name)
-            cost.total.complete = False
+            cost.total.leave_out(name)
 
 
 def serving_cloud(items: list[ExportItem], region: str | None) -> str | None:
@@ -164,8 +163,7 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, 
     for note in said.notes:  # the reader's notes go to stderr (`stackplan_sources.hcl`): these are pricing's
         print(f"note: {path}: {note}", file=sys.stderr)
     for block in skipped:  # a total that leaves out what was not evaluated says so, naming it
-        plan.cost.total.complete = False
-        plan.cost.total.unpriced.append(block.address)
+        plan.cost.total.leave_out(block.address)
         plan.cost.unpriced.append(UnpricedItem(urn=f"terraform-not-evaluated:{block.address}", name=block.address,
                                                reason=f"not evaluated: {block.reason}"))
     plan.violations = audit_items(items, policy_config).violations + not_evaluated_findings(skipped)

@@ -35,7 +35,8 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
         return _serverless_price(resource, gpu_tasks, ctx) if gpu_tasks else None
     entry = _entry_head(resource)
     parts: list[dict[str, Any]] = []
-    reasons: list[str] = []
+    reasons: list[str] = []  # a cluster not priced at all
+    months: list[str] = []  # a cluster priced by the hour only
     for shape in shapes:
         try:
             part = ctx.price_cluster(shape)
@@ -43,6 +44,9 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
             reasons.append(f"{shape.label}: {why}")
             part = _unpriced_entry({"workload_type": shape.role, "compute_kind": JOBS_COMPUTE,
                                     "node_type_id": shape.node_type_id, "nodes": _nodes_of(shape)}, str(why))
+        else:
+            if part["unpriced"]:  # priced by the hour, its month unknown
+                months.append(f"{shape.label}: {part['unpriced']}")
         part["cluster"] = shape.label
         parts.append(part)
     roles = sorted({p["workload_type"] for p in parts})
@@ -61,10 +65,16 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
                 entry[key] = parts[0][key]
     ctx.note_pool_users(shapes, entry["workload_type"])
     if reasons:
-        return CostEntry.model_validate(_unpriced_entry(entry, "; ".join(reasons)))
-    entry.update({k: sum(p[k] for p in parts) for k in (*_MONEY_KEYS, "dbu_hourly", "dbu_monthly_expected")})
-    entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
-    entry["unpriced"] = None
+        return CostEntry.model_validate(_unpriced_entry(entry, "; ".join([*reasons, *months])))
+    if months:  # every cluster priced by the hour, some month unknown: the job's $/hour, its month unknown
+        entry.update({k: sum(p[k] for p in parts) for k in ("hourly", "hourly_max", "dbu_hourly")})
+        entry.update({"all_on_demand_monthly_expected": None, "saving_monthly_expected": None,
+                      "dbu_monthly_expected": None, "monthly": {"min": None, "expected": None, "max": None},
+                      "unpriced": "; ".join(months)})
+    else:
+        entry.update({k: sum(p[k] for p in parts) for k in (*_MONEY_KEYS, "dbu_hourly", "dbu_monthly_expected")})
+        entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
+        entry["unpriced"] = None
     # the spot basis of the job's clusters, on the job's own entry too (issue 53, item 2): its factor when they share
     # one; with several, each cluster's basis names its cluster
     spotted = [p for p in parts if p.get("spot_factor") is not None]
