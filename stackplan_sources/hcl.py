@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
-from stackplan_sources import tfexpand, tfload
+from stackplan_sources import tf_providers, tfexpand, tfload
 from stackplan_sources.exports import terraform_items
 from stackplan_sources.tf_references import DATA_ADDRESS, SELECTED_BY
 from stackplan_sources.tfload import Module
@@ -156,6 +156,7 @@ class _Walk:
     others: set[str] = field(default_factory=set)
     modules: dict[Path, Module] = field(default_factory=dict)
     expansion: tfexpand.Expansion = field(default_factory=tfexpand.Expansion)
+    clouds: dict[str, tuple[str, str]] = field(default_factory=dict)  # address -> its provider block's cloud hint
 
     def module(self, directory: Path) -> Module:
         if directory not in self.modules:
@@ -202,15 +203,22 @@ def _variables(module: Module, given: Mapping[str, Given], notes: list[str]) -> 
     return out
 
 
+def _blocks_of(module: Module) -> dict[str, dict[str, Any]]:
+    """The module's resource blocks by ``type.name`` (what a whole resource named as a value reads)."""
+    return {f"{rtype}.{name}": body for rtype, name, body in module.resources}
+
+
 #: The chain of module calls that leads to a module: (call name, real directory), the root first.
 Chain = list[tuple[str, Path]]
 
 
 def _walk_module(module: Module, scope: Scope, walk: _Walk, config: dict[str, Any], chain: Chain,
-                 path: str = "") -> None:
+                 path: str = "", providers: Mapping[str, tf_providers.Hint] | None = None) -> None:
     """Expand a module instance: its resources' instances (evaluated later) and its module calls, recursively.
-    ``path``: the module's address without instance keys (``module.a.module.b.``)."""
+    ``path``: the module's address without instance keys (``module.a.module.b.``); ``providers``: the provider
+    configurations it inherits (`tf_providers`), each resource's cloud hint recorded."""
     _configure(module, scope, config)
+    configurations = tf_providers.module_configurations(module.providers, providers or {}, scope)
     for rtype, name, body in module.resources:
         if not rtype.startswith("databricks_"):  # another provider's: not read (one note names the types)
             walk.others.add(rtype)
@@ -220,14 +228,17 @@ def _walk_module(module: Module, scope: Scope, walk: _Walk, config: dict[str, An
         for suffix, inner in _instances(body, scope, configured, walk, (f"{path}{rtype}.{name}", file, line)):
             address = f"{configured}{suffix}"
             walk.pending.append((rtype, name, body, address, inner))
+            hint = tf_providers.resource_hint(body, configurations)
+            if hint is not None:
+                walk.clouds[address] = hint
             if f"{rtype}.{name}" in module.lines:
                 walk.lines[address] = module.lines[f"{rtype}.{name}"]
     for name, call in module.calls:
-        _walk_call(module, scope, walk, config, chain, path, name, call)
+        _walk_call(module, scope, walk, config, chain, path, name, call, configurations)
 
 
 def _walk_call(module: Module, scope: Scope, walk: _Walk, config: dict[str, Any], chain: Chain, path: str,
-               name: str, call: dict[str, Any]) -> None:
+               name: str, call: dict[str, Any], configurations: Mapping[str, tf_providers.Hint]) -> None:
     address = f"{scope.prefix}module.{name}"
     file, line = module.lines.get(f"module.{name}", (str(module.directory), 0))
     source = value(call.get("source"), scope)
@@ -249,8 +260,9 @@ def _walk_call(module: Module, scope: Scope, walk: _Walk, config: dict[str, Any]
                                     if k in child.variables}
         prefix = f"{address}{suffix}."
         child_scope = Scope(prefix, _variables(child, passed, scope.notes), child.locals, scope.notes,
-                            directory=directory, root=scope.root)
-        _walk_module(child, child_scope, walk, child_config, [*chain, (name, real)], f"{path}module.{name}.")
+                            directory=directory, root=scope.root, resources=_blocks_of(child))
+        _walk_module(child, child_scope, walk, child_config, [*chain, (name, real)], f"{path}module.{name}.",
+                     tf_providers.passed_configurations(call, configurations))
 
 
 def _environment(name: str, text: str, module: Module) -> Any:
@@ -299,7 +311,8 @@ def read_terraform(path: str, var_files: Sequence[str] = (), *,
         given.update({k: (v, str(tfvars), written) for k, v in read_tfvars(tfvars).items()
                       if k in module.variables})
     notes: list[str] = []
-    scope = Scope("", _variables(module, given, notes), module.locals, notes, directory=directory, root=directory)
+    scope = Scope("", _variables(module, given, notes), module.locals, notes, directory=directory, root=directory,
+                  resources=_blocks_of(module))
     missing = sorted(k for k, v in scope.variables.items() if isinstance(v, Unknown))
     if missing:
         notes.append(f"variables with no value here (unknown): {', '.join(missing)}")
@@ -313,7 +326,7 @@ def read_terraform(path: str, var_files: Sequence[str] = (), *,
                      f"{' and more' if len(others) > 8 else ''}")
     doc = {"format_version": "1.2", "terraform_version": "(read from .tf by stackplan)",
            "resource_changes": walk.changes, "configuration": {"root_module": root_config},
-           NOT_EVALUATED_KEY: walk.expansion.not_evaluated}
+           NOT_EVALUATED_KEY: walk.expansion.not_evaluated, tf_providers.PROVIDER_CLOUDS_KEY: walk.clouds}
     return doc, walk.lines, sorted(set(notes))
 
 
@@ -325,6 +338,8 @@ class TerraformCode:
     items: list[Any]
     lines: Locations
     not_evaluated: list[tfexpand.Skipped]
+    #: Each resource address's cloud as its provider block tells it (`tf_providers`): (cloud, what tells it).
+    clouds: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def terraform_module_read(path: str, var_files: Sequence[str] = (), *, allow_empty: bool = False) -> TerraformCode:
@@ -332,7 +347,8 @@ def terraform_module_read(path: str, var_files: Sequence[str] = (), *, allow_emp
     doc, lines, notes = read_terraform(path, var_files, allow_empty=allow_empty)
     for note in notes:
         print(f"note: {path}: {note}", file=sys.stderr)
-    return TerraformCode(terraform_items(doc, path), lines, list(doc.get(NOT_EVALUATED_KEY, [])))
+    return TerraformCode(terraform_items(doc, path), lines, list(doc.get(NOT_EVALUATED_KEY, [])),
+                         dict(doc.get(tf_providers.PROVIDER_CLOUDS_KEY, {})))
 
 
 def terraform_module_items(path: str, var_files: Sequence[str] = (), *,

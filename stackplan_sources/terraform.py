@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,26 @@ def terraform_name(path: str) -> str:
     return name if name not in ("", ".", "..") else path
 
 
-def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None) -> tuple[Plan, TerraformPricing]:
+def _own_clouds(items: list[ExportItem], catalog: Any, hints: Mapping[str, tuple[str, str]], said: TerraformPricing
+                ) -> dict[str, set[str]]:
+    """Each resource's clouds: what it names itself (`resource_clouds`), else what its provider block tells
+    (``hints``: address -> (cloud, what tells it), `stackplan_sources.tf_providers`), said in a note."""
+    own: dict[str, set[str]] = {}
+    told: dict[tuple[str, str], list[str]] = {}
+    for i in items:
+        own[i.urn] = resource_clouds(i.props, catalog)
+        if not own[i.urn] and i.name in hints:
+            own[i.urn] = {hints[i.name][0]}
+            told.setdefault(hints[i.name], []).append(i.name)
+    for (cloud, why), names in told.items():
+        said.notes.append(f"{', '.join(names)}: on {cloud.upper()}, as the provider configuration that creates "
+                          f"{'it' if len(names) == 1 else 'them'} tells ({why}); no cloud attribute block or node "
+                          f"type of {'its' if len(names) == 1 else 'their'} own names one.")
+    return own
+
+
+def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None,
+                   hints: Mapping[str, tuple[str, str]] | None = None) -> tuple[Plan, TerraformPricing]:
     """A plan's clusters, jobs, pools and endpoints (``every``: its items, `stackplan_sources.exports.terraform_items`)
     as a `Plan`, not yet priced, and what pricing it leaves to say (`TerraformPricing`). Never an error for a valid
     module: each resource's cloud is its own (`tf_nodes.resource_clouds`); the plan prices the cloud most of them name
@@ -75,9 +94,9 @@ def terraform_plan(path: str, every: list[ExportItem], cloud: str | None = None)
     Databricks would pick it (`tf_nodes.pick_node_type`), the choice said."""
     items = [i for i in every if i.resource_type in _ID]
     catalog = load_catalog()
-    own = {i.urn: resource_clouds(i.props, catalog) for i in items}
-    counts = Counter(c for clouds in own.values() for c in clouds)
     said = TerraformPricing()
+    own = _own_clouds(items, catalog, hints or {}, said)
+    counts = Counter(c for clouds in own.values() for c in clouds)
     if counts:
         chosen = sorted(counts, key=lambda c: (-counts[c], c))[0]
     elif cloud is not None:
@@ -147,13 +166,14 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, 
     holds; ``allow_empty``: a directory with no .tf is an empty module, a diff's base before the first .tf): read as
     the plan Terraform would make."""
     skipped: list[Skipped] = []
+    hints: dict[str, tuple[str, str]] = {}
     if as_code or is_terraform_code(path):
         code = terraform_module_read(path, var_files, allow_empty=allow_empty)
-        items, skipped = code.items, code.not_evaluated
+        items, skipped, hints = code.items, code.not_evaluated, code.clouds
     else:
         items = terraform_items(require_terraform_plan(path), path)  # the file read once: priced and judged
     decided = None if cloud else serving_cloud(items, region)
-    plan, said = terraform_plan(path, items, cloud or decided)
+    plan, said = terraform_plan(path, items, cloud or decided, hints)
     if decided:
         said.notes.append(f"No resource names its cloud: priced on {decided.upper()}, the one cloud that offers its "
                           f"endpoints' workload types{f' in a region like {region}' if region else ''}.")

@@ -12,19 +12,22 @@ cores, memory, local disks, GPUs and id, and the first one that meets every argu
 GPUs, and none when it is 0; ``min_cores``; ``min_memory_gb``; ``gb_per_core``; ``category``; Graviton only when
 ``arm``/``graviton``). The same walk over our node catalog gives the node type Databricks would pick where the catalog
 lists every candidate: the GPU node types (the catalog is the list of GPU node types Databricks offers). A CPU pick
-(``min_gpus`` 0) is not made: the catalog lists a few CPU node types, not every one, so the smallest is not known
-here; nor one that filters on what the catalog does not hold (Graviton, fleet, Photon, IO cache, port forwarding).
-Local disks are not in the catalog: ``local_disk`` is said, not filtered. Every choice and every refusal is a note.
+(``min_gpus`` 0) is made over the CPU node catalog (gpucatalog/cpu_node_types.json: the common families, not every
+type a workspace lists), said as the catalog's choice; ``local_disk`` is read from the node type's name by the
+cloud's naming rules (`local_disk`), and left unresolved where the name does not tell (GCP). A pick that filters on
+what the catalogs do not hold (Graviton, fleet, Photon, IO cache, port forwarding, a CPU category, a local disk
+size) is not made. For a GPU pick local disks are said, not filtered. Every choice and every refusal is a note.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, UNKNOWN_ARGUMENT, SelectedValue
-from gpucatalog import Catalog
+from gpucatalog import Catalog, NodeType
 
 #: The data source whose choice is resolved here.
 NODE_TYPE_DATA = "databricks_node_type"
@@ -89,11 +92,8 @@ def pick_node_type(selected: SelectedValue, cloud: str | None, catalog: Catalog)
     if unjudged:
         return Pick(None, f"{head}: not resolved, the catalog does not hold {', '.join(unjudged)}.")
     if gpus < 1:
-        return Pick(None, f"{head}: not resolved, a CPU node type (min_gpus 0): the catalog lists some CPU node types, "
-                          "not every one, so the smallest Databricks would pick is not known here.")
-    fits = [n for n in catalog if n.cloud == cloud and not n.retired and n.gpu_count >= gpus
-            and n.vcpus >= _number(args.get("min_cores")) and int(n.memory_gb) >= _number(args.get("min_memory_gb"))
-            and int(n.memory_gb) // max(n.vcpus, 1) >= _number(args.get("gb_per_core"))]
+        return _cpu_pick(head, args, cloud, catalog)
+    fits = [n for n in catalog if n.cloud == cloud and not n.retired and n.gpu_count >= gpus and _meets(n, args)]
     fits.sort(key=lambda n: (n.deprecated is not None, n.vcpus, n.memory_gb, n.gpu_count, n.node_type_id))
     if not fits:
         return Pick(None, f"{head}: not resolved, no {cloud} GPU node type of the catalog meets it (Databricks "
@@ -102,6 +102,60 @@ def pick_node_type(selected: SelectedValue, cloud: str | None, catalog: Catalog)
     why = f" ({', '.join(skipped)} not in the catalog: not filtered)" if skipped else ""
     return Pick(fits[0].node_type_id, f"{head}: {fits[0].node_type_id}, the smallest {cloud} node type of the "
                                       f"catalog that meets it, as Databricks picks it{why}.")
+
+
+def _meets(node: NodeType, args: Mapping[str, Any]) -> bool:
+    """The node type meets the data source's size arguments (``Smallest``: memory in whole GB, as the API's
+    ``memory_mb / 1024``)."""
+    return (node.vcpus >= _number(args.get("min_cores")) and int(node.memory_gb) >= _number(args.get("min_memory_gb"))
+            and int(node.memory_gb) // max(node.vcpus, 1) >= _number(args.get("gb_per_core")))
+
+
+_AWS_TYPE = re.compile(r"^([a-z]+)(\d+)([a-z-]*)\.")
+_AZURE_TYPE = re.compile(r"^Standard_([A-Z]+)(\d+)([a-z]*)(?:_v(\d+))?$")
+
+
+def local_disk(cloud: str, node_type_id: str) -> bool | None:
+    """Whether a CPU node type has a local disk, read from its name by the cloud's naming rules; None when the name
+    does not tell. AWS ("Amazon EC2 instance type naming conventions"): the attribute ``d`` is instance store
+    volumes, and the storage-optimized series ``i`` and ``d`` always have them (``m5d``, ``m6id``, ``i3``, ``i4i``).
+    Azure ("Azure virtual machine sizes naming conventions"; "Azure VM sizes with no local temporary disk"): from v4
+    on, the feature ``d`` (diskful) is a local temporary disk; the v2 and v3 series (``DS3_v2``, ``D4s_v3``,
+    ``F4s_v2``, ``L8s_v3``) have one. GCP: not told by the name (None)."""
+    if cloud == "aws":
+        found = _AWS_TYPE.match(node_type_id)
+        return None if not found else found.group(1).startswith(("i", "d")) or "d" in found.group(3)
+    if cloud == "azure":
+        found = _AZURE_TYPE.match(node_type_id)
+        if not found:
+            return None
+        version = int(found.group(4) or 1)
+        return version < 4 or "d" in found.group(3)
+    return None
+
+
+def _cpu_pick(head: str, args: Mapping[str, Any], cloud: str, catalog: Catalog) -> Pick:
+    """A CPU pick (``min_gpus`` 0: ``Smallest`` then skips every GPU node type) over the catalog's CPU node types
+    (gpucatalog/cpu_node_types.json), sorted as ``Smallest`` sorts (cores, memory, local disks, id). The catalog
+    holds the common families, not every node type a workspace lists, so the pick is said to be the catalog's: a
+    smaller type outside it may be the workspace's choice."""
+    disk = bool(args.get("local_disk"))
+    if args.get("local_disk_min_size"):
+        return Pick(None, f"{head}: not resolved, the catalog does not hold local disk sizes.")
+    nodes = [n for n in catalog.cpu_nodes if n.cloud == cloud and _meets(n, args)]
+    disks = {n.node_type_id: local_disk(cloud, n.node_type_id) for n in nodes}
+    if disk and any(d is None for d in disks.values()):
+        return Pick(None, f"{head}: not resolved, the local disks of {cloud} CPU node types are not known here.")
+    fits = sorted((n for n in nodes if disks[n.node_type_id] or not disk),
+                  key=lambda n: (n.vcpus, int(n.memory_gb * 1024), bool(disks[n.node_type_id]), n.node_type_id))
+    if not fits:
+        return Pick(None, f"{head}: not resolved, no {cloud} CPU node type of the catalog meets it.")
+    count = sum(n.cloud == cloud for n in catalog.cpu_nodes)
+    why = " with a local disk (read from its name)" if disk else ""
+    return Pick(fits[0].node_type_id, f"{head}: {fits[0].node_type_id}, the smallest {cloud} CPU node type{why} of "
+                                      f"the catalog's {count} (gpucatalog/cpu_node_types.json, the common families) "
+                                      "that meets it, as Databricks sorts them; the workspace lists more types, so its "
+                                      "choice may be a smaller one outside the catalog.")
 
 
 def resolve_node_types(props: Any, cloud: str | None, catalog: Catalog, notes: list[str]) -> Any:

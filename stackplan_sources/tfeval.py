@@ -24,6 +24,7 @@ from stackplan_sources.tfvalues import (
     NUMBER,
     STRING,
     ConversionError,
+    ResourceInstance,
     SetValue,
     Type,
     Unknown,
@@ -433,6 +434,8 @@ def get_attribute(value: Any, name: Any) -> Any:
     if isinstance(value, dict):
         if name in value:
             return value[name]
+        if isinstance(value, ResourceInstance):  # a computed attribute: known only after apply
+            return Unknown(ANY, f"{value.get('id')}.{name} is known only after apply")
         raise EvalError(f'the object has no attribute named "{name}"')
     raise EvalError(f'a {type_name(value)} has no attribute "{name}"')
 

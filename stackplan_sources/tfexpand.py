@@ -119,6 +119,13 @@ def for_each_of(known: Any, address: str, where: str) -> Mapping[Any, Any] | Non
                                 "give for_each a map or a set of strings (toset([...])).")
     if isinstance(known, Mapping):
         return known
+    if isinstance(known, (list, tuple)) and any(isinstance(k, Mapping) for k in known):
+        # a list of objects (the instances of a resource with count, [{...}]): terraform 1.11.4 refuses it
+        raise InputError.single(where, f"{address}: for_each", "is a list of objects: Terraform refuses it "
+                                "(\"Invalid for_each argument: the \\\"for_each\\\" argument must be a map, or set of "
+                                "strings, and you have provided a value of type tuple\").",
+                                "give for_each a map (a resource with for_each, or { for ... : k => v }) or a set of "
+                                "strings.")
     if isinstance(known, (list, tuple, set, frozenset)) and all(isinstance(k, str) for k in known):
         return {k: k for k in (sorted(known) if isinstance(known, (set, frozenset)) else known)}
     return None

@@ -251,6 +251,8 @@ class Module:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     lines: dict[str, tuple[str, int]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    #: The ``provider`` blocks as parsed (``{name: body}`` each), read only for the cloud they tell (`tf_providers`).
+    providers: list[Any] = field(default_factory=list)
 
 
 def _blocks(value: Any) -> Iterator[dict[str, Any]]:
@@ -343,6 +345,8 @@ def read_module(directory: Path, files: Sequence[Path] | None = None) -> Module:
                 _duplicate(kind, address, rtype, places[address], place)
             places[address] = place
             _add(module, kind, address, rtype, body, place)
+        blocks = doc.get("provider")
+        module.providers.extend(blocks if isinstance(blocks, list) else [blocks] if blocks else [])
     for path in overrides:
         _, doc = parsed[path]
         for kind, address, rtype, body in _entries(doc):

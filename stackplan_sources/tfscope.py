@@ -22,7 +22,7 @@ from typing import Any
 from stackplan_sources import tfexpr
 from stackplan_sources.tfeval import EvalError, evaluate
 from stackplan_sources.tftypes import TypeError_, read_type
-from stackplan_sources.tfvalues import ANY, ConversionError, SetValue, Type, Unknown, convert
+from stackplan_sources.tfvalues import ANY, ConversionError, ResourceInstance, SetValue, Type, Unknown, convert
 
 #: The largest file ``file()`` / ``templatefile()`` read (bytes); a larger one is unknown, with a note.
 MAX_FILE = 4 * 1024 * 1024
@@ -47,11 +47,13 @@ class Scope:
     directory: Path = Path(".")
     root: Path = Path(".")
     _locals: dict[str, Any] = field(default_factory=dict)
+    #: The module's resource blocks by ``type.name`` (a whole resource named as a value: `_whole_resource`).
+    resources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def instance(self, each: tuple[Any, Any] | None = None, count: int | None = None) -> Scope:
         """The scope of one instance of a block with ``count`` or ``for_each``."""
         return Scope(self.prefix, self.variables, self.locals_raw, self.notes, each, count, self.directory,
-                     self.root, self._locals)
+                     self.root, self._locals, self.resources)
 
     def local(self, name: str) -> Any:
         if name not in self._locals:
@@ -131,12 +133,46 @@ def _resource(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
     attribute is unknown."""
     if not steps:
         raise EvalError(f'"{root}" is not a name Terraform knows here')
+    body = scope.resources.get(f"{root}.{steps[0]}")
+    if body is not None and ("count" in body or "for_each" in body):
+        return _whole_resource(scope, root, str(steps[0]), body), 1
     if len(steps) >= 2 and steps[1] == "id":
         return f"{scope.prefix}{root}.{steps[0]}", 2
     if len(steps) >= 3 and steps[2] == "id" and isinstance(steps[1], (str, int)) and not isinstance(steps[1], bool):
         key = f"[{steps[1]}]" if isinstance(steps[1], int) else f'["{steps[1]}"]'
         return f"{scope.prefix}{root}.{steps[0]}{key}", 3
     return _after_apply(scope, root, steps)
+
+
+#: The resources whose ``count`` or ``for_each`` is being read (a resource whose expansion names itself: a cycle).
+_EXPANDING: set[str] = set()
+
+
+def _whole_resource(scope: Scope, rtype: str, name: str, body: Mapping[str, Any]) -> Any:
+    """A resource with ``count`` or ``for_each`` named as a value (``for_each = databricks_job.x``), as Terraform
+    gives it: with ``for_each`` a map of its instances by key, with ``count`` a list (terraform 1.11.4 plans
+    ``for_each = terraform_data.x`` over x's keys, and refuses the list of a ``count``: "must be a map, or set of
+    strings, and you have provided a value of type tuple"). Each instance is a `ResourceInstance`: its ``id`` is its
+    address (as the plan reader names an id known after apply), its other attributes unknown. Unknown when the
+    count or for_each is not known here."""
+    address = f"{scope.prefix}{rtype}.{name}"
+    if address in _EXPANDING:
+        return Unknown(ANY, f"{address} refers to itself")
+    _EXPANDING.add(address)
+    try:
+        base = scope.instance()
+        if "count" in body:
+            count = value(body["count"], base)
+            if isinstance(count, bool) or not isinstance(count, (int, float)) or count < 0 or count != int(count):
+                return Unknown(ANY, f"the count of {address} is not known here")
+            return [ResourceInstance(id=f"{address}[{i}]") for i in range(int(count))]
+        each = value(body["for_each"], base)
+        keys = list(each) if isinstance(each, (dict, list)) else None
+        if keys is None or not all(isinstance(k, str) for k in keys):
+            return Unknown(ANY, f"the for_each of {address} is not known here")
+        return {k: ResourceInstance(id=f'{address}["{k}"]') for k in keys}
+    finally:
+        _EXPANDING.discard(address)
 
 
 _ROOTS = {"var": _var, "local": _local, "each": _each, "count": _count, "path": _path, "terraform": _terraform,

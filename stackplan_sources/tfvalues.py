@@ -71,6 +71,12 @@ class Unknown:
     __hash__ = object.__hash__
 
 
+class ResourceInstance(dict):
+    """One instance of a resource named as a value: the attributes known here (its ``id``, the address the plan reader
+    names it by); any other attribute is computed, known only after apply (`tfeval.get_attribute` reads it as
+    unknown)."""
+
+
 def unknown(type_: Type = ANY, *causes: Any) -> Unknown:
     """An unknown of ``type_``, carrying the first cause's reason."""
     why = next((c.why for c in causes if isinstance(c, Unknown) and c.why), "")

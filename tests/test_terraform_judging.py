@@ -422,13 +422,24 @@ def test_a_node_type_from_a_data_source_is_priced_as_databricks_would_pick_it(tm
                for n in cost["notes"])
 
 
-def test_a_cpu_pick_is_named_unpriced_never_an_error(tmp_path: Path, capsys: Any) -> None:
-    cpu = GPU_FROM_DATA_SOURCE.replace("min_gpus   = 1", "min_cores  = 8").replace("-gpu-ml", "")
+def test_a_pick_the_catalog_cannot_make_is_named_unpriced_never_an_error(tmp_path: Path, capsys: Any) -> None:
+    cpu = GPU_FROM_DATA_SOURCE.replace("min_gpus   = 1", "graviton   = true").replace("-gpu-ml", "")
     code, report, _ = _cost(capsys, _module(tmp_path, cpu))
     cost = _stack_cost(report)
     assert code == 0 and cost["total"]["complete"] is False
     assert cost["total"]["unpriced"] == ["databricks_cluster.research"]
-    assert any("not resolved, a CPU node type" in n for n in cost["notes"])
+    assert any("not resolved, the catalog does not hold graviton" in n for n in cost["notes"])
+
+
+def test_a_cpu_pick_is_made_over_the_cpu_catalog(tmp_path: Path, capsys: Any) -> None:
+    """Issue 51, item 6: min_cores 8 with a local disk on AWS: c5d.2xlarge (8 cores, 16 GB, instance store) of the
+    CPU catalog; the tag's role prices its month."""
+    cpu = GPU_FROM_DATA_SOURCE.replace("min_gpus   = 1", "min_cores  = 8").replace("-gpu-ml", "")
+    code, report, _ = _cost(capsys, _module(tmp_path, cpu))
+    cost = _stack_cost(report)
+    (entry,) = cost["resources"].values()
+    assert code == 0 and cost["total"]["complete"] is True
+    assert entry["node_type_id"] == "c5d.2xlarge" and entry["monthly"]["expected"] > 0
 
 
 def test_a_serving_only_module_is_priced(tmp_path: Path, capsys: Any) -> None:
@@ -512,7 +523,7 @@ resource "databricks_cluster" "etl" {
 
 
 def test_cost_fail_on_unknown_fails_an_incomplete_total_and_passes_a_known_delta(tmp_path: Path, capsys: Any) -> None:
-    cpu_pick = GPU_FROM_DATA_SOURCE.replace("min_gpus   = 1", "min_cores  = 8").replace("-gpu-ml", "")
+    cpu_pick = GPU_FROM_DATA_SOURCE.replace("min_gpus   = 1", "graviton   = true").replace("-gpu-ml", "")
     directory = _module(tmp_path, cpu_pick)
     assert _cost(capsys, directory)[0] == 0
     code, _, err = _cost(capsys, directory, "--fail-on-unknown")
