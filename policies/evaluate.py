@@ -21,7 +21,7 @@ from dbxtypes.shape import (
     source_props,
     tag_role,
 )
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG, UNKNOWN_VALUE, SelectedValue
+from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, ROLE_TAG, UNKNOWN_ARGUMENT, UNKNOWN_VALUE, SelectedValue
 from policies.access import access_links, with_access
 from policies.common import gpu_node, node_cloud
 from policies.config import PolicyConfig, load_policy_config
@@ -75,9 +75,13 @@ def _unknown(value: Any) -> bool:
 
 def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
     """The fields of ``paths`` (`Rule.reads`) that are unknown in ``view``: the field, a value inside it, or the
-    block that holds it (``autoscale`` unknown: ``autoscale.min_workers`` is)."""
+    block that holds it (``autoscale`` unknown: ``autoscale.min_workers`` is). ``field(argument)`` reads the argument
+    of the data source that selects the field (``spark_version(gpu)``: a `SelectedValue`'s ``gpu``), unknown when the
+    configuration computes it (a variable with no value: issue 51, never judged silently)."""
     out = []
-    for path in paths:
+    for read in paths:
+        path, _, argument = read.partition("(")
+        argument = argument.rstrip(")")
         steps = path.split(".")
         value: Any = view.props
         if steps[0] == "job":
@@ -86,7 +90,10 @@ def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
             if isinstance(value, str) and _unknown(value):
                 break
             value = value.get(step) if isinstance(value, Mapping) else None
-        if _unknown(value):
+        if argument:
+            if isinstance(value, SelectedValue) and value.arguments.get(argument) == UNKNOWN_ARGUMENT:
+                out.append(f"{path} (the argument {argument} of {value.source})")
+        elif _unknown(value):
             out.append(path)
     return out
 

@@ -90,6 +90,7 @@ class Rule:
     #: ``job.tags``: the job's own, for a job cluster). Where one is unknown (Terraform's ``<known after apply>``: a
     #: data source, a variable with no value, an expression not evaluated), the evaluators report the rule as not
     #: judged on that resource (`policies.evaluate.unknown_fields`): never a finding from an unknown, never a pass.
+    #: ``field(argument)`` reads an argument of the data source that selects the field (``spark_version(gpu)``).
     reads: tuple[str, ...] = ()
     #: Whether the rule is about a view at all (the role rules: GPU compute; auto-termination: an all-purpose
     #: cluster): one it is not about is not reported as not judged. None: every view of its resource types.

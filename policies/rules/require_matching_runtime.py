@@ -93,5 +93,5 @@ RULE = Rule(
     remediation=("Pair '-gpu-ml-' runtimes with GPU node types and CPU runtimes with CPU node types; disable Photon "
                  "on GPUs."),
     severity="high",
-    reads=("spark_version",),
+    reads=("spark_version", "spark_version(gpu)"),
 )

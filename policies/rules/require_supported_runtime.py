@@ -69,4 +69,5 @@ RULE = Rule(
     severity="medium",
     settings=Settings,
     stack_fields=("runtime",),
+    reads=("spark_version(long_term_support)",),
 )
