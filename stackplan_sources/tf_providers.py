@@ -65,8 +65,8 @@ def provider_cloud(body: Mapping[str, Any], scope: Scope) -> Hint:
         return None
     host = value(raw, scope)
     if isinstance(host, str):
-        cloud = _host_cloud(host)
-        return (cloud, f"its host {host}") if cloud else None
+        named = _host_cloud(host)
+        return (named, f"its host {host}") if named else None
     if isinstance(raw, str):
         for prefix, cloud in _REFERENCES:
             if prefix in raw:

@@ -220,7 +220,9 @@ resource "databricks_cluster" "train" {{
     ("gpu = true\n  ml = true\n  long_term_support = true", set()),
     ("gpu = true\n  ml = true", {(SUPPORTED, "advisory")}),
     ("long_term_support = true", {(RUNTIME_MATCH, "mandatory")}),
-    ("gpu = var.gpu\n  ml = true\n  long_term_support = var.lts", set()),  # computed: not judged
+    # computed: not judged, and said so (issue 51), never passed silently
+    ("gpu = var.gpu\n  ml = true\n  long_term_support = var.lts", {(SUPPORTED, "not-judged"),
+                                                                  (RUNTIME_MATCH, "not-judged")}),
 ])
 def test_a_runtime_chosen_by_a_data_source_is_judged_by_its_arguments(arguments, expected, capsys, tmp_path) -> None:
     """Issue 45: a runtime chosen through databricks_spark_version is judged by the arguments that choose it: LTS
