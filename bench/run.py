@@ -1010,7 +1010,8 @@ def section_terraform(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         log(f"terraform: round {r + 1}/{s.terraform_rounds}")
         cache = caches / f"round-{r}"
         m["floor"].runs.append(run_child([PY, "-c", "import pulumi_databricks"]))
-        for label, env in (("serial", {"STACKPLAN_NO_CACHE": "1", "STACKPLAN_PARSE_WORKERS": "1"}),
+        for label, env in (("serial", {"STACKPLAN_NO_CACHE": "1", "STACKPLAN_PARSE_WORKERS": "1",
+                                       "STACKPLAN_NO_FAST_HCL": "1"}),
                            ("cold", {"STACKPLAN_CACHE_DIR": str(cache)}),
                            ("warm", {"STACKPLAN_CACHE_DIR": str(cache)})):
             out = tmp / f"terraform-{label}.json"
@@ -1022,8 +1023,9 @@ def section_terraform(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     clusters = outputs["cold"]["checked"]["clusters"]
     findings = len(outputs["cold"]["violations"])
     what = {"floor": "`python -c 'import pulumi_databricks'` (the floor)",
-            "serial": "no cache, one process parses (as before issue 51, item 8)",
-            "cold": "cold: an empty cache, parsed on all cores and kept",
+            "serial": "no cache, python-hcl2 alone in one process (as before issue 51, item 8)",
+            "cold": "cold: an empty cache; plain files read by the fast reader, the rest by python-hcl2 on all "
+                    "cores; kept",
             "warm": "warm: the same tree again, every parse from the cache"}
     rows = [[what[label], secs(m[label].wall), m[label].spread, mib(m[label].rss_mib), f"{m[label].wall / floor:.2f}x"]
             for label in labels]
@@ -1032,8 +1034,9 @@ def section_terraform(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
             f"auto-termination); `python -m stackplan check --terraform DIR --json` as a whole process, "
             f"{s.terraform_rounds} round(s) after a warm-up (each round: the floor, then the three runs in this "
             f"order, with a new empty cache); `wall` is the median. The parse cache (`stackplan_sources/tfcache.py`) "
-            f"is keyed by each file's bytes; `STACKPLAN_NO_CACHE=1 STACKPLAN_PARSE_WORKERS=1` is the reader as it "
-            f"was before it.\n\n"
+            f"is keyed by each file's bytes; plain HCL is read by `stackplan_sources/hclfast.py`, the rest by "
+            f"python-hcl2; `STACKPLAN_NO_CACHE=1 STACKPLAN_PARSE_WORKERS=1 STACKPLAN_NO_FAST_HCL=1` is the reader "
+            f"as it was before issue 51, item 8.\n\n"
             + table(["run", "wall (median)", "range (s)", "peak RSS", "vs floor"], rows)
             + f"\n\n{clusters:,} clusters, {findings:,} findings; the same findings in all three runs: "
               f"{'yes' if same else '**NO**'}.")
@@ -1241,8 +1244,9 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
     if summary.get("terraform"):
         t = summary["terraform"]
         lines.append(f"- Terraform code: `check --terraform` of {t['n']:,} files {t['serial']:.2f}x the floor as "
-                     f"the reader ran before (one process, no cache), {t['cold']:.2f}x cold (parsed on all cores and "
-                     f"cached), {t['warm']:.2f}x warm; the same findings: {'yes' if t['same'] else 'NO'}.")
+                     f"the reader ran before (python-hcl2 alone, one process, no cache), {t['cold']:.2f}x cold (the "
+                     f"fast reader, python-hcl2 for the rest, cached), {t['warm']:.2f}x warm; the same findings: "
+                     f"{'yes' if t['same'] else 'NO'}.")
     lines.append(f"- The whole benchmark run: {elapsed:.0f} s.")
     goals = start_up_goals(summary)
     if goals:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ CONFIG_SUFFIXES = (".tf", ".tf.json")
 #: The value files Terraform reads from the working directory before the ``-var-file``s.
 DEFAULT_TFVARS = ("terraform.tfvars", "terraform.tfvars.json")
 AUTO_TFVARS = (".auto.tfvars", ".auto.tfvars.json")
+#: Set (not ``0``): every ``.tf`` file is read by python-hcl2, none by the fast reader (`quick_text`).
+NO_FAST_ENV = "STACKPLAN_NO_FAST_HCL"
 
 _HEADER = re.compile(r'^[ \t]*(resource|data|module|variable)[ \t]+"?([A-Za-z0-9_.-]+)"?'
                      r'(?:[ \t]+"?([A-Za-z0-9_.-]+)"?)?[ \t]*\{', re.M)
@@ -109,7 +112,8 @@ def read_bytes(path: Path, flag: str = "--terraform") -> bytes:
 
 
 def hcl_loads(text: str) -> dict[str, Any]:
-    """HCL text as python-hcl2 reads it (strings unquoted, no comments); raises what the parser raises."""
+    """HCL text as python-hcl2 reads it (strings unquoted, no comments); raises what the parser raises. (Plain
+    HCL is read before, by `quick_text`, where `read_files` parses.)"""
     import hcl2  # noqa: PLC0415 - only the Terraform reader needs the HCL parser
     from hcl2.utils import SerializationOptions  # noqa: PLC0415
 
@@ -141,6 +145,16 @@ def parse_text(text: str, syntax: str, path: str) -> dict[str, Any]:
                                 "pass Terraform code (.tf) that terraform validate accepts.") from None
 
 
+def quick_text(text: str, syntax: str) -> dict[str, Any] | None:
+    """A ``.tf`` file's parse by `stackplan_sources.hclfast` where it reads it exactly as python-hcl2 would, else
+    None (`parse_text` reads it)."""
+    if syntax != "hcl" or os.environ.get(NO_FAST_ENV, "") not in ("", "0"):
+        return None
+    from stackplan_sources import hclfast  # noqa: PLC0415 - it imports python-hcl2's helpers
+
+    return hclfast.loads(text) if hclfast.serializes_as_installed() else None
+
+
 def syntax_of(path: Path, values: bool = False) -> str:
     """How Terraform reads a file: by its name's ending (a ``-var-file`` ending ``.json`` is JSON)."""
     if path.name.endswith(".json"):
@@ -164,7 +178,7 @@ def read_files(paths: Sequence[Path], *, values: bool = False,
     for path in paths:
         data = read_bytes(path, flag)
         jobs.append((data, syntax_of(path, values), _text(path, data, flag), str(path)))
-    docs = tfcache.parse_all(jobs, parse_text)
+    docs = tfcache.parse_all(jobs, parse_text, quick_text)
     return {path: (job[2], doc) for path, job, doc in zip(paths, jobs, docs, strict=True)}
 
 

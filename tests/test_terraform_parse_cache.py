@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan_sources import tfcache
+from stackplan_sources import tfcache, tfload
 from stackplan_sources.hcl import read_terraform
 from stackplan_sources.tfload import parse_text
 
@@ -55,18 +55,26 @@ def test_a_second_run_reads_the_cache_and_gives_the_same_plan(cache: Path, tmp_p
     cold, _, _ = read_terraform(str(code))
     assert len(entries(cache)) == 3 and all(tfcache.parser_version() in str(p) for p in entries(cache))
     calls: list[str] = []
-    real = tfcache._parse_chunk
+    real, real_quick = tfcache._parse_chunk, tfload.quick_text
 
     def counted(parse, chunk):  # type: ignore[no-untyped-def]
         calls.extend(name for _, _, name in chunk)
         return real(parse, chunk)
 
+    def counted_quick(text: str, syntax: str):  # type: ignore[no-untyped-def]  # the fast reader (hclfast)
+        calls.append(f"quick {text[:20]}")
+        return real_quick(text, syntax)
+
     monkeypatch.setattr(tfcache, "_parse_chunk", counted)
+    monkeypatch.setattr(tfload, "quick_text", counted_quick)
     warm, _, _ = read_terraform(str(code))
     assert warm == cold and calls == []  # nothing parsed again
     (code / "c0001.tf").write_text(CLUSTER.format(i=1).replace("15.4", "16.4"))  # one file changed
     changed, _, _ = read_terraform(str(code))
-    assert calls == [str(code / "c0001.tf")]
+    assert calls == ['quick variable "workers_1"']  # that file alone, read by the fast reader
+    (code / "c0002.tf").write_text(CLUSTER.format(i=2).replace("var.workers_2", "var.workers_2 + 1"))
+    read_terraform(str(code))  # one file the fast reader declines: python-hcl2 parses it
+    assert calls[1:] == ['quick variable "workers_2"', str(code / "c0002.tf")]
     assert changed["resource_changes"][1]["change"]["after"]["spark_version"].startswith("16.4")
 
 
@@ -121,6 +129,9 @@ def test_many_files_are_parsed_in_worker_processes_with_the_same_result(cache: P
     monkeypatch.setattr(tfcache, "PARALLEL_FROM", 4)
     monkeypatch.setattr(tfcache, "_workers", lambda: 2)
     code = module(tmp_path, 8)
+    for path in code.iterdir():  # each with an operator: the fast reader declines it, python-hcl2 parses it
+        path.write_text(path.read_text().replace("num_workers   = var.workers_", "num_workers   = 0 + var.workers_"))
+    assert all(tfload.quick_text(p.read_text(), "hcl") is None for p in code.iterdir())
     parallel, _, _ = read_terraform(str(code))
     monkeypatch.setattr(tfcache, "PARALLEL_FROM", 10_000)
     serial, _, _ = read_terraform(str(code))
