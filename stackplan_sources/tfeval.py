@@ -62,6 +62,9 @@ class Context(Protocol):
     def read_file(self, path: str) -> str:
         """The text of a file ``file()`` or ``templatefile()`` names; raises `EvalError` for one not there."""
 
+    def list_files(self, path: str, pattern: str) -> list[str]:
+        """The files ``fileset()`` finds, sorted; raises `EvalError` where they cannot be listed."""
+
 
 def evaluate(node: Node, context: Context, symbols: dict[str, Any] | None = None) -> Any:
     """The value of ``node``; ``symbols`` are the names a ``for`` or a ``dynamic`` block's iterator binds."""
@@ -364,6 +367,18 @@ class _Evaluator:
             raise EvalError("file() takes one path")
         return self.context.read_file(path)
 
+    def fileset(self, arg_nodes: list[Node], symbols: dict[str, Any]) -> Any:
+        """Terraform's ``fileset(path, pattern)``: the regular files under ``path`` whose path relative to it
+        matches ``pattern``, as a set (`stackplan_sources.tfscope.Scope.list_files`)."""
+        if len(arg_nodes) != 2:
+            raise EvalError("fileset() takes a path and a pattern")
+        path, pattern = self.eval(arg_nodes[0], symbols), self.eval(arg_nodes[1], symbols)
+        if isinstance(path, Unknown) or isinstance(pattern, Unknown):
+            return unknown(ANY, path, pattern)
+        if not isinstance(path, str) or not isinstance(pattern, str):
+            raise EvalError("fileset() takes a path and a pattern, both strings")
+        return SetValue(self.context.list_files(path, pattern))
+
     def templatefile(self, arg_nodes: list[Node], symbols: dict[str, Any]) -> Any:
         if len(arg_nodes) != 2:
             raise EvalError("templatefile() takes a path and a map of variables")
@@ -394,6 +409,9 @@ class _TemplateScope:
 
     def read_file(self, path: str) -> str:
         return str(self.outer.read_file(path))
+
+    def list_files(self, path: str, pattern: str) -> list[str]:
+        return list(self.outer.list_files(path, pattern))
 
 
 def _traversals(node: Any, bound: frozenset[str]) -> list[Node]:
@@ -482,7 +500,7 @@ _ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
 }
 _SPECIAL: dict[str, Callable[[_Evaluator, list[Node], dict[str, Any]], Any]] = {
     "try": _Evaluator.try_, "can": _Evaluator.can, "file": _Evaluator.file,
-    "templatefile": _Evaluator.templatefile,
+    "templatefile": _Evaluator.templatefile, "fileset": _Evaluator.fileset,
 }
 _NODES: dict[str, Callable[[_Evaluator, Node, dict[str, Any]], Any]] = {
     "lit": _Evaluator.literal, "tmpl": _Evaluator.template, "var": _Evaluator.variable, "attr": _Evaluator.step,

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import json
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import yaml
 
 from stackplan_sources.tfvalues import (
     ANY,
@@ -367,27 +370,49 @@ def _split(separator: Any, text: Any) -> Any:
     return text.split(separator) if separator else list(text)
 
 
-_VERB = re.compile(r"%([-+ #0]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])")
+_VERB = re.compile(r"%([-+ #0]*)(?:\[(\d+)\])?(\d+)?(?:\.(\d+))?([a-zA-Z%])")
 
 
 def _format(spec: Any, *args: Any) -> Any:
+    """cty's ``format``: each verb takes the next argument, or the one ``%[n]`` names (1-based; the verbs after it
+    go on from n + 1, as Go's fmt); every argument up to the highest taken must be used (terraform 1.11.4:
+    ``format("%[2]s %[1]s", "a", "b")`` is ``"b a"``, ``format("%[1]s", "a", "b")`` is refused)."""
     spec = _string(spec, "format")
     if not wholly_known(list(args)):
         return Unknown(STRING)
-    queue = list(args)
+    position = used = 0
 
     def verb(m: re.Match[str]) -> str:
-        flags, width, precision, letter = m.groups()
+        nonlocal position, used
+        flags, index, width, precision, letter = m.groups()
         if letter == "%":
             return "%"
-        if not queue:
-            raise FunctionError(f"not enough arguments for %{letter}")
-        return _format_one(queue.pop(0), flags, width, precision, letter)
+        if index is not None:
+            if int(index) < 1:
+                raise FunctionError(f"unrecognized format character {index!r}")
+            position = int(index) - 1
+        if position >= len(args):
+            raise FunctionError(f"not enough arguments for %{letter}: need index {position + 1} but have "
+                                f"{len(args)} total")
+        position += 1
+        used = max(used, position)
+        return _format_one(args[position - 1], flags, width, precision, letter)
 
     out = _VERB.sub(verb, spec)
-    if queue:
-        raise FunctionError(f"too many arguments; no verbs left for {len(queue)}")
+    if used < len(args):
+        raise FunctionError(f"too many arguments; only {used} used by format string")
     return out
+
+
+def _formatlist(spec: Any, *args: Any) -> Any:
+    """``format`` over lists, element by element: a list argument gives the n-th element to the n-th string, any
+    other argument is repeated; the lists must be of one length (terraform 1.11.4: ``formatlist("%s, %s!",
+    "Salutations", ["Valentina", "Ander"])``; with no list, one string)."""
+    lengths = {len(a) for a in args if isinstance(a, list)}
+    if len(lengths) > 1:
+        raise FunctionError("the list arguments are of different lengths")
+    count = lengths.pop() if lengths else 1
+    return [_format(spec, *(a[i] if isinstance(a, list) else a for a in args)) for i in range(count)]
 
 
 def _format_one(arg: Any, flags: str, width: str | None, precision: str | None, letter: str) -> str:
@@ -409,6 +434,119 @@ def _format_one(arg: Any, flags: str, width: str | None, precision: str | None, 
         shown = _encode(arg) if isinstance(arg, (list, dict)) or arg is None or "#" in flags else _string(arg)
         return (python.replace("#", "") + "s") % shown
     raise FunctionError(f"unsupported format verb %{letter}")
+
+
+# --- IP networks ---------------------------------------------------------------------------------------------------
+
+def _network(prefix: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    try:
+        return ipaddress.ip_network(_string(prefix, "prefix"), strict=False)
+    except ValueError as exc:
+        raise FunctionError(f"invalid CIDR expression: {exc}") from None
+
+
+def _cidrhost(prefix: Any, hostnum: Any) -> Any:
+    """The address of host ``hostnum`` in ``prefix``; a negative number counts from the end (terraform 1.11.4:
+    ``cidrhost("10.12.112.0/20", -2)`` is ``"10.12.127.254"``)."""
+    net, host = _network(prefix), _int(hostnum)
+    number = host + net.num_addresses if host < 0 else host
+    if not 0 <= number < net.num_addresses:
+        raise FunctionError(f"prefix of {net.prefixlen} does not accommodate a host numbered {host}")
+    return str(net.network_address + number)
+
+
+def _cidrsubnet(prefix: Any, newbits: Any, netnum: Any) -> Any:
+    """Subnet ``netnum`` of ``prefix`` extended by ``newbits`` (``cidrsubnet("172.16.0.0/12", 4, 2)`` is
+    ``"172.18.0.0/16"``). A negative ``netnum`` is refused here (terraform 1.11.4 gives an address outside the
+    prefix for it)."""
+    net, bits, number = _network(prefix), _int(newbits), _int(netnum)
+    length = net.prefixlen + bits
+    if bits < 0 or length > net.max_prefixlen:
+        raise FunctionError(f"insufficient address space to extend prefix of {net.prefixlen} by {bits}")
+    if not 0 <= number < 2 ** bits:
+        raise FunctionError(f"prefix extension of {bits} does not accommodate a subnet numbered {number}")
+    base = int(net.network_address) + (number << (net.max_prefixlen - length))
+    return f"{ipaddress.ip_address(base) if net.version == 4 else ipaddress.IPv6Address(base)}/{length}"
+
+
+def _cidrnetmask(prefix: Any) -> Any:
+    net = _network(prefix)
+    if net.version != 4:
+        raise FunctionError(f"IPv6 addresses cannot have a netmask: {prefix}")
+    return str(net.netmask)
+
+
+# --- YAML ----------------------------------------------------------------------------------------------------------
+
+_YAML_TRUE = frozenset({"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})
+_YAML_FALSE = frozenset({"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"})
+_YAML_NULL = frozenset({"", "~", "null", "Null", "NULL"})
+_YAML_NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_YAML_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class _NotHere(Exception):
+    """A YAML value this reader does not convert as Terraform does (the call's value is unknown)."""
+
+
+def _yaml_scalar(node: Any) -> Any:
+    """A plain scalar resolved as Terraform's yamldecode resolves it (checked with terraform 1.11.4: ``yes``, ``on``
+    and ``y`` are true; ``010`` is 10, ``1e3`` 1000, ``0x1F`` 31, ``0o17`` 15; ``1_000`` and ``12:30`` stay strings;
+    a date becomes a timestamp); a quoted one is a string."""
+    text = node.value
+    if node.style is not None:  # quoted, or a literal or folded block
+        return text
+    if node.tag != _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)):  # an explicit tag (!!str 5)
+        if node.tag == "tag:yaml.org,2002:str":
+            return text
+        if node.tag not in _PLAIN_TAGS:
+            raise _NotHere(f"the YAML tag {node.tag}")
+    if text in _YAML_TRUE:
+        return True
+    if text in _YAML_FALSE:
+        return False
+    if text in _YAML_NULL:
+        return None
+    if _YAML_NUMBER.match(text):
+        return number(float(text)) if re.search(r"[.eE]", text) else int(text)
+    if re.fullmatch(r"[-+]?0x[0-9a-fA-F]+", text):
+        return int(text, 16)
+    if re.fullmatch(r"[-+]?0o[0-7]+", text):
+        return int(text.replace("0o", ""), 8)
+    if _YAML_DATE.match(text):
+        return f"{text}T00:00:00Z"
+    if text.lower().lstrip("+-") in (".inf", ".nan"):
+        raise _NotHere(f"the YAML number {text}")
+    return text
+
+
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def _yaml_node(node: Any, depth: int = 0) -> Any:
+    if depth > 100:
+        raise _NotHere("YAML nested over 100 levels")
+    if isinstance(node, yaml.MappingNode):
+        return {str(_yaml_node(k, depth + 1)): _yaml_node(v, depth + 1) for k, v in node.value}
+    if isinstance(node, yaml.SequenceNode):
+        return [_yaml_node(v, depth + 1) for v in node.value]
+    return _yaml_scalar(node)
+
+
+def _yamldecode(text: Any) -> Any:
+    """One YAML document as Terraform's yamldecode reads it (`_yaml_scalar`); a value it would read otherwise than
+    this reader does (a custom tag, an infinity) is unknown."""
+    try:
+        node = yaml.compose(_string(text, "yamldecode"), Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise FunctionError(f"not valid YAML: {exc}") from None
+    if node is None:
+        raise FunctionError("missing start of document")
+    try:
+        return _yaml_node(node)
+    except _NotHere as why:
+        return Unknown(ANY, f"yamldecode(): {why} is not read here")
 
 
 # --- numbers and encodings -----------------------------------------------------------------------------------------
@@ -519,7 +657,8 @@ FUNCTIONS: dict[str, Function] = {
     "anytrue": Function(lambda v: any(to_bool(x) for x in _list(v)), BOOL),
     "toset": Function(_toset, LIST), "tolist": Function(_tolist, LIST), "tomap": Function(_tomap, MAP),
     # strings
-    "format": Function(_format, STRING), "join": Function(_join, STRING), "split": Function(_split, LIST),
+    "format": Function(_format, STRING), "formatlist": Function(_formatlist, LIST),
+    "join": Function(_join, STRING), "split": Function(_split, LIST),
     "replace": Function(_replace, STRING), "lower": Function(lambda s: _string(s).lower(), STRING),
     "upper": Function(lambda s: _string(s).upper(), STRING),
     "title": Function(lambda s: re.sub(r"\b\w", lambda m: m.group().upper(), _string(s)), STRING),
@@ -543,6 +682,9 @@ FUNCTIONS: dict[str, Function] = {
     "tostring": Function(_tostring, STRING), "tonumber": Function(_converter(NUMBER), NUMBER),
     "tobool": Function(_converter(BOOL), BOOL),
     "jsonencode": Function(_jsonencode, STRING), "jsondecode": Function(_jsondecode),
+    "yamldecode": Function(_yamldecode),
+    "cidrhost": Function(_cidrhost, STRING), "cidrsubnet": Function(_cidrsubnet, STRING),
+    "cidrnetmask": Function(_cidrnetmask, STRING),
     "base64encode": Function(lambda s: base64.b64encode(_string(s).encode()).decode(), STRING),
     "base64decode": Function(_base64decode, STRING),
     "md5": Function(_digest("md5", bytes.hex), STRING), "sha1": Function(_digest("sha1", bytes.hex), STRING),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -77,8 +78,71 @@ class Scope:
         except (OSError, UnicodeDecodeError) as exc:
             raise EvalError(f"file {path} cannot be read here: {exc}") from None
 
+    def list_files(self, path: str, pattern: str) -> list[str]:
+        """``fileset(path, pattern)``: relative to the root module's directory, as Terraform reads it from there;
+        at most `MAX_FILESET` files looked at."""
+        where = Path(path) if Path(path).is_absolute() else self.root / path
+        return fileset(where, pattern)
+
     def reference(self, root: str, steps: list[Any]) -> tuple[Any, int]:
         return _ROOTS.get(root, _resource)(self, root, steps)
+
+
+#: The most files ``fileset()`` looks at under its path (a bound: a pattern over a huge tree stays fast).
+MAX_FILESET = 10_000
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A ``fileset`` pattern (Terraform's docs: ``*`` within a name, ``**`` across directories, ``?``,
+    ``{a,b}``, ``[class]``, ``[^class]``) as a regular expression over a path with ``/``."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "{":
+            end = pattern.find("}", i)
+            if end < 0:
+                raise EvalError(f"fileset(): the pattern {pattern!r} has an unclosed {{")
+            out.append("(?:" + "|".join(re.escape(a) for a in pattern[i + 1:end].split(",")) + ")")
+            i = end
+        elif c == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                raise EvalError(f"fileset(): the pattern {pattern!r} has an unclosed [")
+            body = pattern[i + 1:end]
+            out.append("[" + ("^" + re.escape(body[1:]) if body[:1] in "^!" else re.escape(body)) + "]")
+            i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def fileset(where: Path, pattern: str) -> list[str]:
+    """The regular files under ``where`` whose path relative to it (``/``-separated, hidden files too, as
+    terraform 1.11.4 lists them) matches ``pattern``, sorted; none when ``where`` is no directory."""
+    matcher, found, seen = _glob(pattern), [], 0
+    for directory, _dirs, files in os.walk(where):
+        for name in files:
+            seen += 1
+            if seen > MAX_FILESET:
+                raise EvalError(f"fileset({where}): more than {MAX_FILESET:,} files under it")
+            full = Path(directory) / name
+            relative = full.relative_to(where).as_posix()
+            if matcher.match(relative) and full.is_file():
+                found.append(relative)
+    return sorted(found)
 
 
 def _var(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
@@ -116,7 +180,10 @@ def _count(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
 
 
 def _path(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
-    return {"module": str(scope.directory), "root": str(scope.root), "cwd": str(scope.root)}, 0
+    # as Terraform gives them, run in the root module's directory: path.root ".", path.module relative to it
+    # ("modules/x"), path.cwd absolute; file(), templatefile() and fileset() read relative paths from the root
+    module = Path(os.path.relpath(scope.directory, scope.root)).as_posix() if scope.directory != scope.root else "."
+    return {"module": module, "root": ".", "cwd": str(Path(scope.root).resolve())}, 0
 
 
 def _terraform(scope: Scope, root: str, steps: list[Any]) -> tuple[Any, int]:
@@ -335,6 +402,9 @@ class _Nothing:
 
     def read_file(self, path: str) -> str:
         raise EvalError("a variable's value cannot read files")
+
+    def list_files(self, path: str, pattern: str) -> list[str]:
+        raise EvalError("a variable's value cannot list files")
 
 
 _NOTHING = _Nothing()

@@ -77,7 +77,7 @@ resource "databricks_cluster" "many" {
   num_workers   = 1
 }
 resource "databricks_cluster" "odd" {
-  cluster_name  = cidrhost("10.0.0.0/8", var.undeclared)
+  cluster_name  = urlencode(var.undeclared)
   spark_version = var.runtime
   node_type_id  = "i3.xlarge"
   num_workers   = 1
@@ -94,7 +94,7 @@ resource "aws_s3_bucket" "logs" {
             and v["policy"] == "databricks-cluster-require-runtime-key"] == ["not-judged"]  # unknown: not judged
     assert "module.remote" in err and "not a local module" in err
     assert "databricks_cluster.many: count is not known here" in err
-    assert "function cidrhost() is not evaluated" in err and "variables with no value here (unknown): runtime" in err
+    assert "function urlencode() is not evaluated" in err and "variables with no value here (unknown): runtime" in err
     assert doc["checked"]["clusters"] == 1
 
     (code_dir / "broken.tf").write_text('resource "databricks_cluster" "x" {\n  cluster_name = \n}\n')
