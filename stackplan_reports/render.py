@@ -18,6 +18,7 @@ from stackplan_reports.summary import (
     month_text,
     prices_line,
     short_type,
+    signed_money,
     spot_lines,
     subject,
     total_month_unknown,
@@ -177,21 +178,28 @@ def diff_table(diff: dict[str, Any]) -> str:
         table.add_column(column, justify="right")
 
     def expected(side: dict[str, Any] | None) -> str:
-        return "-" if side is None else money(side.get("monthly_expected"))
+        if side is None:
+            return "-"
+        if side.get("monthly_expected") is None and side.get("hourly") is not None:  # priced by the hour only
+            return f"unknown ({money(side['hourly'])}/h)"
+        return money(side.get("monthly_expected"))
+
+    def change(delta: dict[str, Any]) -> str:
+        month, hour = delta.get("monthly_expected"), delta.get("hourly")
+        if month is not None:
+            return f"{month:+,.2f}"
+        return "unknown" if hour is None else f"unknown ({signed_money(hour)}/h)"
 
     for row in diff["rows"]:
         if row["status"] == "unchanged":
             continue
-        delta = row["delta"].get("monthly_expected")
         status = row["status"] + (f": {', '.join(row['what'])}" if row.get("what") else "")
         table.add_row(*map(cell, (status, short_type(row["type"]), row["name"], expected(row["base"]),
-                                  expected(row["head"]), "unknown" if delta is None else f"{delta:+,.2f}")))
+                                  expected(row["head"]), change(row["delta"]))))
     total = diff["total"]
-    delta = total["delta"].get("monthly_expected")
     gone = total.get("unpriced") or {}
     table.add_row("total", "", "", *(expected(total[side]) + (" + unpriced" if gone.get(side) else "")
-                                    for side in ("base", "head")),
-                  "unknown" if delta is None else f"{delta:+,.2f}")
+                                    for side in ("base", "head")), change(total["delta"]))
     console.print(table)
     if total.get("complete") is False:
         gone = [f"{side} {', '.join(names)}" for side, names in (total.get("unpriced") or {}).items() if names]

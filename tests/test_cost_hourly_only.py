@@ -173,3 +173,14 @@ def test_a_changed_cluster_priced_by_the_hour_knows_its_hourly_change_not_its_mo
     assert row["delta"]["monthly_expected"] is None
     assert diff["total"]["delta"]["hourly"] == pytest.approx(CLUSTER_HOURLY / 2)
     assert diff["total"]["delta"]["monthly_expected"] is None and diff["total"]["complete"] is False
+
+
+def test_the_diff_table_shows_the_hourly_change_of_a_cluster_priced_by_the_hour(tmp_path, capsys):
+    base = module(tmp_path, CPU_CLUSTER, name="base")
+    head = module(tmp_path, CPU_CLUSTER, name="head", workers=2)
+    code, out = cost(capsys, "--terraform", head, "--against", base)
+    row = next(line for line in out.splitlines() if "databricks_cluster.etl" in line and "changed" in line)
+    total = next(line for line in out.splitlines() if line.lstrip("│ ").startswith("total"))
+    assert code == 0
+    assert "unknown ($2.28/h)" in row and "unknown ($3.41/h)" in row and "unknown (+$1.14/h)" in row
+    assert "unknown (+$1.14/h)" in total
