@@ -23,6 +23,13 @@ def served_entities(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [as_mapping(e) for e in as_list(as_mapping(props.get("config")).get("served_entities"))]
 
 
+#: The provisioned concurrency range of each standard ``workload_size`` (databricks-sdk 0.167
+#: ``serving.ServedEntityOutput.workload_size``: "Small" (4 - 4 provisioned concurrency), "Medium" (8 - 16) and "Large"
+#: (16 - 64); "If scale-to-zero is enabled, the lower bound of the provisioned concurrency for each workload size is
+#: 0"). Other sizes a workspace may offer ("custom workload sizes") have no public range.
+WORKLOAD_SIZES: Mapping[str, tuple[int, int]] = {"Small": (4, 4), "Medium": (8, 16), "Large": (16, 64)}
+
+
 def gateway(props: Mapping[str, Any]) -> Mapping[str, Any]:
     """``ai_gateway`` (snake_case props)."""
     return as_mapping(props.get("ai_gateway"))
@@ -37,12 +44,21 @@ class EndpointShape:
     min_concurrency: int  #: ``min_provisioned_concurrency`` (0 when unset)
     max_concurrency: int | None  #: ``max_provisioned_concurrency`` (None when unset or 0)
     scale_to_zero: bool  #: ``scale_to_zero_enabled`` is true
+    #: ``workload_size`` when the entity sizes by it (``min/max_provisioned_concurrency`` unset), else None; a size
+    #: outside `WORKLOAD_SIZES` leaves the concurrency unknown (`size_unknown`)
+    workload_size: str | None
     tags: dict[str, str]
     gateway: Mapping[str, Any]
 
     @property
     def workload_type(self) -> str:
         return str(self.entity.get("workload_type") or "")
+
+    @property
+    def size_unknown(self) -> bool:
+        """Its concurrency cannot be read: a ``workload_size`` with no public range (a custom size), or one not known
+        (a list response holds no sizes)."""
+        return self.workload_size is not None and self.workload_size not in WORKLOAD_SIZES
 
     @property
     def inference_table(self) -> Mapping[str, Any]:
@@ -67,9 +83,15 @@ def endpoint_shape(props: Mapping[str, Any] | None) -> EndpointShape:
     p = normalize_props(props)
     entities = served_entities(p)
     entity = entities[0] if entities else {}
+    low = as_number(entity.get("min_provisioned_concurrency"))
     high = as_number(entity.get("max_provisioned_concurrency"))
+    scale_to_zero = entity.get("scale_to_zero_enabled") is True
+    size = entity.get("workload_size")
+    sized = isinstance(size, str) and bool(size) and low is None and high is None
+    if sized and str(size) in WORKLOAD_SIZES:  # what the API returns for an endpoint sized by name
+        low, high = WORKLOAD_SIZES[str(size)]
+        low = 0 if scale_to_zero else low
     return EndpointShape(name=str(p["name"]) if p.get("name") else None, entity=entity,
-                         min_concurrency=int(as_number(entity.get("min_provisioned_concurrency")) or 0),
-                         max_concurrency=int(high) if high else None,
-                         scale_to_zero=entity.get("scale_to_zero_enabled") is True, tags=endpoint_tags(p),
-                         gateway=gateway(p))
+                         min_concurrency=int(low or 0), max_concurrency=int(high) if high else None,
+                         scale_to_zero=scale_to_zero, workload_size=str(size) if sized else None,
+                         tags=endpoint_tags(p), gateway=gateway(p))

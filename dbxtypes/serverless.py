@@ -95,10 +95,27 @@ class ProvisionedEntity:
     model_units: int | None
     tags: dict[str, str]
     gateway: Mapping[str, Any]
+    #: A legacy family's tokens-per-second band (``min_provisioned_throughput``, ``max_provisioned_throughput``:
+    #: databricks-sdk ``serving.ServedEntityOutput``), when the entity is provisioned so; None otherwise.
+    band: tuple[int | None, int | None] | None = None
 
     @property
     def inference_table(self) -> Mapping[str, Any]:
         return as_mapping(self.gateway.get("inference_table_config"))
+
+
+def _band(entity: Mapping[str, Any]) -> tuple[int | None, int | None] | None:
+    low, high = (as_number(entity.get(k)) for k in ("min_provisioned_throughput", "max_provisioned_throughput"))
+    if low is None and high is None:
+        return None
+    return (int(low) if low is not None else None, int(high) if high is not None else None)
+
+
+def is_provisioned_entity(entity: Mapping[str, Any]) -> bool:
+    """A served entity on provisioned throughput, as the API returns it (snake_case): model units
+    (``provisioned_model_units``) or a tokens-per-second band (``min/max_provisioned_throughput``)."""
+    return any(entity.get(k) is not None for k in ("provisioned_model_units", "min_provisioned_throughput",
+                                                    "max_provisioned_throughput"))
 
 
 def provisioned_entity(props: Mapping[str, Any] | None) -> ProvisionedEntity:
@@ -113,4 +130,4 @@ def provisioned_entity(props: Mapping[str, Any] | None) -> ProvisionedEntity:
     return ProvisionedEntity(name=str(p["name"]) if p.get("name") else None, entity=str(first.get("entity_name") or ""),
                              entity_version=str(version) if version is not None else None,
                              model_units=int(units) if units is not None else None, tags=tags,
-                             gateway=as_mapping(p.get("ai_gateway")))
+                             gateway=as_mapping(p.get("ai_gateway")), band=_band(first))

@@ -89,6 +89,9 @@ def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
         for step in steps:
             if isinstance(value, str) and _unknown(value):
                 break
+            if isinstance(value, list):  # a list on the way (served entities): the field of each element
+                value = [e.get(step) if isinstance(e, Mapping) else None for e in value]
+                continue
             value = value.get(step) if isinstance(value, Mapping) else None
         if argument:
             if isinstance(value, SelectedValue) and value.arguments.get(argument) == UNKNOWN_ARGUMENT:
@@ -98,9 +101,15 @@ def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
     return out
 
 
-def not_judged_message(fields: list[str]) -> str:
-    """What a not-judged entry says: which fields are unknown, and how to make them known."""
+def not_judged_message(fields: list[str], export: bool = False) -> str:
+    """What a not-judged entry says: which fields are unknown, and how to make them known (``export``: of an object
+    a workspace returned, whose answer did not hold them)."""
     verb = "is" if len(fields) == 1 else "are"
+    if export:
+        return (f"not judged: {', '.join(fields)} {verb} not in what the workspace returned (a list response, such "
+                "as serving-endpoints list, holds no sizes), so this rule can neither pass nor fail it. Fix: export "
+                "the object itself (databricks serving-endpoints get NAME -o json), or read the workspace live "
+                "(check --workspace reads each endpoint whole); --fail-on-unknown fails the run on it.")
     return (f"not judged: {', '.join(fields)} {verb} unknown here (known only at apply: a data source, another "
             "resource's attribute, a variable with no value, or an expression not evaluated), so this rule can "
             "neither pass nor fail it. Fix: give the variables values (--var-file, TF_VAR_<name>) or check the plan "
@@ -194,7 +203,8 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
                 continue
             unknown = unknown_fields(view, rule.reads) if rule.reads else None
             if unknown and (rule.concerns is None or rule.concerns(view)):
-                unjudged.append((view.label, not_judged_message(unknown)))
+                export = source == "api" and not getattr(view, "terraform", False)  # a workspace's answer
+                unjudged.append((view.label, not_judged_message(unknown, export)))
                 continue
             if isinstance(check, RemoteCheck):  # a team rule: in its process, with other resources' calls
                 judged.append(view)

@@ -7,8 +7,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, ENDPOINT_TYPES, INSTANCE_POOL, JOB, OBO_TOKEN, TOKEN
+from dbxtypes.endpoint import served_entities
+from dbxtypes.shape import normalize_props, shapes_of_resource
+from dbxtypes.vocabulary import (
+    CLUSTER,
+    ENDPOINT_TYPES,
+    INSTANCE_POOL,
+    JOB,
+    OBO_TOKEN,
+    PROVISIONED_THROUGHPUT_ENDPOINT,
+    TOKEN,
+    UNKNOWN_VALUE,
+)
 from policies.common import gpu_node, node_cloud
 
 if TYPE_CHECKING:
@@ -77,13 +87,28 @@ def summary_add(counts: dict[str, int], item: ExportItem, shapes: Sequence[Clust
         counts["gpu_job_clusters"] += sum(1 for s in shapes if s.gpu)
     elif item.resource_type == INSTANCE_POOL:
         counts["instance_pools"] += 1
-    elif item.resource_type in ENDPOINT_TYPES:  # from a Terraform plan
+    elif item.resource_type in ENDPOINT_TYPES:  # a workspace's (serving-endpoints get or list) or a plan's
         counts["serving_endpoints"] += 1
+        kind = endpoint_compute(item.resource_type, item.props)
+        if kind in ("gpu", "provisioned_throughput"):
+            counts[f"{kind}_serving_endpoints"] = counts.get(f"{kind}_serving_endpoints", 0) + 1
     elif item.resource_type in (TOKEN, OBO_TOKEN):
         counts["tokens"] += 1
     elif item.resource_type == CLUSTER_POLICY_EXPORT:
         counts["cluster_policies"] += 1
     # a Permissions item says who may use the others: nothing of its own to count
+
+
+def endpoint_compute(resource_type: str, props: Mapping[str, Any]) -> str:
+    """What an endpoint serves on: ``provisioned_throughput`` (model units or a tokens-per-second band), ``gpu`` (a
+    GPU workload type), ``unknown`` (a workload type not known: a list response's summary), else ``other`` (CPU,
+    external or pay-per-token models)."""
+    if resource_type == PROVISIONED_THROUGHPUT_ENDPOINT:
+        return "provisioned_throughput"
+    types = [e.get("workload_type") for e in served_entities(normalize_props(props))]
+    if any(isinstance(t, str) and t.startswith(("GPU", "MULTIGPU")) for t in types):
+        return "gpu"
+    return "unknown" if UNKNOWN_VALUE in types else "other"
 
 
 def summary_text(counts: Mapping[str, int]) -> str:
@@ -101,7 +126,10 @@ def summary_text(counts: Mapping[str, int]) -> str:
         parts.append(n(counts["cluster_policies"], "cluster policy").replace("policys", "policies")
                      + " (each cluster is checked against the one it names)")
     if counts.get("serving_endpoints"):
-        parts.append(n(counts["serving_endpoints"], "serving endpoint"))
+        told = [f"{counts[k]} {what}" for k, what in (("gpu_serving_endpoints", "GPU"),
+                                                      ("provisioned_throughput_serving_endpoints",
+                                                       "provisioned throughput")) if counts.get(k)]
+        parts.append(n(counts["serving_endpoints"], "serving endpoint") + (f" ({', '.join(told)})" if told else ""))
     if counts.get("tokens"):
         parts.append(n(counts["tokens"], "token"))
     if counts.get("unchanged"):

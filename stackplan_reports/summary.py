@@ -59,11 +59,14 @@ def month_text(entry: CostEntry, value: float | None) -> str:
 
 def subject(plan: Plan) -> str:
     """What a plan is of, for its title: a ``Stack``, or the ``Terraform module`` or ``Terraform plan`` it was
-    read from (`stackplan_sources.terraform`: its resources named by address)."""
+    read from (`stackplan_sources.terraform`: its resources named by address), or the ``Workspace export``
+    (``cost --cluster-json``: its resources named by the API's ids and names)."""
     from policies.items import TERRAFORM_URN
 
-    if plan.stack_file and (any(r.urn.startswith(TERRAFORM_URN) for r in plan.resources)
-                            or not plan.stack_file.endswith((".yaml", ".yml"))):
+    terraform = any(r.urn.startswith(TERRAFORM_URN) for r in plan.resources)
+    if plan.stack_file and (terraform or not plan.stack_file.endswith((".yaml", ".yml"))):
+        if plan.resources and not terraform:
+            return "Workspace export"
         return "Terraform plan" if plan.stack_file.endswith(".json") else "Terraform module"
     return "Stack"
 

@@ -22,7 +22,7 @@ from typing import Any
 from dbxtypes.errors import InputError
 from dbxtypes.plan import Violation
 from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB, TOKEN
+from dbxtypes.vocabulary import CLUSTER, ENDPOINT_TYPES, INSTANCE_POOL, JOB, TOKEN
 from guardrails import DefinitionError, evaluate_shape, parse_definition
 from policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, clusters_of, job_runs_on
 from policies.registry import audit_export
@@ -86,6 +86,8 @@ class _Once:
     def _key(item: Any) -> tuple[str, str] | None:
         if str(item.urn).startswith(TERRAFORM_URN):  # a plan states each address once (Terraform refuses twice)
             return None
+        if item.resource_type in ENDPOINT_TYPES:  # an endpoint's name is its id in a workspace (GPU or PT alike)
+            return ("serving_endpoint", f"name {item.name}")
         if item.resource_type == JOB:  # a job's settings hold no id: its urn does when the object had one
             return (JOB, item.urn) if item.urn != f"job:{item.name}" else None
         field_name = _ID_FIELDS.get(item.resource_type)

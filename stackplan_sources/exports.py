@@ -14,6 +14,9 @@ Recognised (each from the REST API reference, and what ``databricks <group> <lis
   ``resources.clusters``) and of a dbx deployment file (``{"environments": {ENV: {"workflows": [...]}}}``, or the
   older ``{ENV: {"jobs": [...]}}``);
 - an instance pool (``instance-pools/get``) or ``{"instance_pools": [...]}``;
+- a Model Serving endpoint (``serving-endpoints/get``: a ``ServingEndpointDetailed``) or ``{"endpoints": [...]}``
+  (``serving-endpoints/list``, summaries without compute), GPU, CPU or on provisioned throughput
+  (`stackplan_sources.endpoint_export` says how each is read);
 - a cluster policy (``policies/get``) or ``{"policies": [...]}`` (a cluster naming one is checked against it), or a
   bare policy definition (``{"spark_version": {"type": "fixed", ...}, ...}``: read as a policy, never as a cluster;
   ``--cluster-policy`` checks the export's clusters against it);
@@ -38,6 +41,7 @@ from dbxtypes.plan import Violation
 from dbxtypes.terraform_docs import documented_defaults
 from dbxtypes.vocabulary import (
     CLUSTER,
+    ENDPOINT_TYPES,
     INSTANCE_POOL,
     JOB,
     MODEL_SERVING_ENDPOINT,
@@ -50,6 +54,7 @@ from dbxtypes.vocabulary import (
 )
 from policies.evaluate import evaluate_export
 from policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem, clusters_of
+from stackplan_sources.endpoint_export import ENDPOINTS_KEY, endpoint_kind, endpoint_props, is_endpoint
 from stackplan_sources.numbers import check_numbers
 from stackplan_sources.tf_references import config_address, configured_references, configured_selections, resolve
 
@@ -57,11 +62,12 @@ CLUSTER_KEYS = frozenset({"cluster_id", "cluster_name", "spark_version", "node_t
                           "num_workers", "autoscale", "instance_pool_id"})
 #: List responses, by key, and the type of their items.
 CONTAINERS: Mapping[str, str] = {"clusters": CLUSTER, "jobs": JOB, "instance_pools": INSTANCE_POOL,
-                                  "policies": CLUSTER_POLICY_EXPORT, "token_infos": TOKEN}
+                                  "policies": CLUSTER_POLICY_EXPORT, "token_infos": TOKEN,
+                                  ENDPOINTS_KEY: MODEL_SERVING_ENDPOINT}
 #: Keys of a list response that are not items (paging).
 PAGING = frozenset({"has_more", "next_page_token", "prev_page_token"})
 FIX = ("pass what the Databricks API or CLI returns: a cluster, a job (jobs/get), an instance pool, a cluster "
-       "policy, their lists ({\"clusters\": [...]}, {\"jobs\": [...]}, ...), or a mix of these.")
+       "policy, a serving endpoint, their lists ({\"clusters\": [...]}, {\"jobs\": [...]}, ...), or a mix of these.")
 
 
 #: The limit types of a cluster-policy definition (Cluster policy definitions reference, "Policy definitions").
@@ -88,6 +94,8 @@ def _is_job_settings(item: Mapping[str, Any]) -> bool:
 def _kind(item: Mapping[str, Any]) -> str | None:
     if "token_id" in item and "expiry_time" in item:  # token/list, token-management/tokens: a TokenInfo
         return TOKEN
+    if is_endpoint(item):  # serving-endpoints get (or a list's summary): a name and a config of served entities
+        return MODEL_SERVING_ENDPOINT
     if isinstance(item.get("settings"), Mapping):
         return JOB
     if "instance_pool_name" in item:
@@ -103,7 +111,18 @@ def _kind(item: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _endpoint_item(obj: Mapping[str, Any], label: str, index: int, source: str) -> ExportItem:
+    """A serving endpoint, GPU, CPU or provisioned throughput by its first served entity, named by its name."""
+    props = endpoint_props(obj)
+    kind = endpoint_kind(props)
+    check_numbers(kind, props, label, source)
+    name = str(obj.get("name") or f"endpoint[{index}]")
+    return ExportItem(kind, props, label, name, f"serving-endpoint:{name}", source)
+
+
 def _item(kind: str, obj: Mapping[str, Any], label: str, index: int, source: str) -> ExportItem:
+    if kind in ENDPOINT_TYPES:
+        return _endpoint_item(obj, label, index, source)
     check_numbers(kind, obj["settings"] if kind == JOB and isinstance(obj.get("settings"), Mapping) else obj, label,
                   source)
     if kind == JOB:
@@ -368,8 +387,8 @@ def export_items(doc: Any, source: str, label: str = "", index: int = 0) -> list
         if nested is not None:
             return nested
         keys = ", ".join(sorted(map(str, doc))[:8]) or "no keys"
-        raise InputError.single(source, label, f"does not look like a Databricks cluster, job, instance pool or "
-                                f"cluster policy (has {clip(keys)}).", FIX)
+        raise InputError.single(source, label, f"does not look like a Databricks cluster, job, instance pool, "
+                                f"cluster policy or serving endpoint (has {clip(keys)}).", FIX)
     out.append(_item(kind, doc, label, index, source))
     return out
 

@@ -22,6 +22,7 @@ from dbxtypes.vocabulary import (
     INSTANCE_POOL,
     JOB,
     MODEL_SERVING_ENDPOINT,
+    PROVISIONED_THROUGHPUT_ENDPOINT,
     UNKNOWN_ARGUMENT,
     UNKNOWN_VALUE,
     SelectedValue,
@@ -32,15 +33,20 @@ _CLUSTER = ("num_workers", "autoscale.min_workers", "autoscale.max_workers", "au
             "aws_attributes.spot_bid_price_percent", "azure_attributes.spot_bid_max_price")
 _IN_JOB = ("job_clusters.new_cluster", "tasks.new_cluster", "new_cluster")
 
+#: A served entity's numbers (databricks-sdk ``serving.ServedEntityOutput``, ``ServedModelOutput``).
+_ENTITY_NUMBERS = tuple(f"config.{entities}.{field}" for entities in ("served_entities", "served_models")
+                        for field in ("min_provisioned_throughput", "max_provisioned_throughput",
+                                      "provisioned_model_units", "min_provisioned_concurrency",
+                                      "max_provisioned_concurrency"))
+
 #: Per resource kind, the fields (dotted; a list on the way is each of its elements) that hold a number.
 NUMERIC_FIELDS: Mapping[str, tuple[str, ...]] = {
     CLUSTER: _CLUSTER,
     JOB: (*(f"{where}.{field}" for where in _IN_JOB for field in _CLUSTER), "max_concurrent_runs", "timeout_seconds",
           "tasks.max_retries", "tasks.timeout_seconds"),
     INSTANCE_POOL: ("min_idle_instances", "max_capacity", "idle_instance_autotermination_minutes"),
-    MODEL_SERVING_ENDPOINT: tuple(f"config.{entities}.{field}" for entities in ("served_entities", "served_models")
-                                  for field in ("min_provisioned_throughput", "max_provisioned_throughput",
-                                                "provisioned_model_units")),
+    MODEL_SERVING_ENDPOINT: _ENTITY_NUMBERS,
+    PROVISIONED_THROUGHPUT_ENDPOINT: _ENTITY_NUMBERS,
 }
 
 

@@ -35,7 +35,7 @@ from gpucatalog import load_catalog
 from gpucatalog.serving import load_serving_catalog
 from policies.items import ExportItem
 from stackplan.costing import price_plan
-from stackplan_sources.audit import audit_items
+from stackplan_sources.audit import audit_items, read_export
 from stackplan_sources.exports import is_terraform_plan, require_terraform_plan, terraform_items
 from stackplan_sources.hcl import is_terraform_code, terraform_module_read
 from stackplan_sources.tf_nodes import resolve_node_types, resource_clouds
@@ -159,15 +159,18 @@ def serving_cloud(items: list[ExportItem], region: str | None) -> str | None:
 
 def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, cloud: str | None = None,
                           region: str | None = None, var_files: Sequence[str] = (), as_code: bool = False,
-                          allow_empty: bool = False) -> Plan:
+                          allow_empty: bool = False, export: bool = False) -> Plan:
     """The plan priced (``--prices`` as for a stack; ``region``: ``--region``, the workspace's region), with the
     findings ``check --terraform-plan`` gives it. ``path`` may be Terraform code as written (a ``.tf`` file or a
     module directory, ``--terraform``; ``var_files``: its ``--var-file``s; ``as_code``: read as code whatever it
     holds; ``allow_empty``: a directory with no .tf is an empty module, a diff's base before the first .tf): read as
-    the plan Terraform would make."""
+    the plan Terraform would make. ``export``: ``path`` is a workspace export (``cost --cluster-json``: a file or a
+    directory of what the API returned, `stackplan_sources.audit.read_export`), priced the same way."""
     skipped: list[Skipped] = []
     hints: dict[str, tuple[str, str]] = {}
-    if as_code or is_terraform_code(path):
+    if export:
+        items = read_export(path)
+    elif as_code or is_terraform_code(path):
         code = terraform_module_read(path, var_files, allow_empty=allow_empty)
         items, skipped, hints = code.items, code.not_evaluated, code.clouds
     else:

@@ -1,4 +1,5 @@
-"""A live read of a workspace through databricks-sdk: clusters, jobs, instance pools and cluster policies.
+"""A live read of a workspace through databricks-sdk: clusters, jobs, instance pools, cluster policies, tokens and
+Model Serving endpoints.
 
 The only module that calls the Databricks API. Authentication is the SDK's own (unified auth): the environment
 (``DATABRICKS_HOST`` with ``DATABRICKS_TOKEN``, OAuth M2M, Azure or Google credentials) or a ``~/.databrickscfg``
@@ -35,10 +36,26 @@ LISTS: tuple[tuple[str, str, Callable[[Any], Iterable[Any]]], ...] = (
     ("instance_pools", "instance-pools.json", lambda w: w.instance_pools.list()),
     ("policies", "cluster-policies.json", lambda w: w.cluster_policies.list()),
     ("token_infos", "tokens.json", lambda w: w.tokens.list()),
+    ("endpoints", "serving-endpoints.json", lambda w: _endpoints(w)),
 )
 #: Lists a run goes on without, with a note, when the workspace refuses or lacks them: the caller's own tokens
-#: (token/list; a workspace may turn personal access tokens off).
-OPTIONAL = frozenset({"token_infos"})
+#: (token/list; a workspace may turn personal access tokens off), and serving endpoints (a workspace without Model
+#: Serving, or a caller who may not list them).
+OPTIONAL = frozenset({"token_infos", "endpoints"})
+
+
+def _endpoints(w: Any) -> Iterable[Any]:
+    """Every serving endpoint, whole: ``serving-endpoints list`` gives summaries (databricks-sdk
+    ``serving.ServingEndpoint``, whose served entities hold no workload type, size or provisioned throughput), so each
+    is read with ``serving-endpoints get`` (``ServingEndpointDetailed``). One the caller may not get (CAN_QUERY
+    without CAN_VIEW), or deleted since the list, stays the summary: its compute is then unknown, and said."""
+    from databricks.sdk.errors import NotFound, PermissionDenied
+
+    for summary in w.serving_endpoints.list():
+        try:
+            yield w.serving_endpoints.get(summary.name)
+        except (PermissionDenied, NotFound):
+            yield summary
 
 
 class WorkspaceUnavailable(RuntimeError):

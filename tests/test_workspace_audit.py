@@ -118,7 +118,7 @@ def test_a_mixed_export_with_jobs_pools_and_policies():
 
 @pytest.mark.parametrize(("doc", "fragment"), [
     ({"jobs": {"job_id": 1}}, "jobs: must be a list"),
-    ([ETL, {"id": 1}], "[1]: does not look like a Databricks cluster, job, instance pool or cluster policy"),
+    ([ETL, {"id": 1}], "[1]: does not look like a Databricks cluster, job, instance pool, cluster policy or serving endpoint"),
     ({"clusters": [ETL, 3]}, "clusters[1]: is a int"),
 ])
 def test_what_is_no_databricks_object_is_refused_with_its_place(doc, fragment):

@@ -116,7 +116,8 @@ def test_a_live_read_pages_through_every_list_and_judges_like_an_export(workspac
     assert all(auth == "Bearer dapi-test-token" for path, _, auth in workspace.seen if path.startswith("/api/"))
     # the saved export, read offline, gives the same verdicts
     assert sorted(p.name for p in saved.iterdir()) == ["cluster-policies.json", "clusters.json",
-                                                       "instance-pools.json", "jobs.json", "tokens.json"]
+                                                       "instance-pools.json", "jobs.json", "serving-endpoints.json",
+                                                       "tokens.json"]
     assert main(["check", "--cluster-json", str(saved), "--json"]) == 1
     offline = json.loads(capsys.readouterr().out)
     key = lambda v: (v["policy"], v["urn"], v["message"])  # noqa: E731

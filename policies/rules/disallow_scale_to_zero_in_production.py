@@ -48,6 +48,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(MODEL_SERVING_ENDPOINT,),
     check=check,
+    reads=("config.served_entities.workload_type", "config.served_entities.scale_to_zero_enabled"),
     stack_fields=("scale_to_zero",),
     remediation="Set scale_to_zero_enabled false on GPU endpoints of production stacks.",
     settings=Settings,

@@ -23,6 +23,10 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if not isinstance(view, ResourceView) or view.resource_type != PROVISIONED_THROUGHPUT_ENDPOINT:
         return []
     e = provisioned_entity(view.props)
+    if e.band is not None and e.model_units is None:
+        # a legacy family provisioned in a tokens-per-second band, as Databricks provisions it (read from a
+        # workspace: databricks-sdk ServedEntityOutput.min/max_provisioned_throughput): no model units to judge
+        return []
     least = int(config.get("min_model_units", 1))
     out = []
     if e.model_units is None or e.model_units < least:
@@ -51,6 +55,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(PROVISIONED_THROUGHPUT_ENDPOINT,),
     check=check,
+    reads=("config.served_entities.provisioned_model_units",),
     stack_fields=("provisioned_throughput",),
     remediation="Provision at least min_model_units model units of a model-unit foundation model.",
     settings=Settings,

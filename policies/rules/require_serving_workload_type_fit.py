@@ -46,6 +46,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(MODEL_SERVING_ENDPOINT,),
     check=check,
+    reads=("config.served_entities.workload_type",),
     stack_fields=("workload_type", "model"),
     remediation="Pick the smallest workload type of the cloud whose total GPU memory holds the model, or leave "
                 "workload_type out and let the stack size it.",

@@ -17,7 +17,9 @@ from .kind import ResourceKind
 
 def facts(inputs: Mapping[str, Any]) -> str:
     e = provisioned_entity(inputs)
-    parts = [f"{e.entity} v{e.entity_version} on provisioned throughput", f"{e.model_units} model units"]
+    units = f"{e.model_units} model units" if e.model_units is not None or e.band is None else \
+        f"{e.band[0]}-{e.band[1]} tokens/s"
+    parts = [f"{e.entity} v{e.entity_version} on provisioned throughput", units]
     table = e.inference_table
     if table.get("enabled"):
         parts.append(f"inference table {table.get('catalog_name')}.{table.get('schema_name')}")
@@ -34,6 +36,10 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
                              "model_units": e.model_units, "hours_per_month": float(HOURS_PER_MONTH),
                              "hours_basis": "always provisioned: provisioned throughput has no scale to zero "
                                             "(the month)", "nodes": {"min": 0, "max": 0}}
+    if e.model_units is None and e.band is not None:
+        return CostEntry.model_validate(_unpriced_entry(entry, (
+            f"provisioned in a tokens-per-second band ({e.band[0]}-{e.band[1]} tokens/s, a legacy model family), "
+            "for which no public rate per band is trusted (lakemeter-oss prices bands, not the tokens/s each buys)")))
     if e.model_units is None:
         return CostEntry.model_validate(_unpriced_entry(entry, "the endpoint states no provisioned_model_units"))
     try:

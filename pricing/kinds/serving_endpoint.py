@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dbxtypes.endpoint import endpoint_shape
+from dbxtypes.endpoint import WORKLOAD_SIZES, endpoint_shape
 from dbxtypes.money import money as usd
 from dbxtypes.plan import CostEntry, Resource
 from dbxtypes.shape import as_number
@@ -16,6 +16,7 @@ from dbxtypes.vocabulary import (
     MODEL_SERVING,
     MODEL_SERVING_ENDPOINT,
     SERVING_WORKLOAD,
+    UNKNOWN_VALUE,
 )
 from gpucatalog.serving import load_serving_catalog, sdk_knows
 
@@ -26,8 +27,9 @@ from .kind import ResourceKind
 def facts(inputs: Mapping[str, Any]) -> str:
     e = endpoint_shape(inputs)  # Pulumi's camelCase or the API's (a Terraform plan's) snake_case
     entity, table = e.entity, e.inference_table
-    parts = [f"{entity.get('entity_name')} v{entity.get('entity_version')} on {entity.get('workload_type')}",
-             f"concurrency {entity.get('min_provisioned_concurrency')}-{entity.get('max_provisioned_concurrency')}",
+    size = f"size {e.workload_size}" if e.workload_size else \
+        f"concurrency {entity.get('min_provisioned_concurrency')}-{entity.get('max_provisioned_concurrency')}"
+    parts = [f"{entity.get('entity_name')} v{entity.get('entity_version')} on {entity.get('workload_type')}", size,
              "scales to zero" if entity.get("scale_to_zero_enabled") else "always warm"]
     if table.get("enabled"):
         parts.append(f"inference table {table.get('catalog_name')}.{table.get('schema_name')}")
@@ -56,6 +58,10 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
     workload_type = e.workload_type
     entry.update({"workload_type": SERVING_WORKLOAD, "node_type_id": workload_type, "compute_kind": MODEL_SERVING,
                   "availability": "SERVERLESS", "hours_per_month": hours, "hours_basis": basis})
+    unknown = _unknown_compute(e)
+    if unknown:
+        entry["nodes"] = {"min": 0, "max": 0}
+        return CostEntry.model_validate(_unpriced_entry(entry, unknown))
     try:
         money = serving_cost(cloud, workload_type, low, high, scale_to_zero, hours,
                              float(a.get("serving_launches_per_month") or 0.0) if scale_to_zero else 0.0,
@@ -69,6 +75,19 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
     entry.update({"nodes": {"min": base, "max": top}, "all_on_demand_monthly_expected": money["monthly"]["expected"],
                   "saving_monthly_expected": 0.0, "unpriced": None})
     return CostEntry.model_validate(entry)
+
+
+def _unknown_compute(e: Any) -> str | None:
+    """Why the endpoint's replicas cannot be counted, or None: a workload type or size not known here (a
+    serving-endpoints list summary holds neither; a Terraform value known only after apply), or a custom workload
+    size, whose concurrency range is not public (databricks-sdk documents Small, Medium and Large)."""
+    if UNKNOWN_VALUE in (e.workload_type, e.workload_size, e.entity.get("scale_to_zero_enabled")):
+        return ("its workload type, size or scale to zero is not known here (a serving-endpoints list response holds "
+                "none of them; read the endpoint with serving-endpoints get, or check --workspace)")
+    if e.size_unknown:
+        return (f"workload size {e.workload_size} has no public concurrency range (databricks-sdk documents "
+                f"{', '.join(WORKLOAD_SIZES)}); state min/max_provisioned_concurrency instead")
+    return None
 
 
 def mock_state(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -99,13 +99,18 @@ def _cost_unknown(run: StackRun) -> bool:
 
 def cmd_cost(args: argparse.Namespace) -> int:
     config = common.policy_config(args)
-    terraform = getattr(args, "terraform_plan", None) or getattr(args, "terraform", None)
+    export = getattr(args, "cluster_json", None)
+    terraform = getattr(args, "terraform_plan", None) or getattr(args, "terraform", None) or export
+    if export and args.against:
+        raise InputError.single(args.against, "--against", "goes with --stack, --terraform or --terraform-plan, not "
+                                "with --cluster-json (a workspace export is what runs, not a change).",
+                                "drop --against, or price the change's Terraform plan or stacks.")
 
     def work(stack: str) -> StackRun:
-        if terraform:  # a Terraform plan, or Terraform code as written, priced like a stack
+        if terraform:  # a Terraform plan, Terraform code as written, or a workspace export, priced like a stack
             plan = priced_terraform_plan(stack, policy_config=config, prices=args.prices,
                                          region=getattr(args, "region", None), var_files=args.var_file,
-                                         as_code=bool(getattr(args, "terraform", None)))
+                                         as_code=bool(getattr(args, "terraform", None)), export=bool(export))
             run = StackRun(plan.stack, stack, plan=plan)
             run.base = args.against
         else:

@@ -160,6 +160,10 @@ def _cost_arguments(p: argparse.ArgumentParser) -> None:
     sources.add_argument("--terraform", metavar="PATH",
                          help="price Terraform code as written (a .tf file or a module directory) instead of a "
                               "stack; --against another one (or a plan's JSON) diffs the two")
+    sources.add_argument("--cluster-json", metavar="FILE|DIR",
+                         help="price a workspace export (what check --cluster-json reads, or check --workspace "
+                              "--save-export DIR wrote): its clusters, jobs, pools and serving endpoints, GPU, "
+                              "serverless GPU and provisioned throughput")
     var_file_arg(p)
     p.add_argument("--against", metavar="BASE",
                    help="a stack name, a stack file, a plan JSON saved earlier, or a directory of base plans "
