@@ -26,6 +26,9 @@ from stackplan_cli.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 REGIONS = yaml.safe_load(REGIONS_PATH.read_text())
+_VM = json.loads((REPO / "pricing" / "vm_prices.json").read_text())
+VM_AWS = _VM["clouds"]["aws"]
+REGIONS_KNOWN_AWS = _VM["regions"]["aws"]
 RATES = yaml.safe_load(RATES_PATH.read_text())
 DEV = (REPO / "stacks" / "Pulumi.dev.yaml").read_text()
 PROD = (REPO / "stacks" / "Pulumi.prod.yaml").read_text()
@@ -103,12 +106,14 @@ def test_a_node_type_the_region_has_no_price_for_is_unpriced_never_priced_at_the
     """Issue 53, item 1: no silent fallback to the reference region's VM price; a serving rate the region lacks is
     priced at the reference region's and said so."""
     path = tmp_path / "Pulumi.prod.yaml"
-    path.write_text(_in_region(PROD, "eu-west-1"))
+    path.write_text(_in_region(PROD, "ap-southeast-1"))
     plan = build_plan(str(path), with_cost=True)
-    assert "p4d.24xlarge" not in REGIONS["clouds"]["aws"]["vm"]["eu-west-1"]["nodes"]
-    job = _by_name(plan)["prod-training-job"]
-    assert job.unpriced is not None and "p4d.24xlarge" in job.unpriced and "eu-west-1" in job.unpriced
-    assert "prod-training-job" in plan.cost.total.unpriced and plan.cost.total.complete is False
+    # the per-region AWS GPU list (pricing/vm_prices.json) has no g5 in ap-southeast-1; it has p4d.24xlarge
+    assert "ap-southeast-1" not in REGIONS["clouds"]["aws"]["vm"]
+    cluster = _by_name(plan)["prod-inference-cluster"]
+    assert cluster.unpriced is not None and "g5.xlarge" in cluster.unpriced and "ap-southeast-1" in cluster.unpriced
+    assert "prod-inference-cluster" in plan.cost.total.unpriced and plan.cost.total.complete is False
+    assert _by_name(plan)["prod-training-job"].unpriced is None
     assert not any("priced at us-east-1's" in n and "VM" in n for n in plan.cost.notes)
     # a region of Databricks' table with no serving rate: the endpoint at us-east-1's, said so
     no_serving = next(r for r in REGIONS["clouds"]["aws"]["regions"]
@@ -119,14 +124,16 @@ def test_a_node_type_the_region_has_no_price_for_is_unpriced_never_priced_at_the
 
 
 def test_a_real_region_with_no_prices_names_the_resources_unpriced_and_the_total_incomplete(tmp_path):
-    """ap-northeast-1 is an AWS region the data knows (the Spot Instance Advisor lists it) without an AWS VM price in
-    the committed data: the GPU clusters are unpriced and the total says it leaves them out (issue 53: it was priced at
-    us-east-1's with a note, $13.59/h against lakemeter's $20.57/h for a g5.12xlarge job)."""
+    """ca-west-1 is an AWS region the data knows (the Spot Instance Advisor lists it) without an AWS VM price in the
+    committed data: the GPU clusters are unpriced and the total says it leaves them out (issue 53: such a region was
+    priced at us-east-1's with a note, $13.59/h against lakemeter's $20.57/h for an ap-northeast-1 g5.12xlarge job;
+    ap-northeast-1 itself is priced now, tests/test_vm_prices.py)."""
+    assert "ca-west-1" in REGIONS_KNOWN_AWS and "ca-west-1" not in VM_AWS
     path = tmp_path / "Pulumi.dev.yaml"
-    path.write_text(_in_region(DEV, "ap-northeast-1"))
+    path.write_text(_in_region(DEV, "ca-west-1"))
     plan = build_plan(str(path), with_cost=True)
     unpriced = [e for e in plan.cost.resources.values() if e.unpriced]
-    assert unpriced and all("ap-northeast-1" in e.unpriced for e in unpriced)
+    assert unpriced and all("ca-west-1" in e.unpriced for e in unpriced)
     assert sorted(plan.cost.total.unpriced) == sorted(e.name for e in unpriced)
     assert plan.cost.total.complete is False
 

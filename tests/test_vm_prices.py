@@ -102,6 +102,46 @@ def test_a_gcp_stack_in_another_region_is_priced_at_that_regions_rows_spot_inclu
         assert "list price, asia-southeast1 (2026-07-30)" in str(entry.spot_basis)
 
 
+def test_an_aws_stack_outside_us_east_1_is_priced_at_that_regions_gpu_rows(tmp_path):
+    """ap-northeast-1 was priced nowhere (Karpenter's AWS list is us-east-1's only): its GPU rows now come from a
+    per-region list (tsaol/aws-gpu, from instances.vantage.sh's AWS Price List data), spot from that region's Spot
+    Instance Advisor savings. The issue's miss: ap-northeast-1 g5 at 0.69x when priced at us-east-1."""
+    rows = VM["clouds"]["aws"]["ap-northeast-1"]
+    assert rows["source"] == "aws_gpu_regions" and "commit 7412fd256" in VM["sources"]["aws_gpu_regions"]
+    assert rows["nodes"]["g5.12xlarge"][0] == 8.22609  # us-east-1: 5.672 (0.69x)
+    assert VM["clouds"]["aws"]["us-east-1"]["source"] == "karpenter_aws_regions"  # the newer list keeps its region
+    plan = build_plan(str(_aws_stack(tmp_path, "dev", "ap-northeast-1")), with_cost=True)
+    assert plan.cost.total.complete
+    sources = {s.figure: s for s in plan.cost.sources}
+    gpu = [e for e in plan.cost.resources.values() if e.node_type_id in rows["nodes"]]
+    assert gpu
+    for entry in gpu:
+        node = str(entry.node_type_id)
+        vm = sources[f"node_types.{node}.usd_per_hour_on_demand"]
+        assert vm.value == rows["nodes"][node][0] and "ap-northeast-1" in str(vm.source) and vm.date == "2026-01-21"
+        if entry.spot_factor is not None:
+            assert entry.spot_factor == pytest.approx(rows["nodes"][node][1] / rows["nodes"][node][0])
+            assert "ap-northeast-1" in str(entry.spot_basis)
+
+
+def test_a_gpu_type_the_regions_list_does_not_offer_stays_unpriced_and_named(tmp_path):
+    """ap-southeast-1 lists no g5 (the issue: 'where a region lacks a type ... named unpriced'): dev's g5 clusters are
+    unpriced there, never priced at us-east-1's row."""
+    assert "g5.xlarge" not in VM["clouds"]["aws"]["ap-southeast-1"]["nodes"]
+    plan = build_plan(str(_aws_stack(tmp_path, "dev", "ap-southeast-1")), with_cost=True)
+    assert not plan.cost.total.complete
+    unpriced = {e.name for e in plan.cost.resources.values() if e.unpriced is not None}
+    assert {"dev-dev-cluster", "dev-inference-cluster"} <= unpriced
+
+
+def _aws_stack(tmp_path: Path, stack: str, region: str) -> Path:
+    text = (REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+    assert "dbx-ai-infra:region" not in text
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    path.write_text(text.replace("config:\n", f"config:\n  dbx-ai-infra:region: {region}\n", 1))
+    return path
+
+
 # --- item 2: spot per type and region, the basis on job entries too --------------------------------------------------
 
 def test_a_job_entry_shows_its_clusters_spot_factor_and_basis():
@@ -207,6 +247,36 @@ def test_the_generator_reads_each_source_and_leaves_out_what_it_does_not_price(t
     cpu = json.loads((tmp_path / "cpu.json").read_text())
     assert [(e["node_type_id"], e["usd_per_hour_on_demand"], e["dbu_per_hour"]) for e in cpu["cpu_node_types"]] == [
         ("m5.2xlarge", 0.384, 1.37), ("Standard_D8s_v3", 0.384, 1.5), ("n2-standard-8", 0.39, 1.44)]
+
+
+_AWS_GPU = """// Auto-generated from instances.vantage.sh data
+// Last updated: 2026-01-21
+
+var allGPUInstances = [
+  {"name": "g5.xlarge", "apiName": "g5.xlarge", "pricing": {
+      "ap-east-1": {"onDemand": 1.5, "reserved": 0.9},
+      "ap-east-1-wl1-hkg1": {"onDemand": 1.9},
+      "us-east-1": {"onDemand": 1.1}}},
+  {"name": "m5.2xlarge", "pricing": {"ap-east-1": {"onDemand": 0.5}}},
+  {"name": "dl2q.24xlarge", "pricing": {}}
+];
+"""
+
+
+def test_the_aws_gpu_list_prices_the_regions_karpenters_list_leaves_out(tmp_path):
+    (tmp_path / "gpu.js").write_text(_AWS_GPU)
+    assert generate([*_sources(tmp_path), "--aws-gpu-regions", f"{tmp_path}/gpu.js@7412fd2"]) == 0
+    vm = json.loads((tmp_path / "vm.json").read_text())
+    aws = vm["clouds"]["aws"]
+    # its region, with that region's spot savings (50%); not a Wavelength Zone; us-east-1 stays Karpenter's
+    assert aws["ap-east-1"] == {"source": "aws_gpu_regions", "date": "2026-01-21", "spot": "Spot Instance Advisor "
+                                "savings", "spot_source": "aws_spot_advisor", "spot_date": "2025-07-28",
+                                "nodes": {"g5.xlarge": [1.5, 0.75], "m5.2xlarge": [0.5, None]}}
+    assert not any("wl1" in r for r in aws) and "ap-east-1-wl1-hkg1" not in vm["regions"]["aws"]
+    assert aws["us-east-1"]["nodes"]["g5.xlarge"][0] == 1.006
+    assert "commit 7412fd2" in vm["sources"]["aws_gpu_regions"] and "2026-01-21" in vm["sources"]["aws_gpu_regions"]
+    (tmp_path / "gpu.js").write_text(_AWS_GPU.replace("// Last updated: 2026-01-21\n", ""))
+    assert generate([*_sources(tmp_path), "--aws-gpu-regions", f"{tmp_path}/gpu.js@7412fd2"]) == 2
 
 
 def test_a_source_that_is_not_what_the_script_reads_is_exit_2(tmp_path, capsys):

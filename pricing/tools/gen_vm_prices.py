@@ -10,6 +10,7 @@ with the commit it was read at::
         --cyclenerd PATH/pricing.yml@fd66b26 \\
         --karpenter-aws PATH/zz_generated.pricing_aws.go@1d927085 \\
         --karpenter-azure PATH/zz_generated.pricing.go@352646f5 \\
+        --aws-gpu-regions PATH/all_gpu_instances.js@7412fd25 \\
         --spot-advisor PATH/spot-advisor-data.json@05e93313:2025-07-28 \\
         --dbu-rates PATH/instance-dbu-rates.csv@0027af58:2026-04-10 \\
         [--lakemeter PATH/vm-costs.csv@COMMIT ...]
@@ -165,6 +166,35 @@ def read_spot_advisor(src: Source) -> dict[str, dict[str, int]]:
                           f"{exc}") from None
 
 
+_JS_UPDATED = re.compile(r"^// Last updated: (\d{4}-\d{2}-\d{2})$", re.M)
+#: A region's name; a Local Zone's or a Wavelength Zone's (``us-east-1-bos-1``, ``eu-west-3-wl1-cmn1``) is no region.
+AWS_REGION = re.compile(r"[a-z]{2}(?:-gov)?-[a-z]+-\d")
+
+
+def read_aws_gpu_regions(src: Source) -> tuple[str, dict[str, dict[str, float]]]:
+    """tsaol/aws-gpu's ``data/all_gpu_instances.js`` (generated from instances.vantage.sh's data, itself from the AWS
+    Price List): ``{region: {instance type: on-demand Linux $/h}}`` for the GPU instance types, regions only."""
+    text = src.path.read_text(encoding="utf-8")
+    stamp = _JS_UPDATED.search(text)
+    try:
+        if stamp is None:
+            raise ValueError("no '// Last updated: YYYY-MM-DD' line")
+        rows = json.loads(text[text.index("["):text.rindex("]") + 1])
+        out: dict[str, dict[str, float]] = {}
+        for row in rows:
+            name = row.get("apiName") or row["name"]
+            for region, price in (row.get("pricing") or {}).items():
+                od = price.get("onDemand")
+                if AWS_REGION.fullmatch(region) and isinstance(od, (int, float)) and od > 0:
+                    out.setdefault(region, {})[name] = round(float(od), 6)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SourceError(f"{src.path}: not tsaol/aws-gpu's all_gpu_instances.js (a dated list of instances with "
+                          f"pricing.<region>.onDemand): {exc}") from None
+    if not out:
+        raise SourceError(f"{src.path}: no prices found")
+    return stamp.group(1), out
+
+
 def read_lakemeter(src: Source) -> tuple[dict[tuple[str, str], dict[str, list[float | None]]], dict[str, str]]:
     """lakemeter-oss vm-costs CSV (or a part of it): ``{(cloud, region): {type: [on_demand, spot]}}`` and the day
     each cloud's rows were fetched."""
@@ -267,14 +297,14 @@ def build(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
         f"commit {srcs['spot_advisor'].commit}, {srcs['spot_advisor'].date}): savings over on demand per region and "
         "instance type, Linux, a whole percent; spot = on demand x (1 - savings).")
     for region, prices in aws.items():
-        saving = advisor.get(region, {})
-        rows_aws: dict[str, list[float | None]] = {
-            n: [prices[n], round(prices[n] * (1 - saving[n] / 100), 6) if n in saving else None]
-            for n in sorted(wanted["aws"] & set(prices))}
+        rows_aws = _with_spot(prices, wanted["aws"], advisor.get(region, {}))
         if rows_aws:
             blocks["aws"][region] = Block("karpenter_aws_regions", date, "Spot Instance Advisor savings",
                                           "aws_spot_advisor", srcs["spot_advisor"].date, rows_aws)
     known["aws"] |= set(aws) | set(advisor)
+    if args.aws_gpu_regions:
+        _aws_gpu_regions(parse_source("aws_gpu_regions", args.aws_gpu_regions), wanted["aws"], advisor,
+                         srcs["spot_advisor"], blocks, descriptions, known)
 
     for src in lakemeter:  # lakemeter's rows, where given, win: the Databricks cost tools' own source
         rows, dates = read_lakemeter(src)
@@ -294,6 +324,33 @@ def build(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
           "regions": {c: sorted(known[c]) for c in known},
           "clouds": {c: {r: _block(b) for r, b in sorted(blocks[c].items())} for c in blocks}}
     return vm, cpu_catalog(cpus, dbu, blocks, srcs["dbu_rates"], descriptions)
+
+
+def _with_spot(prices: dict[str, float], wanted: set[str], saving: dict[str, int]) -> dict[str, list[float | None]]:
+    """``{type: [on demand, spot]}``, spot = on demand x (1 - the advisor's saving). A saving of 0 or less (the advisor
+    has p5.48xlarge in ca-central-1 at -62%: spot above on demand) is no spot price: left unknown."""
+    return {n: [prices[n], round(prices[n] * (1 - saving[n] / 100), 6) if saving.get(n, 0) > 0 else None]
+            for n in sorted(wanted & set(prices))}
+
+
+def _aws_gpu_regions(src: Source, wanted: set[str], advisor: dict[str, dict[str, int]], spot: Source,
+                     blocks: dict[str, dict[str, Block]], descriptions: dict[str, str],
+                     known: dict[str, set[str]]) -> None:
+    """The AWS GPU types' on-demand prices in the regions Karpenter's list (us-east-1) does not cover; spot from the
+    Spot Instance Advisor's savings of that region and type, as for us-east-1."""
+    date, regions = read_aws_gpu_regions(src)
+    descriptions["aws_gpu_regions"] = (
+        f"tsaol/aws-gpu data/all_gpu_instances.js (commit {src.commit}, last updated {date}), generated from "
+        "instances.vantage.sh's data (ec2instances.info, from the AWS Price List): on-demand Linux $/h per region "
+        "for the GPU instance types; Local and Wavelength Zones left out.")
+    for region, prices in regions.items():
+        if region in blocks["aws"]:
+            continue  # the newer list of the region wins (Karpenter's us-east-1: the same figures, 2026-07-20)
+        rows = _with_spot(prices, wanted, advisor.get(region, {}))
+        if rows:
+            blocks["aws"][region] = Block("aws_gpu_regions", date, "Spot Instance Advisor savings",
+                                          "aws_spot_advisor", spot.date, rows)
+    known["aws"] |= set(regions)
 
 
 def _block(b: Block) -> dict[str, Any]:
@@ -361,6 +418,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cyclenerd", required=True, help="Cyclenerd pricing.yml@COMMIT (GCP, every region)")
     ap.add_argument("--karpenter-aws", required=True, help="karpenter-provider-aws zz_generated.pricing_aws.go@COMMIT")
     ap.add_argument("--karpenter-azure", required=True, help="karpenter-provider-azure zz_generated.pricing.go@COMMIT")
+    ap.add_argument("--aws-gpu-regions", help="tsaol/aws-gpu data/all_gpu_instances.js@COMMIT (AWS GPU types, "
+                    "every region; optional)")
     ap.add_argument("--spot-advisor", required=True, help="spotinfo spot-advisor-data.json@COMMIT:DATE")
     ap.add_argument("--dbu-rates", required=True, help="lakemeter-oss instance-dbu-rates.csv@COMMIT:DATE")
     ap.add_argument("--lakemeter", action="append", help="lakemeter-oss vm-costs CSV@COMMIT (repeat; optional)")
