@@ -1151,17 +1151,24 @@ def kept_history(path: Path) -> str:
     return text[at:] if at >= 0 else ""
 
 
+#: Issue 53, item 5: `preview --stack prod` at 0.45x the floor (0.50x before); checking 5,000 exported clusters 50x
+#: faster than checkov on the same 8 rules (issue 23's goals were 0.75x and 30x).
+PREVIEW_GOAL = 0.45
+CHECKOV_GOAL = 50.0
+
+
 def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
-    """Issue 23's goals against this run's figures, where the sections that measure them ran."""
+    """The start-up and speed goals (issues 23, 51 and 53) against this run's figures, where the sections that
+    measure them ran."""
     rows: list[list[str]] = []
 
-    def row(goal: str, measured: str, met: bool) -> None:
-        rows.append([goal, measured, "yes" if met else "**NO**"])
+    def row(goal: str, measured: str, met: bool | None) -> None:
+        rows.append([goal, measured, "not judged" if met is None else "yes" if met else "**NO**"])
 
     floor = summary.get("floor")
     if floor:
         prod = floor["preview_ratios"]["prod"]
-        row("`preview --stack prod` <= 0.75x the floor", f"{prod:.2f}x", prod <= 0.75)
+        row(f"`preview --stack prod` <= {PREVIEW_GOAL:g}x the floor (issue 53)", f"{prod:.2f}x", prod <= PREVIEW_GOAL)
         row(f"`check` of {TEN_STACKS} stack files in one process, SARIF, <= 1.4x", f"{floor['ten_check_ratio']:.2f}x",
             floor["ten_check_ratio"] <= 1.4)
     growth = summary.get("growth")
@@ -1182,10 +1189,23 @@ def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
             terraform["warm"] <= 1.5)
         row("the same findings cold, warm and without the cache", "yes" if terraform["same"] else "no",
             terraform["same"])
+    advise = summary.get("advise")
+    if advise:
+        r = advise["results"][advise["big"]]
+        ratio = r["analysis"] / r["scan_all"]
+        row(f"`advise`'s analysis of {advise['big']:,} gpu_timeline rows <= {ADVISE_SCAN_GOAL:g}x one DuckDB scan of "
+            "the files (issue 53)", f"{ratio:.2f}x", ratio <= ADVISE_SCAN_GOAL)
+        row(f"its peak memory <= {ADVISE_RSS_GOAL_MIB} MiB (issue 53)", mib(r["analysis_rss"]),
+            r["analysis_rss"] <= ADVISE_RSS_GOAL_MIB)
     peer = (summary.get("peer") or {}).get("sizes", {})
     if 5000 in peer:
         times = peer[5000]["checkov"] / peer[5000]["same"]
-        row("against checkov, the same rules, 5,000 clusters: >= 30x faster", f"{times:.1f}x", times >= 30)
+        # a ratio counts only when both found the planted violations and nothing else: a checkov that skipped files
+        # (parse errors) or missed findings did less work than ours
+        honest = peer[5000]["honest"]
+        row(f"against checkov, the same 8 rules, 5,000 clusters: >= {CHECKOV_GOAL:g}x faster (issue 53)",
+            f"{times:.1f}x" + ("" if honest else " (findings differ: not like for like)"),
+            times >= CHECKOV_GOAL if honest else None)
     return rows
 
 
@@ -1250,7 +1270,7 @@ def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
     lines.append(f"- The whole benchmark run: {elapsed:.0f} s.")
     goals = start_up_goals(summary)
     if goals:
-        lines += ["", "Start-up goals (issue 23; ratios to the floor of the same run):", "",
+        lines += ["", "Goals (ratios to the floor, or to the peer, of the same run):", "",
                   table(["goal", "measured", "met"], goals, align="lrl")]
     if notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in notes]

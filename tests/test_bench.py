@@ -40,3 +40,34 @@ def test_the_advise_case_plants_on_the_job_cluster_of_training(tmp_path: Path) -
         targets, _, where = plant_targets(plan, ["gpu-underutilized"], only)
         assert [t.kind for t in targets] == ["jobs_compute"], only
         assert where == {"gpu-underutilized": targets[0].workload}
+
+
+def test_the_goals_table_judges_issue_53s_goals_and_no_ratio_of_unlike_runs() -> None:
+    """Issue 53, item 5: the table of goals shows `preview --stack prod` against 0.45x the floor (it showed issue 23's
+    0.75x, so 0.57x read as met) and checkov at 50x, and the advise goals; a checkov run whose findings differ from
+    the planted ones (parse errors, missed checks) is not judged, whatever its ratio."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_run", RUN)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        del sys.modules[spec.name]
+    summary = {"floor": {"preview_ratios": {"prod": 0.47}, "ten_check_ratio": 0.9},
+               "advise": {"big": 21_038_400, "results": {21_038_400: {"analysis": 2.9, "scan_all": 1.0,
+                                                                        "analysis_rss": 410.0}}},
+               "peer": {"sizes": {5000: {"checkov": 280.0, "same": 4.0, "honest": False}}}}
+    rows = {goal: (measured, met) for goal, measured, met in bench.start_up_goals(summary)}
+    assert rows["`preview --stack prod` <= 0.45x the floor (issue 53)"] == ("0.47x", "**NO**")
+    advise = next(v for k, v in rows.items() if k.startswith("`advise`'s analysis"))
+    assert advise == ("2.90x", "yes")
+    assert rows["its peak memory <= 400 MiB (issue 53)"][1] == "**NO**"
+    checkov = rows["against checkov, the same 8 rules, 5,000 clusters: >= 50x faster (issue 53)"]
+    assert checkov == ("70.0x (findings differ: not like for like)", "not judged")
+    summary["peer"]["sizes"][5000]["honest"] = True
+    summary["peer"]["sizes"][5000]["checkov"] = 160.0
+    rows = {goal: (measured, met) for goal, measured, met in bench.start_up_goals(summary)}
+    assert rows["against checkov, the same 8 rules, 5,000 clusters: >= 50x faster (issue 53)"] == ("40.0x", "**NO**")
