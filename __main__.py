@@ -187,6 +187,7 @@ def base_args(name: str) -> dict:
                 spark_env_vars=env, instance_pool_id=pool_ids.get(name), gpu_memory_need_gb=workload.need_gb,
                 policy_id=policy_ids.get(name),
                 user_groups=tuple(spec.users_of(named)), cluster_access=access_of(name, "cluster"),
+                dedicated_group=section.dedicated_group,
                 driver_node_type_id=workload.driver.node_type_id if workload.driver else None)
 
 

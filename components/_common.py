@@ -81,6 +81,9 @@ class ClusterBaseArgs:
     #: The groups that use the workload (the stack's ``cluster_policies.can_use`` of its section): they may manage
     #: the runs of its job. Its SINGLE_USER clusters admit only their single user.
     user_groups: Sequence[str] = ()
+    #: The group the all-purpose clusters are dedicated to (Databricks dedicated group access), instead of
+    #: ``single_user_name``; a job cluster keeps ``single_user_name``, its run_as identity.
+    dedicated_group: str | None = None
     #: More access to each of the workload's clusters, beyond its single user's CAN_RESTART.
     cluster_access: Sequence[AccessArgs] = ()
     #: The stack, carried as tag ``dbx_stack``: with ``workload_type`` it names the stack workload a cluster (or a job
@@ -93,6 +96,24 @@ class ClusterBaseArgs:
     def __post_init__(self) -> None:
         if self.cloud not in AVAILABILITY:
             raise ValueError(f"cloud must be one of {', '.join(AVAILABILITY)}, got {self.cloud!r}")
+
+
+#: The kind of compute whose access modes are the current ones (pulumi-databricks 1.118 Cluster ``kind``: with it,
+#: ``data_security_mode`` takes DATA_SECURITY_MODE_DEDICATED, the alias of SINGLE_USER, and ``single_user_name`` a
+#: group name; ``use_ml_runtime`` selects the ML runtime; provider docs, resources/cluster.md).
+CLASSIC_PREVIEW = "CLASSIC_PREVIEW"
+
+
+def group_access(group: str) -> dict[str, Any]:
+    """The settings of a cluster dedicated to ``group``: every member can attach, with the group's permissions
+    (Databricks docs, "Dedicated group access": runtime 15.4 or later; the provider documents it with ``kind``)."""
+    return {"kind": CLASSIC_PREVIEW, "data_security_mode": "DATA_SECURITY_MODE_DEDICATED", "single_user_name": group,
+            "use_ml_runtime": True}
+
+
+def holder(args: ClusterBaseArgs) -> dict[str, str]:
+    """Who an all-purpose cluster is dedicated to, as an access control names them: its group, or its single user."""
+    return {"group_name": args.dedicated_group} if args.dedicated_group else identity(args.single_user_name)
 
 
 def cloud_attributes(cloud: str, availability: Availability, first_on_demand: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dbxtypes.vocabulary import (
     SINGLE_NODE_TAGS,
 )
 
-from ._common import ClusterBaseArgs, child_options, cluster_settings, create_cluster, identity, permissions
+from ._common import ClusterBaseArgs, child_options, cluster_settings, create_cluster, group_access, holder, permissions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,10 +41,12 @@ class DevCluster(pulumi.ComponentResource):
             spark_conf={**SINGLE_NODE_CONF, SHUFFLE_PARTITIONS_KEY: str(args.shuffle_partitions)},
             extra_tags=SINGLE_NODE_TAGS)
         settings["spark_env_vars"].setdefault(HF_HOME_ENV, args.model_cache_dir)
+        if args.dedicated_group:
+            settings.update(group_access(args.dedicated_group))
         cluster = create_cluster(name, settings, child_options(self, opts), num_workers=0,
                                       autotermination_minutes=args.autotermination_minutes)
         self.cluster_id = cluster.id
         # the dev cluster's single user may start and restart it without being an admin
-        permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
+        permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(holder(args), "CAN_RESTART")],
                     child_options(self, opts), args.cluster_access)
         self.register_outputs({"cluster_id": self.cluster_id})

@@ -20,7 +20,8 @@ from ._common import (
     child_options,
     cluster_settings,
     create_cluster,
-    identity,
+    group_access,
+    holder,
     permissions,
 )
 
@@ -61,10 +62,12 @@ class InferenceCluster(pulumi.ComponentResource):
         settings = cluster_settings(args, "inference", availability=availability,
                                     first_on_demand=on_demand_base(args.min_workers),
                                     spark_conf={SCALE_DOWN_WINDOW_KEY: str(args.scale_down_minutes * 60)})
+        if args.dedicated_group:
+            settings.update(group_access(args.dedicated_group))
         cluster = create_cluster(
             name, settings, child_options(self, opts), autotermination_minutes=args.autotermination_minutes,
             autoscale={"min_workers": args.min_workers, "max_workers": args.max_workers})
         self.cluster_id = cluster.id
-        permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(identity(args.single_user_name), "CAN_RESTART")],
+        permissions(f"{name}-cluster", {"cluster_id": cluster.id}, [(holder(args), "CAN_RESTART")],
                     child_options(self, opts), args.cluster_access)
         self.register_outputs({"cluster_id": self.cluster_id})

@@ -18,6 +18,8 @@ from ._common import (
     child_options,
     cluster_settings,
     create_cluster,
+    group_access,
+    holder,
     identity,
     permissions,
 )
@@ -103,12 +105,12 @@ class TrainingCluster(pulumi.ComponentResource):
 
         self.cluster_id = None
         if args.all_purpose_cluster:
-            cluster = create_cluster(name, settings, child,
-                                          autotermination_minutes=args.autotermination_minutes)
+            own = {**settings, **group_access(args.dedicated_group)} if args.dedicated_group else settings
+            cluster = create_cluster(name, own, child, autotermination_minutes=args.autotermination_minutes)
             self.cluster_id = cluster.id
             # its single user may start and restart it (SINGLE_USER access mode admits nobody else)
             permissions(f"{name}-cluster", {"cluster_id": cluster.id},
-                        [(identity(args.single_user_name), "CAN_RESTART")], child, args.cluster_access)
+                        [(holder(args), "CAN_RESTART")], child, args.cluster_access)
         self.checkpoint_dir = args.checkpoint_dir
         self.job_id = None
         if args.job is not None:

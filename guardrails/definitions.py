@@ -174,7 +174,11 @@ def policy_definition(limits: WorkloadLimits) -> dict[str, Any]:
     d: dict[str, Any] = {
         "spark_version": {"type": "regex", "pattern": GPU_ML_RUNTIME_REGEX},
         "runtime_engine": _fixed("STANDARD", hidden=True),  # Photon does not run GPU ML runtimes
-        "data_security_mode": _fixed("SINGLE_USER"),
+        # dedicated access, by its current name (with kind CLASSIC_PREVIEW; to a person or a group) or its legacy one:
+        # databricks-sdk compute.DataSecurityMode, "SINGLE_USER: Legacy alias for DATA_SECURITY_MODE_DEDICATED";
+        # provider docs, resources/cluster.md. A cluster that sets neither gets the current name (defaultValue).
+        "data_security_mode": {"type": "allowlist", "values": ["DATA_SECURITY_MODE_DEDICATED", "SINGLE_USER"],
+                               "defaultValue": "DATA_SECURITY_MODE_DEDICATED"},
     }
     node_types = sorted(limits.node_types)
     d["node_type_id"] = {"type": "allowlist", "values": node_types}

@@ -188,6 +188,12 @@ class WorkloadSpec(_Spec):
         "The user (or service principal, by application id) this workload's clusters are dedicated to, and its job "
         "runs as. Default: the stack's single_user_name. A dev workload is dedicated to a person: a service "
         "principal there admits no one to attach a notebook."))
+    dedicated_group: str | None = Field(None, min_length=1, description=(
+        "Dedicate the workload's all-purpose clusters to this group instead of single_user_name (Databricks dedicated "
+        "group access: every member can attach, with the group's permissions; runtime 15.4 or later, and kind "
+        "CLASSIC_PREVIEW with DATA_SECURITY_MODE_DEDICATED, which the stack sets). Give the group CAN MANAGE on a "
+        "/Workspace/Groups/<group> folder for its notebooks and MLflow experiments. A training job still runs as "
+        "single_user_name. Default: none (dedicated to single_user_name)."))
     memory_need_gb: float | None = Field(None, gt=0, le=100_000, description=(
         "A measured GPU memory need of one node, GB (e.g. advise's observed peak plus headroom): overrides the "
         "model's estimate when the node is sized or a pinned node is checked. Default: the model's estimate."))
@@ -314,8 +320,21 @@ class InferenceSpec(ClusterWorkloadSpec):
         "How often optimized autoscaling may release idle workers down to min_workers, in minutes (emitted as "
         "spark.databricks.aggressiveWindowDownS, at most 10 minutes). Default 10, the seed's idle time."))
     autotermination_minutes: Annotated[int, Field(ge=0), _at_most("max_autotermination_minutes")] = Field(
-        0, description=("Idle minutes before the whole cluster stops; 0 = never (default: an inference cluster "
-                        "keeps its on-demand base up). A dev or test stack may set 10..120 and go cold."))
+        60, description=("Idle minutes before the whole cluster stops. Default 60 (0 with always_on: never). "
+                         "A cluster that never stops says why: always_on with always_on_reason."))
+    always_on: bool = Field(False, description=(
+        "The cluster never auto-terminates (autotermination_minutes 0, its default then): priced for the whole "
+        "month; needs always_on_reason. Default false."))
+    always_on_reason: str | None = Field(None, min_length=1, description=(
+        "Why the cluster stays up (the preview shows it beside the month it is priced for). Needed by always_on."))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _always_on_default(cls, data: Any) -> Any:
+        """always_on without autotermination_minutes: 0 (never stop)."""
+        if isinstance(data, Mapping) and data.get("always_on") is True and "autotermination_minutes" not in data:
+            return {**data, "autotermination_minutes": 0}
+        return data
 
     @model_validator(mode="after")
     def _min_le_max(self) -> InferenceSpec:
@@ -330,7 +349,21 @@ class InferenceSpec(ClusterWorkloadSpec):
         if 0 < self.autotermination_minutes < 10:
             raise ValueError(f"autotermination_minutes must be 0 (never) or at least 10, got "
                              f"{self.autotermination_minutes}")
+        self._always_on_said()
         return self
+
+    def _always_on_said(self) -> None:
+        """A cluster that never stops says why (issue 52: inference clusters nobody used, up the whole month)."""
+        # autotermination_minutes 0 without always_on (the way a stack said "never stop" before issue 52) is read,
+        # priced for the whole month, and named by the preview with its fix (resolve.compute_access): an advisory
+        # for a release, not exit 2 for a stack that deployed as it is.
+        if self.always_on and self.autotermination_minutes:
+            raise ValueError(f"always_on is set but autotermination_minutes is {self.autotermination_minutes}; "
+                             f"remove autotermination_minutes (always_on never stops the cluster) or always_on")
+        if self.always_on and not self.always_on_reason:
+            raise ValueError("always_on needs always_on_reason: why the cluster stays up the whole month")
+        if self.always_on_reason and not self.always_on:
+            raise ValueError("always_on_reason is set without always_on: true; remove it or set always_on")
 
 
 class DevSpec(WorkloadSpec):
@@ -1203,12 +1236,27 @@ class StackSpec(_Spec):
         self._people_on_interactive(workloads)
         return self
 
+    def _group_runtime(self, w: NamedWorkload) -> None:
+        """Dedicated group access needs Databricks Runtime 15.4 or later (Databricks docs, "Dedicated group access")."""
+        found = re.match(r"^(\d+)(?:\.(\d+))?\.x-", self.runtime)
+        if found and (int(found.group(1)), int(found.group(2) or 0)) < (15, 4):
+            raise ValueError(f"{w.key}.dedicated_group needs runtime 15.4 or later (dedicated group access), the stack "
+                             f"runs {self.runtime}; move runtime to an LTS release from 15.4 on")
+
     def _people_on_interactive(self, workloads: Mapping[str, NamedWorkload]) -> None:
         """An interactive (dev) cluster is dedicated to a person: in dedicated access mode only its single user can
         attach to it, so one dedicated to a service principal is of use to no one (jobs keep running as the
         service principal)."""
         for w in workloads.values():
             who = self.identity_of(w)
+            if w.spec.dedicated_group is not None:
+                self._group_runtime(w)
+                continue
+            if isinstance(w.spec, InferenceSpec) and is_application_id(who):
+                raise ValueError(f"{w.key} is an inference cluster dedicated to the service principal {who}, so no "
+                                 f"person can attach to it and no job of the stack runs on it; set "
+                                 f"{w.key}.dedicated_group to the group that serves from it (Databricks dedicated "
+                                 f"group access)")
             if isinstance(w.spec, DevSpec) and is_application_id(who):
                 raise ValueError(f"{w.key} is an interactive cluster dedicated to the service principal {who} (the "
                                  f"stack's single_user_name), so no person can attach a notebook to it; set "

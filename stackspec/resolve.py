@@ -31,7 +31,7 @@ from gpucatalog.serving import (
 )
 from gpucatalog.sizing import SHARDING_OVERHEAD
 
-from .models import ClusterWorkloadSpec, NamedWorkload, SectionSpec, StackSpec, TrainingSpec
+from .models import ClusterWorkloadSpec, InferenceSpec, NamedWorkload, SectionSpec, StackSpec, TrainingSpec
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,8 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
                         f"automatically) refuses to create catalog {uc.catalog}, and everything under it. Fix: set "
                         "storage_root to the catalog's managed location, or existing_catalog: true to use a catalog "
                         "that exists.")
-    warnings += storage_prerequisites(spec) + endpoint_identity(spec) + user_run_as(spec)
+    warnings += storage_prerequisites(spec) + endpoint_identity(spec) + user_run_as(spec) + always_on(spec, source)
+    warnings += compute_access(spec)
     endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)
@@ -287,6 +288,48 @@ def _serverless(spec: StackSpec, named: NamedWorkload, catalog: Catalog, problem
                         "page before deploying.")
     return ServerlessWorkload(named.name, key, acc, section.gpus, need, est, memory,
                               sharded=sharding if sharding != "none" else None)
+
+
+def always_on(spec: StackSpec, source: str) -> list[str]:
+    """An inference cluster that never stops, as the preview says it: with its reason (``always_on``), or, where the
+    stack says ``autotermination_minutes: 0`` without one (how a stack said "never stop" before issue 52, when 0
+    was the default), read as before (up and priced for the whole month) and named with its fix: an advisory, so a
+    stack that deployed yesterday still deploys; the reason is asked for, not enforced, until a later release."""
+    out = []
+    for w in spec.named_workloads().values():
+        s = w.spec
+        if not isinstance(s, InferenceSpec) or s.autotermination_minutes:
+            continue
+        if s.always_on:
+            out.append(f"{PROJECT}:{w.key} is always on ({s.always_on_reason}): priced for the whole month.")
+        else:
+            out.append(f"{source}: {PROJECT}:{w.key}.autotermination_minutes is 0 without always_on: the cluster "
+                       f"never stops and is priced for the whole month, with no reason given. Fix: say why with "
+                       f"always_on: true and always_on_reason: <why> (and remove autotermination_minutes), or let it "
+                       f"stop when idle (remove autotermination_minutes: the default is 60; or 10..120).")
+    return out
+
+
+def compute_access(spec: StackSpec) -> list[str]:
+    """Who can use each all-purpose cluster, as the preview says it: one dedicated to a group
+    (its folder: Databricks docs, "Dedicated group access": the group needs CAN MANAGE on a workspace folder,
+    /Workspace/Groups/<group>, for notebooks and MLflow experiments); groups that may create clusters under a policy
+    but cannot attach to the workload's own, dedicated to one user."""
+    out = []
+    for w in spec.named_workloads().values():
+        s = w.spec
+        if isinstance(s, TrainingSpec) and not s.makes_cluster:
+            continue
+        if s.dedicated_group:
+            g = s.dedicated_group
+            out.append(f"{PROJECT}:{w.key}: its cluster is dedicated to group {g}: give {g} CAN MANAGE on a folder "
+                       f"/Workspace/Groups/{g} for its notebooks and MLflow experiments (on a group cluster a member "
+                       f"has the group's permissions only).")
+        elif groups := spec.users_of(w):
+            out.append(f"{PROJECT}:{w.key}: {', '.join(groups)} may create clusters under its policy but cannot attach "
+                       f"to its cluster, dedicated to {spec.identity_of(w)}; set {w.key}.dedicated_group to dedicate "
+                       f"it to the group that uses it.")
+    return out
 
 
 def user_run_as(spec: StackSpec) -> list[str]:

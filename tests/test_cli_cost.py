@@ -315,12 +315,15 @@ def _inference_entry(doc):
     return entry
 
 
-def test_inference_base_never_stops_by_default_and_is_priced_for_the_month(write_stack, capsys):
-    doc = cost_json(capsys, "--stack", str(_inference_stack(write_stack)))
+def test_an_always_on_inference_base_is_priced_for_the_month_and_the_default_stops_when_idle(write_stack, capsys):
+    """Issue 52: the default was 0 (never), and a cluster nobody used cost the whole month; now it stops after an idle
+    hour, and one that stays up says why (always_on)."""
+    doc = cost_json(capsys, "--stack", str(_inference_stack(write_stack, always_on=True,
+                                                            always_on_reason="a scoring stream runs day and night")))
     entry = _inference_entry(doc)
     assert entry["hours_per_month"] == 730 and entry["hours_basis"].startswith("always on")
-    # the same stack going cold after 30 idle minutes is priced at the usage assumption (200 h)
-    cold = _inference_entry(cost_json(capsys, "--stack", str(_inference_stack(write_stack, autotermination_minutes=30))))
+    # the default: going cold after an idle hour, priced at the usage assumption (200 h)
+    cold = _inference_entry(cost_json(capsys, "--stack", str(_inference_stack(write_stack))))
     assert cold["hours_per_month"] == 200 and cold["hours_basis"] == "usage assumption inference_hours_per_month"
     assert cold["monthly"]["min"] == pytest.approx(entry["monthly"]["min"] * 200 / 730)
     assert doc["violations"] == []  # "never" is allowed for inference
@@ -362,8 +365,7 @@ def test_the_generated_inference_policy_admits_never_and_the_training_policy_doe
     plan = build_plan("prod", with_policies=False)
     definitions = {r.id: json.loads(r.inputs["definition"]) for r in plan.resources if r.type.endswith("ClusterPolicy")}
     by_name = {r.name: r for r in plan.resources}
-    serving = by_name["prod-inference-cluster"].inputs
-    assert serving["autoterminationMinutes"] == 0
+    serving = dict(by_name["prod-inference-cluster"].inputs, autoterminationMinutes=0)  # as an always_on one is
     assert evaluate_shape(definitions[serving["policyId"]], cluster_shape(serving)).allowed
     # the training job's cluster, as an all-purpose cluster under the same policy would be with auto-termination 0
     (job_cluster,) = by_name["prod-training-job"].inputs["jobClusters"]
@@ -372,11 +374,16 @@ def test_the_generated_inference_policy_admits_never_and_the_training_policy_doe
     assert not result.allowed and {v.path for v in result.violations} == {"autotermination_minutes"}
 
 
-def test_shipped_stacks_prod_serves_around_the_clock_and_dev_may_go_cold(capsys):
+def test_shipped_stacks_say_which_inference_clusters_stay_up(capsys):
+    """Issue 52: prod's inference cluster ran the whole month ($4,688.61) though no job or endpoint used it; it now
+    stops after an idle hour and is priced for its batch hours. estate's chat cluster stays up, and says why."""
     prod = _inference_entry(cost_json(capsys, "--stack", "prod"))
     dev = _inference_entry(cost_json(capsys, "--stack", "dev"))
-    assert prod["hours_basis"].startswith("always on") and prod["hours_per_month"] == 730
+    assert prod["hours_basis"] == "usage assumption inference_hours_per_month" and prod["hours_per_month"] == 210
     assert dev["hours_basis"] == "usage assumption inference_hours_per_month" and dev["hours_per_month"] == 200
+    estate = cost_json(capsys, "--stack", "estate")
+    chat = next(e for e in estate["cost"]["resources"].values() if e["name"] == "estate-chat-cluster")
+    assert chat["hours_basis"].startswith("always on") and chat["hours_per_month"] == 730
 
 
 def test_a_multi_gpu_node_gets_the_cheaper_single_gpu_named_with_the_monthly_difference(write_stack, capsys):

@@ -72,9 +72,10 @@ def test_inference_cluster_autoscales_over_an_on_demand_base(cloud_plan):
     attrs = only_own_block(c, cloud)
     assert attrs["firstOnDemand"] == 3  # the driver plus the two base workers
     assert attrs["availability"] == FALLBACK[cloud]
-    # the seed's 10 idle minutes scale idle workers down to the base; the base itself never auto-terminates
+    # the seed's 10 idle minutes scale idle workers down to the base; the whole cluster stops after an idle hour
+    # (issue 52: the base stayed up the whole month by default, whether anyone used it or not)
     assert c["sparkConf"]["spark.databricks.aggressiveWindowDownS"] == "600"
-    assert c["autoterminationMinutes"] == 0
+    assert c["autoterminationMinutes"] == 60
     assert c["sparkEnvVars"]["HF_HOME"] == f"/Volumes/ai_{cloud}_test/models/hf_cache"
 
 

@@ -160,10 +160,11 @@ SP = "0b7d4c1e-2f3a-4e5b-8c6d-9e0f1a2b3c4d"
 
 def test_a_dev_cluster_dedicated_to_a_service_principal_is_refused_and_one_for_a_person_is_admitted(write_stack,
                                                                                                     capsys):
-    code, _, err = run(capsys, "check", "--stack", stack_with(write_stack, single_user_name=SP))
+    # (no inference section: one dedicated to the service principal is refused too, issue 52 item 4)
+    code, _, err = run(capsys, "check", "--stack", stack_with(write_stack, single_user_name=SP, inference=None))
     assert code == 2 and "dev is an interactive cluster dedicated to the service principal" in err
     assert "dev.single_user_name" in err and "Traceback" not in err
-    person = stack_with(write_stack, name="person", single_user_name=SP,
+    person = stack_with(write_stack, name="person", single_user_name=SP, inference=None,
                         dev={"model": {"params_billions": 7, "precision": "fp16"},
                              "single_user_name": "alice@example.com"})
     code, out, _ = run(capsys, "preview", "--stack", person, "--json")

@@ -3,12 +3,13 @@ uses. Each test failed on the code before its item."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHIPPED, config_for, resources
+from conftest import BASE_CONFIG, SHIPPED, config_for, resources
 
 from stackplan_cli.cli import main
 
@@ -280,3 +281,90 @@ def test_the_runtime_rule_warns_a_year_before_the_end_of_support(today, warned):
     if warned:
         assert problem is not None and "reaches its end of support on 2027-08-19" in problem
     assert verdict("17.3.x-gpu-ml-scala2.13", date.fromisoformat(today)).problem is None
+
+
+# --- 4 and 6. compute the people and groups the stack names can use ---------------------------------------------------
+
+@pytest.mark.parametrize("stack, group", [("prod", "ml-serving"), ("azure-prod", "ml-engineers")])
+def test_the_production_inference_clusters_are_dedicated_to_the_group_that_serves_from_them(plan_of, stack, group):
+    """Before: dedicated to a service principal, never auto-terminating, used by no job or endpoint."""
+    plan = plan_of(stack)
+    (cluster,) = [r for r in resources(plan, "cluster:Cluster") if r["inputs"]["customTags"]["workload_type"] ==
+                  "inference"]
+    c = cluster["inputs"]
+    assert (c["kind"], c["dataSecurityMode"], c["singleUserName"], c["useMlRuntime"]) == (
+        "CLASSIC_PREVIEW", "DATA_SECURITY_MODE_DEDICATED", group, True)
+    assert c["autoterminationMinutes"] == 60
+    (perms,) = [p for p in by_type(plan, "permissions:Permissions").values() if p.get("clusterId") == cluster["id"]]
+    assert {"groupName": group, "permissionLevel": "CAN_RESTART"} in perms["accessControls"]
+
+
+def test_the_estates_clusters_are_dedicated_to_the_groups_that_use_them(plan_of):
+    """Before: dedicated to ml-platform@example.com while CAN_USE and CAN_ATTACH_TO went to groups."""
+    plan = plan_of("estate")
+    perms = {p["clusterId"]: p["accessControls"] for p in by_type(plan, "permissions:Permissions").values()
+             if "clusterId" in p}
+    clusters = resources(plan, "cluster:Cluster")
+    assert len(clusters) == 4
+    for cluster in clusters:
+        c = cluster["inputs"]
+        assert c["dataSecurityMode"] == "DATA_SECURITY_MODE_DEDICATED" and c["kind"] == "CLASSIC_PREVIEW"
+        assert c["singleUserName"] in ("ml-serving", "data-scientists"), cluster["name"]
+        assert {"groupName": c["singleUserName"], "permissionLevel": "CAN_RESTART"} in perms[cluster["id"]]
+    (job,) = by_type(plan, "job:Job").values()  # the fine-tune job keeps running as its user
+    assert job["jobClusters"][0]["newCluster"]["singleUserName"] == "ml-platform@example.com"
+
+
+def test_an_always_on_cluster_says_why_and_is_priced_for_the_month(capsys):
+    code, out, err = run(capsys, "preview", "--stack", "estate", "--json")
+    plan = json.loads(out)
+    chat = next(e for e in plan["cost"]["resources"].values() if e["name"] == "estate-chat-cluster")
+    assert code == 0 and "the chat transcripts' scoring stream runs around the clock" in err
+    assert chat["hours_per_month"] == 730 and chat["hours_basis"].startswith("always on")
+    assert "workloads.chat is always on (the chat transcripts' scoring stream runs around the clock)" in err
+
+
+def test_a_cluster_that_never_stops_without_a_reason_is_read_as_before_and_named_with_its_fix(write_stack, capsys):
+    """Migration (chosen): ``autotermination_minutes: 0`` was the default before issue 52; a stack that says it without
+    ``always_on`` deploys as before (never stops, priced for the month), and the preview names file, field and fix."""
+    base = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"])
+    path = stack_with(write_stack, inference={**base, "autotermination_minutes": 0})
+    code, out, err = run(capsys, "preview", "--stack", path, "--json")
+    cluster = next(e for e in json.loads(out)["cost"]["resources"].values() if e["name"] == "test-inference-cluster")
+    assert code == 0 and cluster["hours_per_month"] == 730
+    assert (f"{path}: dbx-ai-infra:inference.autotermination_minutes is 0 without always_on" in err
+            and "Fix: say why with always_on: true and always_on_reason" in err)
+
+
+def test_an_inference_cluster_stops_after_an_idle_hour_by_default(write_stack, capsys):
+    """Before: 0 (never) was the default, and the prod and azure-prod clusters ran the whole month."""
+    code, out, _ = run(capsys, "preview", "--stack", stack_with(write_stack), "--json")
+    cluster = next(r for r in json.loads(out)["resources"] if r["name"] == "test-inference-cluster")
+    assert code == 0 and cluster["inputs"]["autoterminationMinutes"] == 60
+
+
+@pytest.mark.parametrize("inference, message", [
+    ({"always_on": True}, "always_on needs always_on_reason"),
+    ({"always_on": True, "always_on_reason": "x", "autotermination_minutes": 30}, "always_on is set but"),
+])
+def test_an_inference_cluster_that_never_stops_says_why(write_stack, capsys, inference, message):
+    base = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"])
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, inference={**base, **inference}))
+    assert code == 2 and "dbx-ai-infra:inference" in err and message in err
+
+
+def test_an_inference_cluster_for_a_service_principal_alone_is_refused(write_stack, capsys):
+    sp = "0b7d4c1e-2f3a-4e5b-8c6d-9e0f1a2b3c4d"
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, single_user_name=sp, dev=None))
+    assert code == 2 and "inference is an inference cluster dedicated to the service principal" in err
+    base = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"])
+    code, _, _ = run(capsys, "preview", "--stack", stack_with(write_stack, name="grp", single_user_name=sp, dev=None,
+                                                               inference={**base, "dedicated_group": "serving"}))
+    assert code == 0
+
+
+def test_dedicated_group_access_needs_runtime_15_4(write_stack, capsys):
+    base = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"])
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, runtime="14.3.x-gpu-ml-scala2.12",
+                                                                inference={**base, "dedicated_group": "serving"}))
+    assert code == 2 and "dedicated_group needs runtime 15.4 or later" in err

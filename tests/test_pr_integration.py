@@ -240,7 +240,7 @@ def test_combined_cost_report_puts_changed_stacks_first_and_folds_the_rest(capsy
     assert order[0].endswith("Pulumi.broken.yaml")
     assert order[1:3] == ["azure-prod", "prod"]  # new (no base plan), then changed
     assert set(order[3:]) == {"dev", "gcp-dev"}
-    assert "| prod | aws |" in text and "+$1,176.54" in summary[3]
+    assert "| prod | aws |" in text and "+$263.41" in summary[3]
     assert "no base plan: new" in summary[2]
     folded = text.split("<details><summary>2 unchanged stacks: dev, gcp-dev</summary>", 1)
     assert len(folded) == 2 and "## Cost review: stack dev" in folded[1]
@@ -321,4 +321,4 @@ def test_html_cost_diff_has_a_before_after_chart_by_workload(tmp_path):
     assert rects[("training", "base")] == rects[("training", "head")]  # training did not change
     assert rects[("inference", "head")] > rects[("inference", "base")]  # one more on-demand worker
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert "after: $6,599.54/month" in texts
+    assert "after: $2,946.98/month" in texts

@@ -202,9 +202,10 @@ def test_the_people_the_stack_names_can_use_its_compute(stack, plan_of):
     ids = {r["id"]: r for r in by_urn.values()}
     for r in plan["resources"]:
         if r["type"] == "databricks:index/cluster:Cluster":
-            user = r["inputs"]["singleUserName"]
+            user = r["inputs"]["singleUserName"]  # a person, a service principal, or a group (dedicated_group)
             assert {"permissionLevel": "CAN_RESTART"}.items() <= next(
-                a for a in acl[r["id"]] if user in (a.get("userName"), a.get("servicePrincipalName"))).items(), r["name"]
+                a for a in acl[r["id"]] if user in (a.get("userName"), a.get("servicePrincipalName"),
+                                                     a.get("groupName"))).items(), r["name"]
         if r["type"] == "databricks:index/job:Job":
             assert any(a["permissionLevel"] == "CAN_MANAGE_RUN" for a in acl[r["id"]]), r["name"]
         if r["type"] == "databricks:index/instancePool:InstancePool" and r["id"] in acl:

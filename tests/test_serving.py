@@ -238,7 +238,7 @@ def test_each_inference_cluster_and_endpoint_is_priced_the_other_way(capsys):
     code, plan = run_json(capsys, "preview", "--stack", "prod")
     advice = {a["id"]: a for a in plan["advice"]}
     cluster = _entry(plan, "prod-inference-cluster")
-    endpoint_cost = 2 * 20 * 0.07 * 730  # two replicas for the two base workers, warm the month
+    endpoint_cost = 2 * 20 * 0.07 * 210  # two replicas for the two base workers, at the cluster's 210 hours
     a = advice["cluster-vs-endpoint"]
     assert a["resource_name"] == "prod-inference-cluster"
     assert a["monthly_cost_delta"] == pytest.approx(endpoint_cost - cluster["monthly"]["expected"])
