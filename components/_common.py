@@ -79,7 +79,7 @@ class ClusterBaseArgs:
     #: Init scripts on Unity Catalog Volumes (``/Volumes/...``), run on every node at start, in order.
     init_scripts: Sequence[str] = ()
     #: The groups that use the workload (the stack's ``cluster_policies.can_use`` of its section): they may manage
-    #: the runs of its job. Its SINGLE_USER clusters admit only their single user.
+    #: the runs of its job. Its dedicated clusters admit only their single user (or group).
     user_groups: Sequence[str] = ()
     #: The group the all-purpose clusters are dedicated to (Databricks dedicated group access), instead of
     #: ``single_user_name``; a job cluster keeps ``single_user_name``, its run_as identity.
@@ -98,17 +98,25 @@ class ClusterBaseArgs:
             raise ValueError(f"cloud must be one of {', '.join(AVAILABILITY)}, got {self.cloud!r}")
 
 
-#: The kind of compute whose access modes are the current ones (pulumi-databricks 1.118 Cluster ``kind``: with it,
-#: ``data_security_mode`` takes DATA_SECURITY_MODE_DEDICATED, the alias of SINGLE_USER, and ``single_user_name`` a
-#: group name; ``use_ml_runtime`` selects the ML runtime; provider docs, resources/cluster.md).
+#: The current access-mode names (issue 52 item 11), which every cluster the stack makes, and every job cluster,
+#: is created with. ``kind = CLASSIC_PREVIEW`` is what admits them: with it ``data_security_mode`` takes
+#: DATA_SECURITY_MODE_DEDICATED ("Alias for SINGLE_USER"), ``single_user_name`` a user *or a group*, and
+#: ``use_ml_runtime`` / ``is_single_node`` replace the runtime name's ``-ml`` and the single-node Spark settings
+#: (Terraform provider docs, resources/cluster.md, ``kind``, ``data_security_mode``, ``single_user_name``,
+#: ``use_ml_runtime``, ``is_single_node``; databricks-sdk compute.Kind: "By using the simple form, your clusters are
+#: automatically using kind = CLASSIC_PREVIEW"; compute.DataSecurityMode: "SINGLE_USER: Legacy alias for
+#: DATA_SECURITY_MODE_DEDICATED"; pulumi-databricks 1.118 ClusterArgs and JobJobClusterNewClusterArgs take all four).
+#: The provider suppresses the diff from SINGLE_USER to DATA_SECURITY_MODE_DEDICATED (clusters/resource_cluster.go,
+#: DataSecurityModeDiffSuppressFunc), so a cluster deployed with the legacy name is not replaced for the new one.
 CLASSIC_PREVIEW = "CLASSIC_PREVIEW"
+DEDICATED = "DATA_SECURITY_MODE_DEDICATED"
 
 
 def group_access(group: str) -> dict[str, Any]:
     """The settings of a cluster dedicated to ``group``: every member can attach, with the group's permissions
-    (Databricks docs, "Dedicated group access": runtime 15.4 or later; the provider documents it with ``kind``)."""
-    return {"kind": CLASSIC_PREVIEW, "data_security_mode": "DATA_SECURITY_MODE_DEDICATED", "single_user_name": group,
-            "use_ml_runtime": True}
+    (Databricks docs, "Dedicated group access", docs.databricks.com/compute/group-access: runtime 15.4 or later; the
+    group named in ``single_user_name``, which takes a group with ``kind``: provider docs, resources/cluster.md)."""
+    return {"single_user_name": group}
 
 
 def holder(args: ClusterBaseArgs) -> dict[str, str]:
@@ -189,7 +197,11 @@ def cluster_settings(args: ClusterBaseArgs, role: str, *, availability: Availabi
     """Inputs shared by an all-purpose cluster and a job cluster (no auto-termination, no name)."""
     settings: dict[str, Any] = {
         "spark_version": args.spark_version,
-        "data_security_mode": "SINGLE_USER",  # dedicated access mode: ML GPU runtimes read UC Volumes
+        # dedicated access, by its current name (see CLASSIC_PREVIEW): the ML runtime and GPUs run in dedicated access
+        # only (standard access runs neither), and Unity Catalog Volumes are read as the single user or group
+        "kind": CLASSIC_PREVIEW,
+        "data_security_mode": DEDICATED,
+        "use_ml_runtime": True,
         "single_user_name": args.single_user_name,
         "custom_tags": role_tags(args.tags, role, args.gpu_memory_need_gb,
                                  {**({STACK_TAG: args.stack} if args.stack else {}),

@@ -10,8 +10,6 @@ from dbxtypes.vocabulary import (
     DEV_CLUSTER_TYPE,
     HF_HOME_ENV,
     SHUFFLE_PARTITIONS_KEY,
-    SINGLE_NODE_CONF,
-    SINGLE_NODE_TAGS,
 )
 
 from ._common import ClusterBaseArgs, child_options, cluster_settings, create_cluster, group_access, holder, permissions
@@ -36,10 +34,15 @@ class DevCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DevClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(DEV_CLUSTER_TYPE, name, None, opts)
+        # one node by ``is_single_node`` (with kind CLASSIC_PREVIEW: Databricks sets the single-node Spark settings and
+        # tag itself; provider docs, resources/cluster.md, "single node cluster"). The legacy settings
+        # (spark.databricks.cluster.profile singleNode, spark.master local[*], ResourceClass SingleNode) are not sent:
+        # the API refuses the profile beside an access mode ("spark.databricks.cluster.profile is not allowed when
+        # choosing an access mode", databricks/databricks-sdk-py issue 881).
         settings = cluster_settings(
             args, "interactive", availability="on_demand", first_on_demand=1,
-            spark_conf={**SINGLE_NODE_CONF, SHUFFLE_PARTITIONS_KEY: str(args.shuffle_partitions)},
-            extra_tags=SINGLE_NODE_TAGS)
+            spark_conf={SHUFFLE_PARTITIONS_KEY: str(args.shuffle_partitions)})
+        settings["is_single_node"] = True
         settings["spark_env_vars"].setdefault(HF_HOME_ENV, args.model_cache_dir)
         if args.dedicated_group:
             settings.update(group_access(args.dedicated_group))

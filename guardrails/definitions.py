@@ -22,9 +22,6 @@ from dbxtypes.vocabulary import (
     ATTRIBUTES_BLOCK,
     GPU_ML_RUNTIME_REGEX,
     ON_DEMAND,
-    SINGLE_NODE_PROFILE,
-    SINGLE_NODE_PROFILE_KEY,
-    SINGLE_NODE_TAGS,
     SPOT_WITH_FALLBACK,
     on_demand_base,
 )
@@ -131,10 +128,11 @@ def _interactive(d: dict[str, Any], limits: WorkloadLimits, block: str) -> None:
     d["num_workers"] = _fixed(0, hidden=True)
     d["autoscale.min_workers"] = {"type": "forbidden"}
     d["autoscale.max_workers"] = {"type": "forbidden"}
-    d[f"spark_conf.{SINGLE_NODE_PROFILE_KEY}"] = _fixed(SINGLE_NODE_PROFILE, hidden=True)
-    d["spark_conf.spark.master"] = _fixed("local[*]", hidden=True)
-    for tag, value in SINGLE_NODE_TAGS.items():
-        d[f"custom_tags.{tag}"] = _fixed(value, hidden=True)
+    # one node by is_single_node (kind CLASSIC_PREVIEW: Databricks sets the single-node Spark settings itself). The
+    # legacy settings are not pinned: "fixed" would add spark.databricks.cluster.profile to every cluster made under
+    # the policy, and the API refuses it beside an access mode (databricks/databricks-sdk-py issue 881). Policies
+    # take any attribute of the Clusters API (compute policy reference, "Supported attributes").
+    d["is_single_node"] = _fixed(True, hidden=True)
     d[f"{block}.availability"] = _fixed(ON_DEMAND[limits.cloud])
     d["autotermination_minutes"] = _range(10, limits.autotermination_minutes,
                                           default=limits.autotermination_minutes)

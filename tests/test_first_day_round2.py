@@ -172,7 +172,7 @@ def test_a_dev_cluster_dedicated_to_a_service_principal_is_refused_and_one_for_a
     assert code == 0 and not [v for v in plan["violations"] if v["enforcement"] == "mandatory"]
     by_name = {r["name"]: r["inputs"] for r in plan["resources"]}
     assert by_name["person-dev-cluster"]["singleUserName"] == "alice@example.com"
-    assert by_name["person-dev-cluster"]["dataSecurityMode"] == "SINGLE_USER"  # the policy's fixed value admits it
+    assert by_name["person-dev-cluster"]["dataSecurityMode"] == "DATA_SECURITY_MODE_DEDICATED"  # the policy admits it
     assert by_name["person-training-job"]["runAs"] == {"servicePrincipalName": SP}  # jobs keep the principal
     assert by_name["person-dev-cluster-permissions"]["accessControls"] == [
         {"userName": "alice@example.com", "permissionLevel": "CAN_RESTART"}]

@@ -368,3 +368,54 @@ def test_dedicated_group_access_needs_runtime_15_4(write_stack, capsys):
     code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, runtime="14.3.x-gpu-ml-scala2.12",
                                                                 inference={**base, "dedicated_group": "serving"}))
     assert code == 2 and "dedicated_group needs runtime 15.4 or later" in err
+
+
+# --- 11. the current access-mode names where the provider documents them, the legacy ones still read ---------------
+
+def _clusters_of(plan: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every cluster the plan creates: the all-purpose clusters, and each job's job clusters."""
+    out = [(r["name"], r["inputs"]) for r in resources(plan, "cluster:Cluster")]
+    for job in resources(plan, "job:Job"):
+        out += [(f"{job['name']}[{c['jobClusterKey']}]", c["newCluster"]) for c in job["inputs"].get("jobClusters", [])]
+    return out
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_every_cluster_of_the_shipped_stacks_is_made_with_the_current_access_mode_names(plan_of, stack):
+    """Before: data_security_mode SINGLE_USER (the legacy alias) and, on dev clusters, the single-node Spark settings
+    (spark.databricks.cluster.profile, which the API refuses beside an access mode with kind)."""
+    for name, c in _clusters_of(plan_of(stack)):
+        assert (c.get("kind"), c.get("dataSecurityMode"), c.get("useMlRuntime")) == (
+            "CLASSIC_PREVIEW", "DATA_SECURITY_MODE_DEDICATED", True), name
+        assert "spark.databricks.cluster.profile" not in c.get("sparkConf", {}), name
+        if c.get("numWorkers") == 0 and "autoscale" not in c:
+            assert c["isSingleNode"] is True and "ResourceClass" not in c["customTags"], name
+
+
+def _audit(tmp_path: Path, capsys, cluster: dict[str, Any]) -> set[str]:
+    path = tmp_path / f"{cluster['cluster_id']}.json"
+    path.write_text(json.dumps({"clusters": [cluster]}))
+    code = main(["check", "--cluster-json", str(path), "--json"])
+    out = capsys.readouterr().out
+    assert code in (0, 1)
+    return {v["policy"] for v in json.loads(out)["violations"]}
+
+
+def test_an_audit_reads_the_legacy_access_mode_names_as_it_reads_the_current_ones(tmp_path, capsys):
+    """A workspace returns clusters made either way (and may return SINGLE_USER for one created as
+    DATA_SECURITY_MODE_DEDICATED: the provider suppresses that diff as an alias, resource_cluster.go): a dev node
+    judged by its current names and by its legacy ones gets the same verdicts; one that is neither is named."""
+    base = {"cluster_name": "nb", "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
+            "driver_node_type_id": "g5.xlarge", "num_workers": 0, "autotermination_minutes": 30,
+            "single_user_name": "a@example.com", "aws_attributes": {"availability": "ON_DEMAND"},
+            "custom_tags": {"workload": "genai", "cost_center": "ai"}}
+    current = _audit(tmp_path, capsys, {**base, "cluster_id": "0101-current", "kind": "CLASSIC_PREVIEW",
+                                        "data_security_mode": "DATA_SECURITY_MODE_DEDICATED", "is_single_node": True,
+                                        "use_ml_runtime": True})
+    legacy = _audit(tmp_path, capsys, {**base, "cluster_id": "0101-legacy", "data_security_mode": "SINGLE_USER",
+                                       "spark_conf": {"spark.databricks.cluster.profile": "singleNode",
+                                                      "spark.master": "local[*]"},
+                                       "custom_tags": {**base["custom_tags"], "ResourceClass": "SingleNode"}})
+    neither = _audit(tmp_path, capsys, {**base, "cluster_id": "0101-neither", "data_security_mode": "SINGLE_USER"})
+    assert current == legacy and "databricks-cluster-configure-single-node" not in current
+    assert neither == current | {"databricks-cluster-configure-single-node"}

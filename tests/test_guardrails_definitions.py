@@ -73,13 +73,13 @@ GOOD = {
                   "autotermination_minutes": 10, "data_security_mode": "SINGLE_USER",
                   "aws_attributes": {"availability": "SPOT_WITH_FALLBACK", "first_on_demand": 3},
                   "custom_tags": {"workload": "genai", "cost_center": "ai-team", "workload_type": "inference"}},
+    # the current names (issue 52 item 11): one node by is_single_node, no legacy single-node Spark settings
     "interactive": {"spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
                     "driver_node_type_id": "g5.xlarge", "num_workers": 0, "autotermination_minutes": 30,
-                    "data_security_mode": "SINGLE_USER",
-                    "spark_conf": {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*]"},
+                    "kind": "CLASSIC_PREVIEW", "data_security_mode": "DATA_SECURITY_MODE_DEDICATED",
+                    "is_single_node": True, "use_ml_runtime": True,
                     "aws_attributes": {"availability": "ON_DEMAND", "first_on_demand": 1},
-                    "custom_tags": {"workload": "genai", "cost_center": "ai-team", "workload_type": "interactive",
-                                    "ResourceClass": "SingleNode"}},
+                    "custom_tags": {"workload": "genai", "cost_center": "ai-team", "workload_type": "interactive"}},
 }
 
 
@@ -110,8 +110,9 @@ BAD = [
     ("training", ("runtime_engine", "PHOTON"), "runtime_engine"),
     ("interactive", ("autotermination_minutes", 0), "autotermination_minutes"),
     ("interactive", ("autotermination_minutes", 240), "autotermination_minutes"),
-    ("interactive", ("spark_conf/spark.master", "yarn"), "spark_conf.spark.master"),
-    ("interactive", ("custom_tags/ResourceClass", "Standard"), "custom_tags.ResourceClass"),
+    ("interactive", ("is_single_node", False), "is_single_node"),
+    ("interactive", ("data_security_mode", "DATA_SECURITY_MODE_STANDARD"), "data_security_mode"),  # no ML, no GPU
+    ("training", ("data_security_mode", "USER_ISOLATION"), "data_security_mode"),  # the same, by its legacy name
     ("interactive", ("num_workers", 2), "num_workers"),
     ("interactive", ("gcp_attributes", {"availability": "ON_DEMAND_GCP"}), "gcp_attributes.availability"),
 ]

@@ -278,7 +278,9 @@ CASES: dict[str, Case] = {
         with_(TRAINING, autotermination_minutes=None), False),  # Pulumi: absent = provider default 60
     "databricks-cluster-configure-single-node": Case(
         CLUSTER, SINGLE_NODE, with_conf(SINGLE_NODE, spark_dot_master=None),
-        "Fix: add spark_conf spark.master=local[*] (or set is_single_node true with kind CLASSIC_PREVIEW).",
+        "Fix: set is_single_node true with kind CLASSIC_PREVIEW (the current form: Databricks sets them itself; "
+        "provider docs, resources/cluster.md), or add spark_conf spark.master=local[*] (the legacy form, without "
+        "kind).",
         with_(SINGLE_NODE, spark_conf=None), True),
     "databricks-resource-require-tags": Case(
         CLUSTER, INFERENCE, with_(INFERENCE, custom_tags__cost_center=None),

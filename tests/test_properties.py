@@ -122,6 +122,9 @@ def cpu_runtime(r, role):
     if "nodeTypeId" not in r:
         return None
     r["sparkVersion"] = "17.3.x-scala2.13"
+    # with kind CLASSIC_PREVIEW, use_ml_runtime makes that the GPU ML runtime on a GPU node (provider docs,
+    # resources/cluster.md): the mutation drops it too, or the cluster would still be right
+    r.pop("useMlRuntime", None)
     return "databricks-cluster-require-matching-runtime"
 
 

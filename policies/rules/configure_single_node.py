@@ -42,19 +42,22 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
            "policies for single nodes match on it)")
     return [f"cluster has no workers (num_workers 0, no autoscale) but is not configured as single node: missing "
             f"{', '.join(missing)}; {why}. "
-            f"Fix: add {', '.join(missing)} (or set is_single_node true with kind CLASSIC_PREVIEW)."]
+            f"Fix: set is_single_node true with kind CLASSIC_PREVIEW (the current form: Databricks sets them itself; "
+            f"provider docs, resources/cluster.md), or add {', '.join(missing)} (the legacy form, without kind)."]
 
 
 RULE = Rule(
     name="databricks-cluster-configure-single-node",
-    description=("Clusters without workers must be configured as single-node clusters, with the singleNode profile, a "
-                 "local Spark master and the ResourceClass tag, or with is_single_node and kind CLASSIC_PREVIEW."),
+    description=("Clusters without workers must be configured as single-node clusters: with is_single_node and kind "
+                 "CLASSIC_PREVIEW, or (the legacy form) with the singleNode profile, a local Spark master and the "
+                 "ResourceClass tag."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
     stack_fields=('node_type_id',),
-    remediation=("Set spark_conf spark.databricks.cluster.profile=singleNode and spark.master=local[*] plus custom tag "
-                 "ResourceClass=SingleNode, or set is_single_node true with kind CLASSIC_PREVIEW."),
+    remediation=("Set is_single_node true with kind CLASSIC_PREVIEW, or (the legacy form, without kind) spark_conf "
+                 "spark.databricks.cluster.profile=singleNode and spark.master=local[*] plus custom tag "
+                 "ResourceClass=SingleNode."),
     severity="medium",
     reads=("num_workers", "autoscale", "is_single_node", "spark_conf", "custom_tags"),
     # an unknown worker count reads as 0 workers: such a cluster is not judged either
