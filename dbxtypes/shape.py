@@ -248,7 +248,8 @@ class ClusterShape:
     gpu: bool = True
     #: The access controls a ``Permissions`` resource of the same plan gives this cluster (each with its principal
     #: and ``permission_level``); None where the input does not say (a per-resource judgement, a workspace export).
-    access: tuple[Mapping[str, Any], ...] | None = None
+    #: `UNKNOWN_VALUE` when none names it but one whose target is known only after apply may (issue 51).
+    access: tuple[Mapping[str, Any], ...] | str | None = None
     #: Read from Terraform (code or a plan): the provider's documented arguments are its fields too.
     terraform: bool = False
     #: How ``role`` was decided (`role_of`): ``tag workload_type``, or what the cluster is.

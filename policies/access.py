@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dbxtypes.shape import ClusterShape, normalize_props
-from dbxtypes.vocabulary import CLUSTER, JOB, PERMISSIONS
+from dbxtypes.vocabulary import CLUSTER, JOB, PERMISSIONS, UNKNOWN_VALUE
 from policies.rule import ResourceView, View
 
 #: The target attributes of a Permissions resource this module reads, and the type each names.
@@ -52,12 +52,15 @@ def access_links(resources: Iterable[tuple[str, Mapping[str, Any] | None]]) -> d
 def with_access(resource_type: str, ids: Sequence[str | None], views: list[View],
                 links: Mapping[tuple[str, str], tuple] | None) -> list[View]:
     """``views`` of a cluster or job whose ids are ``ids``, each given the access controls the plan's links hold for
-    it (``()`` when the plan has Permissions but none for it). Unchanged when ``links`` is None (not known)."""
+    it (``()`` when the plan has Permissions but none for it). Unchanged when ``links`` is None (not known). When
+    none names it but a Permissions whose target is known only after apply may (``job_id = each.value.url``), its
+    access is `UNKNOWN_VALUE`: the rules that read it say not judged (issue 51), never "no Permissions"."""
     if links is None or resource_type not in (CLUSTER, JOB):
         return views
-    controls: tuple = ()
+    named: tuple = ()
     for found in (links.get((resource_type, i)) for i in ids if i):
-        controls += found or ()
+        named += found or ()
+    controls: tuple | str = UNKNOWN_VALUE if not named and (resource_type, UNKNOWN_VALUE) in links else named
     out: list[View] = []
     for view in views:
         if isinstance(view, ClusterShape) and view.resource_type == CLUSTER:

@@ -86,6 +86,10 @@ def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
         value: Any = view.props
         if steps[0] == "job":
             value, steps = getattr(view, "job", None) or {}, steps[1:]
+        elif steps[0] == "access":  # the plan's Permissions (`policies.access.with_access`)
+            if getattr(view, "access", None) == UNKNOWN_VALUE:
+                out.append("access (a Permissions resource whose target is known only after apply may name it)")
+            continue
         for step in steps:
             if isinstance(value, str) and _unknown(value):
                 break

@@ -23,7 +23,7 @@ class ResourceView:
     source: Source = "pulumi"
     label: str = ""
     #: A job's access controls from a ``Permissions`` resource of the same plan (see ``ClusterShape.access``).
-    access: tuple[Mapping[str, Any], ...] | None = None
+    access: tuple[Mapping[str, Any], ...] | str | None = None
     #: Read from Terraform (see ``ClusterShape.terraform``).
     terraform: bool = False
 

@@ -83,3 +83,18 @@ def test_a_resource_whose_for_each_is_unknown_stays_unknown(tmp_path, capsys):
     code, out, err = check(tmp_path, capsys, "for_each = var.names")
     listed = [v["resource_name"] for v in json.loads(out)["violations"] if v["policy"] == "terraform-not-evaluated"]
     assert code == 0 and listed == ["databricks_job.x", "databricks_permissions.x"]
+
+
+def test_a_permission_whose_target_is_known_only_after_apply_leaves_access_not_judged(tmp_path, capsys):
+    """A permission naming its job by a computed attribute (each.value.url) may name any job of the plan: the
+    access-control rule says not judged on the jobs no known permission names, never "no Permissions"."""
+    (tmp_path / "main.tf").write_text(JOBS.replace("EXPANSION", "for_each = var.jobs").replace(
+        "job_id   = each.value.id", "job_id   = each.value.url"), encoding="utf-8")
+    code = main(["check", "--terraform", str(tmp_path), "--format", "json"])
+    out, _ = capsys.readouterr()
+    access = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-resource-require-access-control"]
+    assert code == 0 and len(access) == 2
+    assert all(v["enforcement"] == "not-judged" and "known only after apply may name it" in v["message"]
+               for v in access)
+    assert main(["check", "--terraform", str(tmp_path), "--fail-on-unknown"]) == 1
+    capsys.readouterr()

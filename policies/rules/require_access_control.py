@@ -20,6 +20,11 @@ from dbxtypes.vocabulary import CLUSTER, JOB
 from policies.rule import ResourceView, Rule, View
 
 
+def _concerns(view: View) -> bool:
+    """A cluster dedicated to one person needs no Permissions: not judged on it, whatever its access."""
+    return not (isinstance(view, ClusterShape) and view.props.get("single_user_name"))
+
+
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
     if isinstance(view, PoolShape) or view.access is None or view.access:  # not known here, or granted
         return []
@@ -48,4 +53,6 @@ RULE = Rule(
                 "that uses it.",
     severity="medium",
     scope="plan",
+    reads=("access",),
+    concerns=_concerns,
 )

@@ -19,8 +19,8 @@ from policies.rule import ResourceView, Rule, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type != JOB or not view.access:
-        return []
+    if not isinstance(view, ResourceView) or view.resource_type != JOB or not isinstance(view.access, tuple):
+        return []  # not a job, or its access not known here (none, or a Permissions whose target is unknown)
     out = []
     for control in view.access:
         if str(control.get("permission_level", "")).upper() != "IS_OWNER":
