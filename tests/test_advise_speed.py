@@ -4,6 +4,7 @@ times anything: these count what the checks ask the engine (the benchmark, bench
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -49,3 +50,22 @@ def test_a_broken_row_is_still_named_by_its_data_row_and_column(tmp_path: Path) 
     problem = caught.value.problems[0]
     assert caught.value.source == "gpu_timeline.parquet"
     assert problem.field == "data row 2, column gpu_mem_used_mb" and "1900.0" in problem.message
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "databricks"])
+def test_the_statistics_read_each_timeline_once(dialect: str) -> None:
+    """Issue 53, item 3: the 21 million rows of a month's gpu_timeline are read by one statement of the statistics,
+    node_timeline's likewise; the export window takes the timelines' span from their per-minute aggregates (it read
+    both again: 6-7% of the analysis's CPU time at 30 days)."""
+    from policies.registry import load_policy_config
+    from stackplan.pipeline import build_plan
+    from stackplan_advise.analysis import render, statements
+    from stackplan_advise.targets import target_rows, targets_of
+
+    plan = build_plan("prod", with_policies=False, with_cost=True)
+    rows = target_rows(targets_of(plan, 200), plan.stack)
+    sql = render("stats.sql.j2", dialect=dialect, targets=rows, thresholds=load_policy_config(None)
+                 .advise_thresholds(), sla=1000.0)
+    for timeline in ("gpu_timeline", "node_timeline"):
+        reading = [s for s in statements(sql) if re.search(rf"\bFROM {timeline}\b", s)]
+        assert len(reading) == 1, (timeline, [s[:200] for s in reading])
