@@ -6,7 +6,8 @@ BaseException in places (``pulumi.runtime.resource._get_source_position_for_fram
 and exited 0), and an RPC task it interrupts never completes, so ``wait_for_rpcs`` waits for it for ever (a run hung
 29 minutes in ``select``); DuckDB turns it into its own "Query interrupted" error. So while a command runs
 (`exit_on_signal`, around each command in ``stackplan_cli.cli``), a signal ends the process from the handler itself:
-partial outputs and scratch directories removed (`PARTIAL`, `scratch_dir`), the line written, ``os._exit``.
+child processes asked to end (`end_children`), partial outputs and scratch directories removed (`PARTIAL`,
+`scratch_dir`), the line written (`line_to`), ``os._exit``.
 
 This module is imported before anything heavy (``stackplan.__main__``) and imports only the exit codes, so a signal
 during start-up finds its handler installed.
@@ -56,11 +57,49 @@ def scratch_dir(prefix: str) -> Iterator[Path]:
             PARTIAL.discard(tmp)
 
 
+#: Where the interrupted line goes: file descriptor 2, or the copy of it kept while 2 points elsewhere
+#: (`line_to`: a JVM's log as the Spark session starts).
+_LINE_FD = [2]
+
+
+@contextlib.contextmanager
+def line_to(fd: int) -> Iterator[None]:
+    """Inside, an interrupted run writes its line to ``fd`` (the user's stderr, kept apart while file descriptor 2
+    points at a log a child process inherits)."""
+    previous, _LINE_FD[0] = _LINE_FD[0], fd
+    try:
+        yield
+    finally:
+        _LINE_FD[0] = previous
+
+
+def end_children() -> None:
+    """Ask each child process of this one to end (SIGTERM): the JVM ``advise --engine spark`` starts ignores SIGINT
+    (pyspark starts it so) and ends at its stdin's end only once its gateway is up; interrupted while it started, it
+    lived on for good (its gateway thread waiting for a connection that never came). Linux lists children in
+    /proc; elsewhere none are found and a child ends at its stdin's end."""
+    me = os.getpid()
+    try:
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:  # "pid (comm) state ppid ...", comm may hold ") "
+                parent = stat.read().rsplit(b")", 1)[-1].split()[1]
+            if int(parent) == me:
+                os.kill(int(entry), signal.SIGTERM)
+        except (OSError, IndexError, ValueError):
+            continue
+
+
 def exit_now() -> None:
-    """End the process at once as an interrupted run (callable from a signal handler: no import, no buffered I/O)."""
+    """End the process at once as an interrupted run (callable from a signal handler: no import, no buffered I/O);
+    the processes it started are asked to end (`end_children`)."""
+    end_children()
     cleanup_partial_outputs()
     with contextlib.suppress(OSError):
-        os.write(2, f"{MESSAGE}\n".encode())
+        os.write(_LINE_FD[0], f"{MESSAGE}\n".encode())
     os._exit(EXIT_INTERRUPTED)
 
 

@@ -19,16 +19,17 @@ import datetime as dt
 import logging
 import os
 import re
-import signal
 import sys
-from collections.abc import Iterator, Mapping
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from dbxtypes.errors import InputError, clip, cut
-from stackplan.interrupts import scratch_dir, signalled
+from stackplan.interrupts import line_to, scratch_dir, signalled
 from stackplan_advise.sources import (
     API_TABLES,
     COLUMNS,
@@ -317,14 +318,11 @@ def spark_session(options: SparkOptions) -> Iterator[Any]:
     active = SparkSession.getActiveSession()
     with scratch_dir("stackplan-spark-") as scratch:  # removed when the run is interrupted too
         log = Path(scratch) / "jvm.log"
-        # pyspark's SparkContext puts its own SIGINT handler in place (it cancels the jobs over py4j, from inside the
-        # call the signal interrupted, and raises): the run's own handler (stackplan.interrupts) is put back after
-        before = signal.getsignal(signal.SIGINT)
         try:
-            with _stderr_to(log):  # the JVM pyspark starts inherits it: its banner and warnings go to the log
-                spark = builder.getOrCreate()
-            if before is not None:
-                signal.signal(signal.SIGINT, before)
+            # the JVM pyspark starts inherits fd 2 (its banner and warnings go to the log), pyspark's own temporary
+            # files go to the scratch directory (an interrupt removes them with it)
+            with _stderr_to(log), _temporary_files_in(scratch):
+                spark = _off_the_main_thread(builder.getOrCreate)
         except Exception as exc:  # noqa: BLE001 - the JVM, the network or the server: named in the message
             where = f"Spark Connect at {options.remote}" if options.remote else f"Spark master {options.master}"
             said = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
@@ -340,13 +338,49 @@ def spark_session(options: SparkOptions) -> Iterator[Any]:
                 spark.stop()
 
 
+def _off_the_main_thread(start: Callable[[], Any]) -> Any:
+    """``start()`` (the session's start) run in a helper thread while the main thread waits for it.
+
+    pyspark's SparkContext puts its own SIGINT handler in place when it starts on the main thread (pyspark
+    ``core/context.py``: it calls ``cancelAllJobs`` over py4j, then raises KeyboardInterrupt). A Ctrl-C as the session
+    started (9-24 s into a run) found it: its call went out on the py4j connection whose call was under way, so the
+    exit waited for the JVM's answer (11-18 s) or the call broke into "cannot start a session" (exit 2). Started off
+    the main thread, pyspark leaves the run's handler (`stackplan.interrupts`) in place, and the main thread, waiting
+    on a lock (which a signal interrupts), runs it at once: exit 130, the JVM ending at its stdin's end."""
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["session"] = start()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread as it was raised
+            done["error"] = exc
+
+    helper = threading.Thread(target=run, name="stackplan-spark-start", daemon=True)
+    helper.start()
+    helper.join()
+    if "error" in done:
+        raise done["error"]
+    return done["session"]
+
+
+@contextmanager
+def _temporary_files_in(directory: Path) -> Iterator[None]:
+    """``tempfile``'s default directory is ``directory`` for the block (pyspark's gateway writes its connection file
+    in a directory of its own there, removed in a ``finally`` that an interrupted run never reaches)."""
+    before, tempfile.tempdir = tempfile.tempdir, str(directory)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = before
+
+
 @contextmanager
 def _stderr_to(path: Path) -> Iterator[None]:
     """File descriptor 2 pointed at ``path`` for the block (what a child process started there inherits), then
-    restored."""
+    restored; an interrupted run's line still goes to the user's stderr (`line_to`)."""
     sys.stderr.flush()
     saved = os.dup(2)
-    with path.open("ab") as sink:
+    with path.open("ab") as sink, line_to(saved):
         os.dup2(sink.fileno(), 2)
         try:
             yield

@@ -12,7 +12,11 @@ POINT is where a user's Ctrl-C may land:
 - ``duckdb``: inside advise's analysis, as its DuckDB query runs (DuckDB turns a KeyboardInterrupt into its own
   error);
 - ``spark``: inside ``advise --engine spark``, as a Spark query runs in the JVM (py4j turns a broken call into its
-  own error).
+  own error);
+- ``spark-launch``: as ``advise --engine spark`` starts the JVM (pyspark waits for its gateway, the process' file
+  descriptor 2 pointed at the JVM's log);
+- ``spark-start``: as the Spark session starts, in a call to the JVM (pyspark's SparkContext is up and its
+  SparkSession is being made: the window where pyspark's own SIGINT handler stood, 9-24 s into a user's run).
 A point may carry a count, ``program:4``: the 4th time the run passes it.
 
 (There was a ``frame`` point, inside the stack-frame lookup Pulumi's runtime runs under ``except BaseException`` at
@@ -35,10 +39,16 @@ WAIT_SECONDS = 120
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+#: The stderr the test reads, kept apart: the run may point file descriptor 2 elsewhere at the point (the JVM's log).
+_STDERR = os.dup(2)
+
+
+def say_ready() -> None:
+    os.write(_STDERR, f"{READY}\n".encode())
 
 
 def ready_and_wait() -> None:
-    print(READY, file=sys.stderr, flush=True)
+    say_ready()
     time.sleep(WAIT_SECONDS)
 
 
@@ -80,7 +90,7 @@ def install(spec: str) -> None:
 
         def connect_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
             con = connect(*args, **kwargs)
-            print(READY, file=sys.stderr, flush=True)
+            say_ready()
             # a query that runs inside DuckDB until the signal comes (DuckDB checks for signals as it runs)
             con.execute("SELECT count(*) FROM range(9223372036854775807) t(i) WHERE i % 7 = 8")
             return con
@@ -94,12 +104,34 @@ def install(spec: str) -> None:
         def sql_then_pause(self, sql):  # noqa: ANN001, ANN202
             if not getattr(engines, "_paused", False):
                 engines._paused = True
-                print(READY, file=sys.stderr, flush=True)
+                say_ready()
                 # a query that runs in the JVM until the signal comes
                 self.spark.range(10 ** 13).selectExpr("sum(id % 7) AS s").collect()
             return original(self, sql)
 
         engines.SparkEngine._sql = sql_then_pause
+    elif point == "spark-launch":
+        from pyspark import java_gateway
+
+        popen = java_gateway.Popen
+
+        def popen_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            proc = popen(*args, **kwargs)
+            ready_and_wait()
+            return proc
+
+        java_gateway.Popen = popen_then_pause
+    elif point == "spark-start":
+        from pyspark.sql import session
+
+        init = session.SparkSession.__init__
+
+        def init_after_a_jvm_call(self, sc, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            say_ready()
+            sc._jvm.java.lang.Thread.sleep(WAIT_SECONDS * 1000)  # a call the JVM answers when the wait is over
+            init(self, sc, *args, **kwargs)
+
+        session.SparkSession.__init__ = init_after_a_jvm_call
     elif point == "import":
         sys.meta_path.insert(0, _PauseOnImport())
     elif point == "program":
