@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from dbxtypes.errors import InputError
+from stackplan.crash import stdout_problem
 from stackplan.interrupts import PARTIAL
 
 
@@ -116,13 +117,27 @@ def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out",
                                     f"create it or choose another {flag}.")
 
 
+def stdout_error(exc: OSError) -> InputError:
+    """Standard output that cannot take the report (exit 2, never 1 and never a traceback; `stdout_problem`)."""
+    return InputError.single("standard output", "", *stdout_problem(exc))
+
+
+def write_stdout(data: str) -> None:
+    """``data`` to standard output, flushed: a failure is `stdout_error` here, not at the process' end."""
+    try:
+        sys.stdout.write(data)
+        sys.stdout.flush()
+    except OSError as exc:
+        raise stdout_error(exc) from None
+
+
 def write_text(text: str, out: str | None, inputs: Iterable[str | None] = (),
                reads: Mapping[str, tuple[str, ...]] | None = None) -> None:
     """``text`` (with a final newline) to stdout (``None`` or ``-``), a device or FIFO, or a file atomically
     (``inputs`` and ``reads``: as `check_out` takes them)."""
     data = text if text.endswith("\n") else text + "\n"
     if out is None or out == "-":
-        sys.stdout.write(data)
+        write_stdout(data)
         return
     check_out(out, inputs, reads=reads)
     path = Path(out)

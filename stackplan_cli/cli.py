@@ -2,9 +2,7 @@
 (`stackplan_cli.commands`, listed in ``COMMANDS``); its work builds a report through `stackplan.pipeline` and writes it
 through the format registry, `stackplan_reports.formats`.
 
-Exit codes (a public contract, `stackplan.exits`): 0 success; 1 a mandatory policy violation (``preview``,
-``check``) or a failure that is not the input's fault; 2 invalid input (the message on stderr names the file, the
-field and the fix; nothing is written); 130 an interrupted run (Ctrl-C or SIGTERM; no file is left behind).
+Exit codes: a public contract, stated once in `stackplan.exits` (``--help`` prints them).
 """
 
 from __future__ import annotations
@@ -15,13 +13,15 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 from dbxtypes.errors import InputError, ProgramError
 from dbxtypes.text import printable
 from stackplan import version
-from stackplan.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VIOLATIONS
+from stackplan.crash import internal_error_line
+from stackplan.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VIOLATIONS
 from stackplan.interrupts import MESSAGE, cleanup_partial_outputs, exit_on_signal
-from stackplan.output import check_out, same_outputs
+from stackplan.output import check_out, same_outputs, write_stdout
 from stackplan_cli.commands import declared
 from stackplan_cli.commands.args import EXIT_CODES
 from stackplan_sources.workspace import WorkspaceUnavailable
@@ -33,12 +33,28 @@ def invoked_as() -> str:
     return "stackplan" if Path(sys.argv[0]).name == "stackplan" else "python -m stackplan"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that ``--help`` or ``--version`` that cannot be written to standard output (``>
+    /dev/full``, a closed pipe) is exit 2 with its line: argparse says nothing and exits 0."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:  # noqa: ANN401 - argparse's own signature
+        if not message or (file or sys.stderr) is not sys.stdout:
+            super()._print_message(message, file)
+            return
+        try:
+            write_stdout(message)
+        except InputError as exc:
+            print(printable(f"error: {exc}"), file=sys.stderr)
+            self.exit(EXIT_INVALID)
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m stackplan",
+    top = _Parser(prog="python -m stackplan",
                                   description="Offline preview, policy check and cost review of dbx-ai-infra stacks.",
                                   epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action="version", version=f"{invoked_as()} {version()}")
-    sub = top.add_subparsers(dest="command", required=True)
+    # the commands' parsers are `_Parser`s too (argparse makes them of the top's class)
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]", top.add_subparsers(dest="command", required=True))
     for command in declared():
         command.add_to(sub)
     return top
@@ -86,9 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkspaceUnavailable as exc:
         print(printable(f"error: {exc} (not the input's fault: try again later)"), file=sys.stderr)
         return EXIT_VIOLATIONS
-    except Exception as exc:  # noqa: BLE001 - the CLI prints a sentence, not a traceback
+    except Exception as exc:  # noqa: BLE001 - the CLI prints a sentence, its traceback goes to a file
         if os.environ.get("STACKPLAN_DEBUG"):
             raise
-        print(printable(f"error: unexpected {type(exc).__name__}: {exc} (set STACKPLAN_DEBUG=1 for a traceback)"),
-              file=sys.stderr)
-        return EXIT_VIOLATIONS
+        print(printable(internal_error_line(exc)), file=sys.stderr)
+        return EXIT_INTERNAL

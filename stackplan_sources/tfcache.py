@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from dbxtypes.errors import InputError
+from stackplan.crash import CACHE_DIR_ENV as CACHE_DIR_ENV  # the parse cache is where `cache_root` says
+from stackplan.crash import cache_root
 
-CACHE_DIR_ENV = "STACKPLAN_CACHE_DIR"
 NO_CACHE_ENV = "STACKPLAN_NO_CACHE"
 #: How many processes parse (``1``: this one alone); by default one per usable core.
 WORKERS_ENV = "STACKPLAN_PARSE_WORKERS"
@@ -71,13 +72,7 @@ def cache_dir() -> Path | None:
     """Where entries are kept, or None when the cache is off."""
     if os.environ.get(NO_CACHE_ENV, "") not in ("", "0"):
         return None
-    given = os.environ.get(CACHE_DIR_ENV)
-    if given:
-        root = Path(given)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache") / "dbx-ai-infra"
-    return root / "tfparse" / parser_version()
+    return cache_root() / "tfparse" / parser_version()
 
 
 def _key(data: bytes, syntax: str) -> str:

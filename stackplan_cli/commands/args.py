@@ -12,19 +12,28 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from stackplan import exits
 from stackplan_reports import formats
 
 Run = Callable[[argparse.Namespace], int]
 
-EXIT_CODES = """exit codes:
-  0    success
-  1    a mandatory policy violation (or a failure that is not the input's fault)
-  2    invalid input: one message names the file, the field and the fix; nothing is written
-  130  interrupted (Ctrl-C, SIGTERM); nothing is written
-"""
+
+def exit_codes(**meanings: str) -> str:
+    """The exit codes as ``--help`` lists them (`stackplan.exits.MEANINGS`; ``meanings``: a command's own, by the
+    code's name in `stackplan.exits`, ``EXIT_VIOLATIONS="..."``)."""
+    own = {getattr(exits, name): text for name, text in meanings.items()}
+    lines = ["exit codes:"]
+    for code, meaning in exits.MEANINGS.items():
+        wrapped = textwrap.wrap(own.get(code, meaning), 110)
+        lines += [f"  {code:<4} {wrapped[0]}", *(f"       {line}" for line in wrapped[1:])]
+    return "\n".join(lines) + "\n"
+
+
+EXIT_CODES = exit_codes()
 
 
 def _no_problem(args: argparse.Namespace) -> str | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from dbxtypes.errors import InputError
 from stackplan.exits import EXIT_OK
 from stackplan.interrupts import PARTIAL
-from stackplan.output import make_dir, out_dir
+from stackplan.output import make_dir, out_dir, write_stdout
 from stackplan.pipeline import build_plan
 from stackplan_advise.findings import PLANTS
 from stackplan_advise.telemetry import PLANT_ROLE, plant_targets, write_exports
@@ -48,7 +48,7 @@ def cmd_sample_usage(args: argparse.Namespace) -> int:
     finally:
         PARTIAL.discard(str(staging))
         shutil.rmtree(staging, ignore_errors=True)
-    print(json.dumps(info, indent=2))
+    write_stdout(json.dumps(info, indent=2) + "\n")
     print(f"wrote the exports of stack {plan.stack} to {out}: try `python -m stackplan advise --stack "
           f"{args.stack} --usage {out}`", file=sys.stderr)
     return EXIT_OK

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 from stackplan_cli.commands.args import (
-    EXIT_CODES,
     Command,
     common,
+    exit_codes,
     format_arg,
     lazy,
     prices_arg,
@@ -20,10 +20,9 @@ from stackplan_reports import formats
 from stackplan_sources.workspace import CONNECT_TIMEOUT_S, HTTP_TIMEOUT_S, RETRY_BUDGET_S
 
 #: cost fails on the stack's budget alone: its other findings are check's to fail on.
-COST_EXIT_CODES = EXIT_CODES.replace(
-    "  1    a mandatory policy violation (or a failure that is not the input's fault)",
-    "  1    over the stack's budget (dbx-ai-infra:budget), or one that cannot be verified; other findings are\n"
-    "       check's to fail on (or a failure that is not the input's fault)")
+COST_EXIT_CODES = exit_codes(EXIT_VIOLATIONS="over the stack's budget (dbx-ai-infra:budget), or one that cannot be "
+                             "verified; other findings are check's to fail on (or a failure that is not the input's "
+                             "fault)")
 
 
 def _preview_arguments(p: argparse.ArgumentParser) -> None:
