@@ -15,7 +15,7 @@ COMPILE_ENV = $(RUN) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print
 STACK ?= dev
 ARGS ?=
 
-.PHONY: install preview check cost test test-spark test-slow lint docs docs-reference schema sdk-types terraform-docs bench bench-record clean
+.PHONY: install preview check cost test test-spark test-train test-slow lint docs docs-reference schema sdk-types terraform-docs bench bench-record clean
 
 # The last step installs the `stackplan` command (pyproject's [project.scripts]): an editable install of this checkout.
 $(VENV)/.installed-runtime: requirements.txt pyproject.toml
@@ -59,6 +59,19 @@ test: $(VENV)/.installed-dev  ## the test suite, without the tests that start Sp
 # 2-core machine took 170 s where one process takes 115 s.
 test-spark: $(VENV)/.installed-dev  ## the tests that run advise's SQL on a local Spark (what CI runs after make test)
 	$(RUN) -m pytest -n 0 -m spark $(ARGS)
+
+# The training entry point (workloads/train.py) on PyTorch: a virtualenv of its own with the CPU build of torch
+# (requirements-train.txt), so .venv and `make test` stay without it (issue 52 item 9: PyPI's torch is the CUDA
+# build, gigabytes). Its tests skip in `make test`; this target runs them, without the suite's conftest (which
+# needs the Pulumi SDK). CI runs it.
+TRAIN_VENV ?= .venv-train
+$(TRAIN_VENV)/.installed: requirements-train.txt
+	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-train.txt
+	touch $@
+
+test-train: $(TRAIN_VENV)/.installed  ## the training entry point's tests on PyTorch's CPU build (CI runs them)
+	$(TRAIN_VENV)/bin/python -m pytest -p no:cacheprovider --noconftest tests/test_train_torch.py $(ARGS)
 
 lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), import-linter layering contracts
 	$(VENV)/bin/ruff check .

@@ -211,6 +211,18 @@ def serverless_training(name: str, section: TrainingSpec) -> None:
     pulumi.export(output_name(name, "job_id"), trained.job_id)
 
 
+def training_job(name: str, section: TrainingSpec) -> TrainingJobArgs | None:
+    """The workload's job; one that runs the project's workloads/train.py on workers gets ``--processes``: a rank per
+    worker GPU, which train.py starts on the workers (TorchDistributor, local_mode false), none on the driver."""
+    if section.job is None:
+        return None
+    job = section.job.model_dump()
+    if section.job.python_file is None and section.workers >= 1 and "--processes" not in job["parameters"]:
+        job["parameters"] = [*job["parameters"], "--processes",
+                             str(section.workers * stack.workloads[name].node.gpu_count)]
+    return TrainingJobArgs(**{**job, "python_file": section.job.python_file or job_code["train.py"]})
+
+
 for name, named in workloads.items():
     section = named.spec
     if isinstance(section, TrainingSpec) and section.serverless:
@@ -220,9 +232,7 @@ for name, named in workloads.items():
         training = TrainingCluster(f"{prefix}-{name}", TrainingClusterArgs(
             **base_args(name), num_workers=section.workers, spot=section.spot,
             first_on_demand=section.first_on_demand, checkpoint_dir=checkpoint_dir,
-            job=TrainingJobArgs(**{**section.job.model_dump(),
-                                   "python_file": section.job.python_file or job_code["train.py"]})
-            if section.job else None,
+            job=training_job(name, section),
             job_access=access_of(name, "job"), all_purpose_cluster=section.makes_cluster),
             opts=pulumi.ResourceOptions(depends_on=reads))
         if training.cluster_id is not None:

@@ -6,8 +6,9 @@ ways, like the cluster-vs-endpoint advice.
   when the GPUs are fewer than a node; an A10 or A10G on ``GPU_1xA10``), rounded up to whole accelerator nodes, for
   the job's hours.
 - A training job on serverless GPU: what a classic job cluster would cost for the same GPUs: workers of the node
-  type of the cloud with that GPU and that many GPUs a node (the node catalog), a driver of the same type, spot
-  workers with an on-demand driver (the classic training defaults), for the same hours.
+  type of the cloud with that GPU and that many GPUs a node (the node catalog), spot workers with an on-demand CPU
+  driver (the classic training defaults for a job that runs the project's train.py: its ranks run on the workers,
+  none on the driver; issue 52 item 10), for the same hours.
 
 Both sides are priced by the cost model itself (a resource made for the comparison, priced alone with the same price
 book and usage assumptions), so the figures are the ones ``cost`` would show. A side that cannot be priced (an
@@ -66,12 +67,12 @@ def _serverless_job(resource: Resource, accelerator: str, gpus: int) -> Resource
     return resource.model_copy(update={"inputs": inputs})
 
 
-def _classic_job(resource: Resource, node_type_id: str, workers: int, cloud: str) -> Resource:
+def _classic_job(resource: Resource, node_type_id: str, workers: int, cloud: str, driver: str) -> Resource:
     """A job like ``resource`` on a classic job cluster of ``workers`` spot workers of ``node_type_id`` and an
-    on-demand driver of the same type."""
+    on-demand driver of node type ``driver``."""
     rules = profile(cloud)
     tags = dict(resource.inputs.get("tags") or {})
-    cluster: dict[str, Any] = {"node_type_id": node_type_id, "driver_node_type_id": node_type_id,
+    cluster: dict[str, Any] = {"node_type_id": node_type_id, "driver_node_type_id": driver,
                                "num_workers": workers, "custom_tags": tags,
                                rules.attributes_block: {"availability": rules.spot_with_fallback,
                                                         "first_on_demand": 1}}
@@ -128,7 +129,9 @@ def _serverless_side(plan: Plan, resource: Resource, current: float, hours: floa
     if node is None:
         return None
     workers = gpus // node.gpu_count
-    other = _monthly(plan, _classic_job(resource, node.node_type_id, workers, plan.cloud), prices)
+    cpu = catalog.cpu_driver(plan.cloud)
+    driver = cpu.node_type_id if cpu is not None else node.node_type_id
+    other = _monthly(plan, _classic_job(resource, node.node_type_id, workers, plan.cloud, driver), prices)
     if other is None:
         return None
     workload = str((resource.inputs.get("tags") or {}).get(WORKLOAD_TAG) or "training")
@@ -136,8 +139,8 @@ def _serverless_side(plan: Plan, resource: Resource, current: float, hours: floa
                   monthly_cost_delta=other - current, message=_message(
                       "serverless GPU", "the job cluster", current, other,
                       f"a classic job cluster for the same GPUs ({gpus} x {acc.gpu} of {acc.name} -> {workers} "
-                      f"{node.node_type_id} workers of {node.gpu_count} GPUs, spot with an on-demand driver of the "
-                      f"same type, {hours:g} h)",
+                      f"{node.node_type_id} workers of {node.gpu_count} GPUs, spot with an on-demand {driver} "
+                      f"driver, {hours:g} h)",
                       f"set dbx-ai-infra:{workload_key(workload)}.compute: classic with num_workers: {workers} and "
                       f"gpu_family: {node.family} (drop accelerator and gpus)."))
 

@@ -202,9 +202,12 @@ class WorkloadSpec(_Spec):
 class ClusterWorkloadSpec(WorkloadSpec):
     """A workload on a driver and workers: the driver's node too."""
 
-    driver: Literal["gpu", "cpu"] = Field("gpu", description=(
+    driver: Literal["gpu", "cpu"] | None = Field(None, description=(
         "The driver's node: gpu (the workers' node type) or cpu (a CPU node type of the cloud from the node "
-        "catalog: the driver only coordinates unless it aggregates or serves). Default gpu."))
+        "catalog: the driver only coordinates unless it aggregates or serves). Default: cpu for a training job "
+        "on workers that runs the project's workloads/train.py (its launcher runs no rank on the driver); gpu "
+        "elsewhere, and the preview says why (a single node's driver is the node; code people bring to an inference "
+        "or all-purpose cluster, or a job's own python_file, may use the driver's GPU)."))
     driver_node_type_id: str | None = Field(None, description="With driver: cpu, the CPU node type (default: the "
                                                               "catalog's CPU driver of the cloud).")
 

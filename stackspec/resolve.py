@@ -214,7 +214,7 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
             problems.append(Problem(field_path, str(exc)))
             continue
         driver = None
-        if isinstance(section, ClusterWorkloadSpec) and section.driver == "cpu":
+        if isinstance(section, ClusterWorkloadSpec) and driver_choice(section)[0] == "cpu":
             driver = catalog.cpu_driver(spec.cloud, section.driver_node_type_id)
             if driver is None:
                 offered = ", ".join(n.node_type_id for n in catalog.cpu_drivers if n.cloud == spec.cloud) or "none"
@@ -236,7 +236,7 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
                         "storage_root to the catalog's managed location, or existing_catalog: true to use a catalog "
                         "that exists.")
     warnings += storage_prerequisites(spec) + endpoint_identity(spec) + user_run_as(spec) + always_on(spec, source)
-    warnings += compute_access(spec)
+    warnings += compute_access(spec) + driver_notes(spec) + entry_point_notes(spec, workloads)
     endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)
@@ -288,6 +288,66 @@ def _serverless(spec: StackSpec, named: NamedWorkload, catalog: Catalog, problem
                         "page before deploying.")
     return ServerlessWorkload(named.name, key, acc, section.gpus, need, est, memory,
                               sharded=sharding if sharding != "none" else None)
+
+
+def driver_choice(section: ClusterWorkloadSpec) -> tuple[str, str | None]:
+    """The driver a cluster workload gets (``cpu`` or ``gpu``) and, for a GPU driver the stack chose on a cluster
+    with workers, why. Set, ``driver`` wins (``driver_node_type_id`` alone means a CPU driver). Unset: a CPU driver
+    where the launcher we generate runs no rank on it: a training job on workers that runs the project's
+    workloads/train.py, which starts its ranks on the workers (TorchDistributor, local_mode false) and only
+    coordinates on the driver; a GPU driver elsewhere (issue 52 item 10: the GPU driver of prod's training job was
+    $2,243 a month of GPUs that ran nothing)."""
+    if section.driver is not None:
+        return section.driver, None
+    if section.driver_node_type_id is not None:
+        return "cpu", None
+    if not isinstance(section, TrainingSpec):
+        return "gpu", ("the stack generates no launcher for an inference cluster: code people run on it (a notebook, "
+                       "a model loaded on the driver) may use the driver's GPU")
+    if section.job is None or section.makes_cluster:
+        return "gpu", ("its all-purpose cluster runs code people bring, which may run a rank on the driver's GPU")
+    if section.job.python_file is not None:
+        return "gpu", (f"the job runs {section.job.python_file}, not the project's launcher: whether it runs a rank "
+                       f"on the driver is not known")
+    return "cpu", None  # num_workers is at least 1 on classic compute
+
+
+def driver_notes(spec: StackSpec) -> list[str]:
+    """The preview's word on each GPU driver the stack chose for a cluster with workers (driver_choice)."""
+    out = []
+    for w in spec.named_workloads().values():
+        s = w.spec
+        if isinstance(s, ClusterWorkloadSpec) and not (isinstance(s, TrainingSpec) and s.serverless):
+            kept, why = driver_choice(s)
+            if kept == "gpu" and why is not None:
+                out.append(f"{PROJECT}:{w.key}: the driver is a GPU node: {why}. Set {w.key}.driver: cpu if it runs "
+                           f"none, or driver: gpu to say it does.")
+    return out
+
+
+def entry_point_notes(spec: StackSpec, workloads: Mapping[str, Workload]) -> list[str]:
+    """What the preview says of a job that runs the project's workloads/train.py: the model and the data it needs in
+    job.parameters (without them it exits 2), and a workload sized for what it does not do (it trains every weight,
+    one replica per GPU: DistributedDataParallel; not LoRA, not a model sharded across GPUs)."""
+    out = []
+    for w in spec.named_workloads().values():
+        s = w.spec
+        if not isinstance(s, TrainingSpec) or s.job is None or s.job.python_file is not None:
+            continue
+        given = {p.split("=", 1)[0] for p in s.job.parameters}
+        if missing := [f for f in ("--model", "--data") if f not in given]:
+            out.append(f"{PROJECT}:{w.key}.job runs the project's train.py, which needs {' and '.join(missing)} in "
+                       f"job.parameters (the model, a Hugging Face id or a directory; the data, a .txt file or "
+                       f"directory on a Volume); without them the run exits 2.")
+        sized = workloads.get(w.name)
+        sharded = sized.choice.sharded if sized is not None and sized.choice is not None else None
+        if s.model.method != "full" or sharded:
+            why = sharded or f"method {s.model.method}"
+            out.append(f"{PROJECT}:{w.key}: the project's train.py trains every weight, a whole replica per GPU "
+                       f"(DistributedDataParallel), but the workload is sized for {why}: it will not fit. Set "
+                       f"{w.key}.job.python_file to an entry point of your own (peft for LoRA, FSDP or DeepSpeed to "
+                       f"shard).")
+    return out
 
 
 def always_on(spec: StackSpec, source: str) -> list[str]:

@@ -294,7 +294,7 @@ def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_
 
 @pytest.mark.parametrize("section,words", [
     ({"driver": "cpu", "driver_node_type_id": "m5.large"}, "is not a CPU driver node type of aws"),
-    ({"driver_node_type_id": "m5.2xlarge"}, "is set but driver is gpu"),
+    ({"driver": "gpu", "driver_node_type_id": "m5.2xlarge"}, "is set but driver is gpu"),  # alone, it means cpu
 ])
 def test_bad_driver_settings_exit_2(write_stack, capsys, section, words):
     inference = {**BASE_CONFIG["dbx-ai-infra:inference"], **section}

@@ -419,3 +419,63 @@ def test_an_audit_reads_the_legacy_access_mode_names_as_it_reads_the_current_one
     neither = _audit(tmp_path, capsys, {**base, "cluster_id": "0101-neither", "data_security_mode": "SINGLE_USER"})
     assert current == legacy and "databricks-cluster-configure-single-node" not in current
     assert neither == current | {"databricks-cluster-configure-single-node"}
+
+
+# --- 10. a CPU driver where the launcher we generate runs no rank on it -----------------------------------------------
+
+def _job_cluster(plan: dict[str, Any], job_name: str) -> tuple[dict[str, Any], list[str]]:
+    (job,) = [r["inputs"] for r in resources(plan, "job:Job") if r["name"] == job_name]
+    return job["jobClusters"][0]["newCluster"], job["tasks"][0]["sparkPythonTask"]["parameters"]
+
+
+@pytest.mark.parametrize("stack, job, driver, processes", [
+    ("prod", "prod-training-job", "m5.2xlarge", "16"),  # 2 workers x 8 A100s of p4d.24xlarge
+    ("azure-prod", "azure-prod-training-job", "Standard_D8s_v3", "8"),  # 2 x 4 of NC96ads_A100_v4
+    ("estate", "estate-llama-ft-job", "m5.2xlarge", "16"),
+])
+def test_a_training_job_that_runs_train_py_on_workers_has_a_cpu_driver(plan_of, stack, job, driver, processes):
+    """Before: a GPU driver ($2,243 a month in prod, $2,158 in azure-prod, $3,364 in estate) that ran no rank: the job
+    passes --processes (a rank per worker GPU) and train.py starts them on the workers, none on the driver."""
+    cluster, params = _job_cluster(plan_of(stack), job)
+    assert cluster["driverNodeTypeId"] == driver and cluster["nodeTypeId"] != driver
+    assert params[params.index("--processes") + 1] == processes
+
+
+def test_the_cpu_driver_is_what_the_cost_falls_by_and_an_explicit_gpu_driver_keeps_it(write_stack, capsys):
+    def job_cost(training: dict[str, Any], name: str) -> tuple[float, str]:
+        code, out, err = run(capsys, "preview", "--stack", stack_with(write_stack, name=name, training=training),
+                             "--json")
+        assert code == 0, err
+        entry = next(e for e in json.loads(out)["cost"]["resources"].values() if e["name"] == f"{name}-training-job")
+        return entry["monthly"]["expected"], err
+
+    training = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:training"])
+    training.pop("all_purpose_cluster")  # a job alone
+    training["job"] = {"parameters": ["--model", "m", "--data", "/Volumes/c/s/v/d"]}
+    cpu, err = job_cost(training, "cpu")
+    gpu, err_gpu = job_cost({**training, "driver": "gpu"}, "gpu")
+    assert cpu < gpu and "training: the driver is a GPU node" not in err + err_gpu
+    own, err_own = job_cost({**training, "job": {**training["job"], "python_file": "/Workspace/train.py"}}, "own")
+    assert own == gpu and "dbx-ai-infra:training: the driver is a GPU node: the job runs /Workspace/train.py" in err_own
+
+
+def test_the_preview_says_why_an_inference_driver_stays_a_gpu_node(write_stack, capsys):
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack))
+    assert code == 0 and ("dbx-ai-infra:inference: the driver is a GPU node: the stack generates no launcher for an "
+                          "inference cluster") in err
+    inference = {**copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"]), "driver": "gpu"}
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, name="said", inference=inference))
+    assert code == 0 and "inference: the driver is a GPU node" not in err
+
+
+# --- 9. the training entry point: what it needs, and what it does not do ----------------------------------------------
+
+def test_the_preview_names_what_the_entry_point_needs_and_a_workload_it_cannot_fit(write_stack, capsys, plan_of):
+    training = {**copy.deepcopy(BASE_CONFIG["dbx-ai-infra:training"]), "job": {}}
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, training=training))
+    assert code == 0 and ("dbx-ai-infra:training.job runs the project's train.py, which needs --model and --data in "
+                          "job.parameters") in err
+    code, _, err = run(capsys, "preview", "--stack", "new-workspace")  # a LoRA workload: train.py trains every weight
+    assert code == 0 and "needs --model" not in err
+    assert "the project's train.py trains every weight, a whole replica per GPU (DistributedDataParallel), but the " \
+           "workload is sized for method lora" in err

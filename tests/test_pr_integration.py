@@ -35,7 +35,7 @@ def _azure_with_exceptions(tmp_path: Path, *, expires: str | None, resource: str
     the cluster's and the job's), with an exception on one of them."""
     stack = tmp_path / "Pulumi.az.yaml"
     text = (ROOT / "stacks" / "Pulumi.azure-prod.yaml").read_text().replace(
-        "    job: {}\n", "    job: {}\n    all_purpose_cluster: true\n", 1)
+        "  dbx-ai-infra:inference:\n", "    all_purpose_cluster: true\n  dbx-ai-infra:inference:\n", 1)
     assert "all_purpose_cluster: true" in text
     text += (f"  dbx-ai-infra:exceptions:\n    - rule: {rule}\n      resource: {resource}\n"
              f"      reason: \"ND A100 v4 quota refused in westeurope (TICKET-42)\"\n")

@@ -100,7 +100,7 @@ def test_the_pull_request_comment_in_the_readme_is_what_the_workflow_posts(tmp_p
 
 def test_the_job_compute_advice_figures(tmp_path):
     text = (REPO / "stacks" / "Pulumi.prod.yaml").read_text()
-    asked = text.replace("    job:\n      max_retries: 3\n", "    job:\n      max_retries: 3\n    all_purpose_cluster: true\n")
+    asked = text.replace("  dbx-ai-infra:inference:\n", "    all_purpose_cluster: true\n  dbx-ai-infra:inference:\n", 1)
     assert asked != text
     (tmp_path / "Pulumi.prod.yaml").write_text(asked)
     plan = build_plan(str(tmp_path / "Pulumi.prod.yaml"), with_cost=True)
