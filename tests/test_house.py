@@ -214,7 +214,7 @@ def _imports_inside_functions() -> list[str]:
     import ast
 
     found = []
-    outside = {"tests", "bench", "examples", "docs", ".venv"}
+    outside = {"tests", "bench", "examples", "docs", ".venv", ".venv-train"}
     for path in sorted(REPO.rglob("*.py")):
         if outside & set(path.relative_to(REPO).parts):
             continue

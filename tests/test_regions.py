@@ -113,7 +113,10 @@ def test_a_node_type_the_region_has_no_price_for_is_unpriced_never_priced_at_the
     cluster = _by_name(plan)["prod-inference-cluster"]
     assert cluster.unpriced is not None and "g5.xlarge" in cluster.unpriced and "ap-southeast-1" in cluster.unpriced
     assert "prod-inference-cluster" in plan.cost.total.unpriced and plan.cost.total.complete is False
-    assert _by_name(plan)["prod-training-job"].unpriced is None
+    # the training job's CPU driver (m5.2xlarge, issue 52 item 10): AWS CPU types are priced in us-east-1 alone, so
+    # the job is unpriced and named too, never priced at us-east-1's
+    job = _by_name(plan)["prod-training-job"].unpriced
+    assert job is not None and "m5.2xlarge" in job and "ap-southeast-1" in job and "p4d.24xlarge" not in job
     assert not any("priced at us-east-1's" in n and "VM" in n for n in plan.cost.notes)
     # a region of Databricks' table with no serving rate: the endpoint at us-east-1's, said so
     no_serving = next(r for r in REGIONS["clouds"]["aws"]["regions"]
