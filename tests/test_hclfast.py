@@ -50,13 +50,17 @@ PLAIN = [
     'a = "resource \\"aws_s3_bucket\\" \\"b\\" { } }}} {{"\nb = "#not a comment // nor this /* */"\n',
     'variable "w" {\n  type    = number\n  default = 3\n}\nlocals {\n  n = "c-${var.w}"\n}\n',
     'a = 1\r\nb = {\r\n  c = 2\r\n}\r\n',
+    'a = var.x > 0 ? var.x : 1\nb = var.x + 1\nc = length(var.l) -1\nd = 1-1\ne = a == "x" && b != 2 || c >= 3\n'
+    'f = var.a ?\n  "yes" :\n  "no"\ng = var.n * 2 / 3 % 4 - 5 <= 6\nh = "${var.on ? "a" : "b"}"\n'
+    'i = {k = var.x == null ? {} : var.x}\nj = f(var.a > 1, [x < 2])\nk = a ? b : c ? d : e\nl = x +\n  y\n',
     'provider "databricks" {\n  host = var.host\n}\nterraform {\n  required_providers {\n'
     '    databricks = {\n      source = "databricks/databricks"\n    }\n  }\n}\n',
 ]
 
 #: Declined (python-hcl2 reads them): constructs outside the subset, and text python-hcl2 refuses.
 DECLINED = [
-    'a = var.x > 0 ? var.x : 1\n', 'a = var.x + 1\n', 'a = -1\n', 'a = !var.b\n', 'a = (var.x)\n',
+    'a = (var.x > 0 ? var.x : 1)\n', 'a = 1 + -1\n', 'a = -1\n', 'a = x\n  ? 1 : 2\n', 'a = x ? 1\n  + 2 : 3\n',
+    'a = x << 2\n', 'a = x & y\n', 'a = x ? 1\nb = 2\n', 'a = "${x\n+ 1}"\n', 'a = f(x\n  + 1)\n', 'a = !var.b\n', 'a = (var.x)\n',
     'a = [for x in var.l : x]\n', 'a = {for k, v in var.m : k => v}\n', 'a = var.l[*].id\n', 'a = var.l.*.id\n',
     'a = 1e5\n', 'a = "%{ if var.b }x%{ endif }"\n', 'a = "$${literal}"\n', 'a = f(var.l...)\n',
     'a = provider::p::f(1)\n', 'a = f(1).b\n', 'a = {(var.k) = 1}\n', 'a = {"${var.k}" = 1}\n',
@@ -181,10 +185,10 @@ def test_plain_files_are_not_given_to_python_hcl2(tmp_path: Path, monkeypatch: p
     code = tmp_path / "code"
     code.mkdir()
     (code / "a.tf").write_text(MODULE["variables.tf"] + PLAIN[8])
-    (code / "b.tf").write_text('locals {\n  n = var.workers + 1\n}\n')
+    (code / "b.tf").write_text('locals {\n  n = [for w in [var.workers] : w]\n}\n')
     monkeypatch.setenv(tfcache.NO_CACHE_ENV, "1")
     given: list[str] = []
     real = hcl2.load
     monkeypatch.setattr(hcl2, "load", lambda f, **kw: given.append(f.getvalue()) or real(f, **kw))
     read_terraform(str(code))
-    assert given == ['locals {\n  n = var.workers + 1\n}\n']
+    assert given == ['locals {\n  n = [for w in [var.workers] : w]\n}\n']
