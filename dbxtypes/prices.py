@@ -53,6 +53,10 @@ class PriceOverrides(BaseModel):
     #: USD per GPU-hour of a serverless GPU accelerator, per cloud (``{aws: {GPU_1xA10: 2.5}}``): prices an
     #: accelerator with no public rate (pricing/serverless.yaml names them), or replaces the data's.
     serverless_gpu_usd_per_gpu_hour: dict[Cloud, dict[str, PositiveRate]] = Field(default_factory=dict)
+    #: DBUs per GPU-hour of a serverless GPU accelerator, per cloud (``{aws: {GPU_8xH100: 8.0}}``, a figure from the
+    #: account's bill or quote): priced at the MODEL_TRAINING $/DBU of the cloud, tier and region
+    #: (pricing/serverless.yaml). ``serverless_gpu_usd_per_gpu_hour`` wins where both name an accelerator.
+    serverless_gpu_dbu_per_gpu_hour: dict[Cloud, dict[str, PositiveRate]] = Field(default_factory=dict)
     #: DBUs per model unit-hour of a provisioned-throughput foundation model, per cloud, by the model's entity name
     #: (``{aws: {system.ai.llama_v3_3_70b_instruct: 40}}``): prices a model with no public rate, or replaces it.
     provisioned_throughput_dbu_per_model_unit_hour: dict[Cloud, dict[str, PositiveRate]] = Field(

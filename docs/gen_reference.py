@@ -184,9 +184,9 @@ def serverless_gpu() -> str:
              "`GPU_1xH100`, `GPU_8xH100`, `GPU_8xB300`).", "",
              "How the two are priced, and what is not known: serverless GPU at DBUs per GPU-hour times the "
              "`MODEL_TRAINING` $/DBU of the cloud, tier and region (`pricing/serverless.yaml`, each figure with its "
-             "source and date; the H100's DBU rate is an estimate, and the A10 and B300 have no public rate: a job "
-             "on them is reported unpriced, by name, until a `--prices` file gives "
-             "`serverless_gpu_usd_per_gpu_hour`); the job cluster by the node catalog and `rates.yaml`, as every "
+             "source and date; no accelerator's DBU rate per GPU-hour has a public, nameable source, so a job on "
+             "serverless GPU is reported unpriced, by name, until a `--prices` file gives "
+             "`serverless_gpu_usd_per_gpu_hour` or `serverless_gpu_dbu_per_gpu_hour`); the job cluster by the node catalog and `rates.yaml`, as every "
              "cluster. The same GPUs: the job cluster's workers' GPUs (the driver coordinates) on the accelerator of "
              "the same GPU, or, where serverless GPU has none (an A100), of the GPU with the least memory that holds "
              "it, in whole nodes; the other way, workers of the cloud's node type with that GPU. The same hours: "
@@ -220,7 +220,8 @@ def serverless_gpu() -> str:
             found = advice.get(r.urn)
             if found is None:
                 why = (f"serverless GPU is not offered on {plan.cloud}" if plan.cloud not in SERVERLESS_GPU_CLOUDS
-                       else _unpriced_alternative(entry.node_type_id))
+                       else "not compared: its own serverless GPU rate is not public (unpriced; a --prices file "
+                            "can price it)" if serverless else _unpriced_alternative(entry.node_type_id))
                 lines.append(f"| {stack} | {r.name} | {runs} | {gpus} | {entry.hours_per_month:g} | {mine} | {why} "
                              f"| - | - |")
                 continue

@@ -55,7 +55,8 @@ RATES_PATH = Path(__file__).with_name("rates.yaml")
 _VM_PRICE_SOURCES = ("karpenter_aws_price", "karpenter_azure_price", "cyclenerd_gcp", "skypilot_aws", "aws_price_cut")
 _DBU_SOURCES = ("dbx_instance_xlsx", "overwatch")
 #: The overrides' fields that price serverless GPU accelerators and provisioned-throughput models.
-_SERVERLESS_OVERRIDES = ("serverless_gpu_usd_per_gpu_hour", "provisioned_throughput_dbu_per_model_unit_hour")
+_SERVERLESS_OVERRIDES = ("serverless_gpu_usd_per_gpu_hour", "serverless_gpu_dbu_per_gpu_hour",
+                         "provisioned_throughput_dbu_per_model_unit_hour")
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from .model import _Unpriced
 
 SERVERLESS_PATH = Path(__file__).with_name("serverless.yaml")
 GPU_OVERRIDE = "serverless_gpu_usd_per_gpu_hour"
+GPU_DBU_OVERRIDE = "serverless_gpu_dbu_per_gpu_hour"
 PT_OVERRIDE = "provisioned_throughput_dbu_per_model_unit_hour"
 
 Figure = tuple[str, dict[str, Any]]
@@ -46,10 +47,13 @@ def serverless_gpu_rate(prices: PriceBook, cloud: str, name: str) -> tuple[float
         raise _Unpriced(f"{name} is not a serverless GPU accelerator databricks-sdk lists; price it with "
                         f"{GPU_OVERRIDE}.{cloud}.{name} in a --prices file")
     data = serverless_data()["serverless_gpu"]
-    dbu = data["dbu_per_gpu_hour"].get(acc.gpu)
+    given = prices.serverless_override(GPU_DBU_OVERRIDE, cloud, name)
+    dbu = {"value": given[0], "source": given[1], "date": None, "estimate": False} if given is not None \
+        else data["dbu_per_gpu_hour"].get(acc.gpu)
     if dbu is None:
         raise _Unpriced(f"no public DBU-per-GPU-hour rate for {acc.gpu} ({name}) on serverless GPU; price it with "
-                        f"{GPU_OVERRIDE}.{cloud}.{name} (USD per GPU-hour) in a --prices file")
+                        f"{GPU_OVERRIDE}.{cloud}.{name} (USD per GPU-hour) or {GPU_DBU_OVERRIDE}.{cloud}.{name} "
+                        f"(DBU per GPU-hour, priced at the region's MODEL_TRAINING $/DBU) in a --prices file")
     region = prices.region(cloud)
     per_dbu = data["usd_per_dbu"].get(cloud, {}).get(prices.tier, {}).get(region)
     if per_dbu is None:
@@ -58,7 +62,8 @@ def serverless_gpu_rate(prices: PriceBook, cloud: str, name: str) -> tuple[float
                         f"price it with {GPU_OVERRIDE}.{cloud}.{name} in a --prices file")
     figures: list[Figure] = [
         (f"serverless_gpu.{acc.gpu}.dbu_per_gpu_hour",
-         {"value": dbu["value"], "source": _described(dbu["source"]), "date": dbu["date"],
+         {"value": dbu["value"], "source": dbu["source"] if given is not None else _described(dbu["source"]),
+          "date": dbu["date"],
           "estimate": bool(dbu.get("estimate"))}),
         (f"serverless_gpu.usd_per_dbu.{cloud}.{prices.tier}.{region}",
          {"value": per_dbu, "source": _described(data["usd_per_dbu"]["source"]), "date": data["usd_per_dbu"]["date"],

@@ -19,9 +19,12 @@ RULE = "databricks-serverless-require-usage-policy"
 TAGS = {"workload": "llm", "cost_center": "42"}
 
 
+#: A DBU rate per GPU-hour of the test's own, as a --prices override (no public source gives one).
+TEST_DBU = 8.0
+
+
 def _rate() -> float:
-    data = serverless_data()["serverless_gpu"]
-    return data["dbu_per_gpu_hour"]["NVIDIA H100"]["value"] * data["usd_per_dbu"]["aws"]["premium"]["us-east-1"]
+    return TEST_DBU * serverless_data()["serverless_gpu"]["usd_per_dbu"]["aws"]["premium"]["us-east-1"]
 
 
 def _job_after(policy: str | None) -> dict[str, Any]:
@@ -82,7 +85,9 @@ def test_a_terraform_plans_serverless_job_and_endpoint_are_judged_and_priced(cap
     _, doc = _run(capsys, "check", "--terraform-plan", str(path))
     named = {f.get("resource_name") or f.get("resource") for f in _findings(doc, RULE)}
     assert named == {"databricks_job.ft", "databricks_model_serving_provisioned_throughput.llm"}
-    _, cost = _run(capsys, "cost", "--terraform-plan", str(path))
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"serverless_gpu_dbu_per_gpu_hour": {"aws": {"GPU_8xH100": TEST_DBU}}}))
+    _, cost = _run(capsys, "cost", "--terraform-plan", str(path), "--prices", str(prices))
     entries = {e["name"]: e for stack in cost.get("stacks", [cost]) for e in stack["cost"]["resources"].values()}
     job = entries["databricks_job.ft"]
     assert job["compute_kind"] == "serverless_gpu" and job["gpus"] == 16
