@@ -48,7 +48,8 @@ def serverless_gpu_rate(prices: PriceBook, cloud: str, name: str) -> tuple[float
                         f"{GPU_OVERRIDE}.{cloud}.{name} in a --prices file")
     data = serverless_data()["serverless_gpu"]
     given = prices.serverless_override(GPU_DBU_OVERRIDE, cloud, name)
-    dbu = {"value": given[0], "source": given[1], "date": None, "estimate": False} if given is not None \
+    dbu: dict[str, Any] | None = {"value": given[0], "source": given[1], "date": None, "estimate": False} \
+        if given is not None \
         else data["dbu_per_gpu_hour"].get(acc.gpu)
     if dbu is None:
         raise _Unpriced(f"no public DBU-per-GPU-hour rate for {acc.gpu} ({name}) on serverless GPU; price it with "
