@@ -18,9 +18,9 @@ ARGS ?=
 .PHONY: install preview check cost test test-spark test-train test-slow lint docs docs-reference schema sdk-types terraform-docs bench bench-record clean
 
 # The last step installs the `stackplan` command (pyproject's [project.scripts]): an editable install of this checkout.
-$(VENV)/.installed-runtime: requirements.txt pyproject.toml
+$(VENV)/.installed-runtime: requirements.txt requirements-build.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-build.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	$(COMPILE_ENV)
 	touch $@
@@ -60,7 +60,7 @@ test: $(VENV)/.installed-dev  ## the test suite, without the tests that start Sp
 test-spark: $(VENV)/.installed-dev  ## the tests that run advise's SQL on a local Spark (what CI runs after make test)
 	$(RUN) -m pytest -n 0 -m spark $(ARGS)
 
-# The training entry point (workloads/train.py) on PyTorch: a virtualenv of its own with the CPU build of torch
+# The training entry point (dbx_ai_infra/workloads/train.py) on PyTorch: a virtualenv of its own with the CPU build of torch
 # (requirements-train.txt), so .venv and `make test` stay without it (issue 52 item 9: PyPI's torch is the CUDA
 # build, gigabytes). Its tests skip in `make test`; this target runs them, without the suite's conftest (which
 # needs the Pulumi SDK). CI runs it.
@@ -87,13 +87,13 @@ docs-reference: $(VENV)/.installed-dev  ## regenerate docs/reference/ from the c
 	$(RUN) docs/gen_reference.py
 
 schema: $(VENV)/.installed-runtime  ## regenerate docs/plan.schema.json from the typed plan
-	$(PY) -c "import json; from dbxtypes.plan import plan_json_schema; print(json.dumps(plan_json_schema(), indent=2, sort_keys=True))" > docs/plan.schema.json
+	$(PY) -c "import json; from dbx_ai_infra.dbxtypes.plan import plan_json_schema; print(json.dumps(plan_json_schema(), indent=2, sort_keys=True))" > docs/plan.schema.json
 
-terraform-docs: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/terraform_provider_docs.json from a clone (TF_PROVIDER_REPO=DIR)
-	$(PY) -m dbxtypes.terraform_docs $(TF_PROVIDER_REPO) > dbxtypes/data/terraform_provider_docs.json.tmp && mv dbxtypes/data/terraform_provider_docs.json.tmp dbxtypes/data/terraform_provider_docs.json
+terraform-docs: $(VENV)/.installed-runtime  ## regenerate dbx_ai_infra/dbxtypes/data/terraform_provider_docs.json from a clone (TF_PROVIDER_REPO=DIR)
+	$(PY) -m dbx_ai_infra.dbxtypes.terraform_docs $(TF_PROVIDER_REPO) > dbx_ai_infra/dbxtypes/data/terraform_provider_docs.json.tmp && mv dbx_ai_infra/dbxtypes/data/terraform_provider_docs.json.tmp dbx_ai_infra/dbxtypes/data/terraform_provider_docs.json
 
-sdk-types: $(VENV)/.installed-runtime  ## regenerate dbxtypes/data/sdk_types.json from the pinned databricks-sdk
-	$(PY) -m dbxtypes.sdk_snapshot > dbxtypes/data/sdk_types.json.tmp && mv dbxtypes/data/sdk_types.json.tmp dbxtypes/data/sdk_types.json
+sdk-types: $(VENV)/.installed-runtime  ## regenerate dbx_ai_infra/dbxtypes/data/sdk_types.json from the pinned databricks-sdk
+	$(PY) -m dbx_ai_infra.dbxtypes.sdk_snapshot > dbx_ai_infra/dbxtypes/data/sdk_types.json.tmp && mv dbx_ai_infra/dbxtypes/data/sdk_types.json.tmp dbx_ai_infra/dbxtypes/data/sdk_types.json
 
 test-slow: $(VENV)/.installed-dev  ## every test: long property-test runs, Spark, Spark Connect
 	HYPOTHESIS_PROFILE=slow $(PYTEST)

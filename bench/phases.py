@@ -27,36 +27,36 @@ def main(stack: str) -> dict:
     imports = out["imports"]
 
     t = time.perf_counter()
-    from stackspec import load_stack
+    from dbx_ai_infra.stackspec import load_stack
     imports["stackspec"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    from stackplan.engine import run_program
-    imports["stackplan.engine"] = time.perf_counter() - t
+    from dbx_ai_infra.engine.engine import run_program
+    imports["dbx_ai_infra.engine.engine"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    from policies.registry import evaluate_plan
+    from dbx_ai_infra.policies.registry import evaluate_plan
     imports["policies"] = time.perf_counter() - t
 
     t = time.perf_counter()
     try:
-        from pricing import load_prices, price_plan
+        from dbx_ai_infra.pricing import load_prices, price_plan
     except Exception as exc:  # noqa: BLE001 - pricing may be absent or half-written
         load_prices = price_plan = None
         out["pricing_error"] = f"{type(exc).__name__}: {exc}"
     imports["pricing"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    import pulumi_private
-    from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+    from dbx_ai_infra import pulumi_private
+    from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 
     # what the engine imports of the provider SDK: the modules of the types the program creates (issue 23)
     pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
     imports["pulumi_databricks"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    from stackplan_reports.render import plan_table
-    imports["stackplan_reports.render"] = time.perf_counter() - t
+    from dbx_ai_infra.reports.render import plan_table
+    imports["dbx_ai_infra.reports.render"] = time.perf_counter() - t
 
     phases = out["phases"]
     phases["import"] = sum(imports.values())

@@ -41,7 +41,7 @@ if str(BENCH) not in sys.path:
 
 import workload  # noqa: E402
 
-from stackplan_advise.findings import gpu_underutilized, latency_scale_out  # noqa: E402
+from dbx_ai_infra.advise.findings import gpu_underutilized, latency_scale_out  # noqa: E402
 
 #: What the advise benchmark plants: GPUs idle on the training cluster, latency over the SLA on inference.
 _BENCH_PLANTS = (gpu_underutilized.SPEC.id, latency_scale_out.SPEC.id)
@@ -377,8 +377,8 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
                            "not available" if p["pricing"] is None else ms(p["pricing"]), ms(p["render"]),
                            ms(startup), secs(outer.wall)])
         import_rows.append([stack] + [ms(data["imports"][k]) for k in
-                                      ("stackspec", "stackplan.engine", "policies", "pricing", "pulumi_databricks",
-                                       "stackplan_reports.render")])
+                                      ("stackspec", "dbx_ai_infra.engine.engine", "policies", "pricing",
+                                       "pulumi_databricks", "dbx_ai_infra.reports.render")])
     text = ("### Per phase, one in-process run per stack\n\n"
             "`bench/phases.py STACK` in a fresh process times each phase with `time.perf_counter`: imports, "
             "program (load_stack + run_program under Pulumi mocks), policies (evaluate_plan), pricing "
@@ -389,8 +389,8 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
                      "process"], phase_rows)
             + "\n\nImports, each timed on its own in this order (a module's figure excludes what an earlier one "
               "already loaded, e.g. `policies` and `pricing` come in with `stackspec`):\n\n"
-            + table(["stack", "stackspec", "stackplan.engine", "policies", "pricing", "pulumi_databricks",
-                     "stackplan_reports.render"], import_rows))
+            + table(["stack", "stackspec", "dbx_ai_infra.engine.engine", "policies", "pricing", "pulumi_databricks",
+                     "dbx_ai_infra.reports.render"], import_rows))
     if pricing_errors:
         text += "\n\nPricing not available: " + "; ".join(sorted(pricing_errors))
         rep.note("pricing was not available: " + "; ".join(sorted(pricing_errors)))
@@ -414,9 +414,9 @@ def section_floor(s: Settings, rep: Report) -> dict[str, Any]:
 #: How many team rules the team section loads (issue 54: 8 over the prod stack).
 TEAM_RULE_COUNT = 8
 _TEAM_RULE = """
-from dbxtypes.shape import ClusterShape
-from dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
-from policies.rule import Rule
+from dbx_ai_infra.dbxtypes.shape import ClusterShape
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
+from dbx_ai_infra.policies.rule import Rule
 
 
 def check(view, config):
@@ -477,10 +477,10 @@ def section_team(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
 
 _TEAM_IN_PROCESS = """
 import json, sys, time
-from stackplan.pipeline import build_plan
-from policies.evaluate import evaluate_plan
-from policies.registry import forget_team_rules, load_team_rules, use_team_rules
-from policies.team_process import TeamProcess
+from dbx_ai_infra.engine.pipeline import build_plan
+from dbx_ai_infra.policies.evaluate import evaluate_plan
+from dbx_ai_infra.policies.registry import forget_team_rules, load_team_rules, use_team_rules
+from dbx_ai_infra.policies.team_process import TeamProcess
 
 plan = build_plan("prod", with_policies=False, with_cost=False)
 def best(fn, runs=5):
@@ -515,8 +515,8 @@ def _violation_pairs(violations: Sequence[Any], rules: Sequence[str] | None = No
 
 
 def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
-    from policies.registry import evaluate_plan, views_of
-    from stackplan_sources.exports import evaluate_cluster_json, export_items
+    from dbx_ai_infra.policies.registry import evaluate_plan, views_of
+    from dbx_ai_infra.sources.exports import evaluate_cluster_json, export_items
 
     evaluate_plan(workload.make_plan(workload.make_clusters(10)))  # warm: catalog load, regex compile
     prepared: dict[int, dict[str, Any]] = {}
@@ -616,7 +616,7 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
                f"(the marginal at {N(big)} is {us(results[big]['marginal'])} per cluster)") + "\n"
             f"- peak RSS grows about {rss_slope:.1f} MiB per 1,000 clusters\n\n"
             f"Of `evaluate_cluster_json`'s {us(min(inproc_api[largest]) / largest)} per cluster at {N(largest)}, "
-            f"reading each cluster's shape (`policies.registry.views_of`, before any rule runs) takes "
+            f"reading each cluster's shape (`dbx_ai_infra.policies.registry.views_of`, before any rule runs) takes "
             f"{us(min(shapes) / largest)}; the rest, {us((min(inproc_api[largest]) - min(shapes)) / largest)}, is the "
             "rules and the loop that calls them and records their findings (the fastest round of each).")
     return {"results": results, "linear_inproc": r_inproc, "linear_marginal": r_marginal, "rss_per_1000": rss_slope,
@@ -629,8 +629,8 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
 
 def section_audit(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     """`check --cluster-json` over a mixed export of clusters and jobs, growing to 10,000 clusters and 5,000 jobs."""
-    from policies.registry import evaluate_export
-    from stackplan_sources.exports import export_items
+    from dbx_ai_infra.policies.registry import evaluate_export
+    from dbx_ai_infra.sources.exports import export_items
 
     rows, results = [], {}
     warm = workload.write_workspace_export(50, 25, tmp / "export-warm.json")
@@ -700,10 +700,10 @@ print(json.dumps({"files": out, "rss": resource.getrusage(resource.RUSAGE_SELF).
 
 _ANALYSIS_CHILD = """
 import json, sys, time, resource
-from policies.registry import load_policy_config
-from stackplan.pipeline import build_plan
-from stackplan_advise.analysis import run_local
-from stackplan_advise.targets import target_rows, targets_of
+from dbx_ai_infra.policies.registry import load_policy_config
+from dbx_ai_infra.engine.pipeline import build_plan
+from dbx_ai_infra.advise.analysis import run_local
+from dbx_ai_infra.advise.targets import target_rows, targets_of
 plan = build_plan(sys.argv[1], with_policies=False, with_cost=True)
 t = load_policy_config(None).advise_thresholds()
 rows = target_rows(targets_of(plan, 200), plan.stack)
@@ -720,8 +720,8 @@ print(json.dumps({"wall": wall, "cpu": used, "rss": resource.getrusage(resource.
 
 
 _SPARK_CHILD = _ANALYSIS_CHILD.replace(
-    "from stackplan_advise.analysis import run_local", "from stackplan_advise.analysis import run_spark\n"
-    "from stackplan_advise.engines import SparkOptions").replace(
+    "from dbx_ai_infra.advise.analysis import run_local", "from dbx_ai_infra.advise.analysis import run_spark\n"
+    "from dbx_ai_infra.advise.engines import SparkOptions").replace(
     "a = run_local(sys.argv[2], rows, t, 1000.0)",
     "a = run_spark(sys.argv[2], rows, t, 1000.0, SparkOptions('local[2]'))")
 
@@ -870,7 +870,7 @@ def _checkov_pairs(path: Path, clusters: list[dict[str, Any]]) -> tuple[set[tupl
 
 
 def _n_rules() -> int:
-    from policies.registry import ALL_RULES
+    from dbx_ai_infra.policies.registry import ALL_RULES
 
     return len(ALL_RULES)
 
@@ -886,7 +886,7 @@ def section_peer(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         rep.note(f"checkov not available: {exc}")
         return {}
     version = checkov_version(exe)
-    from policies.registry import ALL_RULES
+    from dbx_ai_infra.policies.registry import ALL_RULES
 
     same_rules = tmp / "same-rules.json"
     same_rules.write_text(json.dumps({r.name: "disabled" for r in ALL_RULES if r.name not in workload.PEER_RULES}))
@@ -1052,8 +1052,9 @@ def section_terraform(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
             f"Each file holds two variables, two locals and one `databricks_cluster` (every fourth without "
             f"auto-termination); `python -m stackplan check --terraform DIR --json` as a whole process, "
             f"{s.terraform_rounds} round(s) after a warm-up (each round: the floor, then the three runs in this "
-            f"order, with a new empty cache); `wall` is the median. The parse cache (`stackplan_sources/tfcache.py`) "
-            f"is keyed by each file's bytes; plain HCL is read by `stackplan_sources/hclfast.py`, the rest by "
+            f"order, with a new empty cache); `wall` is the median. The parse cache "
+            f"(`dbx_ai_infra/sources/tfcache.py`) "
+            f"is keyed by each file's bytes; plain HCL is read by `dbx_ai_infra/sources/hclfast.py`, the rest by "
             f"python-hcl2; `STACKPLAN_NO_CACHE=1 STACKPLAN_PARSE_WORKERS=1 STACKPLAN_NO_FAST_HCL=1` is the reader "
             f"as it was before issue 51, item 8.\n\n"
             + table(["run", "wall (median)", "range (s)", "peak RSS", "vs floor"], rows)

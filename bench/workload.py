@@ -10,7 +10,7 @@ The same clusters can be written as:
 
 * Clusters API JSON (``write_cluster_json``), what ``python -m stackplan check --cluster-json`` reads;
 * a plan with ``databricks:index/cluster:Cluster`` resources in Pulumi's camelCase (``make_plan``), what
-  ``policies.registry.evaluate_plan`` reads;
+  ``dbx_ai_infra.policies.registry.evaluate_plan`` reads;
 * Terraform ``databricks_cluster`` resources in HCL (``write_terraform``), what checkov scans.
 """
 
@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gpucatalog import load_catalog  # noqa: E402
+from dbx_ai_infra.gpucatalog import load_catalog  # noqa: E402
 
 CLOUDS = ("aws", "azure", "gcp")
 ATTR_BLOCK = {"aws": "aws_attributes", "azure": "azure_attributes", "gcp": "gcp_attributes"}

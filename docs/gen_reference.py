@@ -61,7 +61,7 @@ def _type(annotation: Any) -> str:
 
 
 def stack_fields() -> str:
-    from stackspec import models
+    from dbx_ai_infra.stackspec import models
 
     sections = [
         ("Top level (`dbx-ai-infra:<field>`)", models.StackSpec), ("`training`", models.TrainingSpec),
@@ -80,7 +80,8 @@ def stack_fields() -> str:
         ("`monitoring`", models.MonitoringSpec),
     ]
     lines = [GENERATED, "", "# Stack fields", "",
-             "Every field of a stack file, section by section, as the stack spec (`stackspec/models.py`) defines it: "
+             "Every field of a stack file, section by section, as the stack spec "
+             "(`dbx_ai_infra/stackspec/models.py`) defines it: "
              "its type, its default and what it means. Unknown keys are errors. The narrative, with examples: "
              "[stack inputs](../stack-inputs.md).", ""]
     for title, model in sections:
@@ -94,7 +95,7 @@ def stack_fields() -> str:
 
 
 def policies() -> str:
-    from policies.registry import RULES_BY_NAME, STACK_RULES
+    from dbx_ai_infra.policies.registry import RULES_BY_NAME, STACK_RULES
 
     lines = [GENERATED, "", "# Policy index", "",
              "Every rule of the policy pack, by id: its default level, what it checks, on what, and how to fix a "
@@ -122,7 +123,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argpars
 def cli() -> str:
     import os
 
-    from stackplan_cli.cli import parser
+    from dbx_ai_infra.cli.cli import parser
 
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: the page is the same on every machine
     top = parser()
@@ -136,11 +137,11 @@ def cli() -> str:
 
 
 def advise_findings() -> str:
-    from stackplan_advise.findings import FINDINGS, PLANTS
+    from dbx_ai_infra.advise.findings import FINDINGS, PLANTS
 
     lines = [GENERATED, "", "# Advise findings", "",
              "Every finding `advise` reports, by id (a contract), from its registry "
-             "(`stackplan_advise/findings/`): its severity, what it is about, what it means, and whether "
+             "(`dbx_ai_infra/advise/findings/`): its severity, what it is about, what it means, and whether "
              "`sample-usage --plant` can plant it. The narrative: [observe and advise](../advise.md).", "",
              "| finding | severity | about | what it means | thresholds it reads | plantable |",
              "|---|---|---|---|---|---|"]
@@ -152,8 +153,8 @@ def advise_findings() -> str:
 
 def _unpriced_alternative(node_type_id: str | None) -> str:
     """Why a classic training job has no priced serverless alternative: its GPU's accelerator has no rate."""
-    from gpucatalog import load_catalog
-    from pricing.serverless_advice import _accelerator_for
+    from dbx_ai_infra.gpucatalog import load_catalog
+    from dbx_ai_infra.pricing.serverless_advice import _accelerator_for
 
     catalog = load_catalog()
     node = catalog.get(node_type_id) if node_type_id else None
@@ -166,12 +167,12 @@ def _unpriced_alternative(node_type_id: str | None) -> str:
 def serverless_gpu() -> str:
     """The comparison page: each shipped stack's training job, priced the way it runs and the other way (classic job
     cluster or serverless GPU) for the same GPUs and hours, by the cost model (`pricing.serverless_gpu_comparison`)."""
-    from dbxtypes.money import money
-    from dbxtypes.serverless import serverless_gpu_tasks
-    from dbxtypes.vocabulary import CLUSTER, JOB
-    from gpucatalog.accelerators import SERVERLESS_GPU_CLOUDS
-    from pricing import JOB_CLUSTER_VS_SERVERLESS_GPU, SERVERLESS_GPU_VS_JOB_CLUSTER
-    from stackplan.pipeline import build_plan
+    from dbx_ai_infra.dbxtypes.money import money
+    from dbx_ai_infra.dbxtypes.serverless import serverless_gpu_tasks
+    from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
+    from dbx_ai_infra.engine.pipeline import build_plan
+    from dbx_ai_infra.gpucatalog.accelerators import SERVERLESS_GPU_CLOUDS
+    from dbx_ai_infra.pricing import JOB_CLUSTER_VS_SERVERLESS_GPU, SERVERLESS_GPU_VS_JOB_CLUSTER
 
     lines = [GENERATED, "", "# Classic GPU clusters or serverless GPU?", "",
              "A training workload runs on a classic job cluster of GPU nodes (`compute: classic`, the default: VMs "
@@ -183,7 +184,8 @@ def serverless_gpu() -> str:
              "Cloud edition); its accelerators are databricks-sdk's `HardwareAcceleratorType` (`GPU_1xA10`, "
              "`GPU_1xH100`, `GPU_8xH100`, `GPU_8xB300`).", "",
              "How the two are priced, and what is not known: serverless GPU at DBUs per GPU-hour times the "
-             "`MODEL_TRAINING` $/DBU of the cloud, tier and region (`pricing/serverless.yaml`, each figure with its "
+             "`MODEL_TRAINING` $/DBU of the cloud, tier and region (`dbx_ai_infra/pricing/serverless.yaml`, each "
+             "figure with its "
              "source and date; no accelerator's DBU rate per GPU-hour has a public, nameable source, so a job on "
              "serverless GPU is reported unpriced, by name, until a `--prices` file gives "
              "`serverless_gpu_usd_per_gpu_hour` or `serverless_gpu_dbu_per_gpu_hour`); the job cluster by the node "

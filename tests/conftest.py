@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 if TYPE_CHECKING:
-    from dbxtypes.plan import Plan
+    from dbx_ai_infra.dbxtypes.plan import Plan
 
 
 def _runs_tests(config: pytest.Config) -> bool:
@@ -24,7 +24,7 @@ def _runs_tests(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The Terraform parse cache (`stackplan_sources.tfcache`) in a temporary directory of this process, never the
+    """The Terraform parse cache (`dbx_ai_infra.sources.tfcache`) in a temporary directory of this process, never the
     user's: tests write only under temporary directories (subprocesses inherit it).
 
     The provider SDK as the offline engine imports it, before a test module imports the components: the whole
@@ -34,8 +34,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     os.environ["STACKPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="stackplan-test-cache-")
     if _runs_tests(config):
-        import pulumi_private
-        from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+        from dbx_ai_infra import pulumi_private
+        from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 
         pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
 
@@ -57,7 +57,7 @@ def __getattr__(name: str) -> Any:
     """``STACKS`` (every stack file under stacks/, the shipped ones and a user's own), read when a test module first
     imports it: each is previewed and checked like the others, as the README's "Adding a stack" promises."""
     if name == "STACKS":
-        from stackspec import available_stacks
+        from dbx_ai_infra.stackspec import available_stacks
 
         globals()["STACKS"] = stacks = tuple(available_stacks())
         return stacks
@@ -99,14 +99,15 @@ def documentation() -> str:
     return "\n".join(page.read_text(encoding="utf-8") for page in pages)
 
 
-def project_sources(*skip_top: str) -> list[Path]:
-    """The repository's own Python files, but for the top-level folders ``skip_top``: the tree is pruned as it is
-    walked, so the virtual environments (tens of thousands of files) and .git are never listed."""
+def project_sources(*skip: str) -> list[Path]:
+    """The repository's own Python files, but for the folders ``skip`` (paths from the repository's root, e.g.
+    ``tests``, ``dbx_ai_infra/pulumi_private``): the tree is pruned as it is walked, so the virtual environments (tens
+    of thousands of files) and .git are never listed."""
     found = []
     for folder, dirs, files in os.walk(REPO):
-        top = Path(folder) == REPO
+        here = Path(folder).relative_to(REPO)
         dirs[:] = [d for d in dirs if not (d.startswith(".venv") or d in (".git", "site-packages", "__pycache__")
-                                           or (top and d in skip_top))]
+                                           or (here / d).as_posix() in skip)]
         found += [Path(folder) / f for f in files if f.endswith(".py")]
     return sorted(found)
 
@@ -143,16 +144,16 @@ def _run_key(stack: Any, program: Path, from_config: bool) -> str | None:
     to the working directory), its Pulumi config and the resolved stack it is handed (its spec, node types, limits:
     dataclasses and pydantic models, whose repr is every field). None where the program reads the process's Pulumi
     config instead (``from_config``), which the key cannot see."""
-    import stackplan.engine
+    import dbx_ai_infra.engine.engine
 
     if from_config:
         return None
-    return json.dumps([str(program), stack.name, stackplan.engine.display_path(stack.path), stack.config,
+    return json.dumps([str(program), stack.name, dbx_ai_infra.engine.engine.display_path(stack.path), stack.config,
                        repr(stack.resolved)], sort_keys=True, default=repr)
 
 
 def _run_once_per_input(stack: Any, program: Path | None = None, *, from_config: bool = False) -> Plan:
-    from stackplan.engine import PROGRAM
+    from dbx_ai_infra.engine.engine import PROGRAM
 
     program = PROGRAM if program is None else program
     key = _run_key(stack, program, from_config)
@@ -167,29 +168,29 @@ def _run_once_per_input(stack: Any, program: Path | None = None, *, from_config:
 def _engine_run() -> Any:
     """The engine's own `run_program` (not the reuse that the fixture below puts in its place), as it was when first
     asked for: by that fixture, before it replaces it."""
-    import stackplan.engine
+    import dbx_ai_infra.engine.engine
 
-    return stackplan.engine.run_program
+    return dbx_ai_infra.engine.engine.run_program
 
 
 @pytest.fixture(autouse=True)
 def _program_runs_once_per_input(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The commands a test runs in-process (through `stackplan.pipeline`) get the plan of an earlier run of the
+    """The commands a test runs in-process (through `dbx_ai_infra.engine.pipeline`) get the plan of an earlier run of the
     same program over the same stack in this process, a deep copy, instead of running it again: the program under
     Pulumi's mocks is deterministic (`tests/test_components.py` holds two runs to the same plan) and was 40% of the
     suite's time, over a few shipped stacks run hundreds of times (issue 23). A test about the run itself (what it
     reads or calls while it runs) is marked ``program_runs`` to run it every time; none needs to today: tests that
     call `run_program` directly and every ``python -m stackplan`` subprocess (the interrupt tests) run it anyway."""
     if request.node.get_closest_marker("program_runs") is None:
-        import stackplan.engine
+        import dbx_ai_infra.engine.engine
 
         _engine_run()
-        monkeypatch.setattr(stackplan.engine, "run_program", _run_once_per_input)
+        monkeypatch.setattr(dbx_ai_infra.engine.engine, "run_program", _run_once_per_input)
 
 
 @functools.cache
 def _plan_of(stack: str) -> dict[str, Any]:
-    from stackspec import load_stack
+    from dbx_ai_infra.stackspec import load_stack
 
     return _engine_run()(load_stack(stack)).to_json()
 

@@ -97,7 +97,7 @@ def install(spec: str) -> None:
 
         duckdb.connect = connect_then_pause
     elif point == "spark":
-        from stackplan_advise import engines
+        from dbx_ai_infra.advise import engines
 
         original = engines.SparkEngine._sql
 
@@ -135,11 +135,11 @@ def install(spec: str) -> None:
     elif point == "import":
         sys.meta_path.insert(0, _PauseOnImport())
     elif point == "program":
-        from stackplan import engine
+        from dbx_ai_infra.engine import engine
 
         _pause_on_call(engine._Mocks, "new_resource", nth)
     elif point == "write":
-        from stackplan import output
+        from dbx_ai_infra.engine import output
 
         class _Os:  # os, with a pause before the rename that puts the output in place
             def __getattr__(self, name):  # noqa: ANN001, ANN204

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pricing import load_prices
-from stackplan.pipeline import build_plan
-from stackplan_advise.findings import PLANTS
-from stackplan_advise.telemetry import PLANT_ROLE, write_exports
-from stackplan_cli.cli import main
+from dbx_ai_infra.advise.findings import PLANTS
+from dbx_ai_infra.advise.telemetry import PLANT_ROLE, write_exports
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.pipeline import build_plan
+from dbx_ai_infra.pricing import load_prices
 
 REPO = Path(__file__).resolve().parents[1]
 SLA = 1000.0
@@ -499,7 +499,7 @@ def test_emit_sql_is_the_same_analysis_for_databricks(stack_file: Path, tmp_path
     # Databricks SQL: every statement parses in its dialect, and no DuckDB-only function is left
     import sqlglot
 
-    from stackplan_advise.analysis import statements
+    from dbx_ai_infra.advise.analysis import statements
 
     for name in files:
         for statement in statements((out / name).read_text()):
@@ -510,9 +510,9 @@ def test_emit_sql_is_the_same_analysis_for_databricks(stack_file: Path, tmp_path
 
 
 def test_the_local_and_the_emitted_sql_differ_only_in_dialect(stack_file: Path, plan: Any) -> None:
-    from policies.registry import load_policy_config
-    from stackplan_advise.analysis import render
-    from stackplan_advise.targets import target_rows, targets_of
+    from dbx_ai_infra.advise.analysis import render
+    from dbx_ai_infra.advise.targets import target_rows, targets_of
+    from dbx_ai_infra.policies.registry import load_policy_config
 
     t = load_policy_config(None).advise_thresholds()
     rows = target_rows(targets_of(plan, 200), plan.stack)
@@ -527,9 +527,9 @@ def test_the_local_and_the_emitted_sql_differ_only_in_dialect(stack_file: Path, 
 
 
 def test_the_readme_documents_every_finding_and_threshold() -> None:
-    from dbxtypes.advise import ADVISE_THRESHOLDS
-    from stackplan_advise.findings import FINDING_IDS
-    from stackplan_advise.sources import COLUMNS
+    from dbx_ai_infra.advise.findings import FINDING_IDS
+    from dbx_ai_infra.advise.sources import COLUMNS
+    from dbx_ai_infra.dbxtypes.advise import ADVISE_THRESHOLDS
 
     section = (REPO / "docs" / "advise.md").read_text()
     for fid in FINDING_IDS:
@@ -549,10 +549,10 @@ def test_the_event_vocabulary_is_databricks_own() -> None:
 
     from databricks.sdk.service import compute
 
-    from stackplan_advise.analysis import SQL_DIR
+    from dbx_ai_infra.advise.analysis import SQL_DIR
 
     stats = (SQL_DIR / "stats.sql.j2").read_text()
-    sources = (REPO / "stackplan_advise" / "sources.py").read_text()
+    sources = (REPO / "dbx_ai_infra" / "advise" / "sources.py").read_text()
     for event in ("NODES_LOST", "RESIZING", "UPSIZE_COMPLETED", "AUTOSCALING_STATS_REPORT"):
         assert hasattr(compute.EventType, event) and f"'{event}'" in stats
     assert compute.TerminationReasonCode.SPOT_INSTANCE_TERMINATION.value in stats
@@ -563,7 +563,7 @@ def test_the_event_vocabulary_is_databricks_own() -> None:
 
 
 def test_an_edit_is_refused_only_for_mandatory_findings_it_brings(stack_file: Path, tmp_path: Path) -> None:
-    from stackplan_advise.advice import Proposal, price_edit
+    from dbx_ai_infra.advise.advice import Proposal, price_edit
 
     rule = "databricks-cluster-prefer-interconnect-for-multi-node-training"
     config = {rule: "mandatory"}
@@ -607,8 +607,8 @@ def test_the_collectors_own_files_are_read_as_written(tmp_path: Path) -> None:
     use is the mean of the GPUs that reported, an unknown one left out, not counted as 0."""
     import csv
 
-    from policies.registry import load_policy_config
-    from stackplan_advise.analysis import run_local
+    from dbx_ai_infra.advise.analysis import run_local
+    from dbx_ai_infra.policies.registry import load_policy_config
     from tests.test_gpu_collector import _collect
 
     files = [p for p in _collect(tmp_path) if p.is_file() and p.suffix == ".csv"]
@@ -730,8 +730,8 @@ def test_each_proposal_is_yaml_the_stack_takes_and_write_stack_applies_them_all(
     """The config: block of the Markdown was refused when pasted (dotted keys); the table showed no keys."""
     from ruamel.yaml import YAML
 
-    from stackplan_advise.advice import edited_config
-    from stackspec.load import read_stack_file
+    from dbx_ai_infra.advise.advice import edited_config
+    from dbx_ai_infra.stackspec.load import read_stack_file
 
     _, usage = advise("gpu-underutilized")
     nxt = tmp_path / "Pulumi.obs-next.yaml"
@@ -773,7 +773,7 @@ def test_write_stack_refuses_the_stack_file_itself(advise: Any, stack_file: Path
 
 
 def test_the_advise_table_keeps_ids_workloads_and_money_whole_at_80_columns(advise: Any) -> None:
-    from stackplan_reports.advice import advise_table, money
+    from dbx_ai_infra.reports.advice import advise_table, money
 
     doc, _ = advise("gpu-underutilized")
     lines = advise_table(doc, 80).splitlines()

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from conftest import BASE_CONFIG
 
-from stackplan.pipeline import build_plan
-from stackplan_advise.telemetry import write_exports
-from stackplan_cli.cli import main
+from dbx_ai_infra.advise.telemetry import write_exports
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.pipeline import build_plan
 
 
 def advise(stack: str, tmp_path: Path, plant: list[str], *extra: str) -> dict[str, Any]:
@@ -30,7 +30,7 @@ def only(doc: dict[str, Any], fid: str) -> dict[str, Any]:
 
 
 def test_oversized_memory_pins_the_cheapest_node_that_holds_the_peak_and_the_spec_accepts_it(tmp_path, capsys):
-    from gpucatalog import load_catalog
+    from dbx_ai_infra.gpucatalog import load_catalog
 
     doc = advise("prod", tmp_path, ["gpu-memory-oversized"])
     f = only(doc, "gpu-memory-oversized")

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from stackplan.pipeline import build_plan
-from stackplan_advise.analysis import emitted_sql, run_local
-from stackplan_advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
-from stackplan_advise.telemetry import write_exports
-from stackplan_cli.cli import main
+from dbx_ai_infra.advise.analysis import emitted_sql, run_local
+from dbx_ai_infra.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
+from dbx_ai_infra.advise.telemetry import write_exports
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.pipeline import build_plan
 from tests.test_advise import STACK
 
 SLA = 1000.0
@@ -100,7 +100,7 @@ def test_requests_in_flight_are_littles_law_over_the_logged_rows(plan: Any, tmp_
 
 
 def _thresholds() -> dict[str, Any]:
-    from policies.registry import load_policy_config
+    from dbx_ai_infra.policies.registry import load_policy_config
 
     return dict(load_policy_config(None).advise_thresholds())
 
@@ -226,7 +226,7 @@ def test_a_csv_file_is_sniffed_once_and_reads_as_auto_detection_does(tmp_path: P
     with the same columns and types as auto-detection; a directory keeps auto-detection."""
     import duckdb
 
-    from stackplan_advise.sources import column_types, find_inputs, sniffed
+    from dbx_ai_infra.advise.sources import column_types, find_inputs, sniffed
 
     (tmp_path / "clusters.csv").write_text('cluster_id,cluster_name,tags\n1,a,"{""x"": ""y, z""}"\n', encoding="utf-8")
     (tmp_path / "gpu_timeline").mkdir()

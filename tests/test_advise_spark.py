@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from policies.registry import load_policy_config
-from stackplan.pipeline import build_plan
-from stackplan_advise.analysis import emitted_sql, find_exports, run_local, statements
-from stackplan_advise.engines import SparkEngine, SparkOptions, spark_session
-from stackplan_advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
-from stackplan_advise.telemetry import write_exports
-from stackplan_cli.cli import main
+from dbx_ai_infra.advise.analysis import emitted_sql, find_exports, run_local, statements
+from dbx_ai_infra.advise.engines import SparkEngine, SparkOptions, spark_session
+from dbx_ai_infra.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
+from dbx_ai_infra.advise.telemetry import write_exports
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.pipeline import build_plan
+from dbx_ai_infra.policies.registry import load_policy_config
 
 REPO = Path(__file__).resolve().parent.parent
 PLANTS = ["spot-reclaim-hits-base", "idle-cluster", "cost-drift", "gpu-underutilized", "training-resized",

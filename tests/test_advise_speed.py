@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dbxtypes.errors import InputError
-from stackplan_advise.plausible import BOUNDS, check_values
+from dbx_ai_infra.advise.plausible import BOUNDS, check_values
+from dbx_ai_infra.dbxtypes.errors import InputError
 
 
 class _Recorder:
@@ -57,10 +57,10 @@ def test_the_statistics_read_each_timeline_once(dialect: str) -> None:
     """Issue 53, item 3: the 21 million rows of a month's gpu_timeline are read by one statement of the statistics,
     node_timeline's likewise; the export window takes the timelines' span from their per-minute aggregates (it read
     both again: 6-7% of the analysis's CPU time at 30 days)."""
-    from policies.registry import load_policy_config
-    from stackplan.pipeline import build_plan
-    from stackplan_advise.analysis import render, statements
-    from stackplan_advise.targets import target_rows, targets_of
+    from dbx_ai_infra.advise.analysis import render, statements
+    from dbx_ai_infra.advise.targets import target_rows, targets_of
+    from dbx_ai_infra.engine.pipeline import build_plan
+    from dbx_ai_infra.policies.registry import load_policy_config
 
     plan = build_plan("prod", with_policies=False, with_cost=True)
     rows = target_rows(targets_of(plan, 200), plan.stack)

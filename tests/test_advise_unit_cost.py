@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from stackplan.pipeline import build_plan
-from stackplan_advise.telemetry import write_exports
-from stackplan_cli.cli import main
+from dbx_ai_infra.advise.telemetry import write_exports
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.pipeline import build_plan
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import json
 import pytest
 from conftest import BASE_CONFIG, SHIPPED, resources
 
-from dbxtypes.shape import cluster_shape
-from dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, VOLUME
-from guardrails import evaluate, evaluate_shape
-from policies.registry import RULES_BY_NAME, rule_messages
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.shape import cluster_shape
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, VOLUME
+from dbx_ai_infra.guardrails import evaluate, evaluate_shape
+from dbx_ai_infra.policies.registry import RULES_BY_NAME, rule_messages
 
 API = RULES_BY_NAME["databricks-api-conformance"]
 SP = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
@@ -88,7 +88,7 @@ def test_autoscale_needs_max_above_min(write_stack, capsys):
         "min_workers": 3, "max_workers": 3, "model": {"params_billions": 7, "precision": "fp16"}}))
     assert code == 2 and "dbx-ai-infra:inference" in err and "max_workers must be above min_workers" in err
     assert conformance(CLUSTER, {"autoscale": {"minWorkers": 3, "maxWorkers": 3}}) == []  # the bounds rule's
-    from policies.registry import RULES_BY_NAME, rule_messages
+    from dbx_ai_infra.policies.registry import RULES_BY_NAME, rule_messages
 
     (message,) = rule_messages(RULES_BY_NAME["databricks-cluster-configure-worker-bounds"], CLUSTER,
                                {"autoscale": {"minWorkers": 3, "maxWorkers": 3}})
@@ -212,7 +212,7 @@ def test_generated_training_policies_are_met_by_the_training_jobs_cluster(stack,
     policies = {r["id"]: json.loads(r["inputs"]["definition"]) for r in resources(plan, "clusterPolicy:ClusterPolicy")}
     for job in resources(plan, "job:Job"):
         new = job["inputs"]["jobClusters"][0]["newCluster"]
-        from dbxtypes.shape import shapes_of_resource
+        from dbx_ai_infra.dbxtypes.shape import shapes_of_resource
 
         (shape,) = shapes_of_resource(JOB, job["inputs"])
         assert evaluate_shape(policies[new["policyId"]], shape).allowed
@@ -221,8 +221,8 @@ def test_generated_training_policies_are_met_by_the_training_jobs_cluster(stack,
 # --- 7. dbus_per_hour ceilings leave headroom ---------------------------------------------------------------------
 
 def test_dbu_ceilings_leave_ten_percent_headroom(plan_of):
-    from gpucatalog import load_catalog
-    from guardrails.stack import DBU_CEILING_HEADROOM
+    from dbx_ai_infra.gpucatalog import load_catalog
+    from dbx_ai_infra.guardrails.stack import DBU_CEILING_HEADROOM
 
     plan = plan_of("dev")
     (policy,) = [r for r in resources(plan, "clusterPolicy:ClusterPolicy") if r["name"].endswith("inference")]
@@ -260,8 +260,8 @@ CPU_DRIVER = {
 
 
 def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_policy(write_stack, capsys):
-    from gpucatalog import load_catalog
-    from pricing import load_prices
+    from dbx_ai_infra.gpucatalog import load_catalog
+    from dbx_ai_infra.pricing import load_prices
 
     code, out, _ = run(capsys, "preview", "--json", "--stack", _stack(write_stack, **CPU_DRIVER))
     plan = json.loads(out)
@@ -284,7 +284,7 @@ def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_
     # the generated policies admit the stack's clusters, job cluster included
     policies = {r["id"]: json.loads(r["inputs"]["definition"]) for r in plan["resources"]
                 if r["type"].endswith("ClusterPolicy")}
-    from dbxtypes.shape import shapes_of_resource
+    from dbx_ai_infra.dbxtypes.shape import shapes_of_resource
 
     for r in plan["resources"]:
         for shape in shapes_of_resource(r["type"], r["inputs"]):
@@ -303,7 +303,7 @@ def test_bad_driver_settings_exit_2(write_stack, capsys, section, words):
 
 
 def test_network_figures_carry_their_sources():
-    from gpucatalog import load_catalog
+    from dbx_ai_infra.gpucatalog import load_catalog
 
     bandwidth_sources = {"karpenter_aws_bw", "msdocs_sizes", "msdocs_ib", "gcp_gpu_net", "g2_net_note",
                          "aws_capblocks", "torchx_aws", "aws_batch_gpu"}
@@ -315,7 +315,7 @@ def test_network_figures_carry_their_sources():
 
 
 def test_p3_is_being_retired_never_picked_while_a_current_node_fits_and_flagged_when_used():
-    from gpucatalog import choose_node, load_catalog
+    from dbx_ai_infra.gpucatalog import choose_node, load_catalog
 
     catalog = load_catalog()
     assert all(n.deprecated for n in catalog.nodes if n.node_type_id.startswith("p3"))
@@ -329,21 +329,21 @@ def test_p3_is_being_retired_never_picked_while_a_current_node_fits_and_flagged_
 # --- the SDK snapshot the rule reads is the pinned SDK's own types -------------------------------------------------
 
 def test_the_sdk_type_snapshot_is_what_the_installed_databricks_sdk_says():
-    """`dbxtypes/data/sdk_types.json` spares every run the SDK's import; regenerated from the SDK it must not
+    """`dbx_ai_infra/dbxtypes/data/sdk_types.json` spares every run the SDK's import; regenerated from the SDK it must not
     differ (after an SDK upgrade: `make sdk-types`)."""
     from importlib.metadata import version
 
-    from dbxtypes.sdk_snapshot import generate
-    from dbxtypes.sdk_types import SNAPSHOT, sdk_version
+    from dbx_ai_infra.dbxtypes.sdk_snapshot import generate
+    from dbx_ai_infra.dbxtypes.sdk_types import SNAPSHOT, sdk_version
 
     assert sdk_version() == version("databricks-sdk")
-    assert json.loads(SNAPSHOT.read_text()) == generate(), "dbxtypes/data/sdk_types.json is stale: make sdk-types"
+    assert json.loads(SNAPSHOT.read_text()) == generate(), "dbx_ai_infra/dbxtypes/data/sdk_types.json is stale: make sdk-types"
 
 
 def test_the_snapshot_keeps_what_the_rule_needs_of_a_cluster():
     from databricks.sdk.service import catalog, compute
 
-    from dbxtypes.sdk_types import enum_values, fields_of
+    from dbx_ai_infra.dbxtypes.sdk_types import enum_values, fields_of
 
     assert set(fields_of("compute.ClusterSpec")) == {f.name for f in __import__("dataclasses").fields(
         compute.ClusterSpec)}

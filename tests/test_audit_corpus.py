@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 CORPUS = Path(__file__).parent / "corpus"
 CONFORMANCE = "databricks-api-conformance"
@@ -104,7 +104,7 @@ def test_no_field_a_workspace_wrote_is_an_api_conformance_violation(tmp_path):
 
 def test_what_the_project_generates_stays_strict():
     """The same unknown field in a Pulumi input is the conformance rule's, mandatory."""
-    from policies.registry import evaluate_resource
+    from dbx_ai_infra.policies.registry import evaluate_resource
 
     cluster = json.loads((CORPUS / "cluster-with-unknown-field.json").read_text())
     pulumi = {"sparkVersion": cluster["spark_version"], "nodeTypeId": cluster["node_type_id"], "numWorkers": 1,

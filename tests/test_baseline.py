@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 SPOT_INFERENCE = {"cluster_id": "0101-spot", "cluster_name": "chat-serving", "spark_version": "17.3.x-gpu-ml-scala2.13",
                   "node_type_id": "g5.xlarge", "autoscale": {"min_workers": 2, "max_workers": 4},

@@ -32,8 +32,8 @@ def test_the_advise_case_plants_on_the_job_cluster_of_training(tmp_path: Path) -
     """Issue 53, item 4: the bench's stack trains in a job (no all-purpose training cluster); sample-usage plants
     gpu-underutilized on the job's cluster, which `--only` names as the stack's cluster of that workload would be
     named (``<stack>-training``), as its tags name it (``training``) or by the job's name."""
-    from stackplan.pipeline import build_plan
-    from stackplan_advise.telemetry import plant_targets
+    from dbx_ai_infra.advise.telemetry import plant_targets
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     plan = build_plan("prod", with_policies=False, with_cost=True)
     for only in (["prod-training"], ["training"], ["prod-training-run"]):

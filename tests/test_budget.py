@@ -8,8 +8,8 @@ import json
 import pytest
 from conftest import BASE_CONFIG
 
-from policies.rules.stack_budget import NAME, over_budget, over_increase
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.policies.rules.stack_budget import NAME, over_budget, over_increase
 
 
 def run(capsys, *argv):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from junitparser import Failure, JUnitXml
 
-from policies.registry import RULES_BY_NAME
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.policies.registry import RULES_BY_NAME
 
 CLUSTERS = [
     {"cluster_name": "ok-ish", "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
@@ -149,8 +149,8 @@ def test_each_finding_points_at_the_stack_field_behind_it(capsys, tmp_path):
 
 
 def test_a_finding_points_at_its_field_else_the_top_level_setting_else_its_section(tmp_path):
-    from dbxtypes.plan import Plan, Violation
-    from stackplan_reports.findings import finding_lines
+    from dbx_ai_infra.dbxtypes.plan import Plan, Violation
+    from dbx_ai_infra.reports.findings import finding_lines
 
     stack = tmp_path / "Pulumi.s.yaml"
     stack.write_text("config:\n  dbx-ai-infra:tags:\n    workload: w\n  dbx-ai-infra:inference:\n"
@@ -169,7 +169,7 @@ def test_a_finding_points_at_its_field_else_the_top_level_setting_else_its_secti
 
 
 def test_bare_keys_point_at_their_line_too(capsys, tmp_path):
-    from stackspec import section_lines
+    from dbx_ai_infra.stackspec import section_lines
 
     stack = tmp_path / "Pulumi.bare.yaml"
     stack.write_text("# a comment\nconfig:\n  cloud: aws\n\n  training:\n    num_workers: 2\n")
@@ -177,7 +177,7 @@ def test_bare_keys_point_at_their_line_too(capsys, tmp_path):
 
 
 def test_a_urn_names_the_section_of_its_component():
-    from dbxtypes.vocabulary import section_of_urn
+    from dbx_ai_infra.dbxtypes.vocabulary import section_of_urn
 
     base = "urn:pulumi:prod::dbx-ai-infra::"
     assert section_of_urn(base + "dbx-ai-infra:compute:InferenceCluster$databricks:index/cluster:Cluster::x") \
@@ -192,8 +192,8 @@ def test_junit_file_attributes_hold_one_path_each(capsys):
     """`check --all --format junit` put four paths joined by commas in the file attribute of a passing case."""
     import xml.etree.ElementTree as ET
 
-    from stackplan_cli.cli import main
-    from stackspec import available_stacks
+    from dbx_ai_infra.cli.cli import main
+    from dbx_ai_infra.stackspec import available_stacks
 
     assert main(["check", "--all", "--format", "junit"]) in (0, 1)
     root = ET.fromstring(capsys.readouterr().out.encode())

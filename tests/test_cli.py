@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import STACKS
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -272,8 +272,8 @@ def test_check_names_what_it_checked(capsys, tmp_path):
 
 
 def test_table_cells_are_shown_as_written_not_as_markup():
-    from dbxtypes.plan import Violation
-    from stackplan_reports.render import violations_table
+    from dbx_ai_infra.dbxtypes.plan import Violation
+    from dbx_ai_infra.reports.render import violations_table
 
     v = Violation(policy="p", enforcement="mandatory", urn="urn:x", resource_name="[bold]name",
                   message="set spark.master=local[*] and keep [red]this[/red] text")

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import BASE_CONFIG
 
-from stackplan_cli.cli import main, parser
+from dbx_ai_infra.cli.cli import main, parser
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -67,7 +67,7 @@ def test_another_stack_is_paired_by_name_without_the_stack_prefix(capsys):
 
 
 def test_match_key_strips_only_the_own_stack_prefix():
-    from pricing.diff import match_key
+    from dbx_ai_infra.pricing.diff import match_key
 
     urn = "urn:pulumi:prod::dbx-ai-infra::dbx-ai-infra:compute:InferenceCluster$databricks:index/cluster:Cluster::"
     assert match_key(urn + "prod-inference-cluster", "prod-inference-cluster", "prod") == \
@@ -173,8 +173,7 @@ def test_the_pull_request_workflow_is_hardened():
     text = (REPO / ".github" / "workflows" / "preview.yml").read_text()
     doc = yaml.safe_load(text)
     paths = doc.get("on", doc.get(True))["pull_request"]["paths"]
-    for needed in ("stackplan/**", "Makefile", "Pulumi.yaml", "workloads/**", ".github/workflows/preview.yml",
-                   "dbxtypes/**"):
+    for needed in ("stackplan/**", "Makefile", "Pulumi.yaml", "dbx_ai_infra/**", ".github/workflows/preview.yml"):
         assert needed in paths
     assert doc["permissions"] == {"contents": "read"}  # write access only in the jobs that comment
     for name, job in doc["jobs"].items():
@@ -239,7 +238,7 @@ def test_a_price_override_typo_reads_the_same_from_the_stack_and_from_prices(wri
 def test_every_shipped_stack_shows_its_sizing_in_the_preview_json_and_reports(capsys):
     from markupsafe import escape as html_escape
 
-    from stackspec import available_stacks, load_stack
+    from dbx_ai_infra.stackspec import available_stacks, load_stack
 
     for stack in available_stacks():
         resolved = load_stack(stack).resolved
@@ -358,9 +357,9 @@ def test_training_and_dev_still_refuse_never(write_stack, capsys):
 
 
 def test_the_generated_inference_policy_admits_never_and_the_training_policy_does_not():
-    from dbxtypes.shape import cluster_shape
-    from guardrails import evaluate_shape
-    from stackplan.pipeline import build_plan
+    from dbx_ai_infra.dbxtypes.shape import cluster_shape
+    from dbx_ai_infra.engine.pipeline import build_plan
+    from dbx_ai_infra.guardrails import evaluate_shape
 
     plan = build_plan("prod", with_policies=False)
     definitions = {r.id: json.loads(r.inputs["definition"]) for r in plan.resources if r.type.endswith("ClusterPolicy")}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import cluster, config_for, resources
 
-from components import DevClusterArgs, InferenceClusterArgs, TrainingClusterArgs
-from stackplan.engine import run_program
-from stackspec import load_stack
+from dbx_ai_infra.components import DevClusterArgs, InferenceClusterArgs, TrainingClusterArgs
+from dbx_ai_infra.engine.engine import run_program
+from dbx_ai_infra.stackspec import load_stack
 
 BLOCKS = {"aws": "awsAttributes", "azure": "azureAttributes", "gcp": "gcpAttributes"}
 FALLBACK = {"aws": "SPOT_WITH_FALLBACK", "azure": "SPOT_WITH_FALLBACK_AZURE", "gcp": "PREEMPTIBLE_WITH_FALLBACK_GCP"}

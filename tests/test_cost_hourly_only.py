@@ -2,7 +2,7 @@
 long it runs: a CPU cluster, the commonest cluster of real Terraform code) is priced by the hour; its month is
 unknown and named in every format, never zero; the hourly totals count it, the monthly ones leave it out and say so.
 
-The modules are small excerpts written here. Hand figures: the CPU node catalog (gpucatalog/cpu_node_types.json:
+The modules are small excerpts written here. Hand figures: the CPU node catalog (dbx_ai_infra/gpucatalog/cpu_node_types.json:
 m5.2xlarge $0.384/h and 1.37 DBU/h, m5.xlarge $0.192/h and 0.69 DBU/h, AWS us-east-1) and rates.yaml ($0.55/DBU
 all-purpose, $0.15/DBU jobs compute, tier premium), all nodes on demand."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 #: 2 nodes x (0.384 + 1.37 x 0.55); 3 nodes x (0.192 + 0.69 x 0.15).
 CLUSTER_HOURLY = 2 * (0.384 + 1.37 * 0.55)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import BASE_CONFIG
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 BIG = {"entity": "main.models.llama70b", "entity_version": "1", "model": {"params_billions": 70, "precision": "fp16"},
        "scale_to_zero": False, "rate_limit_per_user_per_minute": 10}
@@ -100,7 +100,7 @@ def test_under_the_policy_pack_a_cluster_on_a_pool_the_preview_creates_is_priced
     pool, so the pack prices the cluster on it (unpriced, the budget would fail closed on every such stack)."""
     from types import SimpleNamespace
 
-    from policies.pack import UNKNOWN, _with_references, budget_violations
+    from dbx_ai_infra.policies.pack import UNKNOWN, _with_references, budget_violations
 
     plan = plan_of("prod")
     by_urn = {r["urn"]: SimpleNamespace(urn=r["urn"], resource_type=r["type"], name=r["name"],
@@ -154,7 +154,7 @@ def test_a_plan_of_a_trillion_workers_is_priced_at_once_and_says_what_it_refuses
 
 
 def test_the_worker_arithmetic_does_not_iterate():
-    from pricing.model import _ClusterPricer
+    from dbx_ai_infra.pricing.model import _ClusterPricer
 
     pricer = _ClusterPricer(driver_od=10, driver_spot=4, worker_od=10, worker_spot=4, spot=True, first_on_demand=3)
     assert pricer.size(5) == 10 + 2 * 10 + 3 * 4  # the driver and 2 workers on demand, 3 spot
@@ -206,7 +206,7 @@ def _endpoint(capsys, plan: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def test_a_cpu_endpoint_is_priced_per_unit_of_concurrency(tmp_path, capsys):
     """databricks-sdk lists CPU; lakemeter prices it at 1 DBU/h per unit of concurrency: a GPU_MEDIUM replica (4 of
     concurrency) is 20 DBU/h, so the same concurrency on CPU costs 4/20 of it, and 16 of concurrency four times 4."""
-    from gpucatalog.serving import load_serving_catalog
+    from dbx_ai_infra.gpucatalog.serving import load_serving_catalog
 
     catalog = load_serving_catalog()
     gpu, _ = _endpoint(capsys, _plan_on(tmp_path, "GPU_MEDIUM", 4, 16))
@@ -325,7 +325,7 @@ def test_a_pool_passed_into_a_module_with_count_is_the_pool_of_that_module_insta
 
 
 def test_a_pool_in_the_same_module_instance_is_that_instance_s():
-    from stackplan_sources.tf_references import OWN_KEY, Reference, resolve
+    from dbx_ai_infra.sources.tf_references import OWN_KEY, Reference, resolve
 
     assert resolve(Reference("module.ml.databricks_instance_pool.gpu"),
                    'module.ml["eu"].databricks_cluster.chat') == 'module.ml["eu"].databricks_instance_pool.gpu'

@@ -10,10 +10,17 @@ import pytest
 from conftest import SHIPPED
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
-from dbxtypes.errors import InputError
-from dbxtypes.plan import Plan, plan_json_schema
-from dbxtypes.shape import camel_to_snake, classify, cluster_shape, normalize_props, pool_shape, shapes_of_resource
-from dbxtypes.vocabulary import (
+from dbx_ai_infra.dbxtypes.errors import InputError
+from dbx_ai_infra.dbxtypes.plan import Plan, plan_json_schema
+from dbx_ai_infra.dbxtypes.shape import (
+    camel_to_snake,
+    classify,
+    cluster_shape,
+    normalize_props,
+    pool_shape,
+    shapes_of_resource,
+)
+from dbx_ai_infra.dbxtypes.vocabulary import (
     ALL_PURPOSE,
     CLUSTER,
     DEFAULT_AVAILABILITY,
@@ -116,7 +123,7 @@ def test_classify(cluster: dict, cluster_type: str, role: str) -> None:
     # the same shape on CPU compute has no role, unless a tag names it
     cpu = cluster_shape({**cluster, "spark_version": "17.3.x-scala2.13", "node_type_id": "m5.xlarge"},
                         compute_kind=kind, gpu_node=lambda n: False)
-    from dbxtypes.shape import tag_role
+    from dbx_ai_infra.dbxtypes.shape import tag_role
 
     assert cpu.role == (role if tag_role(cluster.get("custom_tags", {})) else "unknown") and not cpu.gpu
 
@@ -177,9 +184,9 @@ def test_clusters_of_a_job() -> None:
 @pytest.mark.parametrize("cloud,node", [("aws", "g5.xlarge"), ("azure", "Standard_NV36ads_A10_v5"),
                                         ("gcp", "g2-standard-4")])
 def test_no_block_means_the_clouds_default_for_policies_and_pricing(cloud: str, node: str) -> None:
-    from policies.common import node_cloud
-    from policies.registry import evaluate_resource
-    from pricing import load_prices, price_plan
+    from dbx_ai_infra.policies.common import node_cloud
+    from dbx_ai_infra.policies.registry import evaluate_resource
+    from dbx_ai_infra.pricing import load_prices, price_plan
 
     props = {"nodeTypeId": node, "sparkVersion": "17.3.x-gpu-ml-scala2.13",
              "autoscale": {"minWorkers": 2, "maxWorkers": 4}, "autoterminationMinutes": 10,
@@ -213,7 +220,7 @@ def test_pool_shape() -> None:
 def test_shipped_plans_round_trip_and_validate_against_the_shipped_schema(plan_of) -> None:
     from pathlib import Path
 
-    from stackplan.pipeline import build_plan
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     shipped = json.loads((Path(__file__).resolve().parent.parent / "docs" / "plan.schema.json").read_text())
     assert shipped == plan_json_schema(), "docs/plan.schema.json is stale: run `make schema`"
@@ -243,16 +250,16 @@ def test_plan_from_json_names_the_field(plan_of, mutate, field: str) -> None:
 
 
 def test_usage_defaults_are_stated_once() -> None:
-    from pricing import DEFAULT_ASSUMPTIONS
-    from stackspec.models import UsageSpec
+    from dbx_ai_infra.pricing import DEFAULT_ASSUMPTIONS
+    from dbx_ai_infra.stackspec.models import UsageSpec
 
     assert UsageSpec().model_dump() == {k: u.default for k, u in USAGE_DEFAULTS.items()} == DEFAULT_ASSUMPTIONS
     assert set(UsageSpec.model_fields) == set(USAGE_DEFAULTS)
 
 
 def test_required_tags_are_one_word_list() -> None:
-    from policies.rules import require_tags
-    from stackspec.models import StackSpec
+    from dbx_ai_infra.policies.rules import require_tags
+    from dbx_ai_infra.stackspec.models import StackSpec
 
     with pytest.raises(ValueError, match=" and ".join(REQUIRED_TAGS)):
         StackSpec.model_validate({"cloud": "aws", "gpu_family": "a10g", "single_user_name": "x", "tags": {},
@@ -260,29 +267,29 @@ def test_required_tags_are_one_word_list() -> None:
     assert "cost_center" in require_tags.check(cluster_shape({"custom_tags": {"workload": "x"}}), {})[0]
 
 
-@pytest.mark.parametrize("path", ["gpucatalog/node_types.yaml", "gpucatalog/serving_types.yaml", "pricing/rates.yaml"])
+@pytest.mark.parametrize("path", ["dbx_ai_infra/gpucatalog/node_types.yaml", "dbx_ai_infra/gpucatalog/serving_types.yaml", "dbx_ai_infra/pricing/rates.yaml"])
 def test_shipped_data_reads_the_same_with_the_fast_loader_as_with_the_strict_one(path: str) -> None:
     """The shipped data files are read with PyYAML's C loader (YAML 1.1); user input keeps the strict
     YAML 1.2 reader. Both give the shipped files the same data, so nothing in them depends on the difference."""
     from pathlib import Path
 
-    from dbxtypes.documents import parse_packaged_yaml, parse_yaml
+    from dbx_ai_infra.dbxtypes.documents import parse_packaged_yaml, parse_yaml
 
     text = (Path(__file__).resolve().parent.parent / path).read_text(encoding="utf-8")
     assert parse_packaged_yaml(text, path) == parse_yaml(text, path)
 
 
 def test_a_yaml_1_1_word_reads_differently_so_the_equality_above_can_fail() -> None:
-    from dbxtypes.documents import parse_packaged_yaml, parse_yaml
+    from dbx_ai_infra.dbxtypes.documents import parse_packaged_yaml, parse_yaml
 
     assert parse_packaged_yaml("flag: no\n", "x") != parse_yaml("flag: no\n", "x")
 
 
 def test_a_broken_shipped_file_is_an_input_error_naming_it() -> None:
-    from dbxtypes.documents import parse_packaged_yaml
+    from dbx_ai_infra.dbxtypes.documents import parse_packaged_yaml
 
     with pytest.raises(InputError, match="rates.yaml"):
-        parse_packaged_yaml("a: [1,\n", "pricing/rates.yaml")
+        parse_packaged_yaml("a: [1,\n", "dbx_ai_infra/pricing/rates.yaml")
 
 
 # --- the strict YAML 1.2 reader (stack files, price and policy files) -----------------------------------------------
@@ -314,7 +321,7 @@ def _ruamel_yaml_1_2(text: str):
 def test_a_plain_scalar_reads_as_ruamels_yaml_1_2_loader_reads_it(scalar: str) -> None:
     import math
 
-    from dbxtypes.documents import parse_yaml
+    from dbx_ai_infra.dbxtypes.documents import parse_yaml
 
     ours, theirs = parse_yaml(f"k: {scalar}\n", "x")["k"], _ruamel_yaml_1_2(f"k: {scalar}\n")["k"]
     assert type(ours) is type(theirs)
@@ -322,7 +329,7 @@ def test_a_plain_scalar_reads_as_ruamels_yaml_1_2_loader_reads_it(scalar: str) -
 
 
 def test_yaml_1_2_readings_a_stack_file_relies_on() -> None:
-    from dbxtypes.documents import parse_yaml
+    from dbx_ai_infra.dbxtypes.documents import parse_yaml
 
     doc = parse_yaml("a: no\nb: on\nc: 012\nd: 0o12\ne: 2027-03-31\nf: 1e-300\ng: 1_000\nh: TRUE\ni: ~\nj: '7'\n", "x")
     assert doc == {"a": "no", "b": "on", "c": 12, "d": 10, "e": "2027-03-31", "f": 1e-300, "g": 1000, "h": True,
@@ -330,7 +337,7 @@ def test_yaml_1_2_readings_a_stack_file_relies_on() -> None:
 
 
 def test_yaml_keys_given_twice_are_refused_but_a_merge_may_override() -> None:
-    from dbxtypes.documents import parse_yaml
+    from dbx_ai_infra.dbxtypes.documents import parse_yaml
 
     with pytest.raises(InputError, match=r"x.yaml: size: is given twice in the same mapping \(again at line 3\)"):
         parse_yaml("a:\n  size: 1\n  size: 2\n", "x.yaml")
@@ -339,7 +346,7 @@ def test_yaml_keys_given_twice_are_refused_but_a_merge_may_override() -> None:
 
 
 def test_a_recursive_alias_and_a_syntax_error_are_input_errors_naming_the_place() -> None:
-    from dbxtypes.documents import parse_yaml
+    from dbx_ai_infra.dbxtypes.documents import parse_yaml
 
     with pytest.raises(InputError, match="expands without end"):
         parse_yaml("a: &a [1, *a]\n", "x.yaml")
@@ -350,7 +357,7 @@ def test_a_recursive_alias_and_a_syntax_error_are_input_errors_naming_the_place(
 
 
 def test_key_lines_come_from_the_same_parse(tmp_path) -> None:
-    from dbxtypes.documents import compose_yaml, key_lines
+    from dbx_ai_infra.dbxtypes.documents import compose_yaml, key_lines
 
     root = compose_yaml("# a comment\nconfig:\n  one: 1\n\n  two:\n    deep: [1]\n", "x.yaml")
     assert key_lines(root) == {"config": 2}

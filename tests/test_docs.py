@@ -10,8 +10,8 @@ import pytest
 from conftest import documentation
 from pydantic import BaseModel
 
-from policies.registry import RULES_BY_NAME
-from stackspec import models
+from dbx_ai_infra.policies.registry import RULES_BY_NAME
+from dbx_ai_infra.stackspec import models
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -61,7 +61,7 @@ def test_shipped_stacks_are_listed():
 
 
 def test_the_readme_price_override_example_is_valid(tmp_path):
-    from pricing import load_overrides_file, load_prices
+    from dbx_ai_infra.pricing import load_overrides_file, load_prices
 
     block = DOCS.split("**Overrides**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "prices.yaml"
@@ -73,15 +73,15 @@ def test_the_readme_price_override_example_is_valid(tmp_path):
 def test_the_readme_policy_config_example_is_valid():
     import json
 
-    from policies.registry import load_policy_config
+    from dbx_ai_infra.policies.registry import load_policy_config
 
     block = DOCS.split("**Configuring levels and thresholds.**", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
     load_policy_config(json.loads(block))
 
 
 def test_the_smallest_stack_of_the_readme_previews_as_described(tmp_path):
-    from stackplan.engine import run_program
-    from stackspec import load_stack
+    from dbx_ai_infra.engine.engine import run_program
+    from dbx_ai_infra.stackspec import load_stack
 
     block = README.split("## The smallest stack", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "Pulumi.small.yaml"

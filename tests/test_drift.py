@@ -7,9 +7,9 @@ from pathlib import Path
 
 import jsonschema
 
-from dbxtypes.shape import normalize_props
-from stackplan.pipeline import build_plan
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.shape import normalize_props
+from dbx_ai_infra.engine.pipeline import build_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())

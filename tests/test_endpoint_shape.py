@@ -1,8 +1,8 @@
-"""`dbxtypes.endpoint`: one reading of a Model Serving endpoint for the serving rules, the cost model and advise."""
+"""`dbx_ai_infra.dbxtypes.endpoint`: one reading of a Model Serving endpoint for the serving rules, the cost model and advise."""
 
 from __future__ import annotations
 
-from dbxtypes.endpoint import endpoint_shape
+from dbx_ai_infra.dbxtypes.endpoint import endpoint_shape
 
 PULUMI = {"name": "chat", "config": {"servedEntities": [{
     "entityName": "ai.models.chat", "entityVersion": "3", "workloadType": "GPU_MEDIUM",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan import exits
+from dbx_ai_infra.engine import exits
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = [sys.executable, "-m", "stackplan"]
@@ -88,7 +88,7 @@ def test_an_internal_error_is_exit_3_one_line_and_its_traceback_in_a_file(tmp_pa
 
 
 def test_a_traceback_that_cannot_go_to_the_cache_goes_to_the_temporary_directory(tmp_path, monkeypatch, capsys):
-    from stackplan_cli import cli
+    from dbx_ai_infra.cli import cli
 
     blocked = tmp_path / "a-file"
     blocked.write_text("")
@@ -140,11 +140,11 @@ def _table(path: Path, heading: str) -> dict[str, str]:
 
 
 def test_the_contract_table_is_the_one_in_exits():
-    """docs/cli.md's table states stackplan/exits.py's codes and meanings exactly; the other places that list the
+    """docs/cli.md's table states dbx_ai_infra/engine/exits.py's codes and meanings exactly; the other places that list the
     codes (troubleshooting, --help) list the same codes."""
     assert _table(REPO / "docs" / "cli.md", "**Exit codes**") == {str(c): m for c, m in exits.MEANINGS.items()}
     assert set(_table(REPO / "docs" / "troubleshooting.md", "## Exit codes")) == {str(c) for c in exits.MEANINGS}
-    from stackplan_cli.commands.args import EXIT_CODES
+    from dbx_ai_infra.cli.commands.args import EXIT_CODES
 
     assert [int(line.split()[0]) for line in EXIT_CODES.splitlines()[1:] if line[:3].strip()] == list(exits.MEANINGS)
     assert len(set(exits.MEANINGS)) == len(exits.MEANINGS) == 5

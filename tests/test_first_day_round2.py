@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import BASE_CONFIG, SHIPPED, config_for, resources
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTER, JOB, SERVING = "databricks:index/cluster:Cluster", "databricks:index/job:Job", \
@@ -88,8 +88,8 @@ POOL_DECIDED = re.compile(r"^(aws|azure|gcp)_attributes\.(availability|zone_id|f
 
 
 def test_a_pool_pinning_policy_forbids_availability_zone_and_spot_and_no_pooled_cluster_sends_them(plan_of):
-    from dbxtypes.shape import cluster_shape
-    from guardrails import evaluate_shape
+    from dbx_ai_infra.dbxtypes.shape import cluster_shape
+    from dbx_ai_infra.guardrails import evaluate_shape
 
     pinned = 0
     for stack in SHIPPED:
@@ -209,7 +209,7 @@ def test_the_job_code_and_the_init_script_live_on_a_volume_only_the_deployer_wri
                 path = task["sparkPythonTask"]["pythonFile"]
                 assert path == f"{code_dir}/train.py" and path in files, (stack, path)
                 text = base64.b64decode(files[path]["inputs"]["contentBase64"]).decode()
-                assert text == (ROOT / "workloads" / "train.py").read_text()
+                assert text == (ROOT / "dbx_ai_infra" / "workloads" / "train.py").read_text()
         for c in [r["inputs"] for r in resources(plan, "cluster:Cluster")] + \
                 [jc["newCluster"] for r in resources(plan, "job:Job") for jc in r["inputs"]["jobClusters"]]:
             assert all(s["volumes"]["destination"].startswith(f"{code_dir}/") for s in c.get("initScripts", []))
@@ -308,8 +308,8 @@ def test_each_export_waits_for_what_it_reads_and_references_the_right_type(tmp_p
 
 
 def test_a_stand_in_id_two_resources_share_is_referenced_by_the_arguments_type(plan_of):
-    from dbxtypes.plan import Plan
-    from stackplan.tfexport import terraform_config
+    from dbx_ai_infra.dbxtypes.plan import Plan
+    from dbx_ai_infra.engine.tfexport import terraform_config
 
     plan = Plan.model_validate(copy.deepcopy(plan_of("dev")))
     policy = next(r for r in plan.resources if r.type.endswith("ClusterPolicy") and r.name.endswith("-inference"))
@@ -372,8 +372,8 @@ def test_a_value_known_only_after_apply_is_not_judged(capsys, tmp_path):
     ("21.1.x-gpu-ml-scala2.13", "newer than every release the runtime table lists"),  # cannot judge: not passed
 ])
 def test_every_runtime_is_judged_as_the_release_notes_say(key, expected):
-    from dbxtypes.shape import cluster_shape
-    from policies.rules.require_supported_runtime import check
+    from dbx_ai_infra.dbxtypes.shape import cluster_shape
+    from dbx_ai_infra.policies.rules.require_supported_runtime import check
 
     messages = check(cluster_shape({"spark_version": key, "num_workers": 1}), {"as_of": "2026-12-03"})
     if expected is None:
@@ -385,7 +385,7 @@ def test_every_runtime_is_judged_as_the_release_notes_say(key, expected):
 
 
 def test_the_table_lists_11_3_12_2_18_and_19_with_their_dates():
-    from gpucatalog.runtimes import current_lts, releases
+    from dbx_ai_infra.gpucatalog.runtimes import current_lts, releases
 
     table = releases()
     assert (table["11.3"].lts, str(table["11.3"].end_of_support)) == (True, "2025-10-19")
@@ -425,7 +425,7 @@ def test_the_loop_outlives_a_long_spool_and_a_volume_it_cannot_write(tmp_path):
     for i in range(5000):  # more paths than a pipe buffer holds: the pruning's pipeline once took SIGPIPE here
         (spool / f"2026-11-{1 + i // 1440:02d}T{(i // 60) % 24:02d}-{i % 60:02d}-00Z-{i:05d}-padding-padding.csv"
          ).write_text("x\n")
-    done = subprocess.run(["bash", str(ROOT / "collector" / "gpu_collector.sh")], env=_collector_env(tmp_path),
+    done = subprocess.run(["bash", str(ROOT / "dbx_ai_infra" / "collector" / "gpu_collector.sh")], env=_collector_env(tmp_path),
                           capture_output=True, text=True, timeout=120, check=False)
     log = (tmp_path / "collector.log").read_text()
     assert done.returncode == 0, done.stderr
@@ -437,14 +437,14 @@ def test_the_loop_outlives_a_long_spool_and_a_volume_it_cannot_write(tmp_path):
 def test_the_loop_outlives_a_sample_it_cannot_write(tmp_path):
     (tmp_path / "blocked").write_text("a file where the spool should be\n")
     env = _collector_env(tmp_path, COLLECTOR_SPOOL_DIR=str(tmp_path / "blocked" / "spool"))
-    done = subprocess.run(["bash", str(ROOT / "collector" / "gpu_collector.sh")], env=env, capture_output=True,
+    done = subprocess.run(["bash", str(ROOT / "dbx_ai_infra" / "collector" / "gpu_collector.sh")], env=env, capture_output=True,
                           text=True, timeout=60, check=False)
     log = (tmp_path / "collector.log").read_text()
     assert done.returncode == 0 and "loop ended after 3 rounds" in log and log.count("sample failed") == 3
 
 
 def test_the_memory_columns_are_documented_as_mib_which_advise_reads():
-    script = (ROOT / "collector" / "gpu_collector.sh").read_text()
+    script = (ROOT / "dbx_ai_infra" / "collector" / "gpu_collector.sh").read_text()
     assert "gpu_mem_used_mb,gpu_mem_total_mb" in script and "MiB" in script
     page = " ".join((ROOT / "docs" / "collector.md").read_text().split())
     assert "`gpu_mem_used_mb` and `gpu_mem_total_mb` hold MiB" in page

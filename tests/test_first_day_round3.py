@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import BASE_CONFIG, SHIPPED, config_for, resources
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIQUE = "databricks-stack-unique-in-metastore"
@@ -236,7 +236,7 @@ def test_a_job_running_as_a_user_says_who_can_deploy_it(write_stack, capsys):
 # --- 7. the endpoint's create timeout, from the model's size ---------------------------------------------------------
 
 def test_the_endpoint_waits_longer_than_the_providers_45_minutes_for_a_large_model(write_stack, plan_of, capsys):
-    from components import create_timeout_minutes
+    from dbx_ai_infra.components import create_timeout_minutes
 
     assert create_timeout_minutes(None) == 45 and create_timeout_minutes(14) == 52
     assert create_timeout_minutes(140) == 115 and create_timeout_minutes(4000) == 240
@@ -260,8 +260,8 @@ def test_the_endpoint_waits_longer_than_the_providers_45_minutes_for_a_large_mod
 def test_new_stacks_default_to_the_newest_lts_gpu_ml_runtime(plan_of):
     from datetime import date
 
-    from dbxtypes.vocabulary import DEFAULT_RUNTIME
-    from gpucatalog.runtimes import current_lts, release_of
+    from dbx_ai_infra.dbxtypes.vocabulary import DEFAULT_RUNTIME
+    from dbx_ai_infra.gpucatalog.runtimes import current_lts, release_of
 
     newest = current_lts(date(2026, 12, 6))[0]
     assert release_of(DEFAULT_RUNTIME) == newest and newest.version == "18"
@@ -274,7 +274,7 @@ def test_new_stacks_default_to_the_newest_lts_gpu_ml_runtime(plan_of):
 def test_the_runtime_rule_warns_a_year_before_the_end_of_support(today, warned):
     from datetime import date
 
-    from gpucatalog.runtimes import verdict
+    from dbx_ai_infra.gpucatalog.runtimes import verdict
 
     problem = verdict("15.4.x-gpu-ml-scala2.12", date.fromisoformat(today)).problem
     assert (problem is not None) == warned

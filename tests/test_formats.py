@@ -1,4 +1,4 @@
-"""The format registry (`stackplan_reports.formats`) and the one pipeline (`stackplan.pipeline`): every command offers the
+"""The format registry (`dbx_ai_infra.reports.formats`) and the one pipeline (`dbx_ai_infra.engine.pipeline`): every command offers the
 registry's formats for its report kinds; preview, check and cost render the same findings; a format module is
 imported only when used; a stack's spec is validated once per plan."""
 
@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-import stackspec.load
-from stackplan.pipeline import Options, build
-from stackplan_cli.cli import main, parser
-from stackplan_reports import formats
+import dbx_ai_infra.stackspec.load
+from dbx_ai_infra.cli.cli import main, parser
+from dbx_ai_infra.engine.pipeline import Options, build
+from dbx_ai_infra.reports import formats
 
 
 def _format_choices(command: str) -> list[str]:
@@ -35,14 +35,14 @@ def test_preview_check_and_cost_offer_the_same_finding_formats_and_pages():
 
 
 def test_every_registered_format_has_a_renderer_module_and_none_is_imported_up_front():
-    code = ("import sys, stackplan_cli.cli, stackplan_reports.formats as f; "
-            "print(sorted(m for m in sys.modules if m.startswith('stackplan_reports.formats.')))")
+    code = ("import sys, dbx_ai_infra.cli.cli, dbx_ai_infra.reports.formats as f; "
+            "print(sorted(m for m in sys.modules if m.startswith('dbx_ai_infra.reports.formats.')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
     import importlib
 
     for fmt in formats.FORMATS:
-        assert callable(importlib.import_module(f"stackplan_reports.formats.{fmt.module}").render), fmt.name
+        assert callable(importlib.import_module(f"dbx_ai_infra.reports.formats.{fmt.module}").render), fmt.name
 
 
 @pytest.mark.parametrize("fmt", ["sarif", "junit", "github"])
@@ -89,7 +89,7 @@ def test_a_page_format_for_a_workspace_audit_is_refused_before_any_work(tmp_path
 
 
 def test_rendering_a_kind_a_format_does_not_take_is_an_error():
-    from stackplan_reports.reportdoc import AdviceReport
+    from dbx_ai_infra.reports.reportdoc import AdviceReport
 
     with pytest.raises(ValueError, match="format sarif does not render a advise report"):
         formats.render("sarif", AdviceReport({}))
@@ -97,13 +97,13 @@ def test_rendering_a_kind_a_format_does_not_take_is_an_error():
 
 def test_a_plan_validates_its_spec_once(monkeypatch):
     calls = []
-    real = stackspec.load.spec_from_config
+    real = dbx_ai_infra.stackspec.load.spec_from_config
 
     def counting(*args, **kwargs):
         calls.append(args[1])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(stackspec.load, "spec_from_config", counting)
+    monkeypatch.setattr(dbx_ai_infra.stackspec.load, "spec_from_config", counting)
     built = build("prod", Options(cost=True))
     assert len(calls) == 1 and built.plan.cost is not None and built.loaded.spec.cloud == built.plan.cloud
 
@@ -113,21 +113,21 @@ def test_each_advise_finding_id_is_written_in_one_python_module_outside_the_test
 
     from conftest import project_sources
 
-    from stackplan_advise.findings import FINDINGS
+    from dbx_ai_infra.advise.findings import FINDINGS
 
     repo = Path(__file__).resolve().parent.parent
     sources = project_sources("tests")
     texts = {p: p.read_text(encoding="utf-8") for p in sources}
     for spec in FINDINGS:
         holders = [str(p.relative_to(repo)) for p, text in texts.items() if f'"{spec.id}"' in text]
-        assert holders == [f"stackplan_advise/findings/{spec.build.__module__.rsplit('.', 1)[1]}.py"], spec.id
+        assert holders == [f"dbx_ai_infra/advise/findings/{spec.build.__module__.rsplit('.', 1)[1]}.py"], spec.id
 
 
 def test_the_cloud_word_type_and_the_cloud_profiles_agree():
     from typing import get_args
 
-    from dbxtypes.clouds import PROFILES, cloud_of_node_id
-    from dbxtypes.vocabulary import ATTRIBUTES_BLOCK, CLOUDS, DEFAULT_AVAILABILITY, Cloud
+    from dbx_ai_infra.dbxtypes.clouds import PROFILES, cloud_of_node_id
+    from dbx_ai_infra.dbxtypes.vocabulary import ATTRIBUTES_BLOCK, CLOUDS, DEFAULT_AVAILABILITY, Cloud
 
     assert get_args(Cloud) == CLOUDS == tuple(p.name for p in PROFILES)
     assert ATTRIBUTES_BLOCK["gcp"] == "gcp_attributes" and DEFAULT_AVAILABILITY["aws"] == "SPOT_WITH_FALLBACK"
@@ -139,8 +139,8 @@ def test_the_cloud_word_type_and_the_cloud_profiles_agree():
 
 
 def test_every_type_the_program_creates_has_a_resource_kind_module_of_its_own():
-    from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
-    from pricing.kinds import KINDS
+    from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+    from dbx_ai_infra.pricing.kinds import KINDS
 
     assert sorted(k.token for k in KINDS) == sorted(PROGRAM_RESOURCE_TYPES)
     modules = [k.facts.__module__ for k in KINDS]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "collector" / "gpu_collector.sh"
+SCRIPT = ROOT / "dbx_ai_infra" / "collector" / "gpu_collector.sh"
 RECORDED = ROOT / "tests" / "data" / "nvidia-smi" / "a100x8.csv"
 COLUMNS = ["cluster_id", "instance_id", "driver", "gpu_index", "start_time", "end_time", "gpu_util_percent",
            "gpu_mem_used_mb", "gpu_mem_total_mb"]
@@ -135,8 +135,8 @@ def test_the_program_uploads_the_collector_and_every_cluster_runs_it(plan_of):
 def test_monitoring_can_be_switched_off(write_stack):
     from conftest import BASE_CONFIG, resources
 
-    from stackplan.engine import run_program
-    from stackspec import load_stack
+    from dbx_ai_infra.engine.engine import run_program
+    from dbx_ai_infra.stackspec import load_stack
 
     plan = run_program(load_stack(str(write_stack({**BASE_CONFIG, "dbx-ai-infra:monitoring": {"enabled": False}},
                                                   name="quiet")))).to_json()

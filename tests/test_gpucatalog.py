@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import gpucatalog
-from dbxtypes.errors import InputError
-from gpucatalog import CLOUDS, GPU_FAMILIES, Catalog, NodeType, load_catalog
-from gpucatalog.catalog import DEFAULT_CATALOG_PATH
+from dbx_ai_infra import gpucatalog
+from dbx_ai_infra.dbxtypes.errors import InputError
+from dbx_ai_infra.gpucatalog import CLOUDS, GPU_FAMILIES, Catalog, NodeType, load_catalog
+from dbx_ai_infra.gpucatalog.catalog import DEFAULT_CATALOG_PATH
 
 
 @pytest.fixture(scope="module")

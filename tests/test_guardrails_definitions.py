@@ -8,10 +8,16 @@ import json
 import pytest
 from conftest import SHIPPED, resources
 
-from dbxtypes.shape import ClusterShape, shapes_of_resource
-from gpucatalog import load_catalog
-from guardrails import evaluate, evaluate_shape, parse_definition
-from guardrails.definitions import POOL_ID_PLACEHOLDER, WorkloadLimits, pin_pool, pinned_pool, policy_definition
+from dbx_ai_infra.dbxtypes.shape import ClusterShape, shapes_of_resource
+from dbx_ai_infra.gpucatalog import load_catalog
+from dbx_ai_infra.guardrails import evaluate, evaluate_shape, parse_definition
+from dbx_ai_infra.guardrails.definitions import (
+    POOL_ID_PLACEHOLDER,
+    WorkloadLimits,
+    pin_pool,
+    pinned_pool,
+    policy_definition,
+)
 
 
 def dbus_per_hour(shape: ClusterShape) -> float:
@@ -241,7 +247,7 @@ _IDLE = "databricks-cluster-require-autotermination"
 def test_exported_policies_cap_idle_time_at_the_policy_configs_threshold(tmp_path, config, cap):
     import json as _json
 
-    from stackplan_cli.cli import main
+    from dbx_ai_infra.cli.cli import main
 
     args = ["export-policies", "--stack", "dev", "--out", str(tmp_path / "out")]
     if config is not None:
@@ -255,7 +261,7 @@ def test_exported_policies_cap_idle_time_at_the_policy_configs_threshold(tmp_pat
 
 @pytest.mark.parametrize("stack", SHIPPED)
 def test_the_inference_policy_and_component_share_the_on_demand_base(plan_of, stack):
-    from dbxtypes.vocabulary import on_demand_base
+    from dbx_ai_infra.dbxtypes.vocabulary import on_demand_base
 
     plan = plan_of(stack)
     checked = 0

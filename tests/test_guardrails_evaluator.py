@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-import guardrails
-from guardrails import DefinitionError, ElementViolation, PolicyResult, evaluate, parse_definition
+from dbx_ai_infra import guardrails
+from dbx_ai_infra.guardrails import DefinitionError, ElementViolation, PolicyResult, evaluate, parse_definition
 
 
 def _paths(result: PolicyResult) -> list[str]:

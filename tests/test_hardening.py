@@ -23,7 +23,7 @@ from conftest import BASE_CONFIG
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 from tests.pause_at import READY
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Issue 51, item 8: the fast reader of plain HCL (`stackplan_sources.hclfast`) gives python-hcl2's own tree or
+"""Issue 51, item 8: the fast reader of plain HCL (`dbx_ai_infra.sources.hclfast`) gives python-hcl2's own tree or
 declines; a module reads the same with it and without it, whatever its strings, comments and heredocs hold.
 
 Every excerpt here was written for these tests (no fetched code)."""
@@ -12,8 +12,8 @@ from typing import Any
 import hcl2
 import pytest
 
-from stackplan_sources import hclfast, tfcache, tfload
-from stackplan_sources.hcl import read_terraform
+from dbx_ai_infra.sources import hclfast, tfcache, tfload
+from dbx_ai_infra.sources.hcl import read_terraform
 
 
 def slow(text: str) -> Any:

@@ -1,4 +1,4 @@
-"""stackplan.heap.settled: imports run with the cyclic collector paused, and what they loaded is frozen once."""
+"""dbx_ai_infra.engine.heap.settled: imports run with the cyclic collector paused, and what they loaded is frozen once."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from stackplan.heap import settled
+from dbx_ai_infra.engine.heap import settled
 
 
 @pytest.fixture

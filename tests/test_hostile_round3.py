@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -35,8 +35,8 @@ def test_two_outputs_on_one_path_are_refused_before_any_work(capsys, tmp_path: P
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A day of prod's telemetry, as sample-usage writes it (CSV)."""
-    from stackplan.pipeline import build_plan
-    from stackplan_advise.telemetry import write_exports
+    from dbx_ai_infra.advise.telemetry import write_exports
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     root = tmp_path_factory.mktemp("usage") / "clean"
     write_exports(root, build_plan("prod", with_policies=False, with_cost=True), plant=["cost-drift"], days=1)
@@ -205,7 +205,7 @@ def test_cost_help_says_what_its_exit_1_means(capsys):
 
 
 def test_the_example_team_rule_flags_a_pool_backed_gpu_cluster(capsys):
-    from policies.registry import forget_team_rules
+    from dbx_ai_infra.policies.registry import forget_team_rules
 
     examples = Path(__file__).resolve().parent.parent / "examples" / "rules"
     try:

@@ -21,8 +21,8 @@ EXAMPLE_TF = REPO / "examples" / "terraform" / "code"
 RULE = '''
 import os, posix, signal, sys, time
 
-from dbxtypes.vocabulary import CLUSTER, JOB
-from policies.rule import Rule
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
+from dbx_ai_infra.policies.rule import Rule
 
 
 def check(view, config):
@@ -114,10 +114,10 @@ def test_a_typed_setting_of_a_team_rule_is_still_checked_by_its_model(tmp_path):
 
 def test_many_resources_go_to_the_rules_process_in_one_batch(tmp_path):
     """One process per run and one message for many resources, not a round trip per call (bench: team rules)."""
-    from policies.evaluate import evaluate_export
-    from policies.items import ExportItem
-    from policies.registry import forget_team_rules, load_team_rules, use_team_rules
-    from policies.team_process import TeamProcess
+    from dbx_ai_infra.policies.evaluate import evaluate_export
+    from dbx_ai_infra.policies.items import ExportItem
+    from dbx_ai_infra.policies.registry import forget_team_rules, load_team_rules, use_team_rules
+    from dbx_ai_infra.policies.team_process import TeamProcess
 
     folder = _rules(tmp_path, "    return [f'seen {view.props.get(\"cluster_name\")}. Fix: none.']")
     sent: list[int] = []
@@ -193,7 +193,7 @@ def _live_workers(tmp_path: Path) -> list[str]:
 # --- 2. a budget's increase limits against an empty base ---------------------------------------------------------------
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    from stackplan_cli.cli import main
+    from dbx_ai_infra.cli.cli import main
 
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -490,8 +490,8 @@ def test_a_serving_only_module_whose_cloud_cannot_be_known_says_what_it_priced(c
 @pytest.fixture(scope="module")
 def parquet_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A day of prod's telemetry in Parquet, as `sample-usage --file-format parquet` writes it."""
-    from stackplan.pipeline import build_plan
-    from stackplan_advise.telemetry import write_exports
+    from dbx_ai_infra.advise.telemetry import write_exports
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     root = tmp_path_factory.mktemp("parquet") / "clean"
     write_exports(root, build_plan("prod", with_policies=False, with_cost=True), days=1, fmt="parquet")
@@ -520,8 +520,8 @@ def test_a_parquet_file_with_bytes_cut_from_its_middle_is_exit_2_naming_it(capsy
 
 @pytest.fixture(scope="module")
 def csv_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from stackplan.pipeline import build_plan
-    from stackplan_advise.telemetry import write_exports
+    from dbx_ai_infra.advise.telemetry import write_exports
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     root = tmp_path_factory.mktemp("csv") / "clean"
     # 3 days: more request rows than the CSV reader's first look samples (20,480), so the garbage below comes after

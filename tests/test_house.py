@@ -73,8 +73,8 @@ def test_the_reference_pages_are_what_the_code_says_today():
     done = subprocess.run([sys.executable, str(REPO / "docs" / "gen_reference.py"), "--check"], cwd=REPO,
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    from policies.registry import RULES_BY_NAME
-    from stackspec.models import StackSpec
+    from dbx_ai_infra.policies.registry import RULES_BY_NAME
+    from dbx_ai_infra.stackspec.models import StackSpec
 
     index = (REPO / "docs" / "reference" / "policies.md").read_text()
     assert all(f"| `{name}` |" in index for name in RULES_BY_NAME)
@@ -94,61 +94,61 @@ def test_the_docs_site_builds_strictly(tmp_path):
 
 # --- one list of packages ----------------------------------------------------------------------------------------------
 
-def _installed() -> list[str]:
-    """The packages setuptools installs (pyproject's packages.find include list)."""
+def _pyproject() -> dict:
     import tomllib
 
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    return sorted({p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
-                   if "." not in p})
+    return tomllib.loads((REPO / "pyproject.toml").read_text())
 
 
-def _packages() -> list[str]:
-    """Every package of the project: the installed ones and the program's own (pyproject's
-    [tool.dbx-ai-infra] program-packages, reached from the project's root)."""
-    import tomllib
-
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    return sorted([*_installed(), *pyproject["tool"]["dbx-ai-infra"]["program-packages"]])
+def _distributed() -> list[str]:
+    """The packages the distribution installs: pyproject's one explicit list."""
+    return list(_pyproject()["tool"]["setuptools"]["packages"])
 
 
-def test_every_package_is_linted_layered_and_triggers_the_preview_workflow():
-    """The packages are listed once in pyproject (setuptools' include list, and the program's packages); the
-    import-linter layers, mypy and the preview workflow's paths filter must each name every one (a change under
-    collector/, which the program deploys, once got no preview)."""
-    import tomllib
+def _concerns() -> list[str]:
+    """The concerns: dbx_ai_infra's direct subpackages, as the tree has them."""
+    return sorted(p.parent.name for p in (REPO / "dbx_ai_infra").glob("*/__init__.py"))
 
+
+def test_every_package_is_distributed_linted_layered_and_triggers_the_preview_workflow():
+    """Issue 56: one import root. The distribution's package list is the tree's (every folder with an __init__.py
+    under dbx_ai_infra, the `stackplan` entry, and the shipped stacks mapped in as dbx_ai_infra.stacks); lint, mypy,
+    import-linter and the preview workflow's paths filter each cover the whole root (a change under
+    dbx_ai_infra/collector/, which the program deploys, once got no preview)."""
     import yaml
 
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    packages = set(_packages())
-    assert packages and all((REPO / p / "__init__.py").is_file() for p in packages)
-    assert set(pyproject["tool"]["importlinter"]["root_packages"]) == packages
-    assert packages <= set(pyproject["tool"]["mypy"]["files"])
-    assert set(pyproject["tool"]["ruff"]["lint"]["isort"]["known-first-party"]) == packages - {"pulumi_private"}
+    pyproject = _pyproject()
+    tree = {p.parent.relative_to(REPO).as_posix().replace("/", ".") for p in (REPO / "dbx_ai_infra").rglob("__init__.py")
+            if "__pycache__" not in p.parts}
+    assert set(_distributed()) == tree | {"stackplan", "dbx_ai_infra.stacks"}
+    assert len(_distributed()) == len(set(_distributed()))
+    assert pyproject["tool"]["setuptools"]["package-dir"] == {"dbx_ai_infra.stacks": "stacks"}
+    assert {"components", "policies", "pricing", "engine", "cli", "sources", "advise", "reports"} <= set(_concerns())
+    assert pyproject["tool"]["importlinter"]["root_packages"] == ["dbx_ai_infra", "stackplan"]
+    assert {"dbx_ai_infra", "stackplan", "__main__.py", "policies/__main__.py"} <= set(pyproject["tool"]["mypy"]["files"])
+    assert pyproject["tool"]["ruff"]["lint"]["isort"]["known-first-party"] == ["dbx_ai_infra", "stackplan"]
     workflow = yaml.safe_load((REPO / ".github" / "workflows" / "preview.yml").read_text())
     on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as a boolean
-    paths = set(on["pull_request"]["paths"])
-    assert {f"{p}/**" for p in packages} <= paths, sorted({f"{p}/**" for p in packages} - paths)
+    assert {"dbx_ai_infra/**", "stackplan/**", "policies/**", "stacks/**", "__main__.py"} <= set(on["pull_request"]["paths"])
 
 
-GENERIC = ("pricing", "policies", "components", "workloads", "collector")
+GENERIC = ("pricing", "policies", "components", "workloads", "collector", "guardrails", "gpucatalog", "stackspec")
 
 
 def test_no_generic_name_is_installed_and_the_command_works_from_any_directory(tmp_path):
-    """Issue 42: `import pricing` (policies, components, workloads, collector) fails outside the project, in the
-    environment the project installs; `python -m stackplan` and the `stackplan` command work from any directory,
-    and a team's rule written against today's names (policies.rule, policies.common) loads through --rules."""
-    import tomllib
-
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    assert set(GENERIC) <= set(pyproject["tool"]["dbx-ai-infra"]["program-packages"])
-    assert not set(GENERIC) & set(_installed())
+    """Issues 42 and 56: the environment gets two import names, dbx_ai_infra and stackplan (the `python -m stackplan`
+    contract); `import pricing` (policies, components, guardrails, ...) fails outside the project and nothing puts the
+    project on sys.path; `python -m stackplan` and the `stackplan` command work from any directory, and a team's rule
+    written against today's names (dbx_ai_infra.policies.rule, dbx_ai_infra.policies.common) loads through --rules."""
+    assert {p.split(".")[0] for p in _distributed()} == {"dbx_ai_infra", "stackplan"}
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     for name in GENERIC:
         outside = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=tmp_path, env=env,
                                  capture_output=True, text=True)
         assert outside.returncode != 0 and "ModuleNotFoundError" in outside.stderr, name
+    path = subprocess.run([sys.executable, "-c", "import sys, dbx_ai_infra.engine.pipeline; print(sys.path)"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+    assert repr(str(REPO)) not in path  # importing the engine adds nothing to the path
     rules = tmp_path / "rules"
     rules.mkdir()
     shutil.copy(REPO / "examples" / "rules" / "require_owner_tag.py", rules)
@@ -164,15 +164,15 @@ def test_no_generic_name_is_installed_and_the_command_works_from_any_directory(t
 def test_money_is_rounded_one_way_everywhere():
     """Half away from zero in cents from the shortest decimal form (1.005 -> $1.01; binary rounding gives $1.00), in
     the reports, the cost model's advice and the budget policy alike: none writes dollars with a format of its own."""
-    from dbxtypes.money import money, signed_money
-    from policies.rules.stack_budget import _usd
+    from dbx_ai_infra.dbxtypes.money import money, signed_money
+    from dbx_ai_infra.policies.rules.stack_budget import _usd
 
     assert money(1.005) == "$1.01" and f"${1.005:,.2f}" == "$1.00"
     assert _usd(1.005) == "$1.01" and signed_money(-2.675) == "-$2.68" and money(None) == "unpriced"
     offenders = []
-    for path in (REPO / "pricing").rglob("*.py"):
+    for path in (REPO / "dbx_ai_infra" / "pricing").rglob("*.py"):
         offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
-    for path in [*(REPO / "policies").rglob("*.py"), *(REPO / "stackplan_advise").rglob("*.py"), *(REPO / "stackplan_reports").rglob("*.py")]:
+    for path in [*(REPO / "dbx_ai_infra" / "policies").rglob("*.py"), *(REPO / "dbx_ai_infra" / "advise").rglob("*.py"), *(REPO / "dbx_ai_infra" / "reports").rglob("*.py")]:
         offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
     assert offenders == []
 
@@ -186,7 +186,7 @@ def _functions_longer_than(limit: int) -> list[str]:
     import ast
 
     long = []
-    for package in _packages():
+    for package in ("dbx_ai_infra", "stackplan"):
         for path in sorted((REPO / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -231,7 +231,7 @@ def test_imports_inside_functions_are_the_start_up_seams_only():
     every other file to imports at the top (pyproject's per-file-ignores name the seams)."""
     inside = _imports_inside_functions()
     assert len(inside) <= MAX_FUNCTION_IMPORTS, "\n".join(inside)
-    assert any(p.startswith("stackplan/pipeline.py:") for p in inside), "the scan finds the engine's seam"
+    assert any(p.startswith("dbx_ai_infra/engine/pipeline.py:") for p in inside), "the scan finds the engine's seam"
     import tomllib
 
     ignores = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["per-file-ignores"]
@@ -244,26 +244,26 @@ def test_formats_ask_the_report_document_not_its_class():
     """Issue 42: each report document carries its JSON (`to_json`) and its located findings (`findings`); the table
     picks a drawer by kind. A new report kind is its document and its lines, not a branch in every format (there were
     14 isinstance tests across the formats)."""
-    from stackplan_reports.reportdoc import AdviceReport, AuditReport, DriftReport, StacksReport
+    from dbx_ai_infra.reports.reportdoc import AdviceReport, AuditReport, DriftReport, StacksReport
 
     tests = {path.name: path.read_text().count("isinstance(report")
-             for path in sorted((REPO / "stackplan_reports" / "formats").glob("*.py"))}
+             for path in sorted((REPO / "dbx_ai_infra" / "reports" / "formats").glob("*.py"))}
     assert sum(tests.values()) <= 2 and tests.get("_pages.py", 0) <= 2, tests  # markdown/html: advise's page or not
     for kind in (StacksReport, AuditReport, DriftReport, AdviceReport):
         assert callable(getattr(kind, "to_json", None)) and callable(getattr(kind, "findings", None)), kind
 
 
 def test_commands_own_their_arguments_and_the_cli_only_dispatches():
-    """Issue 42: each command declares its arguments and usage checks (`stackplan_cli.commands.args.Command`, listed in
-    `stackplan_cli.commands.COMMANDS`); cli.py builds the parser from the declarations and names no command."""
+    """Issue 42: each command declares its arguments and usage checks (`dbx_ai_infra.cli.commands.args.Command`, listed in
+    `dbx_ai_infra.cli.commands.COMMANDS`); cli.py builds the parser from the declarations and names no command."""
     import re
 
-    from stackplan_cli.cli import parser
-    from stackplan_cli.commands import declared
+    from dbx_ai_infra.cli.cli import parser
+    from dbx_ai_infra.cli.commands import declared
 
     names = [c.name for c in declared()]
     assert names == ["preview", "check", "cost", "advise", "export-policies", "export-terraform", "sample-usage"]
-    cli = (REPO / "stackplan_cli" / "cli.py").read_text()
+    cli = (REPO / "dbx_ai_infra" / "cli" / "cli.py").read_text()
     assert not [n for n in names if re.search(rf"[\"']{n}[\"']", cli)], "cli.py names a command"
     assert "add_argument(\"--" not in cli.replace('add_argument("--version"', "")
     sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
@@ -273,8 +273,8 @@ def test_commands_own_their_arguments_and_the_cli_only_dispatches():
 def test_the_engine_package_is_the_engine():
     """Issue 42: `stackplan` is the engine (at most 25 modules); the command line, the reports, the readers of outside
     documents and advise are packages of their own, each named with the project's prefix."""
-    engine = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "stackplan").rglob("*.py"))
+    engine = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "dbx_ai_infra" / "engine").rglob("*.py"))
     assert len(engine) <= 25, engine
-    assert "stackplan/pipeline.py" in engine and "stackplan/engine.py" in engine
-    for package in ("stackplan_cli", "stackplan_reports", "stackplan_sources", "stackplan_advise"):
-        assert (REPO / package / "__init__.py").is_file() and package in _installed()
+    assert "dbx_ai_infra/engine/pipeline.py" in engine and "dbx_ai_infra/engine/engine.py" in engine
+    for package in ("cli", "reports", "sources", "advise"):
+        assert (REPO / "dbx_ai_infra" / package / "__init__.py").is_file() and f"dbx_ai_infra.{package}" in _distributed()

@@ -7,8 +7,8 @@ import copy
 import pytest
 from conftest import BASE_CONFIG
 
-from stackplan.pipeline import build_plan
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.pipeline import build_plan
 
 
 def test_an_all_purpose_training_cluster_beside_its_job_is_priced_on_job_compute(write_stack):

@@ -25,8 +25,8 @@ from pulumi.runtime.proto import (
     resource_pb2_grpc,
 )
 
-from dbxtypes.vocabulary import PROJECT, STACK_TYPE
-from stackspec import load_stack
+from dbx_ai_infra.dbxtypes.vocabulary import PROJECT, STACK_TYPE
+from dbx_ai_infra.stackspec import load_stack
 
 PROGRAM = Path(__file__).resolve().parent.parent / "__main__.py"
 SECRET = "dapi" + "fedcba9876543210" * 2

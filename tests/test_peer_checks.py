@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 TOKEN_RULE = "databricks-token-require-lifetime"
 BOUNDS_RULE = "databricks-cluster-require-complete-autoscale-bounds"

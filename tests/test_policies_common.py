@@ -1,10 +1,10 @@
-"""The string helpers the rules share: pip pinning and plain-text secrets (policies.common, dbxtypes.pip)."""
+"""The string helpers the rules share: pip pinning and plain-text secrets (dbx_ai_infra.policies.common, dbx_ai_infra.dbxtypes.pip)."""
 
 from __future__ import annotations
 
 import pytest
 
-from policies.common import (
+from dbx_ai_infra.policies.common import (
     is_pinned_pip,
     is_secret_reference,
     looks_like_secret,

@@ -18,9 +18,9 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from dbxtypes.vocabulary import CLUSTER
-from policies.pack import build_policies
-from policies.registry import ALL_RULES, evaluate_resource
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER
+from dbx_ai_infra.policies.pack import build_policies
+from dbx_ai_infra.policies.registry import ALL_RULES, evaluate_resource
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 BOUNDS = "databricks-cluster-configure-worker-bounds"
@@ -116,7 +116,7 @@ def test_pack_project_files() -> None:
 def test_the_budget_runs_as_a_stack_validation_policy_priced_with_the_shipped_book(plan_of) -> None:
     """Under `pulumi preview` the budget's limits come in the pack config; the stack is priced with the shipped price
     book and the usage assumptions given there."""
-    from policies.pack import budget_violations
+    from dbx_ai_infra.policies.pack import budget_violations
 
     plan = plan_of("prod")
     resources = [{"urn": r["urn"], "id": r["id"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}
@@ -157,9 +157,9 @@ def test_the_pack_reads_a_usage_section_keyed_by_workload_as_the_offline_engine_
     a role's entry the default of that role's workloads, the same assumptions the offline preview prices by."""
     import yaml
 
-    from policies.pack import pack_assumptions
-    from stackspec import load_stack
-    from stackspec.load import STACKS_DIR
+    from dbx_ai_infra.policies.pack import pack_assumptions
+    from dbx_ai_infra.stackspec import load_stack
+    from dbx_ai_infra.stackspec.load import STACKS_DIR
 
     plan = plan_of("estate")
     resources = [{"urn": r["urn"], "id": r["id"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}

@@ -8,11 +8,11 @@ from typing import Annotated
 import pytest
 from pydantic import Field
 
-from dbxtypes.errors import InputError
-from dbxtypes.plan import Plan, Violation
-from dbxtypes.vocabulary import CLUSTER
-from policies.config import validate_threshold
-from policies.registry import (
+from dbx_ai_infra.dbxtypes.errors import InputError
+from dbx_ai_infra.dbxtypes.plan import Plan, Violation
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER
+from dbx_ai_infra.policies.config import validate_threshold
+from dbx_ai_infra.policies.registry import (
     ALL_RULES,
     DEFAULT_CONFIG,
     PolicyConfig,
@@ -20,8 +20,8 @@ from policies.registry import (
     evaluate_resource,
     load_policy_config,
 )
-from policies.rule import Rule, Thresholds
-from stackplan_sources.exports import cluster_objects, evaluate_cluster_json
+from dbx_ai_infra.policies.rule import Rule, Thresholds
+from dbx_ai_infra.sources.exports import cluster_objects, evaluate_cluster_json
 from tests.test_policies_rules import SINGLE_NODE
 
 BOUNDS = "databricks-cluster-configure-worker-bounds"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dbxtypes.vocabulary import (
+from dbx_ai_infra.dbxtypes.vocabulary import (
     CLUSTER,
     GRANTS,
     INSTANCE_POOL,
@@ -23,8 +23,8 @@ from dbxtypes.vocabulary import (
     PROVISIONED_THROUGHPUT_ENDPOINT,
     TOKEN,
 )
-from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_resource, rule_messages
-from stackplan_sources.exports import evaluate_cluster_json
+from dbx_ai_infra.policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_resource, rule_messages
+from dbx_ai_infra.sources.exports import evaluate_cluster_json
 
 MAP_KEYS = {"custom_tags", "spark_conf", "spark_env_vars", "tags", "named_parameters", "base_parameters"}
 OTHER_TYPES = ("databricks:index/notebook:Notebook", CLUSTER, JOB, INSTANCE_POOL, GRANTS)

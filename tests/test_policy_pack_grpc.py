@@ -21,7 +21,7 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Struct
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_plan
+from dbx_ai_infra.policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_plan
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 STARTUP_TIMEOUT_S = 60
@@ -279,7 +279,7 @@ def test_rules_still_run_when_ids_are_unknown_during_preview(stub, plan_of) -> N
     """In a real preview of a new stack the pool and policy ids are unknown; the other fields are still judged."""
     from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-    from policies.pack import UNKNOWN
+    from dbx_ai_infra.policies.pack import UNKNOWN
 
     plan = copy.deepcopy(plan_of("prod"))
     (cluster,) = [r for r in plan["resources"] if r["name"] == "prod-inference-cluster"]
@@ -297,7 +297,7 @@ def test_rules_still_run_when_ids_are_unknown_during_preview(stub, plan_of) -> N
 def test_a_config_entry_without_enforcement_level_keeps_the_policys_level(stub) -> None:
     """As the CLI does it (applyConfig): an entry without enforcementLevel is sent with the level the pack declared
     in GetAnalyzerInfo, so a mandatory policy stays mandatory; the offline reader agrees."""
-    from policies.registry import load_policy_config
+    from dbx_ai_infra.policies.registry import load_policy_config
 
     bounds = "databricks-cluster-configure-worker-bounds"
     config = {bounds: {"max_workers_cap": 4}}

@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 from junitparser import JUnitXml
 
-from policies.registry import RULES_BY_NAME
-from stackplan_cli.cli import main
-from stackspec import available_stacks
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.policies.registry import RULES_BY_NAME
+from dbx_ai_infra.stackspec import available_stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())

@@ -1,4 +1,4 @@
-"""The cost model (pricing/): hand-computed prices, spot mix, pools, unpriced items, overrides, diffs, monotonicity.
+"""The cost model (dbx_ai_infra/pricing/): hand-computed prices, spot mix, pools, unpriced items, overrides, diffs, monotonicity.
 
 Expected figures are computed in the tests from the catalog's VM and DBU figures and the list $/DBU of
 pricing.md section 4, never copied from an engine result.
@@ -17,18 +17,18 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import pricing
-from dbxtypes.errors import InputError
-from gpucatalog import Catalog, NodeType, load_catalog
-from pricing import (
+from dbx_ai_infra import pricing
+from dbx_ai_infra.dbxtypes.errors import InputError
+from dbx_ai_infra.gpucatalog import Catalog, NodeType, load_catalog
+from dbx_ai_infra.pricing import (
     PriceBook,
     PriceOverrides,
     diff_costs,
     load_overrides_file,
     load_prices,
 )
-from pricing.book import RATES_PATH
-from pricing.regions import REGIONS_PATH
+from dbx_ai_infra.pricing.book import RATES_PATH
+from dbx_ai_infra.pricing.regions import REGIONS_PATH
 
 
 def price_plan(plan: Any, book: PriceBook) -> dict[str, Any]:
@@ -58,7 +58,7 @@ def _spot(node: str, cloud: str = "aws") -> float:
     reference-region row, else the cloud factor."""
     data = _REGIONS["clouds"][cloud]
     row = data["vm"].get(data["reference"], {}).get("nodes", {}).get(node)
-    if not row:  # the generated rows (pricing/vm_prices.json, issue 53): the reference region's, with a spot price
+    if not row:  # the generated rows (dbx_ai_infra/pricing/vm_prices.json, issue 53): the reference region's, with a spot price
         generated = json.loads((REGIONS_PATH.parent / "vm_prices.json").read_text())["clouds"][cloud]
         row = generated.get(data["reference"], {}).get("nodes", {}).get(node)
     return row[1] / row[0] if row and row[1] is not None else CLOUD_SPOT[cloud]
@@ -170,7 +170,7 @@ def test_rates_file_holds_the_reference_figures_with_sources_and_dates(prices):
     # Node prices are not repeated in rates.yaml: they come from the catalog.
     assert "node_types" not in raw
     text = RATES_PATH.read_text()
-    assert "gpucatalog/node_types.yaml" in text and "ESTIMATE" in text
+    assert "dbx_ai_infra/gpucatalog/node_types.yaml" in text and "ESTIMATE" in text
 
 
 def test_price_book_reads_node_prices_from_the_catalog(prices):
@@ -260,15 +260,15 @@ def test_small_plan_matches_hand_computed_prices():
 
 
 def test_worked_examples_of_the_model_docstring_hold():
-    """pricing/model.py documents prod's training cluster, computed by hand; the engine agrees."""
-    import pricing.model
+    """dbx_ai_infra/pricing/model.py documents prod's training cluster, computed by hand; the engine agrees."""
+    import dbx_ai_infra.pricing.model
 
     vm, dbu = _node("p4d.24xlarge")
     hourly = (vm + dbu * AWS_PREMIUM_ALL_PURPOSE) + 2 * (vm * _spot("p4d.24xlarge") + dbu * AWS_PREMIUM_ALL_PURPOSE)
     cost = price_plan(plan_of(resource(CLUSTER, "prod-training-cluster", cluster(
         "x", "p4d.24xlarge", workers=2, availability="SPOT_WITH_FALLBACK", first_on_demand=1))), load_prices())
     assert entry(cost, "prod-training-cluster")["monthly"]["expected"] == pytest.approx(hourly * 40)
-    doc = pricing.model.__doc__
+    doc = dbx_ai_infra.pricing.model.__doc__
     assert f"{hourly:.7f}" in doc and f"{hourly * 40:,.6f}" in doc
 
 
@@ -313,7 +313,7 @@ def test_diff_of_a_plan_against_itself_is_zero():
 
 
 def test_diff_of_shipped_stack_against_itself_is_zero():
-    from stackplan.pipeline import build_plan
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     plan = build_plan("prod", with_policies=False).to_json()
     plan["cost"] = price_plan(plan, load_prices())
@@ -652,7 +652,7 @@ def test_override_model_is_strict():
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "azure-prod", "gcp-dev"])
 def test_shipped_stacks_are_fully_priced_and_consistent(stack):
-    from stackplan.pipeline import build_plan
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     plan = build_plan(stack, with_policies=False).to_json()
     cost = price_plan(plan, load_prices())

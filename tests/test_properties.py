@@ -10,15 +10,15 @@ from pathlib import Path
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from dbxtypes.errors import InputError
-from dbxtypes.shape import shapes_of_resource
-from dbxtypes.vocabulary import SPOT_WITH_FALLBACK
-from gpucatalog import load_catalog
-from guardrails import evaluate
-from policies.registry import evaluate_plan, evaluate_resource
-from stackplan.engine import run_program
-from stackspec import LoadedStack, resolve, spec_from_config
-from stackspec.load import _to_pulumi_value
+from dbx_ai_infra.dbxtypes.errors import InputError
+from dbx_ai_infra.dbxtypes.shape import shapes_of_resource
+from dbx_ai_infra.dbxtypes.vocabulary import SPOT_WITH_FALLBACK
+from dbx_ai_infra.engine.engine import run_program
+from dbx_ai_infra.gpucatalog import load_catalog
+from dbx_ai_infra.guardrails import evaluate
+from dbx_ai_infra.policies.registry import evaluate_plan, evaluate_resource
+from dbx_ai_infra.stackspec import LoadedStack, resolve, spec_from_config
+from dbx_ai_infra.stackspec.load import _to_pulumi_value
 
 CATALOG = load_catalog()
 LIBS = ["transformers==4.44.2", "peft==0.12.0", "vllm==0.5.4", "accelerate==0.33.0"]
@@ -213,7 +213,7 @@ def test_every_mutation_applies_to_a_stack_with_every_role():
 
 # ---- costs of whole generated stacks
 
-from pricing import diff_costs, load_prices, price_plan  # noqa: E402
+from dbx_ai_infra.pricing import diff_costs, load_prices, price_plan  # noqa: E402
 
 PRICES = load_prices()
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import SHIPPED
 
-from stackplan.engine import ProgramError, run_program
-from stackspec import LoadedStack, load_stack
+from dbx_ai_infra.engine.engine import ProgramError, run_program
+from dbx_ai_infra.stackspec import LoadedStack, load_stack
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET_TOKEN = "dapi" + "0123456789abcdef" * 2
@@ -59,7 +59,7 @@ def test_a_project_secret_is_refused_before_any_resource(monkeypatch):
 def test_an_encrypted_value_in_a_stack_file_is_refused_offline(write_stack, capsys):
     from conftest import BASE_CONFIG
 
-    from stackplan_cli.cli import main
+    from dbx_ai_infra.cli.cli import main
 
     config = dict(BASE_CONFIG)
     config["dbx-ai-infra:dev"] = {**BASE_CONFIG["dbx-ai-infra:dev"], "spark_env_vars": {"HF_TOKEN": {"secure": "AAAB"}}}
@@ -70,7 +70,7 @@ def test_an_encrypted_value_in_a_stack_file_is_refused_offline(write_stack, caps
 
 
 def test_yaml_12_core_semantics_bare_keys_and_numbers_where_strings_belong(write_stack, capsys):
-    from stackplan_cli.cli import main
+    from dbx_ai_infra.cli.cli import main
 
     text = """config:
   cloud: aws
@@ -235,7 +235,7 @@ def test_the_new_workspace_stacks_permissions_section_reaches_each_object(plan_o
 def test_a_principal_named_again_in_permissions_takes_that_level(write_stack):
     from conftest import BASE_CONFIG
 
-    from stackplan.pipeline import build
+    from dbx_ai_infra.engine.pipeline import build
 
     user = BASE_CONFIG["dbx-ai-infra:single_user_name"]
     config = {**BASE_CONFIG, "dbx-ai-infra:permissions": {
@@ -261,7 +261,7 @@ def test_a_principal_named_again_in_permissions_takes_that_level(write_stack):
 def test_a_permissions_entry_the_stack_cannot_apply_is_refused(write_stack, capsys, access, message):
     from conftest import BASE_CONFIG
 
-    from stackplan_cli.cli import main
+    from dbx_ai_infra.cli.cli import main
 
     config = {**BASE_CONFIG, "dbx-ai-infra:permissions": access}
     config.pop("dbx-ai-infra:training", None)

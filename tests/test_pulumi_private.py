@@ -15,7 +15,7 @@ import pytest
 from conftest import project_sources
 from google.protobuf import struct_pb2
 
-import pulumi_private
+from dbx_ai_infra import pulumi_private
 
 REPO = Path(__file__).resolve().parent.parent
 PRIVATE_MODULES = ("pulumi.runtime.sync_await", "pulumi.runtime.stack", "pulumi.runtime.rpc", "pulumi.runtime.config",
@@ -111,14 +111,14 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_the_private_api_scan_sees_the_projects_modules_and_no_environment() -> None:
-    seen = {p.relative_to(REPO).as_posix() for p in project_sources("tests", "bench", "pulumi_private")}
-    assert {"stackplan/engine.py", "stackspec/__init__.py", "policies/registry.py"} <= seen
-    assert not any(s.startswith(("tests/", "bench/", "pulumi_private/", ".venv")) or "site-packages" in s for s in seen)
+    seen = {p.relative_to(REPO).as_posix() for p in project_sources("tests", "bench", "dbx_ai_infra/pulumi_private")}
+    assert {"dbx_ai_infra/engine/engine.py", "dbx_ai_infra/stackspec/__init__.py", "dbx_ai_infra/policies/registry.py"} <= seen
+    assert not any(s.startswith(("tests/", "bench/", "dbx_ai_infra/pulumi_private/", ".venv")) or "site-packages" in s for s in seen)
 
 
 def test_no_other_module_imports_pulumis_private_api() -> None:
     offenders = []
-    for path in project_sources("tests", "bench", "pulumi_private"):
+    for path in project_sources("tests", "bench", "dbx_ai_infra/pulumi_private"):
         relative = path.relative_to(REPO)
         used = {m for m in _imports(path) for private in PRIVATE_MODULES if m == private or m.startswith(private + ".")}
         used |= {m for m in _imports(path) if m.endswith("._sync_await")}
@@ -136,8 +136,8 @@ def test_secret_config_keys_reads_the_clis_list(monkeypatch) -> None:
 
 _SUBSET_PROBE = """
 import json, os, sys
-import pulumi_private
-from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+from dbx_ai_infra import pulumi_private
+from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 
 def classes(package):
     return {n: [getattr(package, n).__module__, getattr(package, n).__qualname__] for n in dir(package)
@@ -173,7 +173,7 @@ def test_the_provider_subset_binds_the_same_classes_as_the_whole_package() -> No
 
 
 def test_a_package_already_imported_is_returned_as_it_is() -> None:
-    from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+    from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 
     first = pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
     assert pulumi_private.use_provider_subset("pulumi_databricks", ()) is first
@@ -188,7 +188,7 @@ def test_provider_module_of_a_type_token() -> None:
 def test_the_program_creates_only_the_types_whose_modules_the_engine_imports(plan_of) -> None:
     from conftest import SHIPPED
 
-    from dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+    from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 
     created = {r["type"] for stack in SHIPPED for r in plan_of(stack)["resources"] if r["type"].startswith("databricks:")}
     assert created <= set(PROGRAM_RESOURCE_TYPES), created - set(PROGRAM_RESOURCE_TYPES)

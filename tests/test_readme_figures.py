@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import BASE_CONFIG, documentation
 
-from stackplan.pipeline import build_plan
-from stackplan_reports.summary import money
+from dbx_ai_infra.engine.pipeline import build_plan
+from dbx_ai_infra.reports.summary import money
 
 REPO = Path(__file__).resolve().parent.parent
 README = documentation()  # the README and the docs site, where the worked examples live
@@ -70,7 +70,7 @@ def _pr_comment(tmp_path: Path) -> list[str]:
     workers: `cost --all --against PLANS --format markdown`, the plans written by `preview --json` on the base."""
     from conftest import SHIPPED
 
-    from stackplan_cli.cli import main
+    from dbx_ai_infra.cli.cli import main
 
     plans, head = tmp_path / "plans", tmp_path / "head"
     plans.mkdir()
@@ -117,7 +117,7 @@ def _cells(line: str) -> list[str]:
 def test_the_readme_cost_diff_rows_are_what_the_program_prints(capsys):
     """The README's `cost --stack prod --against dev` excerpt: each row it shows is a row the program prints today
     (issue 43: figures in the front door are held to the program like the docs' worked examples)."""
-    from stackplan_cli.cli import main
+    from dbx_ai_infra.cli.cli import main
 
     block = README[README.index("$ python -m stackplan cost --stack prod --against dev"):]
     shown = [_cells(line) for line in block[:block.index("```")].splitlines() if line.startswith("│")]

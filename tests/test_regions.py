@@ -1,7 +1,7 @@
 """Issue 43, items 3 to 5: prices by region, spot by node type, and every figure with its own source and date.
 
 A stack names its region (``dbx-ai-infra:region``), a Terraform plan or a stack run takes ``--region``; the VM
-prices, the Model Serving $/DBU and the spot factors of that region price it where ``pricing/regions.yaml`` has
+prices, the Model Serving $/DBU and the spot factors of that region price it where ``dbx_ai_infra/pricing/regions.yaml`` has
 them, the reference region's elsewhere, with a note naming what. The expected figures are read off the data files
 by hand here (yaml.safe_load), not through the price book.
 """
@@ -18,15 +18,15 @@ import pytest
 import yaml
 from conftest import BASE_CONFIG
 
-from pricing import load_prices
-from pricing.book import RATES_PATH
-from pricing.regions import REGIONS_PATH
-from stackplan.pipeline import build_plan
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.pipeline import build_plan
+from dbx_ai_infra.pricing import load_prices
+from dbx_ai_infra.pricing.book import RATES_PATH
+from dbx_ai_infra.pricing.regions import REGIONS_PATH
 
 REPO = Path(__file__).resolve().parent.parent
 REGIONS = yaml.safe_load(REGIONS_PATH.read_text())
-_VM = json.loads((REPO / "pricing" / "vm_prices.json").read_text())
+_VM = json.loads((REPO / "dbx_ai_infra" / "pricing" / "vm_prices.json").read_text())
 VM_AWS = _VM["clouds"]["aws"]
 REGIONS_KNOWN_AWS = _VM["regions"]["aws"]
 RATES = yaml.safe_load(RATES_PATH.read_text())
@@ -91,7 +91,7 @@ def test_a_stack_in_eu_west_1_prices_its_g5_nodes_and_its_endpoint_at_that_regio
 
 
 def test_the_table_says_which_region_priced_it(dev_eu, dev_us):
-    from stackplan_reports.render import plan_table
+    from dbx_ai_infra.reports.render import plan_table
 
     assert "Prices: AWS eu-west-1 prices, tier premium" in plan_table(dev_eu)
     assert "Prices: AWS us-east-1 prices (the reference region: set dbx-ai-infra:region" in plan_table(dev_us)
@@ -108,7 +108,7 @@ def test_a_node_type_the_region_has_no_price_for_is_unpriced_never_priced_at_the
     path = tmp_path / "Pulumi.prod.yaml"
     path.write_text(_in_region(PROD, "ap-southeast-1"))
     plan = build_plan(str(path), with_cost=True)
-    # the per-region AWS GPU list (pricing/vm_prices.json) has no g5 in ap-southeast-1; it has p4d.24xlarge
+    # the per-region AWS GPU list (dbx_ai_infra/pricing/vm_prices.json) has no g5 in ap-southeast-1; it has p4d.24xlarge
     assert "ap-southeast-1" not in REGIONS["clouds"]["aws"]["vm"]
     cluster = _by_name(plan)["prod-inference-cluster"]
     assert cluster.unpriced is not None and "g5.xlarge" in cluster.unpriced and "ap-southeast-1" in cluster.unpriced
@@ -227,7 +227,7 @@ def test_each_spot_row_is_priced_at_its_node_types_own_factor_and_says_which(dev
     book = load_prices()
     assert book.node_spot("azure", "Standard_D8s_v3")[:2] == (RATES["spot_factor"]["azure"]["value"],
                                                               "Standard_D8s_v3: the cloud's factor (an estimate)")
-    vm = json.loads((REPO / "pricing" / "vm_prices.json").read_text())["clouds"]
+    vm = json.loads((REPO / "dbx_ai_infra" / "pricing" / "vm_prices.json").read_text())["clouds"]
     od, sp = vm["aws"]["us-east-1"]["nodes"]["m5.2xlarge"]
     assert book.node_spot("aws", "m5.2xlarge")[:2] == (pytest.approx(sp / od), "m5.2xlarge: Spot Instance Advisor "
                                                        "savings, us-east-1 (2025-07-28)")
@@ -237,7 +237,7 @@ def test_each_spot_row_is_priced_at_its_node_types_own_factor_and_says_which(dev
     a_od, a_spot = _row("azure", "eastus", "Standard_NC24ads_A100_v4")
     assert book.node_spot("azure", "Standard_NC24ads_A100_v4")[0] == pytest.approx(a_spot / a_od)
     # the table labels the row
-    from stackplan_reports.render import plan_table
+    from dbx_ai_infra.reports.render import plan_table
 
     assert re.search(r"prod-training-job .*: spot x 0\.435 \(p4d\.24xlarge: 90-day average, us-east-1 "
                      r"\(2025-11-30\)\)", plan_table(prod))

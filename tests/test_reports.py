@@ -1,4 +1,4 @@
-"""Markdown and HTML cost reports (stackplan_reports/pages.py, templates/report.*.j2)."""
+"""Markdown and HTML cost reports (dbx_ai_infra/reports/pages.py, templates/report.*.j2)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from typing import Any
 import jinja2
 import pytest
 
-import pricing
-from gpucatalog import Catalog, NodeType
-from pricing import diff_costs, load_prices
-from stackplan_reports import pages as reports
-from stackplan_reports.pages import money, render_html, render_markdown, render_template, report_context
+from dbx_ai_infra import pricing
+from dbx_ai_infra.gpucatalog import Catalog, NodeType
+from dbx_ai_infra.pricing import diff_costs, load_prices
+from dbx_ai_infra.reports import pages as reports
+from dbx_ai_infra.reports.pages import money, render_html, render_markdown, render_template, report_context
 
 
 def price_plan(plan: Any, book: Any) -> dict[str, Any]:
@@ -32,7 +32,7 @@ INJECTED = {"policy": "require-tags", "enforcement": "mandatory", "urn": "urn:x"
 
 @functools.cache
 def _shipped(stack: str) -> dict[str, Any]:
-    from stackplan.pipeline import build_plan
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     plan = build_plan(stack, with_policies=False).to_json()
     plan["cost"] = price_plan(plan, load_prices())
@@ -306,7 +306,7 @@ def test_golden_figures_are_the_hand_computed_ones():
 
 
 def test_a_changed_row_says_what_changed_in_words():
-    from pricing.diff import describe_changes
+    from dbx_ai_infra.pricing.diff import describe_changes
 
     base = {"nodes": {"min": 3, "max": 3}, "node_type_id": "g5.xlarge", "availability": "SPOT_WITH_FALLBACK",
             "first_on_demand": 1, "hourly": 3.0}
@@ -320,7 +320,7 @@ def test_a_changed_row_says_what_changed_in_words():
 
 @functools.cache
 def _full(stack: str) -> Any:
-    from stackplan.pipeline import build_plan
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     return build_plan(stack, with_cost=True)
 
@@ -330,8 +330,8 @@ def _full(stack: str) -> Any:
 def test_names_and_money_are_never_cut_and_no_line_is_wider_than_the_terminal(monkeypatch, stack, width):
     """At 80 columns names were cut (`dev-uc-grants-...`), policy names broke mid-word, and at 200 the sizing and
     advice lines ran past the edge."""
-    from stackplan_reports import render
-    from stackplan_reports.summary import money
+    from dbx_ai_infra.reports import render
+    from dbx_ai_infra.reports.summary import money
 
     monkeypatch.setattr(render, "_width", width)
     monkeypatch.setattr(render, "_terminal", True)
@@ -350,7 +350,7 @@ def test_names_and_money_are_never_cut_and_no_line_is_wider_than_the_terminal(mo
 
 @pytest.mark.parametrize("width", [80, 160])
 def test_policy_names_stay_whole_in_the_violations_table(monkeypatch, width):
-    from stackplan_reports import render
+    from dbx_ai_infra.reports import render
 
     monkeypatch.setattr(render, "_width", width)
     plan = _full("azure-prod")
@@ -364,7 +364,7 @@ def test_policy_names_stay_whole_in_the_violations_table(monkeypatch, width):
 def test_an_html_table_wider_than_the_page_scrolls_inside_it(tmp_path, capsys):
     """The cost report's resources table ran off the page at 1300 and 800 px, with no horizontal scroll (looked at
     in headless Chromium at both widths); long ids in its detail cells may break, amounts may not."""
-    from stackplan_cli.cli import main
+    from dbx_ai_infra.cli.cli import main
 
     out = tmp_path / "r.html"
     assert main(["cost", "--stack", "azure-prod", "--format", "html", "--out", str(out)]) == 0

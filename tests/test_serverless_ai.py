@@ -11,9 +11,9 @@ import pytest
 import yaml
 from conftest import BASE_CONFIG
 
-from pricing.serverless import serverless_data
-from stackplan.pipeline import build_plan
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.pipeline import build_plan
+from dbx_ai_infra.pricing.serverless import serverless_data
 
 #: The issue's contract keys, with the model the training role sizes by.
 SERVERLESS = {"compute": "serverless_gpu", "accelerator": "GPU_8xH100", "gpus": 16, "job": {},
@@ -103,7 +103,7 @@ def test_a_sharded_model_fits_over_all_the_gpus_not_one(write_stack, capsys):
 # Item 2: priced per GPU-hour, hours from the usage block, compared both ways
 # --------------------------------------------------------------------------------------------------------------------
 
-#: A DBU rate per GPU-hour of the test's own (no public source gives one: pricing/serverless.yaml), given as a
+#: A DBU rate per GPU-hour of the test's own (no public source gives one: dbx_ai_infra/pricing/serverless.yaml), given as a
 #: --prices override; the $/DBU it is multiplied by is the data's (lakemeter-oss MODEL_TRAINING, dated).
 TEST_DBU = 8.0
 
@@ -288,8 +288,8 @@ def test_the_shipped_prod_stacks_make_the_usage_policy_rule_mandatory():
 def test_the_accelerator_table_is_databricks_sdks_enum_and_reads_gpu_memory_from_the_node_catalog():
     from databricks.sdk.service.compute import HardwareAcceleratorType
 
-    from gpucatalog import load_catalog
-    from gpucatalog.accelerators import ACCELERATORS
+    from dbx_ai_infra.gpucatalog import load_catalog
+    from dbx_ai_infra.gpucatalog.accelerators import ACCELERATORS
 
     assert sorted(ACCELERATORS) == sorted(e.value for e in HardwareAcceleratorType)
     catalog = load_catalog()
@@ -323,7 +323,7 @@ def test_the_shipped_serverless_stack_trains_on_serverless_gpu_and_serves_with_p
 def test_export_terraform_writes_the_provisioned_throughput_endpoint_and_the_serverless_job(tmp_path):
     import json
 
-    from dbxtypes.terraform_docs import documented
+    from dbx_ai_infra.dbxtypes.terraform_docs import documented
 
     assert main(["export-terraform", "--stack", "serverless", "--out", str(tmp_path)]) == 0
     doc = json.loads((tmp_path / "main.tf.json").read_text())

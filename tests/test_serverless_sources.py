@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pricing.serverless import serverless_data
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.pricing.serverless import serverless_data
 
 RULE = "databricks-serverless-require-usage-policy"
 TAGS = {"workload": "llm", "cost_center": "42"}

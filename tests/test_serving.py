@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from conftest import config_for, resources
 
-from gpucatalog import memory_need_gb
-from gpucatalog.serving import ServingSizingError, choose_serving_type, load_serving_catalog
-from pricing import load_prices
-from pricing.model import on_demand_node_hourly
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.gpucatalog import memory_need_gb
+from dbx_ai_infra.gpucatalog.serving import ServingSizingError, choose_serving_type, load_serving_catalog
+from dbx_ai_infra.pricing import load_prices
+from dbx_ai_infra.pricing.model import on_demand_node_hourly
 
 SCALE = "databricks-serving-disallow-scale-to-zero-in-production"
 FIT = "databricks-serving-require-fitting-workload-type"
@@ -54,8 +54,8 @@ def test_the_smallest_workload_type_of_the_cloud_that_holds_the_model(cloud, par
 def test_auto_sizing_picks_only_types_the_sdk_lists_and_a_pin_of_another_is_taken_with_a_warning(write_stack):
     from conftest import BASE_CONFIG
 
-    from gpucatalog.serving import sdk_knows
-    from stackplan.pipeline import build
+    from dbx_ai_infra.engine.pipeline import build
+    from dbx_ai_infra.gpucatalog.serving import sdk_knows
 
     assert not sdk_knows("GPU_MEDIUM_8") and sdk_knows("GPU_XLARGE_8")
     # Azure lists GPU_LARGE_2 and GPU_LARGE_8, which the SDK does not: a 70B model fits none it lists
@@ -179,7 +179,7 @@ def test_the_shipped_endpoints_meet_every_policy(capsys):
 
 
 def test_the_workload_type_rule_reads_the_need_tag_like_the_cluster_rule():
-    from policies.registry import evaluate_resource
+    from dbx_ai_infra.policies.registry import evaluate_resource
 
     props = {"config": {"servedEntities": [{"workloadType": "GPU_LARGE", "scaleToZeroEnabled": False}]},
              "tags": [{"key": "workload", "value": "w"}, {"key": "cost_center", "value": "c"},
@@ -254,7 +254,7 @@ def test_each_inference_cluster_and_endpoint_is_priced_the_other_way(capsys):
 
 def test_offers_without_an_api_name_are_recorded_but_never_chosen():
     """The AWS 8 x A100 40 GB offer (538.4 DBU/h) is priced publicly but no source names its workload type."""
-    from gpucatalog.serving import choose_serving_type, load_serving_catalog
+    from dbx_ai_infra.gpucatalog.serving import choose_serving_type, load_serving_catalog
 
     catalog = load_serving_catalog()
     (a100_40,) = [o for o in catalog.unnamed["aws"] if o.gpu == "A100 40GB"]

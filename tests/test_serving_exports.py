@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from test_workspace_live import workspace  # noqa: F401 - the fixture: a local server replaying the API
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 TAGS = [{"key": "workload", "value": "chat"}, {"key": "cost_center", "value": "42"}]
 GATEWAY = {"inference_table_config": {"enabled": True, "catalog_name": "ml", "schema_name": "serving",

@@ -9,9 +9,9 @@ import json
 import pytest
 from conftest import BASE_CONFIG
 
-from gpucatalog import SizingError, choose_sharded_node, load_catalog
-from gpucatalog.sizing import SHARDING_OVERHEAD, per_gpu_need_gb
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.gpucatalog import SizingError, choose_sharded_node, load_catalog
+from dbx_ai_infra.gpucatalog.sizing import SHARDING_OVERHEAD, per_gpu_need_gb
 
 
 def seventy_b(sharding: str | None, workers: int = 4, **over) -> dict:

@@ -6,8 +6,9 @@ import doctest
 
 import pytest
 
-import gpucatalog.sizing
-from gpucatalog import (
+import dbx_ai_infra.gpucatalog.sizing
+from dbx_ai_infra import gpucatalog
+from dbx_ai_infra.gpucatalog import (
     BYTES_PER_PARAM,
     CLOUDS,
     INFERENCE_OVERHEAD,
@@ -89,7 +90,7 @@ def test_one_gpu_when_one_gpu_fits_else_sharded_with_the_next_smaller_named(cata
 
 
 def test_module_docstring_examples_hold():
-    result = doctest.testmod(gpucatalog.sizing, verbose=False)
+    result = doctest.testmod(dbx_ai_infra.gpucatalog.sizing, verbose=False)
     assert result.attempted >= 2
     assert result.failed == 0
 

@@ -7,7 +7,7 @@ import json
 
 from conftest import BASE_CONFIG
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 CACHES = "databricks-cluster-require-volumes-for-caches"
 IDLE = "databricks-cluster-require-autotermination"
@@ -71,8 +71,8 @@ def test_a_bad_policy_section_names_the_stack_file(write_stack, capsys):
 
 def test_under_pulumi_up_the_program_reads_the_section_too(write_stack):
     """`pulumi up` hands the program no --policy-config: the stack's section still raises its limits there."""
-    from stackplan.engine import run_program
-    from stackplan.pipeline import load
+    from dbx_ai_infra.engine.engine import run_program
+    from dbx_ai_infra.engine.pipeline import load
 
     inference = {"min_workers": 2, "max_workers": 100, "model": {"params_billions": 7, "precision": "fp16"}}
     loaded = load(stack(write_stack, {BOUNDS: {"max_workers_cap": 128}}, inference=inference))

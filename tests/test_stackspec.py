@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import BASE_CONFIG, config_for
 
-from stackplan.engine import ProgramError, run_program
-from stackplan_cli.cli import main
-from stackspec import LoadedStack, load_stack
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.engine.engine import ProgramError, run_program
+from dbx_ai_infra.stackspec import LoadedStack, load_stack
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -148,7 +148,7 @@ def test_the_program_raises_the_same_error_before_registering_anything(write_sta
 
 def test_cli_strings_validate_like_file_values(write_stack):
     """The program sees config as the Pulumi CLI passes it (strings, JSON objects): same spec."""
-    from stackspec import spec_from_config
+    from dbx_ai_infra.stackspec import spec_from_config
 
     loaded = load_stack(str(write_stack(BASE_CONFIG)))
     assert spec_from_config(loaded.config, "x", stack=loaded.name) == loaded.spec
@@ -181,7 +181,7 @@ def _uc_config(**uc):
 
 
 def test_storage_root_goes_to_the_catalog_and_must_be_the_clouds_storage(write_stack, capsys):
-    from stackplan.pipeline import build
+    from dbx_ai_infra.engine.pipeline import build
 
     built = build(str(write_stack(_uc_config(storage_root="s3://bucket/uc"))))
     (catalog,) = [r for r in built.plan.resources if r.type == "databricks:index/catalog:Catalog"]
@@ -202,7 +202,7 @@ def test_without_a_location_or_an_existing_catalog_the_preview_says_the_catalog_
 
 
 def test_an_existing_catalog_is_not_created_and_its_grants_are_added_per_principal(write_stack):
-    from stackplan.pipeline import build
+    from dbx_ai_infra.engine.pipeline import build
 
     config = _uc_config(existing_catalog=True, grants=[{"principal": "ml-engineers", "privileges": ["USE_CATALOG"]},
                                                       {"principal": "ml-engineers", "securable": "models",
@@ -240,7 +240,7 @@ def test_an_unquoted_date_where_a_string_belongs_is_that_string(write_stack):
     """YAML 1.2's core schema (the Pulumi CLI's) has no timestamps: `single_user_name: 2027-02-30` is a string."""
     from conftest import BASE_CONFIG
 
-    from stackplan.pipeline import build
+    from dbx_ai_infra.engine.pipeline import build
 
     text = write_stack(BASE_CONFIG).read_text().replace("ml@example.com", "2027-02-30")
     built = build(str(write_stack(text=text)))
@@ -268,4 +268,4 @@ def test_the_installed_stackplan_command_enters_where_python_m_stackplan_does(tm
     import tomllib
 
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"stackplan": "stackplan.__main__:run"}  # where `python -m stackplan` enters
+    assert scripts == {"stackplan": "dbx_ai_infra.__main__:run"}  # where `python -m stackplan` enters

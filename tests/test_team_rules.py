@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from policies.registry import forget_team_rules
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.policies.registry import forget_team_rules
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "rules"
@@ -61,7 +61,7 @@ def test_a_module_that_does_not_load_or_defines_no_rule_is_invalid_input(tmp_pat
     assert code == 2 and f"{tmp_path / 'broken.py'}: does not load: ModuleNotFoundError" in err
     (tmp_path / "broken.py").write_text("RULE = 42\n")
     code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
-    assert code == 2 and "RULE: is missing or not a policies.rule.Rule" in err
+    assert code == 2 and "RULE: is missing or not a dbx_ai_infra.policies.rule.Rule" in err
     (tmp_path / "broken.py").write_text((EXAMPLE / "require_owner_tag.py").read_text().replace(
         NAME, "databricks-resource-require-tags"))
     code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
@@ -71,7 +71,7 @@ def test_a_module_that_does_not_load_or_defines_no_rule_is_invalid_input(tmp_pat
 def test_the_pack_takes_the_team_rules_from_its_environment():
     """`pulumi preview --policy-pack policies` with DBX_AI_INFRA_RULES=DIR lists the team's rules as policies."""
     code = (f"import os; os.environ['DBX_AI_INFRA_RULES'] = r'{EXAMPLE}'\n"
-            "from policies.pack import build_policies, team_rules_from_environment\n"
+            "from dbx_ai_infra.policies.pack import build_policies, team_rules_from_environment\n"
             "team_rules_from_environment(); print([p.name for p in build_policies()][-2])")  # before the budget
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -84,8 +84,8 @@ RULE_TEMPLATE = '''
 import os
 import sys
 
-from dbxtypes.vocabulary import CLUSTER, JOB
-from policies.rule import Rule
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
+from dbx_ai_infra.policies.rule import Rule
 
 {before}
 
@@ -149,8 +149,8 @@ def test_a_rule_that_prints_never_corrupts_the_json_on_stdout(tmp_path, capsys):
 
 
 LEGACY_RULE = '''
-from dbxtypes.vocabulary import CLUSTER
-from policies.rule import Rule
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER
+from dbx_ai_infra.policies.rule import Rule
 
 
 def check(view, config):

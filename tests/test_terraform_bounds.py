@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from stackplan_cli.cli import main
-from stackplan_sources import tfexpand
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.sources import tfexpand
 
 CLUSTER = '''resource "databricks_cluster" "{name}" {{
   {meta}

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from stackplan_cli.cli import main
-from stackplan_sources.hcl import read_terraform
-from stackplan_sources.tfscope import Scope, expression
-from stackplan_sources.tfvalues import Unknown
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.sources.hcl import read_terraform
+from dbx_ai_infra.sources.tfscope import Scope, expression
+from dbx_ai_infra.sources.tfvalues import Unknown
 
 UNKNOWN = Unknown()
 
@@ -184,7 +184,7 @@ def test_the_workflow_for_terraform_code_is_clean_and_runs_commands_that_exist()
     """examples/terraform/github-workflow-code.yml: no zizmor finding, no credentials, every stackplan command parses."""
     import shlex  # noqa: PLC0415
 
-    from stackplan_cli.cli import parser  # noqa: PLC0415
+    from dbx_ai_infra.cli.cli import parser  # noqa: PLC0415
     from tests.test_cli_cost import _zizmor  # noqa: PLC0415
 
     workflow = EXAMPLES / "github-workflow-code.yml"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 CORPUS = Path(__file__).resolve().parent / "terraform_corpus"
 M, A = "mandatory", "advisory"

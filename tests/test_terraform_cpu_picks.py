@@ -1,5 +1,5 @@
 """Issue 51, item 6: a CPU node type chosen by ``data "databricks_node_type"`` is picked over the CPU node catalog
-(gpucatalog/cpu_node_types.json), as databricks-sdk-go's ``ListNodeTypesResponse.Smallest`` sorts (cores, memory,
+(dbx_ai_infra/gpucatalog/cpu_node_types.json), as databricks-sdk-go's ``ListNodeTypesResponse.Smallest`` sorts (cores, memory,
 local disks, id), said as the catalog's choice; and a ``provider "databricks"`` block tells the cloud of the
 resources it creates when they name none of their own. Small modules written here, shaped as the ones of
 databricks/terraform-databricks-examples (``data "databricks_node_type" "smallest" { local_disk = true }``, a
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from stackplan_cli.cli import main
-from stackplan_sources.tf_nodes import local_disk
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.sources.tf_nodes import local_disk
 
 SMALLEST = """
 data "databricks_node_type" "smallest" {

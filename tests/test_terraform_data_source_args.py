@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 MODULE = """
 variable "lts" {

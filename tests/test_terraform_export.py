@@ -1,5 +1,5 @@
 """``export-terraform`` (issue 30, part 1): each shipped stack's plan as Terraform JSON, held against the provider's
-documented attribute names (`dbxtypes.terraform_docs`), with references instead of the engine's ids and the plan's
+documented attribute names (`dbx_ai_infra.dbxtypes.terraform_docs`), with references instead of the engine's ids and the plan's
 dependencies."""
 
 from __future__ import annotations
@@ -16,12 +16,18 @@ from typing import Any
 import pytest
 from conftest import SHIPPED
 
-from dbxtypes.plan import Plan, Resource
-from dbxtypes.shape import MAP_VALUED_KEYS
-from dbxtypes.terraform_docs import RESOURCES, TAG, documented, names_in
-from pricing.kinds import kind_of
-from stackplan.tfexport import NAMED_BY_NAME, PROVIDER_SOURCE, PROVIDER_VERSION, terraform_config, terraform_type
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.plan import Plan, Resource
+from dbx_ai_infra.dbxtypes.shape import MAP_VALUED_KEYS
+from dbx_ai_infra.dbxtypes.terraform_docs import RESOURCES, TAG, documented, names_in
+from dbx_ai_infra.engine.tfexport import (
+    NAMED_BY_NAME,
+    PROVIDER_SOURCE,
+    PROVIDER_VERSION,
+    terraform_config,
+    terraform_type,
+)
+from dbx_ai_infra.pricing.kinds import kind_of
 
 REFERENCE = re.compile(r"\$\{(databricks_[a-z_]+)\.([A-Za-z0-9_-]+)\.([a-z_]+)\}")
 
@@ -34,7 +40,7 @@ def export_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def exported(export_root: Path) -> dict[str, tuple[dict[str, Any], Any]]:
     """Each shipped stack -> (its main.tf.json as the CLI wrote it under ``export_root/<stack>``, its plan)."""
-    from stackplan.pipeline import build_plan
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     out: dict[str, tuple[dict[str, Any], Any]] = {}
     root = export_root

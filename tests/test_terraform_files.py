@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 ROOT = """
 module "jobs" {

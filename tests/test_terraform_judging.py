@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 
 def _module(tmp_path: Path, text: str, name: str = "mod") -> Path:
@@ -229,7 +229,7 @@ resource "databricks_cluster" "team" {
 
 
 def test_the_snapshot_reads_documented_defaults_from_the_argument_reference() -> None:
-    from dbxtypes.terraform_docs import defaults_in, documented_defaults
+    from dbx_ai_infra.dbxtypes.terraform_docs import defaults_in, documented_defaults
 
     page = ("# databricks_cluster resource\n\n## Argument Reference\n\n* `autotermination_minutes` - (Optional) "
             "Automatically terminate the cluster. Defaults to `60`.\n* `num_workers` - (Optional) Workers.\n\n"

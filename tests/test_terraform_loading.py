@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from stackplan_cli.cli import main
-from stackplan_sources.hcl import read_terraform
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.sources.hcl import read_terraform
 
 CLUSTER = '''resource "databricks_cluster" "{name}" {{
   cluster_name  = "{name}"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from stackplan_sources import tfcache, tfload
-from stackplan_sources.hcl import read_terraform
-from stackplan_sources.tfload import parse_text
+from dbx_ai_infra.sources import tfcache, tfload
+from dbx_ai_infra.sources.hcl import read_terraform
+from dbx_ai_infra.sources.tfload import parse_text
 
 CLUSTER = '''variable "workers_{i}" {{
   default = {i}

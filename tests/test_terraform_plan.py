@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from stackplan_cli.cli import main
-from stackplan_sources.exports import TERRAFORM_UNKNOWN, terraform_items
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.sources.exports import TERRAFORM_UNKNOWN, terraform_items
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "terraform"
 GOOD, BAD = EXAMPLES / "plan-good.json", EXAMPLES / "plan-bad.json"
@@ -161,7 +161,7 @@ def test_the_terraform_workflow_example_is_clean_and_runs_commands_that_exist() 
     """examples/terraform/github-workflow.yml: no zizmor finding, and every stackplan command in it parses."""
     import shlex
 
-    from stackplan_cli.cli import parser
+    from dbx_ai_infra.cli.cli import parser
     from tests.test_cli_cost import _zizmor
 
     workflow = EXAMPLES / "github-workflow.yml"

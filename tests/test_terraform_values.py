@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from stackplan_cli.cli import main
-from stackplan_sources.hcl import read_terraform
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.sources.hcl import read_terraform
 
 
 def _plan(tmp_path: Path, code: str, **files: str) -> tuple[dict[str, Any], list[str]]:

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from stackplan_sources.hcl import read_module
-from stackplan_sources.tfscope import Scope
-from stackplan_sources.tfvalues import wholly_known
+from dbx_ai_infra.sources.hcl import read_module
+from dbx_ai_infra.sources.tfscope import Scope
+from dbx_ai_infra.sources.tfvalues import wholly_known
 
 UNKNOWN: Any = object()
 

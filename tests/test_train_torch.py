@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from workloads import train as T  # noqa: E402
+from dbx_ai_infra.workloads import train as T  # noqa: E402
 
 VOCAB = 32
 

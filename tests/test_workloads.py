@@ -13,8 +13,8 @@ import pytest
 import yaml
 from conftest import BASE_CONFIG
 
-from dbxtypes.vocabulary import WORKLOAD_TAG
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.vocabulary import WORKLOAD_TAG
 
 CLUSTER, JOB = "databricks:index/cluster:Cluster", "databricks:index/job:Job"
 POLICY, POOL = "databricks:index/clusterPolicy:ClusterPolicy", "databricks:index/instancePool:InstancePool"
@@ -229,8 +229,8 @@ def _advise(capsys, stack: Path, usage: Path, out: Path, *extra: str) -> dict[st
 def test_advise_matches_each_job_run_to_its_workload_by_tag(write_stack, capsys, tmp_path):
     """Two training workloads' job clusters (names made up per run) go each to its own workload by dbx_workload; a
     run without the tag (made before it) is matched by role only where the role has one workload."""
-    from stackplan.pipeline import build_plan
-    from stackplan_advise.telemetry import write_exports
+    from dbx_ai_infra.advise.telemetry import write_exports
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     path = write_stack(ESTATE)
     plan = build_plan(str(path), with_policies=False, with_cost=True)
@@ -272,8 +272,8 @@ def test_advise_matches_each_job_run_to_its_workload_by_tag(write_stack, capsys,
 
 
 def test_an_advise_proposal_edits_the_workloads_entry_and_the_stack_accepts_it(write_stack, capsys, tmp_path):
-    from stackplan.pipeline import build_plan
-    from stackplan_advise.telemetry import write_exports
+    from dbx_ai_infra.advise.telemetry import write_exports
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     path = write_stack(ESTATE)
     plan = build_plan(str(path), with_policies=False, with_cost=True)
@@ -299,8 +299,8 @@ def test_an_advise_proposal_edits_the_workloads_entry_and_the_stack_accepts_it(w
 def test_a_usage_edit_of_a_role_named_workload_keeps_the_other_workloads_figures(write_stack, capsys, tmp_path):
     """``usage.dev`` is the dev workload's and every dev workload's default: advise lowering the dev workload's hours
     writes the other dev workload's current figure under its own name, so only the idle one changes."""
-    from stackplan.pipeline import build_plan
-    from stackplan_advise.telemetry import write_exports
+    from dbx_ai_infra.advise.telemetry import write_exports
+    from dbx_ai_infra.engine.pipeline import build_plan
 
     config = with_(ESTATE)
     config["dbx-ai-infra:dev"]["autotermination_minutes"] = 60

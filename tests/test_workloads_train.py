@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workloads.train import checkpoint_path, latest_checkpoint, main, run, save_checkpoint
+from dbx_ai_infra.workloads.train import checkpoint_path, latest_checkpoint, main, run, save_checkpoint
 
 
 class Reclaimed(Exception):

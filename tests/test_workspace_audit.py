@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from dbxtypes.errors import InputError
-from policies.items import summary
-from stackplan_cli.cli import main
-from stackplan_sources.exports import evaluate_cluster_json, export_items
+from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.errors import InputError
+from dbx_ai_infra.policies.items import summary
+from dbx_ai_infra.sources.exports import evaluate_cluster_json, export_items
 
 ALL_SPOT = "databricks-cluster-disallow-all-spot-inference"
 TRAINING = "databricks-cluster-disallow-autoscaled-or-spot-training"
@@ -235,7 +235,7 @@ _STREAMED_SHAPES = {
 
 @pytest.mark.parametrize("shape", list(_STREAMED_SHAPES))
 def test_a_streamed_export_has_exactly_the_items_of_the_whole_document_reader(tmp_path, shape):
-    from stackplan_sources.exports import read_export_file, stream_export_file
+    from dbx_ai_infra.sources.exports import read_export_file, stream_export_file
 
     path = tmp_path / "export.json"
     path.write_text(_STREAMED_SHAPES[shape])
@@ -255,7 +255,7 @@ def test_a_streamed_export_has_exactly_the_items_of_the_whole_document_reader(tm
     "",
 ])
 def test_a_shape_the_stream_does_not_read_is_left_to_the_whole_document_reader(tmp_path, text):
-    from stackplan_sources.exports import NotStreamable, stream_export_file
+    from dbx_ai_infra.sources.exports import NotStreamable, stream_export_file
 
     path = tmp_path / "export.json"
     path.write_text(text)
@@ -266,7 +266,7 @@ def test_a_shape_the_stream_does_not_read_is_left_to_the_whole_document_reader(t
 def test_the_streamed_audit_equals_the_whole_one_with_jobs_on_clusters_and_policies(tmp_path, monkeypatch):
     """Which clusters jobs run on and which policies the export holds are read in a first pass; the findings, counts,
     places and clusters are those of the whole-document audit, and the whole document was never read."""
-    from stackplan_sources import audit
+    from dbx_ai_infra.sources import audit
 
     runs_on = _gpu({**ETL, "cluster_id": "0101-shared", "cluster_name": "shared", "custom_tags": TAGS})
     job = {"job_id": 12, "settings": {"name": "nightly", "tags": TAGS, "tasks": [

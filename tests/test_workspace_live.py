@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from test_workspace_audit import ETL, JOB, POLICY, POOL, _gpu
 
-from stackplan_cli.cli import main
+from dbx_ai_infra.cli.cli import main
 
 GPU = _gpu(ETL, cluster_id="0202-gpu", cluster_name="chat-serving", spark_version="17.3.x-gpu-ml-scala2.13")
 
@@ -203,7 +203,7 @@ def test_a_host_that_does_not_resolve_is_invalid_input(workspace, monkeypatch, c
 def test_a_host_that_does_not_answer_is_unavailable_not_the_inputs_fault(workspace, monkeypatch, capsys):
     import socket
 
-    from stackplan_sources import workspace as live
+    from dbx_ai_infra.sources import workspace as live
 
     def silent(address, timeout=None):  # noqa: ANN001, ANN202 - socket.create_connection's shape
         assert timeout == live.CONNECT_TIMEOUT_S  # the connect is bounded
@@ -217,7 +217,7 @@ def test_a_host_that_does_not_answer_is_unavailable_not_the_inputs_fault(workspa
 
 def test_the_sdk_is_told_how_long_to_retry(workspace, monkeypatch, capsys):
     """A server that answers 503 for ever: the SDK gives up after the retry budget, not its 300 s default."""
-    from stackplan_sources import workspace as live
+    from dbx_ai_infra.sources import workspace as live
 
     monkeypatch.setattr(live, "RETRY_BUDGET_S", 1)
     for _ in range(50):
@@ -236,7 +236,7 @@ def test_a_profile_without_a_config_file_says_the_file_is_missing(workspace, cap
 
 
 def test_on_a_terminal_a_live_read_says_where_it_connects_and_what_it_read(workspace, capsys):
-    from stackplan_sources.workspace import read_workspace
+    from dbx_ai_infra.sources.workspace import read_workspace
 
     host, doc = read_workspace(progress=True)
     err = capsys.readouterr().err

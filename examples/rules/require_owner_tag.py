@@ -1,10 +1,12 @@
 """An example team rule (`check --rules examples/rules`): every GPU cluster names the person who answers for it.
 
-A team rule is a module defining ``RULE``, a ``policies.rule.Rule``: ``check(view, config)`` receives each cluster
+A team rule is a module defining ``RULE``, a ``dbx_ai_infra.policies.rule.Rule``: ``check(view, config)`` receives each
+cluster
 definition as a ``ClusterShape`` (its Clusters API fields, snake_case, in ``view.props``; its tags in ``view.tags``),
 each instance pool as a ``PoolShape`` and other resources as a ``ResourceView``, and returns messages that end with a
 ``Fix: ...`` hint. ``config`` holds the rule's thresholds: the defaults of its typed ``settings`` (a
-``policies.rule.Thresholds`` model) overlaid by the policy config, which is checked against the model's fields. (A rule
+``dbx_ai_infra.policies.rule.Thresholds`` model) overlaid by the policy config, which is checked against the model's
+fields. (A rule
 written before typed thresholds, with ``thresholds={...}`` and ``threshold_schema={...}``, still loads.)
 """
 
@@ -15,10 +17,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from dbxtypes.shape import ClusterShape
-from dbxtypes.vocabulary import CLUSTER, JOB
-from policies.common import gpu_node
-from policies.rule import Rule, Thresholds, View
+from dbx_ai_infra.dbxtypes.shape import ClusterShape
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
+from dbx_ai_infra.policies.common import gpu_node
+from dbx_ai_infra.policies.rule import Rule, Thresholds, View
 
 
 def check(view: View, config: Mapping[str, Any]) -> list[str]:

@@ -1,0 +1,221 @@
+"""The SQL of ``advise``, rendered from one source (``sql/*.sql.j2``) for DuckDB (the local run) or Databricks SQL
+(``--emit-sql``), and its local run over the exports of ``--usage DIR``."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dbx_ai_infra.advise.findings import FINDING_IDS, FINDINGS
+from dbx_ai_infra.dbxtypes.errors import InputError
+from dbx_ai_infra.dbxtypes.vocabulary import HOURS_PER_MONTH
+
+if TYPE_CHECKING:
+    from dbx_ai_infra.advise.engines import Engine
+from dbx_ai_infra.advise.engines import SparkEngine, SparkOptions, databricks_session, duckdb_engine, spark_session
+from dbx_ai_infra.advise.plausible import check_values, drop_duplicate_usage
+from dbx_ai_infra.advise.sources import Input, find_inputs, sql_string
+from dbx_ai_infra.dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
+
+SQL_DIR = Path(__file__).parent / "sql"
+
+
+def plain(value: Any) -> Any:
+    """A value DuckDB returned, as JSON takes it: Decimal -> float, a time -> ISO text, a float rounded."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, float):
+        return round(value, 3) if math.isfinite(value) else None
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def sql_literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return "NULL"
+        return repr(value)
+    return sql_string(str(value))
+
+
+@functools.cache
+def _env() -> Any:
+    """One template environment per process: jinja compiles a template once per environment, and an advise run
+    renders every template for its SQL (and again per dialect)."""
+    import jinja2
+
+    # the templates under sql/, and each finding's SELECT from its record as "finding/<id>"
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(SQL_DIR),
+                                  jinja2.DictLoader({f"finding/{f.id}": f.sql for f in FINDINGS})])
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
+                             autoescape=False, keep_trailing_newline=True)  # noqa: S701 - SQL, not HTML
+    env.filters["sql"] = sql_literal
+    return env
+
+
+def render(template: str, *, dialect: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+           sla: float | None, endpoints: Sequence[Mapping[str, Any]] = ()) -> str:
+    """A template for ``dialect``: ``targets`` the clusters (`targets.target_rows`), ``endpoints`` the serving
+    endpoints (`targets.endpoint_rows`)."""
+    return str(_env().get_template(template).render(dialect=dialect, targets=targets, endpoints=list(endpoints),
+                                                    t=thresholds, sla=sql_literal(sla),
+                                                    hours_per_month=HOURS_PER_MONTH, findings=FINDINGS))
+
+
+def statements(sql: str) -> list[str]:
+    """The statements of a rendered file (separated by a line holding only ';')."""
+    return [s.strip() for s in re.split(r"^\s*;\s*$", sql, flags=re.M) if s.strip() and not _only_comments(s)]
+
+
+def _only_comments(text: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("--") for line in text.splitlines())
+
+
+def finding_queries(sql: str) -> dict[str, str]:
+    """``-- finding: <id>`` blocks of the rendered findings file -> their SELECT."""
+    out = {}
+    for block in statements(sql):
+        found = re.search(r"^-- finding: (\S+)", block, flags=re.M)
+        if found:
+            out[found.group(1)] = block
+    return out
+
+
+@dataclass
+class Analysis:
+    """What the local run found: per-workload figures, candidate rows per finding id, chart series."""
+
+    inputs: dict[str, str]
+    summary: list[dict[str, Any]]
+    rows: dict[str, list[dict[str, Any]]]
+    gpu_hourly: list[dict[str, Any]] = field(default_factory=list)
+    p99_hourly: list[dict[str, Any]] = field(default_factory=list)
+    unmatched_clusters: int = 0
+    #: Usage rows outside the export window, left out of the bill: count, first and last start, the window.
+    usage_outside: dict[str, Any] = field(default_factory=dict)
+    #: Inputs present but without a row (a header-only or empty file): name -> path.
+    empty_inputs: dict[str, str] = field(default_factory=dict)
+    #: Per serving endpoint of the stack: its figures (``endpoint_summary``).
+    endpoints: list[dict[str, Any]] = field(default_factory=list)
+    #: Exact duplicate billing rows dropped before the analysis (an export appended twice).
+    duplicate_usage_rows: int = 0
+
+
+def find_exports(usage_dir: str) -> dict[str, Input]:
+    """The inputs of ``--usage DIR``; clusters is required (`InputError` otherwise)."""
+    found = find_inputs(usage_dir)
+    if "clusters" not in found:
+        raise InputError.single(usage_dir, "clusters", "is missing: without it no cluster can be matched to the "
+                                "stack's workloads.", "export system.compute.clusters (cluster_id, cluster_name, "
+                                "tags) as clusters.csv, or the Clusters API list as clusters.json.")
+    return found
+
+
+def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+              sla: float | None, memory_limit: str | None = None,
+              endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
+    """Read the exports in place with DuckDB and run the analysis; `InputError` for unreadable inputs."""
+    found = find_exports(usage_dir)
+    with duckdb_engine(memory_limit) as engine:
+        engine.load_sources(found)
+        return analyse(engine, _where(found), targets, thresholds, sla, endpoints)
+
+
+def _where(found: Mapping[str, Input]) -> dict[str, str]:
+    return {name: str(inp.path) for name, inp in found.items()}
+
+
+def run_spark(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+              sla: float | None, options: Any = None, endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
+    """The same analysis on Spark (`engines.SparkOptions`: local or Spark Connect), Spark reading the exports."""
+    found = find_exports(usage_dir)
+    with spark_session(options or SparkOptions()) as spark:
+        engine = SparkEngine(spark)
+        engine.load_sources(found)
+        return analyse(engine, _where(found), targets, thresholds, sla, endpoints)
+
+
+def run_databricks(targets: list[dict[str, Any]], thresholds: Mapping[str, Any], sla: float | None, *, stack: str,
+                   days: int, profile: str | None, telemetry: str,
+                   endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
+    """The analysis through Databricks Connect: the ``--emit-sql`` sources (system tables, the telemetry Volume of
+    the last ``days`` days), then the same statements. Needs databricks-connect, installed in its own environment
+    (it replaces pyspark); not tested in CI (no workspace)."""
+    with databricks_session(profile) as spark:
+        engine = SparkEngine(spark, cache=False)  # serverless compute refuses CACHE TABLE
+        for statement in statements(sources_sql(stack=stack, telemetry=telemetry, days=days, endpoints=endpoints)):
+            engine.execute(statement)
+        inputs = {name: table for name, table in SYSTEM_TABLES.items()}
+        inputs.update({name: f"{telemetry}/{name}" for name in ("gpu_timeline", "cluster_events", "requests")})
+        inputs["serving_requests"] = ", ".join(str(e["payload_table"]) for e in endpoints if e.get("payload_table")) \
+            or "(no endpoint with an inference table)"
+        return analyse(engine, inputs, targets, thresholds, sla, endpoints)
+
+
+#: Where ``--engine databricks`` reads each input that a system table holds (the rest: the telemetry Volume).
+SYSTEM_TABLES = {"clusters": "system.compute.clusters", "node_timeline": "system.compute.node_timeline",
+                 "usage": "system.billing.usage", "list_prices": "system.billing.list_prices"}
+
+
+def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
+            sla: float | None, endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
+    """The statistics, the finding queries and the chart series on an engine whose sources are loaded (``inputs``:
+    each input's name -> where it was read from)."""
+    check_values(engine, inputs)  # data that cannot be true is exit 2, never advice
+    duplicates = drop_duplicate_usage(engine, inputs)
+    stats = render("stats.sql.j2", dialect=engine.dialect, targets=targets, thresholds=thresholds, sla=sla,
+                   endpoints=endpoints)
+    for statement in statements(stats):
+        engine.execute(statement)
+    queries = finding_queries(render("findings.sql.j2", dialect=engine.dialect, targets=targets,
+                                     thresholds=thresholds, sla=sla, endpoints=endpoints))
+    rows = {fid: engine.fetch(queries[fid]) for fid in FINDING_IDS}
+    unmatched = engine.fetch("SELECT count(DISTINCT cluster_id) AS n FROM clusters WHERE cluster_id NOT IN "
+                             "(SELECT cluster_id FROM cluster_workload)")
+    return Analysis(
+        inputs=dict(inputs),
+        summary=engine.fetch("SELECT * FROM workload_summary ORDER BY workload"),
+        rows=rows,
+        gpu_hourly=engine.fetch("SELECT * FROM gpu_hourly ORDER BY workload, hour"),
+        p99_hourly=engine.fetch("SELECT * FROM p99_hourly ORDER BY workload, hour"),
+        unmatched_clusters=int(unmatched[0]["n"]) if unmatched else 0,
+        usage_outside=next(iter(engine.fetch("SELECT * FROM usage_outside WHERE rows_outside > 0")), {}),
+        # "holds no rows" needs one row, not a count (a count reads every file of a CSV directory again)
+        empty_inputs={name: where for name, where in inputs.items()
+                      if not engine.fetch(f"SELECT 1 AS found FROM {name} LIMIT 1")},
+        endpoints=engine.fetch("SELECT * FROM endpoint_summary ORDER BY endpoint"),
+        duplicate_usage_rows=duplicates,
+    )
+
+
+def sources_sql(*, stack: str, telemetry: str, days: int, endpoints: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The Databricks sources file (system tables, the telemetry Volume), for ``--emit-sql`` and ``--engine
+    databricks``."""
+    return str(_env().get_template("sources.databricks.sql.j2").render(
+        stack=stack, telemetry=telemetry, days=days, stack_tag=STACK_TAG, role_tag=ROLE_TAG,
+        workload_tag=WORKLOAD_TAG, payload_tables=[(str(e["endpoint"]), str(e["payload_table"]))
+                                                   for e in endpoints if e.get("payload_table")]))
+
+
+def emitted_sql(*, stack: str, telemetry: str, days: int, targets: list[dict[str, Any]],
+                thresholds: Mapping[str, Any], sla: float | None,
+                endpoints: Sequence[Mapping[str, Any]] = ()) -> dict[str, str]:
+    """``--emit-sql``: file name -> Databricks SQL; the same templates as the local run, in the Databricks dialect."""
+    stats = render("stats.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla,
+                   endpoints=endpoints)
+    findings = render("findings.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla,
+                      endpoints=endpoints)
+    return {"01_sources.sql": sources_sql(stack=stack, telemetry=telemetry, days=days, endpoints=endpoints),
+            "02_stats.sql": stats,
+            "03_findings.sql": findings}

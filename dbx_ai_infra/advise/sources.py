@@ -1,0 +1,352 @@
+"""The inputs of ``advise``: which files of ``--usage DIR`` are read, with which columns (a contract), and the
+DuckDB views that read them in place and give the analysis (``sql/stats.sql.j2``) one shape per relation.
+
+Each input is optional and may be ``NAME.parquet``, ``NAME.csv`` (``clusters`` also ``.json``: a Clusters API list
+response; ``cluster_events`` is ``.jsonl``), or a directory ``NAME/`` of such files (the GPU collector writes one CSV
+per node and minute under ``gpu_timeline/``). A missing input is an empty relation; its findings are not judged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dbx_ai_infra.dbxtypes.documents import parse_json_stream, read_text
+from dbx_ai_infra.dbxtypes.errors import InputError, clip
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, ROLE_TAG, STACK_TAG, WORKLOAD_TAG
+from dbx_ai_infra.sources.exports import read_export_file
+
+
+def load_duckdb() -> Any:
+    """DuckDB, imported on first use (the one place that imports it): a run that does not analyse locally, or that
+    fails on its input first, never loads it."""
+    import duckdb
+
+    return duckdb
+
+
+def load_pyspark() -> Any:
+    """pyspark with the parts the Spark engine uses (``sql``, ``sql.functions``, ``sql.types``), imported on first
+    use (the one place that imports it): an optional package, needed by ``--engine spark`` only."""
+    import pyspark.sql.functions
+    import pyspark.sql.types  # noqa: F401 - loads the submodule the engine reads off the package
+
+    return pyspark
+
+
+#: Input name -> the columns it must have (system-table names; a contract).
+COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "clusters": ("cluster_id", "cluster_name", "tags"),
+    "node_timeline": ("cluster_id", "instance_id", "start_time", "end_time", "driver", "cpu_user_percent",
+                      "cpu_system_percent", "cpu_wait_percent", "mem_used_percent", "network_sent_bytes",
+                      "network_received_bytes", "node_type"),
+    "gpu_timeline": ("cluster_id", "instance_id", "driver", "gpu_index", "start_time", "end_time",
+                     "gpu_util_percent", "gpu_mem_used_mb", "gpu_mem_total_mb"),
+    "cluster_events": ("cluster_id", "timestamp", "type", "details"),
+    "usage": ("usage_start_time", "usage_end_time", "sku_name", "usage_unit", "usage_quantity"),
+    "list_prices": ("sku_name", "currency_code", "usage_unit", "price_start_time", "price_end_time"),
+    "requests": ("request_time", "cluster_id", "latency_ms", "status_code"),
+    # a Model Serving endpoint's AI Gateway inference table (``<catalog>.<schema>.<prefix>_payload``: request_time,
+    # status_code, execution_duration_ms and sampling_fraction are its own columns), with the endpoint's name added,
+    # since each endpoint has its own table; sampling_fraction is optional (1: every request logged)
+    "serving_requests": ("endpoint_name", "request_time", "status_code", "execution_duration_ms"),
+}
+
+#: The normalized relation each input becomes (what the analysis reads), and its empty form.
+_EMPTY: Mapping[str, str] = {
+    "clusters": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS cluster_name, "
+                "CAST(NULL AS VARCHAR) AS tag_stack, CAST(NULL AS VARCHAR) AS tag_role, "
+                "CAST(NULL AS VARCHAR) AS tag_workload",
+    "node_timeline": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS instance_id, "
+                     "CAST(NULL AS TIMESTAMP) AS start_time, CAST(NULL AS TIMESTAMP) AS end_time, "
+                     "CAST(NULL AS BOOLEAN) AS driver, CAST(NULL AS DOUBLE) AS cpu_user_percent, "
+                     "CAST(NULL AS DOUBLE) AS cpu_system_percent, CAST(NULL AS DOUBLE) AS cpu_wait_percent, "
+                     "CAST(NULL AS DOUBLE) AS mem_used_percent, CAST(NULL AS DOUBLE) AS network_sent_bytes, "
+                     "CAST(NULL AS DOUBLE) AS network_received_bytes, CAST(NULL AS VARCHAR) AS node_type",
+    "gpu_timeline": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS instance_id, "
+                    "CAST(NULL AS BOOLEAN) AS driver, CAST(NULL AS INTEGER) AS gpu_index, "
+                    "CAST(NULL AS TIMESTAMP) AS start_time, CAST(NULL AS TIMESTAMP) AS end_time, "
+                    "CAST(NULL AS DOUBLE) AS gpu_util_percent, CAST(NULL AS DOUBLE) AS gpu_mem_used_mb, "
+                    "CAST(NULL AS DOUBLE) AS gpu_mem_total_mb",
+    "cluster_events": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS TIMESTAMP) AS at, "
+                      "CAST(NULL AS VARCHAR) AS type, CAST(NULL AS VARCHAR) AS reason_code, "
+                      "CAST(NULL AS INTEGER) AS current_workers, CAST(NULL AS INTEGER) AS target_workers",
+    "usage": "CAST(NULL AS TIMESTAMP) AS usage_start_time, CAST(NULL AS TIMESTAMP) AS usage_end_time, "
+             "CAST(NULL AS VARCHAR) AS sku_name, CAST(NULL AS VARCHAR) AS usage_unit, "
+             "CAST(NULL AS DOUBLE) AS usage_quantity, CAST(NULL AS VARCHAR) AS cluster_id, "
+             "CAST(NULL AS VARCHAR) AS endpoint_name",
+    "list_prices": "CAST(NULL AS VARCHAR) AS sku_name, CAST(NULL AS VARCHAR) AS usage_unit, "
+                   "CAST(NULL AS TIMESTAMP) AS price_start_time, CAST(NULL AS TIMESTAMP) AS price_end_time, "
+                   "CAST(NULL AS DOUBLE) AS price",
+    "requests": "CAST(NULL AS TIMESTAMP) AS request_time, CAST(NULL AS VARCHAR) AS cluster_id, "
+                "CAST(NULL AS DOUBLE) AS latency_ms, CAST(NULL AS INTEGER) AS status_code",
+    "serving_requests": "CAST(NULL AS VARCHAR) AS endpoint_name, CAST(NULL AS TIMESTAMP) AS request_time, "
+                        "CAST(NULL AS INTEGER) AS status_code, CAST(NULL AS DOUBLE) AS duration_ms, "
+                        "CAST(NULL AS DOUBLE) AS sampling_fraction",
+}
+
+
+#: The format of an input file that holds nothing at all (0 bytes).
+EMPTY = "empty"
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    path: Path  #: the file, or the directory of files
+    reader: str  #: a DuckDB table expression reading it
+    fmt: str  #: parquet | csv | json | jsonl | empty
+
+
+def sql_string(text: str) -> str:
+    """A SQL string literal (the one quoting of the advise SQL: inputs' paths, the plan's names, generated rows)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def find_inputs(usage_dir: str) -> dict[str, Input]:
+    """The inputs present in ``usage_dir`` (raises `InputError` when it is not a directory or holds none)."""
+    root = Path(usage_dir)
+    if not root.is_dir():
+        raise InputError.single(usage_dir, "--usage", "is not a directory.",
+                                "pass the directory of the exports (clusters.csv, gpu_timeline/, ...).")
+    found: dict[str, Input] = {}
+    for name in COLUMNS:
+        exts = ("parquet", "csv", "json") if name == "clusters" else \
+            ("jsonl", "json") if name == "cluster_events" else ("parquet", "csv")
+        for ext in exts:
+            file = root / f"{name}.{ext}"
+            if file.is_file():
+                # a 0-byte file is an input without rows (the analysis notes what it could not judge)
+                found[name] = Input(name, file, "", EMPTY) if file.stat().st_size == 0 else _input(name, file, ext)
+                break
+        else:
+            folder = root / name
+            if folder.is_dir():
+                for ext in ("parquet", "csv", "jsonl"):
+                    if next(folder.rglob(f"*.{ext}"), None) is not None:
+                        found[name] = _input(name, folder, ext, glob=f"{folder}/**/*.{ext}")
+                        break
+    if not found:
+        raise InputError.single(usage_dir, "--usage", "holds none of the inputs.",
+                                f"export {', '.join(f'{n}.csv' for n in COLUMNS)} (or .parquet) into it; the README's "
+                                f"advise section names their columns.")
+    return found
+
+
+def _input(name: str, path: Path, fmt: str, glob: str | None = None) -> Input:
+    where = sql_string(glob or str(path))
+    if fmt == "parquet":
+        reader = f"read_parquet({where}, union_by_name = true)"
+    elif fmt == "csv":
+        reader = f"read_csv({where}, header = true, union_by_name = true, auto_detect = true)"
+    elif fmt == "jsonl" and name == "cluster_events":
+        reader = (f"read_json({where}, format = 'newline_delimited', columns = {{cluster_id: 'VARCHAR', "
+                  f"timestamp: 'VARCHAR', type: 'VARCHAR', details: 'JSON'}})")
+    else:
+        reader = ""  # clusters.json, cluster_events.json: API responses, read in Python (small), see `api_rows`
+    return Input(name, path, reader, fmt)
+
+
+def _ts(types: Mapping[str, str], column: str, dialect: str = "duckdb") -> str:
+    """A time column as a UTC TIMESTAMP. A number is epoch milliseconds (as the Databricks APIs write times), in every
+    input. DuckDB: an instant (Parquet's TIMESTAMPTZ, CSV's ``...+00``) is taken by its epoch microseconds: a cast
+    through the time-zone library costs more than the whole scan (bench 2c). Spark: a cast (the session is in UTC;
+    ISO text with or without its offset)."""
+    kind = types.get(column, "")
+    numeric = kind.upper().split("(")[0] in ("BIGINT", "INTEGER", "HUGEINT", "DOUBLE", "DECIMAL", "LONG",
+                                             "INT", "FLOAT")
+    if numeric:  # epoch milliseconds, as the Databricks APIs write times
+        return (f"make_timestamp(CAST({column} AS BIGINT) * 1000)" if dialect == "duckdb" else
+                f"timestamp_millis(CAST({column} AS BIGINT))")
+    if dialect != "duckdb":
+        return f"CAST({column} AS TIMESTAMP)"
+    if kind == "TIMESTAMP WITH TIME ZONE":
+        return f"make_timestamp(epoch_us({column}))"
+    if kind.startswith("TIMESTAMP"):
+        return f"CAST({column} AS TIMESTAMP)"
+    return f"make_timestamp(epoch_us(CAST({column} AS TIMESTAMPTZ)))"
+
+
+def sniffed(con: Any, inp: Input) -> Input:
+    """A single CSV file read with the options DuckDB's sniffer finds in it, found once: with ``auto_detect`` a view
+    sniffs the file again at every statement that reads it (about 45 ms a read for a small export, 2 ms once
+    sniffed: much of a small advise run). The sniffer reads the same sample either way, so the columns, their types
+    and the errors are the same. A directory of files, or a file the sniffer cannot read, keeps auto-detection
+    (its errors are reported where the file is read)."""
+    duckdb = load_duckdb()
+
+    if inp.fmt != "csv" or not inp.path.is_file():
+        return inp
+    try:
+        found = con.execute(f"SELECT Prompt FROM sniff_csv({sql_string(str(inp.path))})").fetchone()
+    except duckdb.Error:
+        return inp
+    prompt = str(found[0]).strip().rstrip(";") if found else ""
+    return replace(inp, reader=prompt.removeprefix("FROM ")) if prompt.startswith("FROM read_csv(") else inp
+
+
+def column_types(con: Any, inp: Input) -> dict[str, str]:
+    """The columns of an input and their DuckDB types; `InputError` when it cannot be read or lacks a column."""
+    duckdb = load_duckdb()
+
+    try:
+        described = con.execute(f"DESCRIBE SELECT * FROM {inp.reader}").fetchall()
+    except duckdb.Error as exc:
+        raise InputError.single(str(inp.path), inp.name, f"cannot be read: {clip(str(exc).splitlines()[0])}",
+                                "export it again as CSV with a header row, or as Parquet.") from None
+    types = {str(row[0]): str(row[1]) for row in described}
+    check_columns(inp, types)
+    return types
+
+
+def check_columns(inp: Input, types: Mapping[str, str]) -> None:
+    """`InputError` when an input (its columns -> types, as any engine read them) lacks a column the analysis reads."""
+    missing = [c for c in COLUMNS[inp.name] if c not in types]
+    if inp.name == "usage" and "cluster_id" not in types and "usage_metadata" not in types:
+        missing.append("usage_metadata.cluster_id (or a flattened cluster_id)")
+    if inp.name == "list_prices" and "pricing" not in types and "pricing_default" not in types:
+        missing.append("pricing.default (or a flattened pricing_default)")
+    if missing:
+        raise InputError.single(str(inp.path), inp.name, f"lacks the column(s) {', '.join(missing)}.",
+                                f"export {inp.name} with the columns of the README's advise inputs table: "
+                                f"{', '.join(COLUMNS[inp.name])}.")
+
+
+def _field(types: Mapping[str, str], column: str, key: str, dialect: str = "duckdb") -> str:
+    """``column.key`` whatever the export made of the column: a struct, a map, or a JSON string."""
+    kind = types.get(column, "").lower()
+    if kind.startswith("struct"):
+        return f"CAST({column}.`{key}` AS STRING)" if dialect != "duckdb" else f"CAST({column}.\"{key}\" AS STRING)"
+    if kind.startswith("map"):
+        return f"CAST({column}['{key}'] AS STRING)" if dialect != "duckdb" else \
+            f"CAST(map_extract_value({column}, '{key}') AS STRING)"
+    return _json(f"CAST({column} AS STRING)", f"$.{key}", dialect)
+
+
+def _json(text: str, path: str, dialect: str) -> str:
+    """The text at a JSON path of a JSON string (None when absent)."""
+    return f"get_json_object({text}, '{path}')" if dialect != "duckdb" else f"json_extract_string({text}, '{path}')"
+
+
+def view_sql(name: str, inp: Input | None, types: Mapping[str, str], dialect: str = "duckdb",
+             source: str | None = None) -> str:
+    """``CREATE VIEW <name>`` normalizing one input (or an empty relation when it is absent), in ``dialect``
+    (``duckdb``, or ``databricks`` for Spark); ``source`` is the relation to read (default: the input's reader)."""
+    head = f"CREATE OR REPLACE TEMP VIEW {name} AS "
+
+    def ts(column: str) -> str:
+        return f"{_ts(types, column, dialect)} AS {column}"
+
+    def field(column: str, key: str) -> str:
+        return _field(types, column, key, dialect)
+
+    if inp is None:
+        empty = _EMPTY[name] if dialect == "duckdb" else _EMPTY[name].replace("VARCHAR", "STRING")
+        return head + f"SELECT {empty} WHERE false"
+    src = source or (inp.reader if inp.reader else f"{name}_json")
+    if name == "clusters":
+        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(cluster_name AS STRING) AS "
+                       f"cluster_name, {field('tags', STACK_TAG)} AS tag_stack, "
+                       f"{field('tags', ROLE_TAG)} AS tag_role, "
+                       f"{field('tags', WORKLOAD_TAG)} AS tag_workload FROM {src}")
+    if name == "node_timeline":
+        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
+                       f"instance_id, {ts('start_time')}, {ts('end_time')}, "
+                       f"CAST(driver AS BOOLEAN) AS driver, CAST(cpu_user_percent AS DOUBLE) AS cpu_user_percent, "
+                       f"CAST(cpu_system_percent AS DOUBLE) AS cpu_system_percent, CAST(cpu_wait_percent AS DOUBLE) "
+                       f"AS cpu_wait_percent, CAST(mem_used_percent AS DOUBLE) AS mem_used_percent, "
+                       f"CAST(network_sent_bytes AS DOUBLE) AS network_sent_bytes, CAST(network_received_bytes AS "
+                       f"DOUBLE) AS network_received_bytes, CAST(node_type AS STRING) AS node_type FROM {src}")
+    if name == "gpu_timeline":
+        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
+                       f"instance_id, CAST(driver AS BOOLEAN) AS driver, CAST(gpu_index AS INTEGER) AS gpu_index, "
+                       f"{ts('start_time')}, {ts('end_time')}, "
+                       f"CAST(gpu_util_percent AS DOUBLE) AS gpu_util_percent, CAST(gpu_mem_used_mb AS DOUBLE) AS "
+                       f"gpu_mem_used_mb, CAST(gpu_mem_total_mb AS DOUBLE) AS gpu_mem_total_mb FROM {src}")
+    if name == "cluster_events":
+        # epoch milliseconds as the API writes them, or an ISO 8601 time as a SQL export writes it
+        at = ("CAST(CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
+              "THEN to_timestamp(CAST(timestamp AS DOUBLE) / 1000) "
+              "ELSE CAST(CAST(timestamp AS VARCHAR) AS TIMESTAMPTZ) END AS TIMESTAMP)" if dialect == "duckdb" else
+              "CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
+              "THEN timestamp_millis(CAST(TRY_CAST(timestamp AS DOUBLE) AS BIGINT)) "
+              "ELSE CAST(CAST(timestamp AS STRING) AS TIMESTAMP) END")
+        details = "details" if dialect == "duckdb" else "CAST(details AS STRING)"
+        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, {at} AS at, "
+                       f"CAST(type AS STRING) AS type, {_json(details, '$.reason.code', dialect)} AS reason_code, "
+                       f"TRY_CAST({_json(details, '$.current_num_workers', dialect)} AS INTEGER) AS "
+                       f"current_workers, TRY_CAST({_json(details, '$.target_num_workers', dialect)} AS INTEGER) "
+                       f"AS target_workers FROM {src}")
+    if name == "usage":
+        cluster = "CAST(cluster_id AS STRING)" if "cluster_id" in types else field("usage_metadata", "cluster_id")
+        # a serving endpoint's rows name it in usage_metadata.endpoint_name (optional: clusters only without it)
+        meta = types.get("usage_metadata", "").lower()
+        endpoint = ("CAST(endpoint_name AS STRING)" if "endpoint_name" in types else
+                    field("usage_metadata", "endpoint_name") if meta and ("endpoint_name" in meta or not
+                                                                         meta.startswith("struct")) else
+                    "CAST(NULL AS STRING)")
+        return head + (f"SELECT {ts('usage_start_time')}, {_ts(types, 'usage_end_time', dialect)} AS "
+                       f"usage_end_time, CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS "
+                       f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, {cluster} AS cluster_id, "
+                       f"{endpoint} AS endpoint_name FROM {src}")
+    if name == "list_prices":
+        price = "pricing_default" if "pricing_default" in types else field("pricing", "default")
+        return head + (f"SELECT CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS usage_unit, "
+                       f"{ts('price_start_time')}, {ts('price_end_time')}, "
+                       f"CAST({price} AS DOUBLE) AS price FROM {src} WHERE coalesce(currency_code, 'USD') = 'USD'")
+    if name == "serving_requests":
+        # a sampled table logs a share of the requests: each row stands for 1 / sampling_fraction of them
+        sampled = ("coalesce(CAST(sampling_fraction AS DOUBLE), CAST(1 AS DOUBLE))" if "sampling_fraction" in types
+                   else "CAST(1 AS DOUBLE)")
+        return head + (f"SELECT CAST(endpoint_name AS STRING) AS endpoint_name, {ts('request_time')}, "
+                       f"CAST(status_code AS INTEGER) AS status_code, CAST(execution_duration_ms AS DOUBLE) AS "
+                       f"duration_ms, {sampled} AS sampling_fraction FROM {src}")
+    return head + (f"SELECT {ts('request_time')}, CAST(cluster_id AS STRING) AS cluster_id, "
+                   f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
+
+
+#: The table an API response is loaded into, and its columns (all text; the view casts them).
+API_TABLES: Mapping[str, tuple[str, ...]] = {"clusters": ("cluster_id", "cluster_name", "tags"),
+                                             "cluster_events": ("cluster_id", "timestamp", "type", "details")}
+
+
+def api_rows(name: str, path: Path) -> list[tuple[str, ...]]:
+    """The rows of an API response (`API_TABLES`)."""
+    return clusters_rows(path) if name == "clusters" else events_rows(path)
+
+
+def events_rows(path: Path) -> list[tuple[str, ...]]:
+    """``cluster_events.json``: the Clusters events API response (``{"events": [...]}``, pages one after another) or a
+    list of events -> (cluster_id, timestamp, type, details as JSON)."""
+    items: list[Any] = []
+    for doc in parse_json_stream(read_text(path, "cluster events"), str(path)):
+        items += doc["events"] if isinstance(doc, dict) and isinstance(doc.get("events"), list) else \
+            doc if isinstance(doc, list) else [doc]
+    rows: list[tuple[str, ...]] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not item.get("cluster_id") or item.get("timestamp") is None:
+            raise InputError.single(str(path), f"events[{i}]", "lacks cluster_id or timestamp.",
+                                    "export the Clusters events API response, or one event per line.")
+        rows.append((str(item["cluster_id"]), str(item["timestamp"]), str(item.get("type") or ""),
+                     json.dumps(item.get("details") or {})))
+    return rows
+
+
+def clusters_rows(path: Path) -> list[tuple[str, ...]]:
+    """``clusters.json``, read by the project's one reader of workspace exports
+    (`dbx_ai_infra.sources.exports.read_export_file`: a cluster, a list, ``{"clusters": [...]}``, pages one after
+    another) -> (cluster_id, cluster_name, tags as JSON) of each cluster in it."""
+    rows: list[tuple[str, ...]] = []
+    for item in read_export_file(path, "clusters"):
+        if item.resource_type != CLUSTER:
+            continue
+        props = item.props
+        if not props.get("cluster_id"):
+            raise InputError.single(str(path), f"{item.label or item.name}.cluster_id", "is missing.",
+                                    "export the Clusters API list response (databricks clusters list -o json).")
+        tags = {**(props.get("default_tags") or {}), **(props.get("custom_tags") or {}), **(props.get("tags") or {})}
+        rows.append((str(props["cluster_id"]), str(props.get("cluster_name") or ""), json.dumps(tags)))
+    return rows

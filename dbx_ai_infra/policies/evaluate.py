@@ -1,0 +1,350 @@
+"""The offline evaluators: every rule over a resource, a plan, a workspace export or Clusters API JSON.
+
+The CrossGuard pack (``dbx_ai_infra/policies/pack.py``) and these evaluators run the same code path, `rule_messages`,
+so a plan
+evaluated offline and the same resources analysed by the pack over gRPC give the same violations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from dbx_ai_infra.dbxtypes.plan import NOT_JUDGED, Plan, Violation, resources_of
+from dbx_ai_infra.dbxtypes.shape import (
+    ClusterShape,
+    Source,
+    is_gpu_compute,
+    pool_shape,
+    shapes_of_resource,
+    source_props,
+    tag_role,
+)
+from dbx_ai_infra.dbxtypes.vocabulary import (
+    CLUSTER,
+    INSTANCE_POOL,
+    JOB,
+    ROLE_TAG,
+    UNKNOWN_ARGUMENT,
+    UNKNOWN_VALUE,
+    SelectedValue,
+)
+from dbx_ai_infra.policies.access import access_links, with_access
+from dbx_ai_infra.policies.common import gpu_node, node_cloud
+from dbx_ai_infra.policies.config import PolicyConfig, load_policy_config
+from dbx_ai_infra.policies.items import (
+    CLUSTER_POLICY_EXPORT,
+    is_plan_item,
+    item_ids,
+    item_shapes,
+    job_runs_on,
+    summary,
+    summary_add,
+)
+from dbx_ai_infra.policies.rule import ResourceView, Rule, View
+from dbx_ai_infra.policies.ruleset import resource_rules
+from dbx_ai_infra.policies.team_process import RemoteCheck, TeamBatch
+
+# --------------------------------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------------------------------
+
+def views_of(resource_type: str, props: Mapping[str, Any] | None, source: Source = "pulumi",
+             cloud: str | None = None) -> list[View]:
+    """What the rules see of one resource: a `ClusterShape` per cluster definition of a Cluster or Job, a
+    `PoolShape` for an instance pool, else one `ResourceView`. ``cloud`` is the plan's cloud, when known."""
+    if resource_type == CLUSTER:
+        return list(shapes_of_resource(resource_type, props, source, cloud=cloud, node_cloud=node_cloud,
+                                       gpu_node=gpu_node))
+    if resource_type == JOB:  # its cluster definitions, and the job as a whole (for rules about the job itself)
+        job = source_props(props, source)
+        shapes: list[View] = list(shapes_of_resource(JOB, job, source, cloud=cloud, node_cloud=node_cloud,
+                                                     gpu_node=gpu_node))
+        return [*shapes, ResourceView(resource_type=JOB, props=job, source=source)]
+    if resource_type == INSTANCE_POOL:
+        return [pool_shape(props, source)]
+    return [ResourceView(resource_type=resource_type, props=source_props(props, source), source=source)]
+
+
+def _unknown(value: Any) -> bool:
+    """A value known only after apply, or holding one (a map of tags merged with an unknown one). A value a data
+    source selects (`SelectedValue`) is judged by the data source's arguments, by the rules that read them."""
+    if isinstance(value, SelectedValue):
+        return False
+    if isinstance(value, str):
+        return value == UNKNOWN_VALUE
+    if isinstance(value, Mapping):
+        return any(_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_unknown(v) for v in value)
+    return False
+
+
+def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
+    """The fields of ``paths`` (`Rule.reads`) that are unknown in ``view``: the field, a value inside it, or the
+    block that holds it (``autoscale`` unknown: ``autoscale.min_workers`` is). ``field(argument)`` reads the argument
+    of the data source that selects the field (``spark_version(gpu)``: a `SelectedValue`'s ``gpu``), unknown when the
+    configuration computes it (a variable with no value: issue 51, never judged silently)."""
+    out = []
+    for read in paths:
+        path, _, argument = read.partition("(")
+        argument = argument.rstrip(")")
+        steps = path.split(".")
+        value: Any = view.props
+        if steps[0] == "job":
+            value, steps = getattr(view, "job", None) or {}, steps[1:]
+        elif steps[0] == "access":  # the plan's Permissions (`dbx_ai_infra.policies.access.with_access`)
+            if getattr(view, "access", None) == UNKNOWN_VALUE:
+                out.append("access (a Permissions resource whose target is known only after apply may name it)")
+            continue
+        for step in steps:
+            if isinstance(value, str) and _unknown(value):
+                break
+            if isinstance(value, list):  # a list on the way (served entities): the field of each element
+                value = [e.get(step) if isinstance(e, Mapping) else None for e in value]
+                continue
+            value = value.get(step) if isinstance(value, Mapping) else None
+        if argument:
+            if isinstance(value, SelectedValue) and value.arguments.get(argument) == UNKNOWN_ARGUMENT:
+                out.append(f"{path} (the argument {argument} of {value.source})")
+        elif _unknown(value):
+            out.append(path)
+    return out
+
+
+def not_judged_message(fields: list[str], export: bool = False) -> str:
+    """What a not-judged entry says: which fields are unknown, and how to make them known (``export``: of an object
+    a workspace returned, whose answer did not hold them)."""
+    verb = "is" if len(fields) == 1 else "are"
+    if export:
+        return (f"not judged: {', '.join(fields)} {verb} not in what the workspace returned (a list response, such "
+                "as serving-endpoints list, holds no sizes), so this rule can neither pass nor fail it. Fix: export "
+                "the object itself (databricks serving-endpoints get NAME -o json), or read the workspace live "
+                "(check --workspace reads each endpoint whole); --fail-on-unknown fails the run on it.")
+    return (f"not judged: {', '.join(fields)} {verb} unknown here (known only at apply: a data source, another "
+            "resource's attribute, a variable with no value, or an expression not evaluated), so this rule can "
+            "neither pass nor fail it. Fix: give the variables values (--var-file, TF_VAR_<name>) or check the plan "
+            "(check --terraform-plan); --fail-on-unknown fails the run on it.")
+
+
+def one_finding(found: list[tuple[str, str]]) -> list[str]:
+    """A rule's findings on one resource as one message (one finding per rule per resource): ``found`` holds
+    (view label, message) pairs; the same message on several views (each job cluster of a job) is said once,
+    naming every place; different messages follow one another, separated by `` | ``."""
+    if not found:
+        return []
+    places: dict[str, list[str]] = {}
+    for label, message in found:
+        where = places.setdefault(message, [])
+        if label not in where:
+            where.append(label)
+    parts = [f"{', '.join(w for w in where if w)}: {message}" if any(where) else message
+             for message, where in places.items()]
+    return [" | ".join(parts)]
+
+
+def messages_for_views(rule: Rule, views: Iterable[View], thresholds: Mapping[str, Any], *,
+                       one: bool = False) -> list[str]:
+    """A rule's messages over the views of one resource; a job cluster's messages start with its label. A view of a
+    source the rule does not judge (`Rule.sources`: an export-only rule on a Pulumi input) gets none. ``one``: as
+    one finding per rule per resource (`one_finding`), as the offline evaluators and the pack report them."""
+    found: list[tuple[str, str]] = []
+    for view in views:
+        if view.resource_type not in rule.resource_types or view.source not in rule.sources:
+            continue
+        found += [(view.label, message) for message in rule.check(view, thresholds)]
+    if one:
+        return one_finding(found)
+    return [f"{label}: {message}" if label else message for label, message in found]
+
+
+def rule_messages(rule: Rule, resource_type: str, props: Mapping[str, Any] | None,
+                  thresholds: Mapping[str, Any] | None = None, source: Source = "pulumi", *,
+                  one: bool = False) -> list[str]:
+    """One rule's violation messages for one resource (the pack's validate calls this with ``one``)."""
+    if resource_type not in rule.resource_types:
+        return []
+    return messages_for_views(rule, views_of(resource_type, props, source),
+                              rule.thresholds if thresholds is None else thresholds, one=one)
+
+
+class _Enabled:
+    """The rules a config leaves enabled, with their level and thresholds, in ``ALL_RULES`` order; per resource
+    type, the ones that judge it (worked out once per type, not once per resource)."""
+
+    def __init__(self, cfg: PolicyConfig) -> None:
+        self.rules = [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in resource_rules()
+                      if cfg.level(rule) != "disabled"]
+        self._by_type: dict[tuple[str, str], list[tuple[Rule, str, Mapping[str, Any]]]] = {}
+
+    def for_type(self, resource_type: str, source: Source = "pulumi") -> list[tuple[Rule, str, Mapping[str, Any]]]:
+        found = self._by_type.get((resource_type, source))
+        if found is None:
+            found = self._by_type[(resource_type, source)] = [
+                e for e in self.rules if resource_type in e[0].resource_types and source in e[0].sources]
+        return found
+
+
+def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, urn: str, name: str,
+                      config: Any = None, source: Source = "pulumi", cloud: str | None = None,
+                      enabled: _Enabled | None = None, views: list[View] | None = None,
+                      batch: TeamBatch | None = None) -> list[Violation]:
+    """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once). ``enabled`` is
+    `_Enabled` of the config, computed once by the callers that evaluate many resources; ``views`` are the
+    resource's `views_of`, where the caller has read them already. A team rule's calls go to ``batch`` (its
+    violations are added to the list returned when the batch is flushed), else are judged before returning."""
+    if enabled is None:
+        enabled = _Enabled(load_policy_config(config))
+    rules = enabled.for_type(resource_type, source)
+    if not rules:
+        return []
+    if views is None:
+        views = views_of(resource_type, props, source, cloud)
+    out: list[Violation] = []
+    own = batch is None
+    if own:
+        batch = TeamBatch()
+    for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
+        types, sources, check = rule.resource_types, rule.sources, rule.check
+        found: list[tuple[str, str]] = []
+        unjudged: list[tuple[str, str]] = []
+        judged: list[View] = []
+        for view in views:
+            if view.resource_type not in types or view.source not in sources:
+                continue
+            unknown = unknown_fields(view, rule.reads) if rule.reads else None
+            if unknown and (rule.concerns is None or rule.concerns(view)):
+                export = source == "api" and not getattr(view, "terraform", False)  # a workspace's answer
+                unjudged.append((view.label, not_judged_message(unknown, export)))
+                continue
+            if isinstance(check, RemoteCheck):  # a team rule: in its process, with other resources' calls
+                judged.append(view)
+                continue
+            for message in check(view, thresholds):
+                found.append((view.label, message))
+        if found:
+            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
+                                 resource_name=name, message=one_finding(found)[0]))
+        if judged:
+            _team_calls(batch, rule, level, thresholds, judged, out, urn, name)  # type: ignore[arg-type]
+        if unjudged:
+            out.append(Violation(policy=rule.name, enforcement=NOT_JUDGED, urn=urn, resource_name=name,
+                                 message=one_finding(unjudged)[0]))
+    if own:
+        batch.flush()  # type: ignore[union-attr]
+    return out
+
+
+def _team_calls(batch: TeamBatch, rule: Rule, level: str, thresholds: Mapping[str, Any], views: list[View],
+                out: list[Violation], urn: str, name: str) -> None:
+    """A team rule's calls over one resource's views, to ``batch``; its finding goes to ``out`` once answered."""
+    judged = [view for view in views if view.resource_type in rule.resource_types and view.source in rule.sources]
+    finding = _Finding(out, rule.name, level, urn, name, len(judged))
+    assert isinstance(rule.check, RemoteCheck)
+    for view in judged:
+        batch.add(rule.check, view, thresholds, name, functools.partial(finding.add, view.label))
+
+
+class _Finding:
+    """One rule's finding on one resource (`one_finding`), made once every view it judges has answered (a team
+    rule's answers come when its batch is flushed), added to ``out`` then."""
+
+    def __init__(self, out: list[Violation], policy: str, level: str, urn: str, name: str, views: int) -> None:
+        self.out, self.policy, self.level, self.urn, self.name, self.left = out, policy, level, urn, name, views
+        self.found: list[tuple[str, str]] = []
+
+    def add(self, label: str, messages: Iterable[str]) -> None:
+        self.found += [(label, message) for message in messages]
+        self.left -= 1
+        if not self.left and self.found:
+            self.out.append(Violation(policy=self.policy, enforcement=self.level,  # type: ignore[arg-type]
+                                      urn=self.urn, resource_name=self.name, message=one_finding(self.found)[0]))
+
+
+def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Violation]:
+    """Violations of a plan (or of any JSON with its ``resources``), in resource order then rule order.
+
+    Each resource is judged on its own, as the CrossGuard pack judges it (the pack does not know the plan's cloud:
+    neither does this)."""
+    enabled = _Enabled(load_policy_config(config))
+    resources = plan.resources if isinstance(plan, Plan) else resources_of(plan)
+    links = access_links((res.type, res.inputs) for res in resources)  # a plan states every Permissions it makes
+    per_resource: list[list[Violation]] = []
+    batch = TeamBatch()
+    for res in resources:
+        views = with_access(res.type, (res.id, res.urn), views_of(res.type, res.inputs, "pulumi"), links)
+        per_resource.append(evaluate_resource(res.type, res.inputs, urn=res.urn, name=res.name, source="pulumi",
+                                              enabled=enabled, views=views, batch=batch))
+    batch.flush()
+    return [v for found in per_resource for v in found]
+
+
+def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]:
+    """Violations of a workspace export's items (`dbx_ai_infra.policies.items.ExportItem`): clusters, jobs (their job
+    and task
+    clusters) and instance pools, read as API JSON. Role rules judge only AI compute
+    (`dbx_ai_infra.dbxtypes.shape.is_gpu_compute`
+    or a ``workload_type`` tag); other clusters meet the generic rules."""
+    return audit_export(items, config)[0]
+
+
+#: ``on_item(position, item, shapes)``: called for each item as it is judged, with its cluster definitions.
+OnItem = Callable[[int, Any, list[ClusterShape]], None]
+
+
+def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[str, str] | None = None,
+                 on_item: OnItem | None = None) -> tuple[list[Violation], dict[str, int]]:
+    """`evaluate_export` and `dbx_ai_infra.policies.items.summary` of the same items, each cluster definition read once
+    (and
+    dropped once judged: only the findings and the counts are kept). ``used_by``
+    (`dbx_ai_infra.policies.items.job_runs_on`
+    of all the items) lets ``items`` be a stream read once; without it the items are listed to work it out."""
+    if used_by is None:
+        items = list(items)
+        used_by = job_runs_on(items)
+    # a Terraform plan states every Permissions of its configuration; a workspace export holds none: not known
+    links = access_links((i.resource_type, i.props) for i in items) \
+        if isinstance(items, list) and any(is_plan_item(i) for i in items) else None
+    enabled = _Enabled(load_policy_config(config))
+    counts = summary([])
+    per_item: list[list[Violation]] = []
+    batch = TeamBatch()
+    for position, item in enumerate(items):
+        if getattr(item, "unchanged", False):  # a plan's no-op: not created or changed by what is being checked
+            counts["unchanged"] += 1
+            if on_item is not None:
+                on_item(position, item, [])
+            continue
+        if item.resource_type == CLUSTER_POLICY_EXPORT:
+            summary_add(counts, item, [])
+            if on_item is not None:
+                on_item(position, item, [])
+            continue
+        props, name = item.props, item.name
+        if item.resource_type == CLUSTER and item.props.get("cluster_id") in used_by:
+            # a GPU all-purpose cluster that jobs run on is judged as the batch workload they make it (training),
+            # unless its own tags name a role; a CPU one stays generic
+            props, name = _as_job_cluster(item.props), f"{name} (runs {used_by[item.props['cluster_id']]})"
+        views = with_access(item.resource_type, (item.name, *item_ids(item)), views_of(item.resource_type, props,
+                                                                                      "api"), links)
+        if is_plan_item(item):  # written in the provider's schema (`require_api_conformance.terraform_fields`)
+            views = [dataclasses.replace(v, terraform=True) for v in views]
+        shapes = [v for v in views if isinstance(v, ClusterShape)] if props is item.props else item_shapes(item)
+        summary_add(counts, item, shapes)
+        per_item.append(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
+                                          enabled=enabled, views=views, batch=batch))
+        if on_item is not None:
+            on_item(position, item, shapes)
+    batch.flush()
+    return [v for found in per_item for v in found], counts
+
+
+def _as_job_cluster(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    raw = props.get("custom_tags")
+    tags: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    nodes = (props.get("node_type_id"), props.get("driver_node_type_id"))
+    if tag_role(tags) or not is_gpu_compute(props, nodes, gpu_node):
+        return props
+    return {**props, "custom_tags": {**tags, ROLE_TAG: "training"}}

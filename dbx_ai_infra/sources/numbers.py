@@ -1,0 +1,83 @@
+"""Where a number belongs in what the readers read (an export, a Terraform plan, Terraform code as written), and
+the refusal of a value that is not one.
+
+A cluster's ``min_workers = "many"`` was read as no number, that is 0, and priced: a wrong answer with exit 0. What
+the API and Terraform take there is a number: Terraform converts a quoted number ("3") and refuses anything else
+("Inappropriate value for attribute "min_workers": a number is required"; terraform v1.11, checked with
+``terraform validate`` against the provider schema), and the Clusters API's JSON takes a number (databricks-sdk
+``compute.AutoScale.min_workers: int``). So a quoted number is read as the number
+(`dbx_ai_infra.dbxtypes.shape.as_number`), a
+value Terraform knows only after apply stays unknown, and anything else (a word, a boolean, an object) is exit 2
+naming the file, the resource, the field and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from dbx_ai_infra.dbxtypes.errors import InputError, clip
+from dbx_ai_infra.dbxtypes.shape import as_number
+from dbx_ai_infra.dbxtypes.vocabulary import (
+    CLUSTER,
+    INSTANCE_POOL,
+    JOB,
+    MODEL_SERVING_ENDPOINT,
+    PROVISIONED_THROUGHPUT_ENDPOINT,
+    UNKNOWN_ARGUMENT,
+    UNKNOWN_VALUE,
+    SelectedValue,
+)
+
+_CLUSTER = ("num_workers", "autoscale.min_workers", "autoscale.max_workers", "autotermination_minutes",
+            "aws_attributes.first_on_demand", "azure_attributes.first_on_demand",
+            "aws_attributes.spot_bid_price_percent", "azure_attributes.spot_bid_max_price")
+_IN_JOB = ("job_clusters.new_cluster", "tasks.new_cluster", "new_cluster")
+
+#: A served entity's numbers (databricks-sdk ``serving.ServedEntityOutput``, ``ServedModelOutput``).
+_ENTITY_NUMBERS = tuple(f"config.{entities}.{field}" for entities in ("served_entities", "served_models")
+                        for field in ("min_provisioned_throughput", "max_provisioned_throughput",
+                                      "provisioned_model_units", "min_provisioned_concurrency",
+                                      "max_provisioned_concurrency"))
+
+#: Per resource kind, the fields (dotted; a list on the way is each of its elements) that hold a number.
+NUMERIC_FIELDS: Mapping[str, tuple[str, ...]] = {
+    CLUSTER: _CLUSTER,
+    JOB: (*(f"{where}.{field}" for where in _IN_JOB for field in _CLUSTER), "max_concurrent_runs", "timeout_seconds",
+          "tasks.max_retries", "tasks.timeout_seconds"),
+    INSTANCE_POOL: ("min_idle_instances", "max_capacity", "idle_instance_autotermination_minutes"),
+    MODEL_SERVING_ENDPOINT: _ENTITY_NUMBERS,
+    PROVISIONED_THROUGHPUT_ENDPOINT: _ENTITY_NUMBERS,
+}
+
+
+def _values(value: Any, parts: list[str], path: str) -> Iterator[tuple[str, Any]]:
+    """The values at ``parts`` under ``value``, each with its path (a list on the way: each element, indexed)."""
+    if isinstance(value, list) and parts:
+        for i, element in enumerate(value):
+            yield from _values(element, parts, f"{path}[{i}]")
+        return
+    if not parts:
+        yield path, value
+        return
+    if isinstance(value, Mapping) and value.get(parts[0]) is not None:
+        yield from _values(value[parts[0]], parts[1:], f"{path}.{parts[0]}" if path else parts[0])
+
+
+def _is_number(value: Any) -> bool:
+    """A number, a quoted number, or a value known only after apply."""
+    if isinstance(value, SelectedValue) or value in (UNKNOWN_VALUE, UNKNOWN_ARGUMENT):
+        return True
+    return as_number(value) is not None
+
+
+def check_numbers(kind: str, props: Mapping[str, Any], where: str, source: str) -> None:
+    """`InputError` for the first field of ``props`` (a resource of ``kind``, at ``where`` in ``source``) that holds
+    what is not a number where a number belongs."""
+    for field in NUMERIC_FIELDS.get(kind, ()):
+        for path, value in _values(props, field.split("."), ""):
+            if not _is_number(value):
+                place = f"{where}.{path}" if where else path
+                raise InputError.single(source, place, f"is {clip(value)}, where a number belongs: it can be neither "
+                                        "priced nor judged.", f"write a number ({path.rsplit('.', 1)[-1]} = 2); "
+                                        "Terraform and the Databricks API refuse anything else.")

@@ -1,0 +1,88 @@
+"""Issue 56, item 1: one distribution a user can install. The wheel carries the whole package (the Pulumi program,
+templates, data files, the shipped stacks), declares the pinned requirements as its dependencies, and runs from any
+directory when installed as a plain (not editable) package, with nothing of the checkout on the path.
+
+CI proves the same with `pip install .` into a fresh virtualenv (.ci/install-check); this test builds the wheel from
+a copy of the tracked files, so that it writes only under its temporary directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The distribution's wheel, built without network from a copy of the tracked files."""
+    root = tmp_path_factory.mktemp("dist")
+    src = root / "src"
+    tracked = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, check=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        if (REPO / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--no-cache-dir", "-w", str(root / "wheels"), str(src)], check=True, capture_output=True)
+    (built,) = (root / "wheels").glob("dbx_ai_infra-*.whl")
+    return built
+
+
+def _pins(requirements: Path) -> list[str]:
+    lines = (line.split("#")[0].strip() for line in requirements.read_text().splitlines())
+    return [line for line in lines if line and not line.startswith("-")]
+
+
+def test_the_wheel_carries_the_program_its_data_and_the_shipped_stacks(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    tracked = subprocess.run(["git", "-C", str(REPO), "ls-files", "dbx_ai_infra", "stackplan", "stacks"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    expected = {f"dbx_ai_infra/{name}" if name.startswith("stacks/") else name for name in tracked}
+    assert expected <= names, sorted(expected - names)
+    assert "dbx_ai_infra/program.py" in names and "dbx_ai_infra/stacks/Pulumi.dev.yaml" in names
+    assert {n.split("/")[0] for n in names if not n.startswith("dbx_ai_infra-")} == {"dbx_ai_infra", "stackplan"}
+
+
+def test_the_wheel_depends_on_the_pinned_requirements_and_names_the_command(wheel):
+    archive = zipfile.ZipFile(wheel)
+    meta = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+    text = archive.read(meta).decode()
+    required = [v.replace(" ", "") for v in re.findall(r"^Requires-Dist: ([^;\n]+)$", text, re.M)]
+    assert required == [p.replace(" ", "") for p in _pins(REPO / "requirements.txt")]
+    extras = {e: [v.replace(" ", "") for v in re.findall(rf"^Requires-Dist: (.+?) ?; extra == \"{e}\"$", text, re.M)]
+              for e in ("databricks", "spark")}
+    assert extras == {e: [p.replace(" ", "") for p in _pins(REPO / f"requirements-{e}.txt")] for e in extras}
+    points = next(n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt"))
+    assert "stackplan = dbx_ai_infra.__main__:run" in archive.read(points).decode()
+
+
+def test_the_installed_package_runs_from_any_directory_without_the_checkout(wheel, tmp_path):
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-cache-dir", "--target",
+                    str(site), str(wheel)], check=True, capture_output=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(REPO / "stacks" / "Pulumi.dev.yaml", work / "my-stack.yaml")
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": str(site)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-P", *args], cwd=work, env=env, capture_output=True, text=True)
+
+    where = run("-c", "import dbx_ai_infra, sys; print(dbx_ai_infra.__file__); print(sys.path)")
+    assert where.stdout.startswith(str(site)) and repr(str(REPO)) not in where.stdout, where.stdout
+    preview = run("-m", "stackplan", "preview", "--stack", "./my-stack.yaml", "--json")
+    assert preview.returncode == 0, preview.stderr
+    plan = json.loads(preview.stdout)
+    assert plan["stack"] == "my-stack" and plan["resources"]
+    shipped = run("-m", "stackplan", "cost", "--stack", "dev", "--json")  # a shipped stack, by its name
+    assert shipped.returncode == 0, shipped.stderr
+    assert json.loads(shipped.stdout)["stack"] == "dev"
