@@ -219,6 +219,30 @@ resource "databricks_cluster" "this" {
     assert after["spark_conf"] == {"zones": "a,b", "spot": "no"}
 
 
+def test_the_bare_map_and_list_keywords_are_map_any_and_list_any(tmp_path: Path) -> None:
+    """terraform 1.11.4 plans `type = map` and `type = list` (older modules' spelling) as map(any) and list(any), and
+    refuses a bare `set`; the reader exited 2 on the first two ("is no type constraint")."""
+    code = """
+variable "tags" {
+  type    = map
+  default = { team = "ml" }
+}
+variable "libs" {
+  type    = list
+  default = ["pandas==2.2.2"]
+}
+""" + CLUSTER.format(extra='custom_tags = var.tags\n  spark_conf = { libs = join(",", var.libs) }')
+    changes, _ = _plan(tmp_path, code)
+    after = changes["databricks_cluster.this"]["after"]
+    assert after["custom_tags"] == {"team": "ml"} and after["spark_conf"] == {"libs": "pandas==2.2.2"}
+
+
+def test_a_bare_set_keyword_is_invalid_as_terraform_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "main.tf").write_text('variable "zones" {\n  type    = set\n  default = ["a"]\n}\n')
+    code, _, err = _run(capsys, "check", "--terraform", str(tmp_path))
+    assert code == 2 and "variable zones" in err and "no type constraint" in err and "Traceback" not in err
+
+
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     try:
         code = main(list(argv))

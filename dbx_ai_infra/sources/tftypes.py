@@ -10,6 +10,10 @@ from dbx_ai_infra.sources import tfexpr
 from dbx_ai_infra.sources.tfvalues import ANY, Type
 
 _PRIMITIVES = {"string": Type("string"), "number": Type("number"), "bool": Type("bool"), "any": ANY}
+#: The bare collection keywords Terraform still takes (older modules write them: GoogleCloudPlatform's, for one):
+#: terraform 1.11.4 plans `type = map` as map(any) and `type = list` as list(any), and refuses a bare `set`
+#: ("The set type constructor requires one argument").
+_LEGACY = {"map": Type("map", ANY), "list": Type("list", ANY)}
 
 
 class TypeError_(ValueError):
@@ -37,6 +41,8 @@ def read_type(raw: Any, default_value: Any = None) -> Type:
 def _type(node: tfexpr.Node, evaluate: Any) -> Type:
     if node[0] == "var" and node[1] in _PRIMITIVES:
         return _PRIMITIVES[node[1]]
+    if node[0] == "var" and node[1] in _LEGACY:
+        return _LEGACY[node[1]]
     if node[0] == "call" and node[1] in ("list", "set", "map") and len(node[2]) == 1:
         return Type(node[1], _type(node[2][0], evaluate))
     if node[0] == "call" and node[1] == "tuple" and len(node[2]) == 1 and node[2][0][0] == "tuple":
