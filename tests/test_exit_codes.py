@@ -70,7 +70,7 @@ def test_an_internal_error_is_exit_3_one_line_and_its_traceback_in_a_file(tmp_pa
     """A fault of the program (here a division by zero where the report is written) is exit 3, one line naming the
     file under the cache directory that holds its traceback; never exit 1 (a policy result) or a traceback."""
     cache = tmp_path / "cache"
-    crash = ("import sys; from stackplan import output; output.write_text = lambda *a, **k: 1 / 0; "
+    crash = ("import sys; from dbx_ai_infra.engine import output; output.write_text = lambda *a, **k: 1 / 0; "
              "sys.argv = ['stackplan', 'check', '--stack', 'dev']; from stackplan.__main__ import run; run()")
     result = subprocess.run([sys.executable, "-c", crash], cwd=REPO, capture_output=True, text=True, timeout=300,
                             env={**os.environ, "STACKPLAN_CACHE_DIR": str(cache)})
