@@ -113,10 +113,15 @@ def test_a_node_type_the_region_has_no_price_for_is_unpriced_never_priced_at_the
     cluster = _by_name(plan)["prod-inference-cluster"]
     assert cluster.unpriced is not None and "g5.xlarge" in cluster.unpriced and "ap-southeast-1" in cluster.unpriced
     assert "prod-inference-cluster" in plan.cost.total.unpriced and plan.cost.total.complete is False
-    # the training job's CPU driver (m5.2xlarge, issue 52 item 10): AWS CPU types are priced in us-east-1 alone, so
-    # the job is unpriced and named too, never priced at us-east-1's
-    job = _by_name(plan)["prod-training-job"].unpriced
-    assert job is not None and "m5.2xlarge" in job and "ap-southeast-1" in job and "p4d.24xlarge" not in job
+    # the training job's CPU driver (m5.2xlarge, issue 52 item 10) is priced at ap-southeast-1's own CPU row (the AWS
+    # pricing page's list, yeo/ec2.shop), with its p4d.24xlarge workers at that region's GPU row
+    job = _by_name(plan)["prod-training-job"]
+    assert job.unpriced is None
+    cpu_rows = next(m for m in VM_AWS["ap-southeast-1"]["more"] if m["source"] == "aws_cpu_regions")
+    sources = {s.figure: s for s in plan.cost.sources}
+    driver = sources["node_types.m5.2xlarge.usd_per_hour_on_demand"]
+    assert driver.value == cpu_rows["nodes"]["m5.2xlarge"][0] != VM_AWS["us-east-1"]["nodes"]["m5.2xlarge"][0]
+    assert "ap-southeast-1" in str(driver.source) and driver.date == cpu_rows["date"]
     assert not any("priced at us-east-1's" in n and "VM" in n for n in plan.cost.notes)
     # a region of Databricks' table with no serving rate: the endpoint at us-east-1's, said so
     no_serving = next(r for r in REGIONS["clouds"]["aws"]["regions"]
@@ -127,16 +132,16 @@ def test_a_node_type_the_region_has_no_price_for_is_unpriced_never_priced_at_the
 
 
 def test_a_real_region_with_no_prices_names_the_resources_unpriced_and_the_total_incomplete(tmp_path):
-    """ca-west-1 is an AWS region the data knows (the Spot Instance Advisor lists it) without an AWS VM price in the
+    """ap-east-2 is an AWS region the data knows (the Spot Instance Advisor lists it) without an AWS VM price in the
     committed data: the GPU clusters are unpriced and the total says it leaves them out (issue 53: such a region was
     priced at us-east-1's with a note, $13.59/h against lakemeter's $20.57/h for an ap-northeast-1 g5.12xlarge job;
     ap-northeast-1 itself is priced now, tests/test_vm_prices.py)."""
-    assert "ca-west-1" in REGIONS_KNOWN_AWS and "ca-west-1" not in VM_AWS
+    assert "ap-east-2" in REGIONS_KNOWN_AWS and "ap-east-2" not in VM_AWS
     path = tmp_path / "Pulumi.dev.yaml"
-    path.write_text(_in_region(DEV, "ca-west-1"))
+    path.write_text(_in_region(DEV, "ap-east-2"))
     plan = build_plan(str(path), with_cost=True)
     unpriced = [e for e in plan.cost.resources.values() if e.unpriced]
-    assert unpriced and all("ca-west-1" in e.unpriced for e in unpriced)
+    assert unpriced and all("ap-east-2" in e.unpriced for e in unpriced)
     assert sorted(plan.cost.total.unpriced) == sorted(e.name for e in unpriced)
     assert plan.cost.total.complete is False
 

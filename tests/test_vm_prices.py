@@ -33,11 +33,12 @@ def _by_name(plan: Any) -> dict[str, Any]:
 def test_every_block_names_a_described_source_with_its_commit_and_its_own_date():
     for cloud, regions in VM["clouds"].items():
         assert regions, cloud
-        for region, block in regions.items():
-            for key in (block["source"], block.get("spot_source", block["source"])):
-                assert re.search(r"\bcommit [0-9a-f]{7,}", VM["sources"][key]), key
-            assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", block["date"]), (cloud, region)
-            assert all(od > 0 and (sp is None or 0 < sp <= od) for od, sp in block["nodes"].values())
+        for region, first in regions.items():
+            for block in (first, *first.get("more", ())):
+                for key in (block["source"], block.get("spot_source", block["source"])):
+                    assert re.search(r"\bcommit [0-9a-f]{7,}", VM["sources"][key]), key
+                assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", block["date"]), (cloud, region)
+                assert all(od > 0 and (sp is None or 0 < sp <= od) for od, sp in block["nodes"].values())
     assert "/tmp/" not in json.dumps(VM) and "/work/" not in json.dumps(VM)
 
 
@@ -287,3 +288,59 @@ def test_a_source_that_is_not_what_the_script_reads_is_exit_2(tmp_path, capsys):
     args[args.index("--spot-advisor") + 1] = f"{tmp_path}/advisor.json@05e9331"
     assert generate(args) == 2
     assert "no date" in capsys.readouterr().err
+
+
+def _ec2shop_region(location: str, published: str, prices: dict[str, float]) -> str:
+    skus = {f"{n} {location} Linux": {"price": f"{p:.10f}", "Instance Type": n, "Operating System": "Linux"}
+            for n, p in prices.items()}
+    return json.dumps({"manifest": {"hawkFilePublicationDate": f"{published}T22:41:22Z", "currencyCode": "USD"},
+                       "regions": {location: skus}})
+
+
+def test_the_aws_cpu_list_prices_the_cpu_families_per_region_beside_the_gpu_list(tmp_path, capsys):
+    """Issue 53, item 1: the AWS CPU families outside us-east-1, from the AWS pricing page's per-region lists (as
+    yeo/ec2.shop keeps them, each dated by its manifest), with each region's Spot Instance Advisor savings; a region
+    the GPU list prices keeps that block and gets a further one (``more``) with its own source and date."""
+    (tmp_path / "gpu.js").write_text(_AWS_GPU)
+    shop = tmp_path / "ec2"
+    shop.mkdir()
+    (shop / "ap-east-1-ondemand.json").write_text(_ec2shop_region("Asia Pacific (Hong Kong)", "2025-04-04", {
+        "m5.2xlarge": 0.52, "g5.xlarge": 9.9, "x1.large": 3.0}))
+    (shop / "ca-west-1-ondemand.json").write_text(_ec2shop_region("Canada West (Calgary)", "2025-04-04", {
+        "m5.2xlarge": 0.428}))
+    (shop / "us-east-1-ondemand.json").write_text(_ec2shop_region("US East (N. Virginia)", "2025-04-04", {
+        "m5.2xlarge": 0.5}))
+    (shop / "af-south-1-los-1-ondemand.json").write_text(_ec2shop_region("Nigeria (Lagos)", "2025-04-04", {
+        "m5.2xlarge": 0.7}))
+    advisor = {"spot_advisor": {**_ADVISOR["spot_advisor"], "ca-west-1": {"Linux": {"m5.2xlarge": {"s": 75}}}}}
+    args = [*_sources(tmp_path), "--aws-gpu-regions", f"{tmp_path}/gpu.js@7412fd2", "--aws-cpu-regions",
+            f"{shop}@74c9fd8"]
+    (tmp_path / "advisor.json").write_text(json.dumps(advisor))
+    assert generate(args) == 0
+    vm = json.loads((tmp_path / "vm.json").read_text())
+    aws = vm["clouds"]["aws"]
+    # a region with no other list: its own block, spot from its savings (75%)
+    assert aws["ca-west-1"]["source"] == "aws_cpu_regions" and aws["ca-west-1"]["date"] == "2025-04-04"
+    assert aws["ca-west-1"]["nodes"] == {"m5.2xlarge": [0.428, 0.107]}
+    # the GPU list's block keeps its GPU rows (ec2.shop's g5 is never taken); the GPU list's own m5.2xlarge row wins
+    hk = aws["ap-east-1"]
+    assert hk["source"] == "aws_gpu_regions" and hk["nodes"]["g5.xlarge"][0] == 1.5 and "more" not in hk
+    # us-east-1: Karpenter's newer list prices m5.2xlarge: nothing added
+    assert aws["us-east-1"]["nodes"]["m5.2xlarge"][0] == 0.384 and "more" not in aws["us-east-1"]
+    assert "af-south-1-los-1" not in vm["regions"]["aws"] and "ca-west-1" in vm["regions"]["aws"]
+    assert "commit 74c9fd8" in vm["sources"]["aws_cpu_regions"] and "2025-04-04" in vm["sources"]["aws_cpu_regions"]
+    # a region the GPU list prices without the CPU type: a further block with its own source and date
+    (shop / "ap-east-1-ondemand.json").write_text(_ec2shop_region("Asia Pacific (Hong Kong)", "2025-04-04", {
+        "m5.xlarge": 0.26}))
+    (tmp_path / "dbu.csv").write_text(_DBU + "AWS,m5.xlarge,4.0,16.0,0.69,General Purpose,True,pricing_bundle\n")
+    assert generate(args) == 0
+    hk = json.loads((tmp_path / "vm.json").read_text())["clouds"]["aws"]["ap-east-1"]
+    assert hk["more"] == [{"source": "aws_cpu_regions", "date": "2025-04-04", "nodes": {"m5.xlarge": [0.26, None]}}]
+    from dbx_ai_infra.pricing.regions import _rows, _VmRegion
+    rows = _rows("ap-east-1", _VmRegion.model_validate(hk), "vm.json")
+    assert (rows["m5.xlarge"].source, rows["m5.xlarge"].date) == ("aws_cpu_regions", "2025-04-04")
+    assert (rows["g5.xlarge"].source, rows["g5.xlarge"].date) == ("aws_gpu_regions", "2026-01-21")
+    # a file that is not such a list is exit 2, naming it
+    (shop / "ca-west-1-ondemand.json").write_text('{"regions": {}}')
+    assert generate(args) == 2
+    assert "ca-west-1-ondemand.json" in capsys.readouterr().err

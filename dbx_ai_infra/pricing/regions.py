@@ -64,6 +64,9 @@ class _VmRegion(BaseModel):
     spot_source: str | None = None
     spot_date: _Date | None = None
     nodes: dict[str, tuple[_Price, _Price | None]] = Field(min_length=1)
+    #: Further blocks of the same region from other sources (their own source and date), each pricing node types the
+    #: blocks before it do not (vm_prices.json: the AWS CPU families beside a region's GPU list).
+    more: list[_VmRegion] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _spot_below(self) -> _VmRegion:
@@ -72,7 +75,16 @@ class _VmRegion(BaseModel):
         over = [n for n, (on_demand, spot) in self.nodes.items() if spot is not None and spot > on_demand]
         if over:
             raise ValueError(f"spot above on demand for {', '.join(over)}: the columns are [on_demand, spot]")
+        twice = sorted({n for m in self.more for n in m.nodes} & set(self.nodes))
+        if twice:
+            raise ValueError(f"{', '.join(twice)} priced twice in one region (nodes and more)")
         return self
+
+    def blocks(self) -> Iterator[_VmRegion]:
+        """This block and its further blocks (``more``), each once."""
+        yield self
+        for more in self.more:
+            yield from more.blocks()
 
 
 class _Cloud(BaseModel):
@@ -239,10 +251,11 @@ def vm_sources(path: Path = VM_PRICES_PATH) -> dict[str, str]:
     return dict(load_vm_prices(path)["sources"])
 
 
-def _rows(region: str, v: _VmRegion, file: str = "regions.yaml") -> dict[str, SpotRow]:
+def _rows(region: str, block: _VmRegion, file: str = "regions.yaml") -> dict[str, SpotRow]:
+    """A region's rows, each with its own block's source and date (a further block's rows keep theirs)."""
     return {node: SpotRow(None if spot is None else spot / on_demand, region, v.spot or "", v.source, v.date,
                           on_demand, spot, v.spot_source or v.source, v.spot_date or v.date, file)
-            for node, (on_demand, spot) in v.nodes.items()}
+            for v in block.blocks() for node, (on_demand, spot) in v.nodes.items()}
 
 
 class _LazyRows(Mapping[str, dict[str, SpotRow]]):
@@ -291,7 +304,8 @@ def load_regions(path: Path = REGIONS_PATH, sources: tuple[str, ...] = (),
     for cloud, data in parsed.clouds.items():
         vm_blocks = generated["clouds"].get(cloud, {})
         cited = [data.serving_usd_per_dbu.source, *(v.source for v in data.vm.values()),
-                 *(s for v in vm_blocks.values() for s in (v.get("source"), v.get("spot_source")) if s)]
+                 *(s for v in vm_blocks.values() for b in (v, *v.get("more", ()))
+                   for s in (b.get("source"), b.get("spot_source")) if s)]
         unknown = sorted({s for s in cited if defined and s not in defined})
         if unknown:
             raise InputError.single(where, f"clouds.{cloud}", f"cites source(s) {', '.join(unknown)} that rates.yaml "

@@ -13,6 +13,7 @@ with the commit it was read at::
         --karpenter-aws PATH/zz_generated.pricing_aws.go@1d927085 \\
         --karpenter-azure PATH/zz_generated.pricing.go@352646f5 \\
         --aws-gpu-regions PATH/all_gpu_instances.js@7412fd25 \\
+        --aws-cpu-regions PATH/data/ec2@74c9fd8ab \\
         --spot-advisor PATH/spot-advisor-data.json@05e93313:2025-07-28 \\
         --dbu-rates PATH/instance-dbu-rates.csv@0027af58:2026-04-10 \\
         [--lakemeter PATH/vm-costs.csv@COMMIT ...]
@@ -82,17 +83,19 @@ class Block:
     spot_source: str | None = None
     spot_date: str | None = None
     nodes: dict[str, list[float | None]] = field(default_factory=dict)
+    #: Further blocks of the same region from other sources, each pricing node types this one does not.
+    more: list[Block] = field(default_factory=list)
 
 
-def parse_source(key: str, text: str) -> Source:
-    """``PATH@COMMIT[:DATE]`` as a `Source`."""
+def parse_source(key: str, text: str, *, directory: bool = False) -> Source:
+    """``PATH@COMMIT[:DATE]`` as a `Source` (PATH a directory of files where ``directory``)."""
     match = re.fullmatch(r"(.+)@([0-9a-f]{7,40})(?::(\d{4}-\d{2}-\d{2}))?", text)
     if not match:
         raise SourceError(f"--{key.replace('_', '-')} {text!r}: give PATH@COMMIT (and :YYYY-MM-DD for a file that "
                           "carries no date of its own)")
     path = Path(match.group(1))
-    if not path.is_file():
-        raise SourceError(f"--{key.replace('_', '-')}: {path} is not a file")
+    if not (path.is_dir() if directory else path.is_file()):
+        raise SourceError(f"--{key.replace('_', '-')}: {path} is not a {'directory' if directory else 'file'}")
     return Source(key, path, match.group(2)[:9], match.group(3))
 
 
@@ -197,6 +200,39 @@ def read_aws_gpu_regions(src: Source) -> tuple[str, dict[str, dict[str, float]]]
     return stamp.group(1), out
 
 
+_EC2SHOP_FILE = re.compile(r"([a-z]{2}(?:-gov)?-[a-z]+-\d)-ondemand\.json")
+
+
+def read_ec2shop(src: Source) -> dict[str, tuple[str, dict[str, float]]]:
+    """yeo/ec2.shop's ``data/ec2`` directory (the AWS pricing page's per-region on-demand Linux lists, one
+    ``<region>-ondemand.json`` each): ``{region: (published, {instance type: $/h})}``, the date from each file's
+    manifest (``hawkFilePublicationDate``). A Local or Wavelength Zone's file (``af-south-1-los-1-...``) is no
+    region's."""
+    out: dict[str, tuple[str, dict[str, float]]] = {}
+    for path in sorted(src.path.iterdir()):
+        match = _EC2SHOP_FILE.fullmatch(path.name)
+        if match:
+            out[match.group(1)] = _read_ec2shop_region(path)
+    if not out:
+        raise SourceError(f"{src.path}: no <region>-ondemand.json files (yeo/ec2.shop's data/ec2)")
+    return out
+
+
+def _read_ec2shop_region(path: Path) -> tuple[str, dict[str, float]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        published = str(data["manifest"]["hawkFilePublicationDate"])[:10]
+        datetime.strptime(published, "%Y-%m-%d")
+        prices = {str(e["Instance Type"]): round(float(e["price"]), 6)
+                  for location in data["regions"].values() for e in location.values()
+                  if e.get("Operating System", "Linux") == "Linux"}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SourceError(f"{path}: not an AWS pricing page list as ec2.shop keeps it (manifest."
+                          "hawkFilePublicationDate, regions.<location>.<sku>.{Instance Type, price}): "
+                          f"{exc}") from None
+    return published, {n: p for n, p in prices.items() if p > 0}
+
+
 def read_lakemeter(src: Source) -> tuple[dict[tuple[str, str], dict[str, list[float | None]]], dict[str, str]]:
     """lakemeter-oss vm-costs CSV (or a part of it): ``{(cloud, region): {type: [on_demand, spot]}}`` and the day
     each cloud's rows were fetched."""
@@ -251,81 +287,90 @@ def cpu_types(dbu: dict[str, dict[str, dict[str, float]]]) -> dict[str, list[str
     return out
 
 
+@dataclass
+class Gathered:
+    """What the readers have gathered so far: the rows per cloud and region, the source descriptions, and every
+    region name a source knows."""
+
+    wanted: dict[str, set[str]]
+    cpus: dict[str, list[str]]
+    srcs: dict[str, Source]
+    advisor: dict[str, dict[str, int]] = field(default_factory=dict)
+    blocks: dict[str, dict[str, Block]] = field(default_factory=lambda: {"aws": {}, "azure": {}, "gcp": {}})
+    descriptions: dict[str, str] = field(default_factory=dict)
+    known: dict[str, set[str]] = field(default_factory=lambda: {"aws": set(), "azure": set(), "gcp": set()})
+
+
+#: The sources every run reads, and those of them whose file carries no date of its own (given after the commit).
+REQUIRED = ("cyclenerd", "karpenter_aws", "karpenter_azure", "spot_advisor", "dbu_rates")
+DATED_BY_HAND = ("spot_advisor", "dbu_rates")
+
+
 def build(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    srcs: dict[str, Source] = {}
-    for key in ("cyclenerd", "karpenter_aws", "karpenter_azure", "spot_advisor", "dbu_rates"):
-        srcs[key] = parse_source(key, getattr(args, key))
-    lakemeter = [parse_source("lakemeter", text) for text in args.lakemeter or ()]
-    for key in ("spot_advisor", "dbu_rates"):
+    """Read every source and assemble ``(vm_prices, cpu_catalog)``: each step below adds one source's rows, in
+    order (a later step fills only what an earlier, newer one leaves out, except lakemeter's rows, which win)."""
+    srcs = {key: parse_source(key, getattr(args, key)) for key in REQUIRED}
+    for key in DATED_BY_HAND:
         if srcs[key].date is None:
             raise SourceError(f"--{key.replace('_', '-')}: the file carries no date: give PATH@COMMIT:YYYY-MM-DD")
     dbu = read_dbu_rates(srcs["dbu_rates"])
     cpus = cpu_types(dbu)
     gpus = gpu_types()
-    wanted = {c: gpus[c] | set(cpus[c]) for c in gpus}
-    blocks: dict[str, dict[str, Block]] = {"aws": {}, "azure": {}, "gcp": {}}
-    descriptions: dict[str, str] = {}
-    known: dict[str, set[str]] = {"aws": set(), "azure": set(), "gcp": set()}
+    got = Gathered({c: gpus[c] | set(cpus[c]) for c in gpus}, cpus, srcs)
+    for step in STEPS:
+        step(got, args)
+    vm = {"sources": got.descriptions,
+          "regions": {c: sorted(got.known[c]) for c in got.known},
+          "clouds": {c: {r: _block(b) for r, b in sorted(got.blocks[c].items())} for c in got.blocks}}
+    return vm, cpu_catalog(cpus, dbu, got.blocks, srcs["dbu_rates"], got.descriptions)
 
-    date, gcp = read_cyclenerd(srcs["cyclenerd"], wanted["gcp"])
-    descriptions["cyclenerd_gcp_regions"] = (
-        f"Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml (commit {srcs['cyclenerd'].commit}, generated "
+
+def _gcp_regions(got: Gathered, args: argparse.Namespace) -> None:
+    src = got.srcs["cyclenerd"]
+    date, gcp = read_cyclenerd(src, got.wanted["gcp"])
+    got.descriptions["cyclenerd_gcp_regions"] = (
+        f"Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml (commit {src.commit}, generated "
         f"{date} from the Cloud Billing Catalog API): on-demand (hour) and spot (hour_spot) $/h per region; a GPU "
         "machine's price includes its GPUs.")
     for region, machines in gcp.items():
-        block = blocks["gcp"][region] = Block("cyclenerd_gcp_regions", date, "list price",
-                                              "cyclenerd_gcp_regions", date)
+        block = got.blocks["gcp"][region] = Block("cyclenerd_gcp_regions", date, "list price",
+                                                  "cyclenerd_gcp_regions", date)
         block.nodes = {n: [od, sp] for n, (od, sp) in sorted(machines.items())}
-    known["gcp"] |= set(gcp)
+    got.known["gcp"] |= set(gcp)
 
-    date, azure = read_karpenter(srcs["karpenter_azure"], AZURE_REGION_START)
-    descriptions["karpenter_azure_regions"] = (
+
+def _azure_regions(got: Gathered, args: argparse.Namespace) -> None:
+    src = got.srcs["karpenter_azure"]
+    date, azure = read_karpenter(src, AZURE_REGION_START)
+    got.descriptions["karpenter_azure_regions"] = (
         f"Azure/karpenter-provider-azure pkg/providers/pricing/zz_generated.pricing.go (commit "
-        f"{srcs['karpenter_azure'].commit}, generated {date}): Azure Retail Prices, Linux pay-as-you-go $/h per "
+        f"{src.commit}, generated {date}): Azure Retail Prices, Linux pay-as-you-go $/h per "
         "region; no spot prices.")
     for region, prices in azure.items():
-        listed: dict[str, list[float | None]] = {n: [prices[n], None] for n in sorted(wanted["azure"] & set(prices))}
+        listed: dict[str, list[float | None]] = {n: [prices[n], None]
+                                                 for n in sorted(got.wanted["azure"] & set(prices))}
         if listed:
-            blocks["azure"][region] = Block("karpenter_azure_regions", date, nodes=listed)
-    known["azure"] |= set(azure)
+            got.blocks["azure"][region] = Block("karpenter_azure_regions", date, nodes=listed)
+    got.known["azure"] |= set(azure)
 
-    date, aws = read_karpenter(srcs["karpenter_aws"], AWS_REGION_START)
-    advisor = read_spot_advisor(srcs["spot_advisor"])
-    descriptions["karpenter_aws_regions"] = (
+
+def _aws_us_east_1(got: Gathered, args: argparse.Namespace) -> None:
+    src, advisor_src = got.srcs["karpenter_aws"], got.srcs["spot_advisor"]
+    date, aws = read_karpenter(src, AWS_REGION_START)
+    got.advisor = read_spot_advisor(advisor_src)
+    got.descriptions["karpenter_aws_regions"] = (
         f"aws/karpenter-provider-aws pkg/providers/pricing/zz_generated.pricing_aws.go (commit "
-        f"{srcs['karpenter_aws'].commit}, generated {date}): AWS Pricing API on-demand Linux $/h ({', '.join(aws)}).")
-    descriptions["aws_spot_advisor"] = (
+        f"{src.commit}, generated {date}): AWS Pricing API on-demand Linux $/h ({', '.join(aws)}).")
+    got.descriptions["aws_spot_advisor"] = (
         f"AWS Spot Instance Advisor data as alexei-led/spotinfo embeds it (internal/spot/data/spot-advisor-data.json, "
-        f"commit {srcs['spot_advisor'].commit}, {srcs['spot_advisor'].date}): savings over on demand per region and "
+        f"commit {advisor_src.commit}, {advisor_src.date}): savings over on demand per region and "
         "instance type, Linux, a whole percent; spot = on demand x (1 - savings).")
     for region, prices in aws.items():
-        rows_aws = _with_spot(prices, wanted["aws"], advisor.get(region, {}))
+        rows_aws = _with_spot(prices, got.wanted["aws"], got.advisor.get(region, {}))
         if rows_aws:
-            blocks["aws"][region] = Block("karpenter_aws_regions", date, "Spot Instance Advisor savings",
-                                          "aws_spot_advisor", srcs["spot_advisor"].date, rows_aws)
-    known["aws"] |= set(aws) | set(advisor)
-    if args.aws_gpu_regions:
-        _aws_gpu_regions(parse_source("aws_gpu_regions", args.aws_gpu_regions), wanted["aws"], advisor,
-                         srcs["spot_advisor"], blocks, descriptions, known)
-
-    for src in lakemeter:  # lakemeter's rows, where given, win: the Databricks cost tools' own source
-        rows, dates = read_lakemeter(src)
-        for cloud, fetched in dates.items():
-            key = f"lakemeter_vm_{cloud}"
-            descriptions[key] = (f"databrickslabs/lakemeter-oss backend/static/pricing/{src.path.name} (commit "
-                                 f"{src.commit}): {cloud} on-demand and spot $/h, fetched {fetched}.")
-        for (cloud, region), found in rows.items():
-            mine = {n: v for n, v in sorted(found.items()) if n in wanted.get(cloud, set()) and v[0]}
-            if mine:
-                blocks[cloud][region] = Block(f"lakemeter_vm_{cloud}", dates[cloud],
-                                              "90-day average" if cloud == "aws" else "list price",
-                                              f"lakemeter_vm_{cloud}", dates[cloud], mine)
-            known[cloud].add(region)
-
-    vm = {"sources": descriptions,
-          "regions": {c: sorted(known[c]) for c in known},
-          "clouds": {c: {r: _block(b) for r, b in sorted(blocks[c].items())} for c in blocks}}
-    return vm, cpu_catalog(cpus, dbu, blocks, srcs["dbu_rates"], descriptions)
+            got.blocks["aws"][region] = Block("karpenter_aws_regions", date, "Spot Instance Advisor savings",
+                                              "aws_spot_advisor", advisor_src.date, rows_aws)
+    got.known["aws"] |= set(aws) | set(got.advisor)
 
 
 def _with_spot(prices: dict[str, float], wanted: set[str], saving: dict[str, int]) -> dict[str, list[float | None]]:
@@ -335,24 +380,82 @@ def _with_spot(prices: dict[str, float], wanted: set[str], saving: dict[str, int
             for n in sorted(wanted & set(prices))}
 
 
-def _aws_gpu_regions(src: Source, wanted: set[str], advisor: dict[str, dict[str, int]], spot: Source,
-                     blocks: dict[str, dict[str, Block]], descriptions: dict[str, str],
-                     known: dict[str, set[str]]) -> None:
+def _aws_gpu_regions(got: Gathered, args: argparse.Namespace) -> None:
     """The AWS GPU types' on-demand prices in the regions Karpenter's list (us-east-1) does not cover; spot from the
     Spot Instance Advisor's savings of that region and type, as for us-east-1."""
+    if not args.aws_gpu_regions:
+        return
+    src = parse_source("aws_gpu_regions", args.aws_gpu_regions)
     date, regions = read_aws_gpu_regions(src)
-    descriptions["aws_gpu_regions"] = (
+    got.descriptions["aws_gpu_regions"] = (
         f"tsaol/aws-gpu data/all_gpu_instances.js (commit {src.commit}, last updated {date}), generated from "
         "instances.vantage.sh's data (ec2instances.info, from the AWS Price List): on-demand Linux $/h per region "
         "for the GPU instance types; Local and Wavelength Zones left out.")
     for region, prices in regions.items():
-        if region in blocks["aws"]:
+        if region in got.blocks["aws"]:
             continue  # the newer list of the region wins (Karpenter's us-east-1: the same figures, 2026-07-20)
-        rows = _with_spot(prices, wanted, advisor.get(region, {}))
+        rows = _with_spot(prices, got.wanted["aws"], got.advisor.get(region, {}))
         if rows:
-            blocks["aws"][region] = Block("aws_gpu_regions", date, "Spot Instance Advisor savings",
-                                          "aws_spot_advisor", spot.date, rows)
-    known["aws"] |= set(regions)
+            got.blocks["aws"][region] = Block("aws_gpu_regions", date, "Spot Instance Advisor savings",
+                                              "aws_spot_advisor", got.srcs["spot_advisor"].date, rows)
+    got.known["aws"] |= set(regions)
+
+
+def _aws_cpu_regions(got: Gathered, args: argparse.Namespace) -> None:
+    """The AWS CPU families' on-demand prices per region from the AWS pricing page's per-region lists (as
+    yeo/ec2.shop keeps them), where no newer list of the region prices the type; spot from the Spot Instance
+    Advisor's savings of that region and type. Only the CPU families: the GPU types keep the newer lists (AWS cut its
+    P4 and P5 prices in June 2025, after these lists were published)."""
+    if not args.aws_cpu_regions:
+        return
+    src = parse_source("aws_cpu_regions", args.aws_cpu_regions, directory=True)
+    regions = read_ec2shop(src)
+    dates = sorted({d for d, _ in regions.values()})
+    got.descriptions["aws_cpu_regions"] = (
+        f"yeo/ec2.shop data/ec2/<region>-ondemand.json (commit {src.commit}; each file the AWS pricing page's "
+        f"per-region list, published {', '.join(dates)} by its manifest): on-demand Linux $/h per region, used for "
+        "the common CPU families only; Local and Wavelength Zones left out.")
+    cpus = set(got.cpus["aws"])
+    for region, (date, prices) in sorted(regions.items()):
+        _add_cpu_rows(got, region, date, _with_spot(prices, cpus, got.advisor.get(region, {})))
+    got.known["aws"] |= set(regions)
+
+
+def _add_cpu_rows(got: Gathered, region: str, date: str, rows: dict[str, list[float | None]]) -> None:
+    """The region's CPU rows: its own block where no other list prices the region, else a further block of the
+    region (``more``) holding the types the region's block does not price, each block with its source and date."""
+    block = got.blocks["aws"].get(region)
+    if block is not None:
+        rows = {n: v for n, v in rows.items() if n not in block.nodes}
+    if not rows:
+        return
+    cpu = Block("aws_cpu_regions", date, "Spot Instance Advisor savings", "aws_spot_advisor",
+                got.srcs["spot_advisor"].date, rows)
+    if block is None:
+        got.blocks["aws"][region] = cpu
+    else:
+        block.more.append(cpu)
+
+
+def _lakemeter(got: Gathered, args: argparse.Namespace) -> None:
+    """lakemeter's rows, where given, win: the Databricks cost tools' own source."""
+    for src in (parse_source("lakemeter", text) for text in args.lakemeter or ()):
+        rows, dates = read_lakemeter(src)
+        for cloud, fetched in dates.items():
+            got.descriptions[f"lakemeter_vm_{cloud}"] = (
+                f"databrickslabs/lakemeter-oss backend/static/pricing/{src.path.name} (commit {src.commit}): {cloud} "
+                f"on-demand and spot $/h, fetched {fetched}.")
+        for (cloud, region), found in rows.items():
+            mine = {n: v for n, v in sorted(found.items()) if n in got.wanted.get(cloud, set()) and v[0]}
+            if mine:
+                got.blocks[cloud][region] = Block(f"lakemeter_vm_{cloud}", dates[cloud],
+                                                  "90-day average" if cloud == "aws" else "list price",
+                                                  f"lakemeter_vm_{cloud}", dates[cloud], mine)
+            got.known[cloud].add(region)
+
+
+#: The order the sources are read in: newer lists first, each later one filling only what is left.
+STEPS = (_gcp_regions, _azure_regions, _aws_us_east_1, _aws_gpu_regions, _aws_cpu_regions, _lakemeter)
 
 
 def _block(b: Block) -> dict[str, Any]:
@@ -360,6 +463,8 @@ def _block(b: Block) -> dict[str, Any]:
     if b.spot_source and any(v[1] is not None for v in b.nodes.values()):
         out.update(spot=b.spot, spot_source=b.spot_source, spot_date=b.spot_date)
     out["nodes"] = b.nodes
+    if b.more:
+        out["more"] = [_block(m) for m in b.more]
     return out
 
 
@@ -403,17 +508,25 @@ def dump(data: dict[str, Any], what: str) -> str:
         out.append('  "regions": {' + ", ".join(f"{j(c)}: {j(r)}" for c, r in data["regions"].items()) + "},")
         clouds = []
         for cloud, regions in data["clouds"].items():
-            blocks = []
-            for region, block in regions.items():
-                head = {k: v for k, v in block.items() if k != "nodes"}
-                rows = ",\n".join(f"        {j(n)}: {j(v)}" for n, v in block["nodes"].items())
-                blocks.append(f"    {j(region)}: {j(head)[:-1]}, \"nodes\": {{\n{rows}\n    }}}}")
+            blocks = [f"    {j(region)}: {_dump_block(block, 4)}" for region, block in regions.items()]
             clouds.append(f"  {j(cloud)}: {{\n" + ",\n".join(blocks) + "\n  }")
         out.append('  "clouds": {\n' + ",\n".join(clouds) + "\n  }")
     else:
         out[-1] += ","
         out.append('  "cpu_node_types": [\n' + ",\n".join(f"    {j(e)}" for e in data["cpu_node_types"]) + "\n  ]")
     return "\n".join(out) + "\n}\n"
+
+
+def _dump_block(block: dict[str, Any], indent: int) -> str:
+    """One region's block: its head on one line, then one row per line, then its further blocks (``more``)."""
+    j, pad = json.dumps, " " * indent
+    head = {k: v for k, v in block.items() if k not in ("nodes", "more")}
+    rows = ",\n".join(f"{pad}    {j(n)}: {j(v)}" for n, v in block["nodes"].items())
+    out = f"{j(head)[:-1]}, \"nodes\": {{\n{rows}\n{pad}}}"
+    if block.get("more"):
+        more = ",\n".join(f"{pad}  {_dump_block(m, indent + 2)}" for m in block["more"])
+        out += f", \"more\": [\n{more}\n{pad}]"
+    return out + "}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -423,6 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--karpenter-azure", required=True, help="karpenter-provider-azure zz_generated.pricing.go@COMMIT")
     ap.add_argument("--aws-gpu-regions", help="tsaol/aws-gpu data/all_gpu_instances.js@COMMIT (AWS GPU types, "
                     "every region; optional)")
+    ap.add_argument("--aws-cpu-regions", help="yeo/ec2.shop data/ec2 directory@COMMIT (the AWS CPU families, every "
+                    "region; optional)")
     ap.add_argument("--spot-advisor", required=True, help="spotinfo spot-advisor-data.json@COMMIT:DATE")
     ap.add_argument("--dbu-rates", required=True, help="lakemeter-oss instance-dbu-rates.csv@COMMIT:DATE")
     ap.add_argument("--lakemeter", action="append", help="lakemeter-oss vm-costs CSV@COMMIT (repeat; optional)")
