@@ -56,6 +56,7 @@ from dbx_ai_infra.guardrails.stack import definitions_for_stack
 from dbx_ai_infra.stackspec import load_from_pulumi
 from dbx_ai_infra.stackspec.access import effective_grants
 from dbx_ai_infra.stackspec.models import DevSpec, InferenceSpec, TrainingSpec
+from dbx_ai_infra.stackspec.resolve import train_arguments
 from dbx_ai_infra.workloads import train_script_text
 
 
@@ -199,8 +200,7 @@ def serverless_training(name: str, section: TrainingSpec) -> None:
     trained = ServerlessGpuTraining(f"{prefix}-{name}", ServerlessGpuTrainingArgs(
         accelerator=section.accelerator, gpus=section.gpus, gpus_per_node=resolved.accelerator.gpus_per_node,
         checkpoint_dir=f"{storage.volume_paths[section.checkpoint_volume]}/{prefix}-{name}",
-        job=TrainingJobArgs(**{**section.job.model_dump(),
-                               "python_file": section.job.python_file or job_code["train.py"]}),
+        job=training_job_args(section, resolved.spreads_model),
         single_user_name=spec.identity_of(workloads[name]), tags=spec.tags, libraries=tuple(section.libraries),
         usage_policy_id=spec.usage_policy_id, gpu_memory_need_gb=resolved.need_gb,
         user_groups=tuple(spec.users_of(workloads[name])), job_access=access_of(name, "job"), stack=prefix,
@@ -211,17 +211,25 @@ def serverless_training(name: str, section: TrainingSpec) -> None:
     pulumi.export(output_name(name, "job_id"), trained.job_id)
 
 
+def training_job_args(section: TrainingSpec, spreads_model: bool, processes: int = 0) -> TrainingJobArgs:
+    """The workload's job. One that runs the project's dbx_ai_infra/workloads/train.py is told the training method,
+    the sharding and the precision (``train_arguments``) and, on a classic cluster's workers, ``--processes``: a rank
+    per worker GPU, which train.py starts on the workers (TorchDistributor, local_mode false), none on the driver."""
+    assert section.job is not None
+    job = section.job.model_dump()
+    if section.job.python_file is None:
+        job["parameters"] = [*job["parameters"], *train_arguments(section, spreads_model)]
+        if processes and "--processes" not in job["parameters"]:
+            job["parameters"] = [*job["parameters"], "--processes", str(processes)]
+    return TrainingJobArgs(**{**job, "python_file": section.job.python_file or job_code["train.py"]})
+
+
 def training_job(name: str, section: TrainingSpec) -> TrainingJobArgs | None:
-    """The workload's job; one that runs the project's dbx_ai_infra/workloads/train.py on workers gets ``--processes``:
-    a rank per
-    worker GPU, which train.py starts on the workers (TorchDistributor, local_mode false), none on the driver."""
+    """The classic workload's job (None: an all-purpose cluster alone)."""
     if section.job is None:
         return None
-    job = section.job.model_dump()
-    if section.job.python_file is None and section.workers >= 1 and "--processes" not in job["parameters"]:
-        job["parameters"] = [*job["parameters"], "--processes",
-                             str(section.workers * stack.workloads[name].node.gpu_count)]
-    return TrainingJobArgs(**{**job, "python_file": section.job.python_file or job_code["train.py"]})
+    sized = stack.workloads[name]
+    return training_job_args(section, sized.spreads_model, section.workers * sized.node.gpu_count)
 
 
 for name, named in workloads.items():

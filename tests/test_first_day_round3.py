@@ -475,7 +475,24 @@ def test_the_preview_names_what_the_entry_point_needs_and_a_workload_it_cannot_f
     code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, training=training))
     assert code == 0 and ("dbx-ai-infra:training.job runs the project's train.py, which needs --model and --data in "
                           "job.parameters") in err
-    code, _, err = run(capsys, "preview", "--stack", "new-workspace")  # a LoRA workload: train.py trains every weight
-    assert code == 0 and "needs --model" not in err
-    assert "the project's train.py trains every weight, a whole replica per GPU (DistributedDataParallel), but the " \
-           "workload is sized for method lora" in err
+    code, _, err = run(capsys, "preview", "--stack", "new-workspace")  # a LoRA workload: train.py trains LoRA
+    assert code == 0 and "needs --model" not in err and "train.py" not in err
+    quantized = {**training, "job": {"parameters": ["--model", "m", "--data", "/Volumes/c/s/v/d"]},
+                 "model": {**training["model"], "precision": "int4", "method": "lora"}}
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, name="q", training=quantized))
+    assert code == 0 and ("the project's train.py loads the weights in bf16 and quantizes nothing (no QLoRA), but the "
+                          "workload is sized for int4 weights") in err
+
+
+@pytest.mark.parametrize("stack, job, told", [
+    ("new-workspace", "new-workspace-training-job", ["--method", "lora", "--dtype", "bf16"]),  # 7B LoRA on one GPU
+    ("prod", "prod-training-job", ["--sharding", "fsdp", "--dtype", "bf16"]),  # 13B full over a node's 4 GPUs
+    ("estate", "estate-llama-ft-job", ["--method", "lora", "--sharding", "fsdp", "--dtype", "bf16"]),
+])
+def test_the_job_tells_train_py_the_method_the_sharding_and_the_precision_the_stack_is_sized_for(plan_of, stack, job,
+                                                                                                told):
+    """Before: LoRA stacks and models spread over GPUs got a note that train.py trains every weight, a replica per
+    GPU; now train.py does both (peft; FSDP2), told by the job."""
+    _, params = _job_cluster(plan_of(stack), job)
+    flags = {"--method", "--sharding", "--dtype"}
+    assert {p: params[i + 1] for i, p in enumerate(params) if p in flags} == dict(zip(told[::2], told[1::2], strict=True))

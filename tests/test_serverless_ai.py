@@ -67,6 +67,26 @@ def test_serverless_gpu_training_is_a_job_task_on_the_accelerator_in_a_serverles
     assert any(s.node_type_id == "GPU_8xH100" and s.workload == "training" for s in plan.sizing)
 
 
+def test_more_than_one_accelerator_node_is_noted_as_what_the_job_cannot_run_and_one_node_is_not(write_stack, capsys):
+    """Issue 55 item 1's gpus: 16 on GPU_8xH100 is two nodes; a task on compute.hardware_accelerator is one node and
+    train.py's launcher (the Serverless GPU Python API) runs on that node's GPUs: the preview says so and how to fix it."""
+    assert main(["preview", "--stack", str(write_stack(_config(SERVERLESS)))]) == 0
+    err = capsys.readouterr().err
+    assert ("training.gpus: 16 GPUs are 2 GPU_8xH100 nodes, but the job's task on compute.hardware_accelerator runs "
+            "on one node of 8") in err and "ai_runtime_task" in err and "Fix: gpus: 8 (one node)" in err
+    assert main(["preview", "--stack", str(write_stack(_config({**SERVERLESS, "gpus": 8})))]) == 0
+    assert "training.gpus" not in capsys.readouterr().err
+
+
+def test_the_job_tells_train_py_to_shard_a_model_no_single_gpu_holds(write_stack):
+    """70B LoRA in bf16 needs 186.7 GB, more than one H100's 80 GB: train.py is told --sharding fsdp (and lora)."""
+    big = {**SERVERLESS, "gpus": 8, "model": {"params_billions": 70, "precision": "bf16", "method": "lora"}}
+    for training, sharded in ((SERVERLESS, False), (big, True)):
+        (job,) = _of(build_plan(str(write_stack(_config(training)))), "job:Job")
+        params = job.inputs["tasks"][0]["sparkPythonTask"]["parameters"]
+        assert params[params.index("--method") + 1] == "lora" and ("--sharding" in params) == sharded
+
+
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"gpus": 12}, "dbx-ai-infra:training.gpus", "not a multiple of the 8 GPUs"),
     ({"accelerator": "GPU_1xH100", "gpus": 1, "model": {"params_billions": 70, "precision": "bf16"}},

@@ -51,6 +51,12 @@ class Workload:
     name: str = ""
     key: str = ""
 
+    @property
+    def spreads_model(self) -> bool:
+        """Whether the sizing spreads the model over several GPUs (a node's, or every worker's): a replica per GPU
+        would not fit, so the project's train.py shards it (``--sharding fsdp``)."""
+        return self.choice is not None and self.choice.sharded is not None
+
     def sizing(self) -> dict[str, object]:
         """The sizing line of the plan (``Plan.sizing``): the formula, the node and the next smaller one."""
         node, smaller = self.node, self.choice.next_smaller if self.choice else None
@@ -123,6 +129,13 @@ class ServerlessWorkload:
     @property
     def nodes(self) -> int:
         return self.gpus // self.accelerator.gpus_per_node
+
+    @property
+    def spreads_model(self) -> bool:
+        """Whether the model is spread over GPUs: sharded by the stack, or a node's need above one GPU's memory (a
+        replica per GPU would not fit), so the project's train.py shards it (``--sharding fsdp``)."""
+        one_gpu = self.gpu_memory_gb
+        return self.sharded is not None or (self.need_gb is not None and one_gpu is not None and self.need_gb > one_gpu)
 
     def sizing(self) -> dict[str, object]:
         """The sizing line: the accelerator in the node's place, its GPUs per node and their memory."""
@@ -237,7 +250,7 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
                         "storage_root to the catalog's managed location, or existing_catalog: true to use a catalog "
                         "that exists.")
     warnings += storage_prerequisites(spec) + endpoint_identity(spec) + user_run_as(spec) + always_on(spec, source)
-    warnings += compute_access(spec) + driver_notes(spec) + entry_point_notes(spec, workloads)
+    warnings += compute_access(spec) + driver_notes(spec) + entry_point_notes(spec) + multi_node_notes(serverless)
     endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)
@@ -326,11 +339,44 @@ def driver_notes(spec: StackSpec) -> list[str]:
     return out
 
 
-def entry_point_notes(spec: StackSpec, workloads: Mapping[str, Workload]) -> list[str]:
+#: The precisions the project's train.py loads the weights in (``--dtype``); int8 and int4 it does not quantize.
+TRAIN_DTYPES = ("bf16", "fp16", "fp32")
+
+
+def train_arguments(section: TrainingSpec, sharded: bool) -> list[str]:
+    """What the stack tells the project's dbx_ai_infra/workloads/train.py beyond the job's own parameters (each unless
+    job.parameters says it already): the training method (``--method lora``: adapters through peft), the sharding
+    the sizing implies (``--sharding fsdp``: FSDP2 where the model is spread over GPUs, else a replica per GPU) and
+    the weights' precision (``--dtype``)."""
+    given = {p.split("=", 1)[0] for p in (section.job.parameters if section.job else [])}
+    wanted = {"--method": section.model.method if section.model.method != "full" else None,
+              "--sharding": "fsdp" if sharded else None,
+              "--dtype": section.model.precision if section.model.precision in TRAIN_DTYPES else None}
+    return [arg for flag, value in wanted.items() if value is not None and flag not in given for arg in (flag, value)]
+
+
+def multi_node_notes(serverless: Mapping[str, ServerlessWorkload]) -> list[str]:
+    """A serverless GPU workload over more than one accelerator node, as the preview says it: the job's task on
+    ``compute.hardware_accelerator`` runs on one node (pulumi-databricks 1.118 ``JobTaskComputeArgs``: "GPU_8xH100:
+    8x H100 GPU configuration", no count), and the Serverless GPU Python API that train.py launches its ranks with
+    runs them on the GPUs of that node (docs.databricks.com/aws/en/machine-learning/ai-runtime/distributed-training,
+    read 2026-12-06: "multiple GPUs on a single node"). Databricks documents several nodes for a job only through the
+    AI Runtime task (``ai_runtime_task``, ``deployments[].compute.accelerator_count``, the total GPUs over every node:
+    databricks-sdk 0.167 ``jobs.ComputeSpec``; Public Preview, docs.databricks.com/aws/en/machine-learning/ai-runtime/
+    productionizing-training-workloads), which the stack does not make yet: so train.py exits 2 on such a node."""
+    return [f"{PROJECT}:{w.key}.gpus: {w.gpus} GPUs are {w.nodes} {w.accelerator.name} nodes, but the job's task on "
+            f"compute.hardware_accelerator runs on one node of {w.accelerator.gpus_per_node}, and the project's "
+            f"train.py refuses --gpus {w.gpus} there (exit 2): Databricks runs a job on several serverless GPU nodes "
+            f"only as an AI Runtime task (ai_runtime_task with accelerator_count, Public Preview), which this stack "
+            f"does not create yet. Fix: gpus: {w.accelerator.gpus_per_node} (one node), or compute: classic for more "
+            f"GPUs." for w in serverless.values() if w.nodes > 1]
+
+
+def entry_point_notes(spec: StackSpec) -> list[str]:
     """What the preview says of a job that runs the project's dbx_ai_infra/workloads/train.py: the model and the data
-    it needs in
-    job.parameters (without them it exits 2), and a workload sized for what it does not do (it trains every weight,
-    one replica per GPU: DistributedDataParallel; not LoRA, not a model sharded across GPUs)."""
+    it needs in job.parameters (without them it exits 2), and a workload sized for what it does not do: int8/int4
+    weights (it loads bf16 and quantizes nothing: no QLoRA), DeepSpeed (it shards with FSDP2, the same full
+    sharding). LoRA and sharding across GPUs it does (``train_arguments``)."""
     out = []
     for w in spec.named_workloads().values():
         s = w.spec
@@ -341,14 +387,14 @@ def entry_point_notes(spec: StackSpec, workloads: Mapping[str, Workload]) -> lis
             out.append(f"{PROJECT}:{w.key}.job runs the project's train.py, which needs {' and '.join(missing)} in "
                        f"job.parameters (the model, a Hugging Face id or a directory; the data, a .txt file or "
                        f"directory on a Volume); without them the run exits 2.")
-        sized = workloads.get(w.name)
-        sharded = sized.choice.sharded if sized is not None and sized.choice is not None else None
-        if s.model.method != "full" or sharded:
-            why = sharded or f"method {s.model.method}"
-            out.append(f"{PROJECT}:{w.key}: the project's train.py trains every weight, a whole replica per GPU "
-                       f"(DistributedDataParallel), but the workload is sized for {why}: it will not fit. Set "
-                       f"{w.key}.job.python_file to an entry point of your own (peft for LoRA, FSDP or DeepSpeed to "
-                       f"shard).")
+        if s.model.precision not in TRAIN_DTYPES:
+            out.append(f"{PROJECT}:{w.key}: the project's train.py loads the weights in bf16 and quantizes nothing "
+                       f"(no QLoRA), but the workload is sized for {s.model.precision} weights: it will not fit. "
+                       f"Set {w.key}.model.precision: bf16 (the sizer then picks the node), or {w.key}.job.python_file "
+                       f"to an entry point of your own that quantizes (bitsandbytes).")
+        if s.model.sharding == "deepspeed_zero3":
+            out.append(f"{PROJECT}:{w.key}: model.sharding is deepspeed_zero3; the project's train.py shards with "
+                       f"PyTorch FSDP2 instead (the same full sharding of weights, gradients and optimizer state).")
     return out
 
 
