@@ -482,6 +482,10 @@ def test_the_preview_names_what_the_entry_point_needs_and_a_workload_it_cannot_f
     code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, name="q", training=quantized))
     assert code == 0 and ("the project's train.py loads the weights in bf16 and quantizes nothing (no QLoRA), but the "
                           "workload is sized for int4 weights") in err
+    assert "train.py trains LoRA with Hugging Face peft, which training.libraries does not list" in err
+    with_peft = {**quantized, "libraries": ["peft==0.12.0"]}
+    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, name="p", training=with_peft))
+    assert code == 0 and "Hugging Face peft" not in err
 
 
 @pytest.mark.parametrize("stack, job, told", [
