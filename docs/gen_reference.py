@@ -154,7 +154,7 @@ def advise_findings() -> str:
 def _unpriced_alternative(node_type_id: str | None) -> str:
     """Why a classic training job has no priced serverless alternative: its GPU's accelerator has no rate."""
     from dbx_ai_infra.gpucatalog import load_catalog
-    from dbx_ai_infra.pricing.serverless_advice import _accelerator_for
+    from dbx_ai_infra.pricing.serverless_comparison import _accelerator_for
 
     catalog = load_catalog()
     node = catalog.get(node_type_id) if node_type_id else None

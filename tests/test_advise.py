@@ -529,7 +529,7 @@ def test_the_local_and_the_emitted_sql_differ_only_in_dialect(stack_file: Path, 
 def test_the_readme_documents_every_finding_and_threshold() -> None:
     from dbx_ai_infra.advise.findings import FINDING_IDS
     from dbx_ai_infra.advise.sources import COLUMNS
-    from dbx_ai_infra.dbxtypes.advise import ADVISE_THRESHOLDS
+    from dbx_ai_infra.dbxtypes.advise_thresholds import ADVISE_THRESHOLDS
 
     section = (REPO / "docs" / "advise.md").read_text()
     for fid in FINDING_IDS:
@@ -563,7 +563,7 @@ def test_the_event_vocabulary_is_databricks_own() -> None:
 
 
 def test_an_edit_is_refused_only_for_mandatory_findings_it_brings(stack_file: Path, tmp_path: Path) -> None:
-    from dbx_ai_infra.advise.advice import Proposal, price_edit
+    from dbx_ai_infra.advise.assess import Proposal, price_edit
 
     rule = "databricks-cluster-prefer-interconnect-for-multi-node-training"
     config = {rule: "mandatory"}
@@ -730,7 +730,7 @@ def test_each_proposal_is_yaml_the_stack_takes_and_write_stack_applies_them_all(
     """The config: block of the Markdown was refused when pasted (dotted keys); the table showed no keys."""
     from ruamel.yaml import YAML
 
-    from dbx_ai_infra.advise.advice import edited_config
+    from dbx_ai_infra.advise.assess import edited_config
     from dbx_ai_infra.stackspec.load import read_stack_file
 
     _, usage = advise("gpu-underutilized")
@@ -773,7 +773,7 @@ def test_write_stack_refuses_the_stack_file_itself(advise: Any, stack_file: Path
 
 
 def test_the_advise_table_keeps_ids_workloads_and_money_whole_at_80_columns(advise: Any) -> None:
-    from dbx_ai_infra.reports.advice import advise_table, money
+    from dbx_ai_infra.reports.advise_report import advise_table, money
 
     doc, _ = advise("gpu-underutilized")
     lines = advise_table(doc, 80).splitlines()

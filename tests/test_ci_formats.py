@@ -150,7 +150,7 @@ def test_each_finding_points_at_the_stack_field_behind_it(capsys, tmp_path):
 
 def test_a_finding_points_at_its_field_else_the_top_level_setting_else_its_section(tmp_path):
     from dbx_ai_infra.dbxtypes.plan import Plan, Violation
-    from dbx_ai_infra.reports.findings import finding_lines
+    from dbx_ai_infra.reports.located import violation_lines
 
     stack = tmp_path / "Pulumi.s.yaml"
     stack.write_text("config:\n  dbx-ai-infra:tags:\n    workload: w\n  dbx-ai-infra:inference:\n"
@@ -160,7 +160,7 @@ def test_a_finding_points_at_its_field_else_the_top_level_setting_else_its_secti
     def line(policy: str) -> int:
         v = Violation(policy=policy, enforcement="mandatory", urn=urn, resource_name="s-i", message="m")
         plan = Plan(stack="s", project="p", cloud="aws", stack_file=str(stack), resources=[])
-        return finding_lines(plan, [v])[(policy, urn)]
+        return violation_lines(plan, [v])[(policy, urn)]
 
     assert line("databricks-cluster-disallow-all-spot-inference") == 6   # inference.spot_above_base
     assert line("databricks-resource-require-tags") == 2                # the stack's tags

@@ -20,6 +20,7 @@ from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.dbxtypes.plan import Plan, Resource
 from dbx_ai_infra.dbxtypes.shape import MAP_VALUED_KEYS
 from dbx_ai_infra.dbxtypes.terraform_docs import RESOURCES, TAG, documented, names_in
+from dbx_ai_infra.engine.mocks import mock_state
 from dbx_ai_infra.engine.tfexport import (
     NAMED_BY_NAME,
     PROVIDER_SOURCE,
@@ -27,7 +28,6 @@ from dbx_ai_infra.engine.tfexport import (
     terraform_config,
     terraform_type,
 )
-from dbx_ai_infra.pricing.kinds import kind_of
 
 REFERENCE = re.compile(r"\$\{(databricks_[a-z_]+)\.([A-Za-z0-9_-]+)\.([a-z_]+)\}")
 
@@ -103,9 +103,8 @@ def mock_values(plan: Any) -> set[str]:
     # a catalog's, a storage credential's and an external location's id is its name, which it states itself
     values = {r.id for r in plan.resources if r.id and terraform_type(r.type) and r.type not in NAMED_BY_NAME}
     for r in plan.resources:
-        kind = kind_of(r.type)
-        if kind is not None and terraform_type(r.type):
-            values |= {v for k, v in kind.mock_state(r.name, dict(r.inputs)).items()
+        if terraform_type(r.type):
+            values |= {v for k, v in mock_state(r.type, r.name, dict(r.inputs)).items()
                        if k not in r.inputs and isinstance(v, str)}
     return values
 

@@ -105,7 +105,7 @@ class FindingSpec:
     sql: str
     #: Row, target (a `Target`; an `EndpointTarget` for an endpoint finding), context -> outcome.
     build: Callable[[Row, Any, Context], Outcome]
-    #: The thresholds (`dbx_ai_infra.dbxtypes.advise`) its SQL or builder reads.
+    #: The thresholds (`dbx_ai_infra.dbxtypes.advise_thresholds`) its SQL or builder reads.
     thresholds: tuple[str, ...] = ()
     #: None: the generator does not plant it (a healthy state, not a problem).
     plant: Plant | None = None

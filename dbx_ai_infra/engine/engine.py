@@ -20,8 +20,7 @@ from dbx_ai_infra.dbxtypes.errors import ProgramError
 from dbx_ai_infra.dbxtypes.plan import Plan, Resource
 from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES, PROJECT, STACK_TYPE
 from dbx_ai_infra.engine.heap import settled
-from dbx_ai_infra.pricing.kinds import kind_of
-from dbx_ai_infra.pricing.kinds.kind import echo, name_id
+from dbx_ai_infra.engine.mocks import mock_id, mock_state
 from dbx_ai_infra.stackspec import LoadedStack
 from dbx_ai_infra.stackspec.load import PROGRAM_STACK, display_path
 
@@ -44,13 +43,9 @@ def plain(value: Any) -> Any:
 
 class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
-        # Each resource kind says the id the provider would give it and the state a create returns
-        # (`dbx_ai_infra.pricing.kinds`); an unknown type gets a readable id and its inputs back.
+        # the id the provider would give the resource and the state a create returns (`dbx_ai_infra.engine.mocks`)
         inputs = dict(args.inputs)
-        kind = kind_of(args.typ)
-        if kind is None:
-            return name_id(args.name, inputs), echo(args.name, inputs)
-        return kind.mock_id(args.name, inputs), kind.mock_state(args.name, inputs)
+        return mock_id(args.typ, args.name, inputs), mock_state(args.typ, args.name, inputs)
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict, None]:
         return {}, None

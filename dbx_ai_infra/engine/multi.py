@@ -129,7 +129,7 @@ def claims_of(plan: Plan, source: str) -> unique_in_metastore.StackClaims:
                                            frozenset(schemas), frozenset(roots))
 
 
-def metastore_findings(runs: Sequence[StackRun], policy_config: Any) -> None:
+def metastore_violations(runs: Sequence[StackRun], policy_config: Any) -> None:
     """The many-stacks rule (`dbx_ai_infra.policies.rules.unique_in_metastore`): two stacks of the run that can share a
     metastore
     and create the same catalog, schema or storage root get the finding, each (naming both stack files), at the

@@ -114,10 +114,10 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
         plan.advice = (cheaper_gpu_advice(plan, book) + serving_comparison(plan, book) + job_compute_advice(plan, book)
                        + serverless_gpu_comparison(plan, book))
     if options.policies:
-        awaiting: list[str] = []  # endpoints whose model comes first (`model_findings`)
+        awaiting: list[str] = []  # endpoints whose model comes first (`model_violations`)
         plan.violations, notes = apply_exceptions(
-            evaluate_plan(plan, options.policy_config) + budget_findings(plan, options.policy_config)
-            + model_findings(plan, loaded, options.policy_config, awaiting),
+            evaluate_plan(plan, options.policy_config) + budget_violations(plan, options.policy_config)
+            + model_violations(plan, loaded, options.policy_config, awaiting),
             loaded.spec.exceptions, rules=list(RULES_BY_NAME),
             resources=[plan.stack, *(r.name for r in plan.resources)], today=datetime.now(UTC).date(),
             source=plan.stack_file or loaded.name)
@@ -127,7 +127,7 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
     return Built(loaded, plan, [*loaded.resolved.warnings, *notes])
 
 
-def model_findings(plan: Plan, loaded: LoadedStack, policy_config: Any, notes: list[str]) -> list[Violation]:
+def model_violations(plan: Plan, loaded: LoadedStack, policy_config: Any, notes: list[str]) -> list[Violation]:
     """The ``databricks-serving-require-registered-model`` findings: each endpoint serving a model of a catalog this
     plan creates that the stack does not declare registered, on the endpoint; and in ``notes``, for each declared one,
     that its model must be registered before the run that creates it."""
@@ -146,7 +146,7 @@ def model_findings(plan: Plan, loaded: LoadedStack, policy_config: Any, notes: l
             for endpoint, message in rule.unregistered(models, created)]
 
 
-def budget_findings(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | None = None) -> list[Violation]:
+def budget_violations(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | None = None) -> list[Violation]:
     """The ``databricks-stack-budget`` findings of a priced plan: its monthly limits, or with ``diff`` (a cost diff
     from a base, `pricing.diff_costs`) the increase limits of the change; at the rule's configured level (none when
     the stack sets no budget, or the policy config disables the rule)."""

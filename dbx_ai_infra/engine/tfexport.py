@@ -25,7 +25,7 @@ from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.dbxtypes.plan import Plan, Resource
 from dbx_ai_infra.dbxtypes.shape import MAP_VALUED_KEYS, camel_to_snake, normalize_props
 from dbx_ai_infra.dbxtypes.vocabulary import CATALOG, EXTERNAL_LOCATION, PROJECT, STORAGE_CREDENTIAL
-from dbx_ai_infra.pricing.kinds import kind_of
+from dbx_ai_infra.engine.mocks import mock_state
 
 #: The provider's registry address, and the releases the export is written for. pulumi-databricks 1.118.0 (pinned in
 #: requirements.txt) has every resource the Terraform provider's v1.128.0 added (the ``*_iam_*_v2`` resources, its
@@ -108,12 +108,9 @@ class _Export:
             if r.id:
                 self.references.setdefault(r.id, {})[kind] = \
                     f"${{{address}.{'name' if r.type in NAMED_BY_NAME else 'id'}}}"
-            kind_record = kind_of(r.type)
-            if kind_record is not None:
-                state = kind_record.mock_state(r.name, dict(r.inputs))
-                for key, value in state.items():
-                    if key not in r.inputs and isinstance(value, str):
-                        self.references.setdefault(value, {})[kind] = f"${{{address}.{camel_to_snake(key)}}}"
+            for key, value in mock_state(r.type, r.name, dict(r.inputs)).items():
+                if key not in r.inputs and isinstance(value, str):
+                    self.references.setdefault(value, {})[kind] = f"${{{address}.{camel_to_snake(key)}}}"
         self.parents = {r.urn: r.parent for r in plan.resources}
         self.dependencies_of = {r.urn: r.dependencies for r in plan.resources}
 

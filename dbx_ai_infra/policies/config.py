@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from dbx_ai_infra.dbxtypes.advise import ADVISE_ORDER, ADVISE_THRESHOLDS
+from dbx_ai_infra.dbxtypes.advise_thresholds import ADVISE_ORDER, ADVISE_THRESHOLDS
 from dbx_ai_infra.dbxtypes.documents import read_document
 from dbx_ai_infra.dbxtypes.errors import InputError, Problem, clip, problems_from_pydantic
 from dbx_ai_infra.dbxtypes.shape import as_number
@@ -39,7 +39,7 @@ class PolicyConfig:
 
     enforcement: Mapping[str, str] = field(default_factory=dict)
     thresholds: Mapping[str, Mapping[str, int | float]] = field(default_factory=dict)
-    #: The ``advise`` section's overrides (`dbx_ai_infra.dbxtypes.advise.ADVISE_THRESHOLDS` names).
+    #: The ``advise`` section's overrides (`dbx_ai_infra.dbxtypes.advise_thresholds.ADVISE_THRESHOLDS` names).
     advise: Mapping[str, float | None] = field(default_factory=dict)
     # : Retired rules the config still names (`dbx_ai_infra.policies.ruleset.RETIRED`): read, without effect, each with
     # a note.

@@ -13,15 +13,6 @@ Price data: ``dbx_ai_infra/pricing/rates.yaml`` ($/DBU, spot factors) and ``dbx_
 (VM $/h, DBU/h).
 """
 
-from .advice import (
-    CHEAPER_SINGLE_GPU,
-    CLUSTER_VS_ENDPOINT,
-    ENDPOINT_VS_CLUSTER,
-    TRAINING_ON_JOB_COMPUTE,
-    cheaper_gpu_advice,
-    job_compute_advice,
-    serving_comparison,
-)
 from .book import (
     TIERS,
     NodePrice,
@@ -31,10 +22,19 @@ from .book import (
     load_overrides_file,
     load_prices,
 )
+from .comparisons import (
+    CHEAPER_SINGLE_GPU,
+    CLUSTER_VS_ENDPOINT,
+    ENDPOINT_VS_CLUSTER,
+    TRAINING_ON_JOB_COMPUTE,
+    cheaper_gpu_advice,
+    job_compute_advice,
+    serving_comparison,
+)
 from .diff import diff_costs
 from .model import DEFAULT_ASSUMPTIONS, MODEL_NOTES
 from .plan_cost import price_plan
-from .serverless_advice import (
+from .serverless_comparison import (
     JOB_CLUSTER_VS_SERVERLESS_GPU,
     SERVERLESS_GPU_VS_JOB_CLUSTER,
     serverless_gpu_comparison,

@@ -3,8 +3,8 @@
 A command builds one document; a format renders the kinds of document it accepts. The kind names are the
 registry's vocabulary: ``preview``, ``check`` and ``cost`` (stacks), ``audit`` (a workspace export or a live read),
 ``drift`` (a stack against a workspace) and ``advise``. Each document carries its own JSON (`to_json`, what
-``--format json`` writes) and, where it has any, its findings located at the file and line behind each
-(`findings`, what SARIF, JUnit and GitHub annotations write), so a format asks the document, never its class.
+``--format json`` writes) and, where it has any, its violations located at the file and line behind each
+(`located`, what SARIF, JUnit and GitHub annotations write), so a format asks the document, never its class.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from dbx_ai_infra.dbxtypes.plan import Plan, Violation
 from dbx_ai_infra.engine.multi import StackRun
-from dbx_ai_infra.reports.findings import Findings, Located, finding_lines
+from dbx_ai_infra.reports.located import Located, LocatedViolations, violation_lines
 from dbx_ai_infra.sources.audit import ExportAudit
 
 #: Which drift finding counts how what: the drift report's counts, in this order.
@@ -48,16 +48,16 @@ class StacksReport:
         docs = [self._run_json(r) for r in self.runs]
         return {"stacks": docs} if self.several else docs[0]
 
-    def findings(self) -> Findings:
+    def located(self) -> LocatedViolations:
         located = []
         for run in self.runs:
             if run.plan is None:
                 continue
             violations = run.plan.violations or []
-            lines = finding_lines(run.plan, violations)
+            lines = violation_lines(run.plan, violations)
             located += [Located(v, run.source, lines.get((v.policy, v.urn))) for v in violations]
         errors = [(r.source, r.error or "") for r in self.runs if r.error is not None]
-        return Findings(located, errors, f"stackplan {self.kind} {', '.join(r.stack for r in self.runs)}",
+        return LocatedViolations(located, errors, f"stackplan {self.kind} {', '.join(r.stack for r in self.runs)}",
                         [r.source for r in self.runs])
 
 
@@ -80,9 +80,9 @@ class AuditReport:
             doc["cluster_policy"] = self.cluster_policy
         return doc
 
-    def findings(self) -> Findings:
+    def located(self) -> LocatedViolations:
         audit = self.audit
-        return Findings([Located(v, audit.files.get(v.urn, self.source), audit.lines.get(v.urn),
+        return LocatedViolations([Located(v, audit.files.get(v.urn, self.source), audit.lines.get(v.urn),
                                  element=audit.labels.get(v.urn))
                          for v in audit.violations], [], f"stackplan check {self.source}", [self.source])
 
@@ -109,14 +109,14 @@ class DriftReport:
         return {"stack": self.plan.stack, "stack_file": self.plan.stack_file, "against": self.against,
                 "counts": self.counts, "drift": [v.to_json() for v in self.found]}
 
-    def findings(self) -> Findings:
+    def located(self) -> LocatedViolations:
         """A finding about a stack resource at the stack field behind it; one about a workspace object (missing
         from the stack, owned by none) at the export file it was read from."""
         plan = self.plan
         stack_urns = {r.urn for r in plan.resources}
-        lines = finding_lines(plan, [v for v in self.found if v.urn in stack_urns])
+        lines = violation_lines(plan, [v for v in self.found if v.urn in stack_urns])
         source = plan.stack_file or plan.stack
-        return Findings([Located(v, source, lines.get((v.policy, v.urn))) if v.urn in stack_urns
+        return LocatedViolations([Located(v, source, lines.get((v.policy, v.urn))) if v.urn in stack_urns
                          else Located(v, self.files.get(v.urn, self.against)) for v in self.found],
                         [], f"stackplan drift {plan.stack} {source}", [source])
 
@@ -132,8 +132,8 @@ class AdviceReport:
     def to_json(self) -> Any:
         return self.doc
 
-    def findings(self) -> Findings:
-        raise TypeError("an advise report has proposals, not findings: the finding formats do not render it")
 
-
-Report = StacksReport | AuditReport | DriftReport | AdviceReport
+#: The reports whose violations are located at a file and line (what SARIF, JUnit and GitHub annotations write);
+#: an advise report has proposals, not violations, and the format registry gives those formats none.
+LocatedReport = StacksReport | AuditReport | DriftReport
+Report = LocatedReport | AdviceReport

@@ -155,7 +155,7 @@ class _Policies:
                                  f"policy (the workspace will ask at its next edit), or change the policy.")
 
 
-def own_policy_findings(items: list[Any]) -> list[Violation]:
+def own_policy_violations(items: list[Any]) -> list[Violation]:
     """Clusters of an export that break the cluster policy they name (``policy_id``), when that policy is in the
     export too (``policies/list``; its ``definition`` a JSON string or an object)."""
     policies = _Policies()
@@ -167,7 +167,7 @@ def own_policy_findings(items: list[Any]) -> list[Violation]:
 def audit_items(items: list[Any], config: Any, *, places: bool = False, clusters: bool = False) -> ExportAudit:
     """An export already in memory (``--workspace``, or a file the stream does not read)."""
     violations, counts = audit_export(items, config)
-    return ExportAudit(violations + own_policy_findings(items), counts,
+    return ExportAudit(violations + own_policy_violations(items), counts,
                        {i.urn: i.source for i in items} if places else {},
                        {i.urn: i.label for i in items if i.label} if places else {},
                        clusters_of(items) if clusters else [], {i.name for i in items})

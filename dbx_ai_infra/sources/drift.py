@@ -37,7 +37,7 @@ DRIFT_RULES: tuple[tuple[str, str, str], ...] = (
     (UNOWNED, "GPU compute in the workspace that no stack resource owns.",
      "Bring it under a stack (pulumi import) or give it an owner; at least tag it workload and cost_center."),
 )
-#: Stack fields behind each kind of drift, for the finding's line (see `dbx_ai_infra.reports.findings.finding_lines`).
+#: Stack fields behind each kind of drift, for the finding's line (see `dbx_ai_infra.reports.located.violation_lines`).
 DRIFT_STACK_FIELDS: Mapping[str, tuple[str, ...]] = {
     CHANGED: ("node_type_id", "num_workers", "min_workers", "max_workers", "spot", "spot_above_base",
               "first_on_demand", "runtime", "tags"),

@@ -39,7 +39,7 @@ from dbx_ai_infra.sources.audit import audit_items, read_export
 from dbx_ai_infra.sources.exports import is_terraform_plan, require_terraform_plan, terraform_items
 from dbx_ai_infra.sources.hcl import is_terraform_code, terraform_module_read
 from dbx_ai_infra.sources.tf_nodes import resolve_node_types, resource_clouds
-from dbx_ai_infra.sources.tfexpand import Skipped, not_evaluated_findings
+from dbx_ai_infra.sources.tfexpand import Skipped, not_evaluated_violations
 
 #: The cloud a module is priced on when none of its resources names one (a serving-only module, node types all from
 #: data sources with no cloud attribute block): said in a note, never silent.
@@ -191,5 +191,5 @@ def priced_terraform_plan(path: str, *, policy_config: Any, prices: str | None, 
         plan.cost.total.leave_out(block.address)
         plan.cost.unpriced.append(UnpricedItem(urn=f"terraform-not-evaluated:{block.address}", name=block.address,
                                                reason=f"not evaluated: {block.reason}"))
-    plan.violations = audit_items(items, policy_config).violations + not_evaluated_findings(skipped)
+    plan.violations = audit_items(items, policy_config).violations + not_evaluated_violations(skipped)
     return plan

@@ -154,7 +154,7 @@ def module_chain(chain: list[tuple[str, Path]], name: str, directory: Path, wher
     return real
 
 
-def not_evaluated_findings(skipped: list[Skipped]) -> list[Violation]:
+def not_evaluated_violations(skipped: list[Skipped]) -> list[Violation]:
     """One not-judged finding per block not evaluated (a SARIF note, a GitHub notice, "not judged" in the table):
     listed, failing a run only under ``--fail-on-unknown``."""
     return [Violation(policy=NOT_EVALUATED, enforcement=NOT_JUDGED, urn=f"terraform-not-evaluated:{s.address}",

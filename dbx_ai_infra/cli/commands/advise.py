@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dbx_ai_infra.advise.advice import Context, edited_stack_text, findings_of, price_edit
 from dbx_ai_infra.advise.analysis import emitted_sql, run_databricks, run_local, run_spark
+from dbx_ai_infra.advise.assess import Context, edited_stack_text, findings_of, price_edit
 from dbx_ai_infra.advise.engines import SparkOptions
 from dbx_ai_infra.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
 from dbx_ai_infra.cli.commands import common
@@ -20,7 +20,7 @@ from dbx_ai_infra.engine.output import check_out, make_dir, out_dir, write_text
 from dbx_ai_infra.engine.pipeline import Options, build, build_plan
 from dbx_ai_infra.policies.registry import load_policy_config
 from dbx_ai_infra.reports import formats
-from dbx_ai_infra.reports.advice import advise_doc
+from dbx_ai_infra.reports.advise_report import advise_doc
 from dbx_ai_infra.reports.reportdoc import AdviceReport
 
 

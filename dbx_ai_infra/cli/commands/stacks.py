@@ -10,8 +10,8 @@ from typing import Any
 from dbx_ai_infra.cli.commands import common
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.engine.exits import EXIT_OK, EXIT_VIOLATIONS
-from dbx_ai_infra.engine.multi import StackRun, metastore_findings, run_each, worst
-from dbx_ai_infra.engine.pipeline import budget_findings
+from dbx_ai_infra.engine.multi import StackRun, metastore_violations, run_each, worst
+from dbx_ai_infra.engine.pipeline import budget_violations
 from dbx_ai_infra.policies.rules.stack_budget import NAME as BUDGET
 from dbx_ai_infra.pricing import diff_costs
 from dbx_ai_infra.reports import formats
@@ -24,7 +24,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     config = common.policy_config(args)
     runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=True), what="preview",
                     keep_errors=common.several(args))
-    metastore_findings(runs, config)  # two stacks that would create one catalog, schema or storage root
+    metastore_violations(runs, config)  # two stacks that would create one catalog, schema or storage root
     report = StacksReport("preview", runs, common.several(args), config)
     common.emit(args, formats.render(common.fmt(args), report))
     return worst(runs)
@@ -38,7 +38,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     pages = fmt in ("markdown", "html")  # a page shows what the stack costs beside its findings
     runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=pages), what="check",
                     keep_errors=common.several(args))
-    metastore_findings(runs, config)  # two stacks that would create one catalog, schema or storage root
+    metastore_violations(runs, config)  # two stacks that would create one catalog, schema or storage root
     plans = [(r, r.plan) for r in runs if r.plan is not None]
     # each finding's stack, by its resource's URN (a stack-level finding, a budget's, is on the stack's own URN)
     source_of = {urn: plan.stack for _, plan in plans for urn in [plan.stack_urn, *(r.urn for r in plan.resources)]}
@@ -127,14 +127,14 @@ def cmd_cost(args: argparse.Namespace) -> int:
                       f"judge all of it (an empty base, $0 a month).", file=sys.stderr)
             # the report shows it as new (no diff); the budget judges the change from nothing
             empty = diff_costs(empty_base(run.plan, args.prices), run.plan)
-            run.plan.violations = [*(run.plan.violations or []), *budget_findings(run.plan, config, empty)]
+            run.plan.violations = [*(run.plan.violations or []), *budget_violations(run.plan, config, empty)]
         elif run.base is not None:
             base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud,
                              region=getattr(args, "region", None))
             _same_stack(base, run.plan, run.base, args)
             run.diff = diff_costs(base, run.plan)
             # the budget's increase limits judge the change (a stack without a budget has none)
-            run.plan.violations = [*(run.plan.violations or []), *budget_findings(run.plan, config, run.diff)]
+            run.plan.violations = [*(run.plan.violations or []), *budget_violations(run.plan, config, run.diff)]
         # cost fails only on the stack's own budget: its other findings are check's to fail on
         run.exit = EXIT_VIOLATIONS if any(v.mandatory and v.policy == BUDGET for v in run.plan.violations or []) \
             else EXIT_OK

@@ -26,7 +26,7 @@ from dbx_ai_infra.sources.audit import ExportAudit, audit_export_path, audit_ite
 from dbx_ai_infra.sources.drift import drift
 from dbx_ai_infra.sources.exports import export_items, require_terraform_plan
 from dbx_ai_infra.sources.hcl import terraform_module_read
-from dbx_ai_infra.sources.tfexpand import Skipped, not_evaluated_findings
+from dbx_ai_infra.sources.tfexpand import Skipped, not_evaluated_violations
 from dbx_ai_infra.sources.workspace import read_workspace, save_export
 from dbx_ai_infra.stackspec.load import load_exceptions_file
 
@@ -72,7 +72,7 @@ def _not_evaluated(audit: ExportAudit, skipped: list[Skipped]) -> None:
     """The blocks of Terraform code not evaluated (count/for_each not known here, a module not read): counted, and
     one advisory finding each at its file and line, so every format lists them (SARIF as notes)."""
     audit.counts["not_evaluated"] = len(skipped)
-    for finding, block in zip(not_evaluated_findings(skipped), skipped, strict=True):
+    for finding, block in zip(not_evaluated_violations(skipped), skipped, strict=True):
         audit.violations.append(finding)
         audit.names.add(block.address)
         if block.file:

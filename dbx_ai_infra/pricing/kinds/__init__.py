@@ -1,9 +1,7 @@
-"""The resource kinds: one module per Pulumi resource type, each a
-`dbx_ai_infra.pricing.kinds.kind.ResourceKind` record, registered here. The cost model
-(`dbx_ai_infra.pricing.plan_cost`), the reports'
-facts (`dbx_ai_infra.reports.summary`) and the offline engine's mock ids and state (`dbx_ai_infra.engine.engine`)
-iterate this
-registry; a new resource type is one module and one line below (and its token in `dbx_ai_infra.dbxtypes.vocabulary`)."""
+"""The resource kinds: one module per Pulumi resource type, each a `dbx_ai_infra.pricing.kinds.kind.ResourceKind`
+record, registered here. The cost model (`dbx_ai_infra.pricing.plan_cost`) and the reports' facts
+(`dbx_ai_infra.reports.summary`) iterate this registry; a new resource type is one module and one line below (and its
+token in `dbx_ai_infra.dbxtypes.vocabulary`)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.vocabulary import CATALOG
 
-from .kind import ResourceKind, full_name_id
+from .kind import ResourceKind
 
 
 def facts(inputs: Mapping[str, Any]) -> str:
@@ -15,4 +15,4 @@ def facts(inputs: Mapping[str, Any]) -> str:
     return str(inputs.get("name", "")) + (f", managed location {root}" if root else "")
 
 
-KIND = ResourceKind(CATALOG, "Catalog", facts, mock_id=full_name_id("name"))
+KIND = ResourceKind(CATALOG, "Catalog", facts)

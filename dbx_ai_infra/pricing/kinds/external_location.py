@@ -10,11 +10,11 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.vocabulary import EXTERNAL_LOCATION
 
-from .kind import ResourceKind, full_name_id
+from .kind import ResourceKind
 
 
 def facts(inputs: Mapping[str, Any]) -> str:
     return f"{inputs.get('name', '')}: {inputs.get('url', '')} (credential {inputs.get('credentialName', '')})"
 
 
-KIND = ResourceKind(EXTERNAL_LOCATION, "ExternalLocation", facts, mock_id=full_name_id("name"))
+KIND = ResourceKind(EXTERNAL_LOCATION, "ExternalLocation", facts)

@@ -1,9 +1,9 @@
-"""The record of a resource kind: everything one Pulumi resource type means to the cost model, the reports and the
-offline engine, in one module per type (`dbx_ai_infra.pricing.kinds`).
+"""The record of a resource kind: what one Pulumi resource type means to the cost model and the reports, in one
+module per type (`dbx_ai_infra.pricing.kinds`).
 
-A kind lives in the pricing layer because pricing is the lowest layer that needs all of it (its pricer uses the cost
-model's node and serving prices); the rest of the record is pure functions of the resource's inputs, which the
-reports (`dbx_ai_infra.reports.summary`) and the offline engine's mocks (`dbx_ai_infra.engine.engine`) read from here.
+A kind lives in the pricing layer because its pricer uses the cost model's node and serving prices; its facts are
+pure functions of the resource's inputs, which the reports (`dbx_ai_infra.reports.summary`) read from here. What the
+offline engine's mocks answer for a type is the engine's own table (`dbx_ai_infra.engine.mocks`).
 """
 
 from __future__ import annotations
@@ -15,28 +15,6 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.plan import CostEntry, Resource
 
 from ..model import PricingContext
-
-
-def name_id(name: str, inputs: Mapping[str, Any]) -> str:
-    """The offline id of a resource the provider names by a generated id: a readable ``<resource name>-id``."""
-    return f"{name}-id"
-
-
-def full_name_id(*keys: str) -> Callable[[str, Mapping[str, Any]], str]:
-    """A mock id as the provider gives a Unity Catalog securable: the dotted full name of ``keys`` (a catalog
-    ``name``; a schema ``catalog.schema``; a volume ``catalog.schema.volume``: Terraform provider docs, Import
-    sections of databricks_catalog, _schema, _volume), or a readable placeholder when an input is missing."""
-    def mock_id(name: str, inputs: Mapping[str, Any]) -> str:
-        if all(inputs.get(k) for k in keys):
-            return ".".join(str(inputs[k]) for k in keys)
-        return name_id(name, inputs)
-
-    return mock_id
-
-
-def echo(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The offline state of a created resource: its inputs, as a create echoes them."""
-    return dict(inputs)
 
 
 @dataclass(frozen=True)
@@ -54,7 +32,3 @@ class ResourceKind:
     phase: int = 0
     #: Before any pricing: record what other kinds' pricers need of this resource (an instance pool's shape).
     index: Callable[[Resource, PricingContext], None] | None = None
-    #: The id the offline engine gives it (as the provider would: Unity Catalog securables are their names).
-    mock_id: Callable[[str, Mapping[str, Any]], str] = name_id
-    #: The state the offline engine returns for it (the inputs, plus computed outputs the program reads).
-    mock_state: Callable[[str, Mapping[str, Any]], dict[str, Any]] = echo

@@ -62,10 +62,4 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry:
     return CostEntry.model_validate(entry)
 
 
-def mock_state(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """As a create returns it: the inputs, and the endpoint id its permissions name."""
-    return {**inputs, "servingEndpointId": f"{name}-endpoint-id"}
-
-
-KIND = ResourceKind(PROVISIONED_THROUGHPUT_ENDPOINT, "ProvisionedThroughput", facts, price, phase=1,
-                    mock_state=mock_state)
+KIND = ResourceKind(PROVISIONED_THROUGHPUT_ENDPOINT, "ProvisionedThroughput", facts, price, phase=1)

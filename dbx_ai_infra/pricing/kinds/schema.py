@@ -7,11 +7,11 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.vocabulary import SCHEMA
 
-from .kind import ResourceKind, full_name_id
+from .kind import ResourceKind
 
 
 def facts(inputs: Mapping[str, Any]) -> str:
     return str(inputs.get("name", ""))
 
 
-KIND = ResourceKind(SCHEMA, "Schema", facts, mock_id=full_name_id("catalogName", "name"))
+KIND = ResourceKind(SCHEMA, "Schema", facts)

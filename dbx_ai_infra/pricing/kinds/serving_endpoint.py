@@ -90,11 +90,6 @@ def _unknown_compute(e: Any) -> str | None:
     return None
 
 
-def mock_state(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """As a create returns it: the inputs, and the endpoint id its permissions name."""
-    return {**inputs, "servingEndpointId": f"{name}-endpoint-id"}
-
-
 def _priced_alternative(e: Any, cloud: str, low: int, high: int, scale_to_zero: bool, hours: float,
                         ctx: PricingContext) -> str:
     """For an unpriced endpoint, an order of magnitude: the cheapest workload type of the cloud with a public rate
@@ -118,4 +113,4 @@ def _priced_alternative(e: Any, cloud: str, low: int, high: int, scale_to_zero: 
             f"{usd(money['monthly']['expected'])} a month")
 
 
-KIND = ResourceKind(MODEL_SERVING_ENDPOINT, "ModelServing", facts, price, phase=1, mock_state=mock_state)
+KIND = ResourceKind(MODEL_SERVING_ENDPOINT, "ModelServing", facts, price, phase=1)

@@ -9,7 +9,7 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.vocabulary import STORAGE_CREDENTIAL
 
-from .kind import ResourceKind, full_name_id
+from .kind import ResourceKind
 
 #: The provider's identity blocks (camelCase, as Pulumi hands inputs) and the field each names the identity by.
 IDENTITIES = {"awsIamRole": "roleArn", "azureManagedIdentity": "accessConnectorId",
@@ -23,4 +23,4 @@ def facts(inputs: Mapping[str, Any]) -> str:
     return str(inputs.get("name", ""))
 
 
-KIND = ResourceKind(STORAGE_CREDENTIAL, "StorageCredential", facts, mock_id=full_name_id("name"))
+KIND = ResourceKind(STORAGE_CREDENTIAL, "StorageCredential", facts)

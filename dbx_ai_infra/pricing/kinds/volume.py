@@ -8,11 +8,11 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.vocabulary import VOLUME
 
-from .kind import ResourceKind, full_name_id
+from .kind import ResourceKind
 
 
 def facts(inputs: Mapping[str, Any]) -> str:
     return f"/Volumes/{inputs.get('catalogName')}/{inputs.get('schemaName')}/{inputs.get('name')}"
 
 
-KIND = ResourceKind(VOLUME, "Volume", facts, mock_id=full_name_id("catalogName", "schemaName", "name"))
+KIND = ResourceKind(VOLUME, "Volume", facts)

@@ -13,7 +13,7 @@ COMBINED_TITLES = {"preview": "Stack preview", "check": "Policy check", "cost": 
 
 def page(report: Report, *, html: bool) -> str:
     if isinstance(report, AdviceReport):  # one of two page kinds: advise's own report, or the stacks' templates
-        from dbx_ai_infra.reports.advice import render_report
+        from dbx_ai_infra.reports.advise_report import render_report
 
         return render_report(report.doc, html=html)
     assert isinstance(report, StacksReport)  # the formats' registry offers markdown and html for no other kind

@@ -1,4 +1,4 @@
-"""``--format junit``: JUnit XML for CI test tabs: a suite per policy that ran, a failing case per finding, a passing
+"""``--format junit``: JUnit XML for CI test tabs: a suite per policy that ran, a failing case per violation, a passing
 case per input where the policy found nothing."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 
 from dbx_ai_infra.dbxtypes.text import printable
-from dbx_ai_infra.reports.findings import Located, place
-from dbx_ai_infra.reports.formats._findings import enabled_rules, findings_of
+from dbx_ai_infra.reports.formats._located import enabled_rules, located_of
+from dbx_ai_infra.reports.located import Located, place
 from dbx_ai_infra.reports.reportdoc import Report
 
 
-def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: str, sources: Sequence[str],
+def junit_xml(violations: Sequence[Located], policies: Iterable[str], *, suite: str, sources: Sequence[str],
               errors: Sequence[tuple[str, str]] = ()) -> str:
-    """The findings as JUnit XML; ``policies`` are the names of every policy that ran; a policy with no finding is
+    """The violations as JUnit XML; ``policies`` are the names of every policy that ran; a policy with no violation is
     one passing case per input of ``sources`` (each ``file`` attribute one path); ``errors`` (file, message) are
     inputs that could not be checked, each an ``<error>`` case of a ``stackplan`` suite."""
     def x(text: str) -> str:  # XML 1.0 refuses most control characters and the non-characters: escaped
@@ -27,14 +27,14 @@ def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: st
         for file, message in errors:
             case = ET.SubElement(broken, "testcase", name=x(f"load {file}"), classname="stackplan", file=x(file))
             ET.SubElement(case, "error", message=x(message), type="invalid input").text = x(message)
-    for policy in dict.fromkeys([*policies, *(f.violation.policy for f in findings)]):
-        mine = [f for f in findings if f.violation.policy == policy]
+    for policy in dict.fromkeys([*policies, *(f.violation.policy for f in violations)]):
+        mine = [f for f in violations if f.violation.policy == policy]
         failures = sum(1 for f in mine if f.violation.mandatory)
         clean = [] if mine else list(sources)
         testsuite = ET.SubElement(root, "testsuite", name=x(policy), tests=str(len(mine) + len(clean)),
                                   failures=str(failures), errors="0", skipped="0")
         for source in clean:
-            ET.SubElement(testsuite, "testcase", name=x(f"{policy}: no finding in {source}"), classname=x(policy),
+            ET.SubElement(testsuite, "testcase", name=x(f"{policy}: no violation in {source}"), classname=x(policy),
                           file=x(source))
         for f in mine:
             v = f.violation
@@ -52,6 +52,6 @@ def junit_xml(findings: Sequence[Located], policies: Iterable[str], *, suite: st
 
 
 def render(report: Report) -> str:
-    found = findings_of(report)
+    found = located_of(report)
     return junit_xml(found.located, enabled_rules(report), suite=found.suite, sources=found.sources,
                      errors=found.errors)

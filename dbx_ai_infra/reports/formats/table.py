@@ -57,7 +57,7 @@ def _drift(report: DriftReport) -> str:
 
 
 def _advise(report: AdviceReport) -> str:
-    from dbx_ai_infra.reports.advice import advise_table
+    from dbx_ai_infra.reports.advise_report import advise_table
     from dbx_ai_infra.reports.render import current_width
 
     return advise_table(report.doc, current_width())

@@ -29,8 +29,8 @@ from dbx_ai_infra.dbxtypes.vocabulary import GPUS_ARG, JOB, ROLE_TAG, WORKLOAD_T
 from dbx_ai_infra.gpucatalog import load_catalog
 from dbx_ai_infra.gpucatalog.accelerators import ACCELERATORS, SERVERLESS_GPU_CLOUDS
 
-from .advice import _monthly
 from .book import PriceBook
+from .comparisons import _monthly
 from .plan_cost import price_plan
 
 JOB_CLUSTER_VS_SERVERLESS_GPU = "job-cluster-vs-serverless-gpu"

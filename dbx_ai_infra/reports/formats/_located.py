@@ -1,17 +1,22 @@
-"""What the finding formats (SARIF, JUnit, GitHub) share: a report's findings, each at the file and line behind it,
+"""What the located formats (SARIF, JUnit, GitHub) share: a report's violations, each at the file and line behind it,
 the stacks that could not be run, and the rules that ran."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from dbx_ai_infra.reports.findings import Findings, Located, RuleInfo
+from dbx_ai_infra.reports.located import Located, LocatedViolations, RuleInfo
 from dbx_ai_infra.reports.reportdoc import Report
 
 
-def findings_of(report: Report) -> Findings:
-    """Every finding of a report, located (each report kind says where its findings are)."""
-    return report.findings()
+def located_of(report: Report) -> LocatedViolations:
+    """Every violation of a report, located (each report kind says where its violations are). The format registry
+    (`FORMATS`' kinds) gives the located formats no advise report."""
+    located = getattr(report, "located", None)  # a LocatedReport's; an advise report has proposals instead
+    if located is None:
+        raise ValueError(f"a {report.kind} report has no located violations")
+    result: LocatedViolations = located()
+    return result
 
 
 def policy_config_of(report: Report) -> Any:
@@ -19,7 +24,7 @@ def policy_config_of(report: Report) -> Any:
 
 
 def rules_of(report: Report, found: list[Located]) -> list[RuleInfo]:
-    """SARIF's rules: every policy of the pack (a disabled one marked so), and the drift and own-policy findings
+    """SARIF's rules: every policy of the pack (a disabled one marked so), and the drift and own-policy violations
     that occur."""
     from dbx_ai_infra.policies.registry import RULES_BY_NAME, load_policy_config
     from dbx_ai_infra.sources.audit import OWN_POLICY

@@ -1,19 +1,19 @@
-"""Policy findings in the formats CI systems read: SARIF 2.1.0, JUnit XML and GitHub Actions workflow commands.
+"""Policy violations in the formats CI systems read: SARIF 2.1.0, JUnit XML and GitHub Actions workflow commands.
 
-Every format takes `Located` findings: a violation with the file behind it and, for a stack, the line of the stack
-field that decides it (`finding_lines`, below); a cluster JSON has no lines, its findings name the cluster.
+Every format takes `Located` violations: a violation with the file behind it and, for a stack, the line of the stack
+field that decides it (`violation_lines`, below); a cluster JSON has no lines, its violations name the cluster.
 
 SARIF (code scanning on GitHub, GitLab, Azure DevOps): one run, the tool's rules (every enabled policy, with its
-description, remediation and default level), one result per finding with its physical location (file, line) and its
+description, remediation and default level), one result per violation with its physical location (file, line) and its
 logical location (the resource's name and URN), a stable fingerprint, and a ``suppressions`` entry with the reason
-for a finding a stack exception accepts. Valid against the OASIS schema (``tests/schemas``).
+for a violation a stack exception accepts. Valid against the OASIS schema (``tests/schemas``).
 
-JUnit: one ``<testsuite>`` per policy that was enabled, one ``<testcase>`` per finding (a mandatory finding is a
+JUnit: one ``<testsuite>`` per policy that was enabled, one ``<testcase>`` per violation (a mandatory violation is a
 ``<failure>``, an advisory or excepted one passes with its message in ``<system-out>``), and a passing
-``<testcase>`` for a policy with no finding, so a CI test tab lists every rule that ran. GitLab, Azure DevOps and
+``<testcase>`` for a policy with no violation, so a CI test tab lists every rule that ran. GitLab, Azure DevOps and
 Jenkins read this shape (``testsuites/testsuite/testcase/failure``).
 
-GitHub: one ``::error`` (mandatory), ``::warning`` (advisory) or ``::notice`` (excepted) workflow command per finding,
+GitHub: one ``::error`` (mandatory), ``::warning`` (advisory) or ``::notice`` (excepted) workflow command per violation,
 annotated on the input file and line; values are escaped as the Actions toolkit does (``%``, CR, LF; and ``:`` ``,``
 in properties).
 """
@@ -42,7 +42,7 @@ TOOL_URI = "https://github.com/dbx-ai-infra/dbx-ai-infra#policies"
 
 @dataclass(frozen=True)
 class Located:
-    """A finding and where it comes from: the input file and, when known, the line."""
+    """A violation and where it comes from: the input file and, when known, the line."""
 
     violation: Violation
     source: str
@@ -76,7 +76,7 @@ def _uri(source: str) -> str:
 
 
 def place(f: Located) -> str:
-    """The finding's object, with its place in a JSON export: ``clusters[3] nightly-etl``."""
+    """The violation's object, with its place in a JSON export: ``clusters[3] nightly-etl``."""
     return f"{f.element} {f.violation.resource_name}" if f.element else f.violation.resource_name
 
 
@@ -95,8 +95,8 @@ def _unique(seen: dict[str, int], value: str) -> str:
     return value if count == 0 else f"{value}/{count}"
 
 
-def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version: str) -> dict[str, Any]:
-    """The findings as a SARIF 2.1.0 log (a JSON object)."""
+def sarif_log(violations: Sequence[Located], rules: Sequence[RuleInfo], *, version: str) -> dict[str, Any]:
+    """The violations as a SARIF 2.1.0 log (a JSON object)."""
     index = {r.name: i for i, r in enumerate(rules)}
     driver: dict[str, Any] = {
         "name": TOOL_NAME,
@@ -113,7 +113,7 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
     }
     results = []
     seen: dict[str, int] = {}
-    for f in findings:
+    for f in violations:
         v = f.violation
         region = {"startLine": f.line} if f.line else None
         physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(f.source)}}
@@ -136,7 +136,7 @@ def sarif_log(findings: Sequence[Located], rules: Sequence[RuleInfo], *, version
         }
         if v.policy in index:
             result["ruleIndex"] = index[v.policy]
-        if v.baseline is not None:  # check --baseline: SARIF's own words for a finding the baseline holds, or not
+        if v.baseline is not None:  # check --baseline: SARIF's own words for a violation the baseline holds, or not
             result["baselineState"] = v.baseline
         if v.exception is not None:
             result["properties"]["exception"] = v.exception.to_json()
@@ -164,12 +164,12 @@ def _property(text: str) -> str:
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 
 
-def github_commands(findings: Sequence[Located], errors: Sequence[tuple[str, str]] = ()) -> str:
-    """One workflow command per finding: ``::error file=F,line=N,title=policy::resource: message``; and one
+def github_commands(violations: Sequence[Located], errors: Sequence[tuple[str, str]] = ()) -> str:
+    """One workflow command per violation: ``::error file=F,line=N,title=policy::resource: message``; and one
     ``::error`` per input that could not be checked (``errors``: file, message)."""
     commands = [f"::error file={_property(file)},title=invalid input::{command_data(message)}"
                 for file, message in errors]
-    for f in findings:
+    for f in violations:
         v = f.violation
         at = f",line={f.line}" if f.line else ""
         commands.append(f"::{_COMMAND[_level(v)]} file={_property(f.source)}{at},title={_property(v.policy)}::"
@@ -178,18 +178,18 @@ def github_commands(findings: Sequence[Located], errors: Sequence[tuple[str, str
 
 
 @dataclass(frozen=True)
-class Findings:
+class LocatedViolations:
     located: list[Located]
     #: (stack file, error) of each stack that could not be run.
     errors: list[tuple[str, str]]
     #: JUnit's suite name.
     suite: str
-    #: The inputs the findings come from (JUnit reports a policy without a finding once per input: one path each).
+    #: The inputs the violations come from (JUnit reports a policy without a violation once per input: one path each).
     sources: list[str]
 
 
-def finding_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, str], int]:
-    """Each finding's (policy, URN) -> the line of the stack field behind it: the first of the rule's
+def violation_lines(plan: Plan, violations: list[Violation]) -> dict[tuple[str, str], int]:
+    """Each violation's (policy, URN) -> the line of the stack field behind it: the first of the rule's
     ``stack_fields`` that the stack sets, in the resource's section or at the top; else the section the resource is
     built from; else ``config:`` (a default no line states)."""
     if not plan.stack_file or not Path(plan.stack_file).is_file():
