@@ -114,16 +114,83 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("│").split("│")]
 
 
-def test_the_readme_cost_diff_rows_are_what_the_program_prints(capsys):
-    """The README's `cost --stack prod --against dev` excerpt: each row it shows is a row the program prints today
-    (issue 43: figures in the front door are held to the program like the docs' worked examples)."""
+def _readme_sessions() -> list[list[tuple[str, list[str]]]]:
+    """The README's terminal sessions: each ```sh block whose first line is `$ python -m stackplan ...`, as its
+    commands, each with the lines shown under it ("..." marks lines left out)."""
+    sessions = []
+    for block in re.findall(r"```sh\n(.*?)```", (REPO / "README.md").read_text(encoding="utf-8"), re.S):
+        if not block.startswith("$ python -m stackplan "):
+            continue
+        runs: list[tuple[str, list[str]]] = []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                runs.append((line.removeprefix("$ "), []))
+            else:
+                runs[-1][1].append(line)
+        sessions.append(runs)
+    return sessions
+
+
+SESSIONS = _readme_sessions()
+
+
+def _run(command: str, tmp_path: Path, capsys) -> list[str]:
+    """Run one README command in tmp_path as a user would in the checkout (paths the checkout has read from it,
+    what the command writes goes under tmp_path) and return the lines it printed, paths as the README shows them."""
     from dbx_ai_infra.cli.cli import main
 
-    block = README[README.index("$ python -m stackplan cost --stack prod --against dev"):]
-    shown = [_cells(line) for line in block[:block.index("```")].splitlines() if line.startswith("│")]
-    assert len(shown) >= 3
-    assert main(["cost", "--stack", "prod", "--against", "dev"]) == 0
-    printed = {tuple(c[1:4]): c for c in map(_cells, capsys.readouterr().out.splitlines()) if len(c) == 6}
-    for row in shown:
-        got = printed.get(tuple(row[1:4]))
-        assert got is not None and got[0].startswith(row[0]) and got[4:] == row[4:], (row, got)
+    argv, _, pipe = command.removeprefix("python -m stackplan ").partition(" | ")
+    args = [str(REPO / a) if (REPO / a).exists() and "/" in a else a for a in argv.split()]
+    capsys.readouterr()
+    assert main(args) in (0, 1), command
+    out, err = capsys.readouterr()
+    shown = out.splitlines()
+    if pipe:
+        assert re.fullmatch(r"head -\d+", pipe), f"README pipes {pipe!r}: teach this test what it does"
+        shown = shown[:int(pipe.split("-")[1])]
+    return [line.replace(f"{REPO}/", "").rstrip() for line in err.splitlines() + shown]
+
+
+def _same(shown: str, printed: str) -> bool:
+    """A shown line is the printed line; a table row, a printed row with the same cells (column widths vary)."""
+    if shown.startswith("│"):
+        return printed.startswith("│") and _cells(shown) == _cells(printed)
+    return shown.rstrip() == printed
+
+
+def _excerpt_problem(shown: list[str], printed: list[str]) -> str | None:
+    """Why ``shown`` is not an excerpt of ``printed``: its runs of lines between "..." markers must be printed as
+    they stand, one after another and in that order; without a marker at an end, the output starts (ends) there."""
+    runs, at = [], 0
+    for line in shown:
+        if line == "...":
+            runs.append(None)
+        elif runs and runs[-1] is not None:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    for i, run in enumerate(runs):
+        if run is None:
+            continue
+        fits = [k for k in range(at, len(printed) - len(run) + 1)
+                if all(_same(a, b) for a, b in zip(run, printed[k:k + len(run)], strict=True))]
+        anchored = i == 0  # no "..." before it: the output starts with it
+        if not fits or (anchored and fits[0] != at):
+            return f"these lines are not printed {'first, ' if anchored else ''}as shown: {run}"
+        at = fits[0] + len(run)
+    if runs and runs[-1] is not None and at != len(printed):
+        return "the excerpt has no '...' at its end, but the command prints more"
+    return None
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=[runs[-1][0] for runs in SESSIONS])
+def test_every_readme_terminal_session_shows_what_the_command_prints(session, tmp_path, monkeypatch, capsys):
+    """Each figure the README shows from a command (a cost, a saving, a count) is what the command prints today:
+    the lines under a `$ python -m stackplan` line are the command's output, where "..." stands for lines left out
+    (issue 56 item 8: $7.82/h and $1,242.36 stayed behind when the program printed $7.85 and $1,249.08)."""
+    monkeypatch.chdir(tmp_path)
+    assert len(SESSIONS) >= 6
+    for command, shown in session:
+        printed = _run(command, tmp_path, capsys)
+        problem = shown and _excerpt_problem(shown, printed)
+        assert not problem, "\n".join([f"README's `{command}`: {problem}; it prints:", *printed])
