@@ -86,3 +86,28 @@ def test_the_installed_package_runs_from_any_directory_without_the_checkout(whee
     shipped = run("-m", "stackplan", "cost", "--stack", "dev", "--json")  # a shipped stack, by its name
     assert shipped.returncode == 0, shipped.stderr
     assert json.loads(shipped.stdout)["stack"] == "dev"
+
+
+def test_python_m_stackplan_without_the_dependencies_says_how_to_run_it():
+    """Issue 56 item 8: the system's Python (here the test's own with its site-packages left out, -S) runs `python -m
+    stackplan` from the checkout: one line naming what is missing and the two ways to run it, exit 2, no traceback."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "STACKPLAN_DEBUG")}
+    done = subprocess.run([sys.executable, "-S", "-B", "-m", "stackplan", "preview", "--stack", "dev"], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: stackplan needs its dependencies") and "Traceback" not in done.stderr
+    assert "make install" in line and ".venv/bin/python -m stackplan" in line and "pip install ." in line
+    from stackplan.needs import requirements
+
+    assert "pulumi" in requirements() and ", ".join(requirements()) in line  # every runtime requirement is missing
+
+
+def test_the_requirements_python_m_stackplan_checks_are_the_runtime_pins():
+    """The runtime requirements are requirements.txt's pins (an extra's are not needed to run), and this virtualenv,
+    made by `make install`, has every one of them, so that `python -m stackplan` runs here."""
+    from stackplan.needs import missing_requirements, requirement_name, requirements
+
+    assert requirements() == [requirement_name(pin) for pin in _pins(REPO / "requirements.txt")]
+    assert requirement_name('pyspark==4.0.1; extra == "spark"') is None and requirement_name("# a note") is None
+    assert requirement_name("ruamel.yaml==0.19.1") == "ruamel.yaml" and missing_requirements() == []
