@@ -15,7 +15,7 @@ COMPILE_ENV = $(RUN) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print
 STACK ?= dev
 ARGS ?=
 
-.PHONY: install preview check cost test test-spark test-train test-slow lint docs docs-reference schema sdk-types terraform-docs bench bench-record clean
+.PHONY: install preview check cost test test-spark test-train test-slow lint docs docs-serve docs-reference schema sdk-types terraform-docs bench bench-record clean
 
 # The last step installs the `stackplan` command (pyproject's [project.scripts]): an editable install of this checkout.
 $(VENV)/.installed-runtime: requirements.txt requirements-build.txt pyproject.toml
@@ -79,9 +79,16 @@ lint: $(VENV)/.installed-dev  ## static gates: ruff, mypy (pydantic plugin), imp
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/zizmor --offline --no-progress .github/workflows
 
-docs: $(VENV)/.installed-dev  ## the docs site, built strictly into a temporary directory (CI runs it); the pages under docs/
+# The site is written to site/ (git-ignored): open site/index.html. `make docs-serve` serves the pages instead and
+# rebuilds them as they are edited (DOCS_ADDR: where it listens).
+DOCS_ADDR ?= 127.0.0.1:8000
+
+docs: $(VENV)/.installed-dev  ## the docs site, built strictly (CI runs it) into site/ (git-ignored: open site/index.html)
 	$(RUN) docs/gen_reference.py --check
-	tmp=$$(mktemp -d) && $(VENV)/bin/mkdocs build --strict --quiet --site-dir "$$tmp" && rm -rf "$$tmp"
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+docs-serve: $(VENV)/.installed-dev  ## the docs site served at http://$(DOCS_ADDR), rebuilt on each edit (mkdocs serve)
+	$(VENV)/bin/mkdocs serve --strict --dev-addr $(DOCS_ADDR)
 
 docs-reference: $(VENV)/.installed-dev  ## regenerate docs/reference/ from the code (stack fields, policy index, CLI, advise findings)
 	$(RUN) docs/gen_reference.py
