@@ -57,7 +57,8 @@ def test_shipped_stacks_are_listed():
 
     for name in SHIPPED:
         assert (REPO / "stacks" / f"Pulumi.{name}.yaml").is_file(), name
-        assert f"| `{name}` |" in README, name
+        assert f"| `{name}` |" in (REPO / "docs" / "stacks.md").read_text(), name  # the table's one home
+        assert f"`{name}`" in README, name
 
 
 def test_the_readme_price_override_example_is_valid(tmp_path):
@@ -99,3 +100,47 @@ def test_the_readme_never_suggests_putting_a_host_or_a_token_in_the_committed_st
     for bad in ("databricks:token", "config set databricks:host", "config set --secret databricks"):
         assert bad not in DOCS, bad
     assert "DATABRICKS_CONFIG_PROFILE" in DOCS and "export DATABRICKS_TOKEN" in DOCS
+
+
+def _tables(text: str) -> list[list[str]]:
+    tables: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.startswith("|"):
+            tables[-1].append(line)
+        elif tables[-1]:
+            tables.append([])
+    return [t for t in tables if len(t) > 2]
+
+
+def _first_cells(table: list[str]) -> tuple[str, set[str]]:
+    """A table's key column: its header and its rows' first cells."""
+    def first(line: str) -> str:
+        return re.sub(r"[`*]", "", line.strip().strip("|").split("|")[0]).strip().lower()
+    return first(table[0]), {first(row) for row in table[2:]}
+
+
+def test_no_table_is_stated_twice():
+    """Issue 56 item 8: a table has one home (CONTRIBUTING.md and docs/ARCHITECTURE.md held the same "what a change
+    touches" table, and the two drifted). Two hand-written tables keyed by the same column over mostly the same rows
+    are one table stated twice. The generated reference pages (docs/reference/) and bench/RESULTS.md (a dated history
+    of measurements) are left out: the code writes the one, the other repeats its tables by design."""
+    pages = [REPO / "README.md", REPO / "CONTRIBUTING.md",
+             *sorted(p for p in (REPO / "docs").glob("*.md"))]
+    keyed = [(page.relative_to(REPO), *_first_cells(t)) for page in pages for t in _tables(page.read_text())]
+    twice = [(a, b, sorted(rows_a & rows_b)) for i, (a, head_a, rows_a) in enumerate(keyed)
+             for b, head_b, rows_b in keyed[i + 1:]
+             if head_a == head_b and len(rows_a & rows_b) >= 4 and len(rows_a & rows_b) * 2 >= min(len(rows_a), len(rows_b))]
+    assert not twice, twice
+
+
+def test_every_component_is_in_the_overview_table():
+    """docs/index.md's "What it builds" is the components' one table (the README names them and points there)."""
+    from dbx_ai_infra.dbxtypes import vocabulary
+
+    overview = (REPO / "docs" / "index.md").read_text()
+    tokens = [v for k, v in vars(vocabulary).items() if k.endswith("_TYPE") and isinstance(v, str)
+              and v.startswith(f"{vocabulary.PROJECT}:")]
+    assert len(tokens) >= 11
+    for token in tokens:
+        assert f"| `{token.rsplit(':', 1)[1]}` (`{token}`) |" in overview, token
+        assert f"`{token.rsplit(':', 1)[1]}`" in README, token
