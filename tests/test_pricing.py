@@ -259,17 +259,24 @@ def test_small_plan_matches_hand_computed_prices():
     assert cost["assumptions"]["inference_hours_per_month"] == 730
 
 
-def test_worked_examples_of_the_model_docstring_hold():
-    """dbx_ai_infra/pricing/model.py documents prod's training cluster, computed by hand; the engine agrees."""
-    import dbx_ai_infra.pricing.model
+def test_worked_examples_of_the_pricing_page_hold():
+    """docs/pricing-model.md, the docs' page on how prices are computed, works an all-purpose training cluster and
+    dev's spot mix above the base by hand; the engine agrees (prod's job and inference cluster, the page's other
+    examples, are held by tests/test_readme_figures.py)."""
+    from pathlib import Path
 
+    from dbx_ai_infra.engine.pipeline import build_plan
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "pricing-model.md").read_text()
     vm, dbu = _node("p4d.24xlarge")
     hourly = (vm + dbu * AWS_PREMIUM_ALL_PURPOSE) + 2 * (vm * _spot("p4d.24xlarge") + dbu * AWS_PREMIUM_ALL_PURPOSE)
     cost = price_plan(plan_of(resource(CLUSTER, "prod-training-cluster", cluster(
         "x", "p4d.24xlarge", workers=2, availability="SPOT_WITH_FALLBACK", first_on_demand=1))), load_prices())
     assert entry(cost, "prod-training-cluster")["monthly"]["expected"] == pytest.approx(hourly * 40)
-    doc = dbx_ai_infra.pricing.model.__doc__
-    assert f"{hourly:.7f}" in doc and f"{hourly * 40:,.6f}" in doc
+    assert f"{hourly:.7f}" in page and f"{hourly * 40:,.6f}" in page
+    dev = build_plan("dev", with_cost=True).cost
+    (inference,) = [e for e in dev.resources.values() if e.name == "dev-inference-cluster"]
+    assert f"**{inference.monthly.expected:.5f} $**" in page and f"{inference.hourly_max:.6f}" in page
 
 
 def test_dbu_rate_follows_the_compute_kind_and_the_cloud():
