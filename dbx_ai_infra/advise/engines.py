@@ -346,8 +346,7 @@ def _off_the_main_thread(start: Callable[[], Any]) -> Any:
     started (9-24 s into a run) found it: its call went out on the py4j connection whose call was under way, so the
     exit waited for the JVM's answer (11-18 s) or the call broke into "cannot start a session" (exit 2). Started off
     the main thread, pyspark leaves the run's handler (`dbx_ai_infra.engine.interrupts`) in place, and the main thread,
-    waiting
-    on a lock (which a signal interrupts), runs it at once: exit 130, the JVM ending at its stdin's end."""
+    waiting on a lock (which a signal interrupts), runs it at once: exit 130, the JVM ending at its stdin's end."""
     done: dict[str, Any] = {}
 
     def run() -> None:

@@ -2,10 +2,9 @@
 
 Each is a setting of the policy config file's ``advise`` section (``{"advise": {"gpu_low_percent": 25}}``); the
 offline loader (`dbx_ai_infra.policies.registry.load_policy_config`) validates them against this table. The Pulumi CLI
-reads the
-same file for ``--policy-pack-config`` and validates only the keys of the pack's own policies, so the section does not
-disturb ``pulumi preview`` (pulumi/pulumi, sdk ``resource/analyzer`` ``ValidatePolicyPackConfig``: it loops over the
-pack's policies, read 2026-12-03).
+reads the same file for ``--policy-pack-config`` and validates only the keys of the pack's own policies, so the section
+does not disturb ``pulumi preview`` (pulumi/pulumi, sdk ``resource/analyzer`` ``ValidatePolicyPackConfig``: it loops
+over the pack's policies, read 2026-12-03).
 
 The 30% and 60% GPU lines are the seed's (``../shared/seeds``: "below 30% GPU utilisation means too many workers or
 too large a GPU"; "check that GPU utilisation is stable above 60%"). The others are this project's choices, stated

@@ -6,8 +6,7 @@ package imports every service), so every run would pay it twice; instead `dbx_ai
 walks the
 types once and
 ``dbx_ai_infra/dbxtypes/data/sdk_types.json`` keeps the result. ``make sdk-types`` writes it, and a test regenerates it
-from the
-installed SDK and fails when the two differ, so the snapshot can never drift from the pinned SDK.
+from the installed SDK and fails when the two differ, so the snapshot can never drift from the pinned SDK.
 
 A field is described as ``{"enum": NAME}``, ``{"type": NAME}`` (a nested dataclass), ``{"list": FIELD}``, or ``{}``
 (a scalar or a map, not looked into).

@@ -7,10 +7,9 @@ documented when the page lists it (a bullet ``* `name` - ...``), heads a section
 Configuration Block``), or writes it in one of the page's HCL examples of that resource (``library {``,
 ``package = ...``), or in an example fragment of it (an HCL block without a ``resource`` head). The snapshot
 (``dbx_ai_infra/dbxtypes/data/terraform_provider_docs.json``) keeps, per resource, the sorted names and the commit they
-were read
-at; ``make terraform-docs TF_PROVIDER_REPO=DIR`` writes it from a clone of the
-provider. The machines that build this project cannot download the provider, so the documentation is the provider
-spelling we can check against (the README's Terraform section says what is and is not checked).
+were read at; ``make terraform-docs TF_PROVIDER_REPO=DIR`` writes it from a clone of the provider. The machines that
+build this project cannot download the provider, so the documentation is the provider spelling we can check against (the
+README's Terraform section says what is and is not checked).
 
 This is a list of names per page, not a schema: it tells a misspelt or invented attribute from a documented one, not
 whether a documented name sits in the right block.

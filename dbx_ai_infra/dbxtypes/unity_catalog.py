@@ -2,8 +2,7 @@
 
 Known privileges are databricks-sdk's own ``catalog.Privilege`` enum (pinned in requirements.txt, read through the
 snapshot in `dbx_ai_infra.dbxtypes.sdk_types`), not a hand-copied list. Which privilege applies to which securable
-follows the
-Databricks docs, "Unity Catalog privileges and securable objects", privilege types by securable object (read
+follows the Databricks docs, "Unity Catalog privileges and securable objects", privilege types by securable object (read
 2026-12).
 """
 

@@ -25,8 +25,8 @@ PROJECT: Final = "dbx-ai-infra"
 # Clouds, attribute blocks and availability
 # --------------------------------------------------------------------------------------------------------------------
 
-# : The clouds (each one's facts: its profile, `dbx_ai_infra.dbxtypes.clouds`; the tables below are read off the
-# profiles).
+#: The clouds (each one's facts: its profile, `dbx_ai_infra.dbxtypes.clouds`; the tables below are read off the
+#: profiles).
 Cloud = Literal["aws", "azure", "gcp"]
 CLOUDS: Final[tuple[Cloud, ...]] = tuple(p.name for p in PROFILES)  # type: ignore[misc]
 CLOUD_NAMES: Final = MappingProxyType({p.name: p.display for p in PROFILES})

@@ -131,9 +131,8 @@ def claims_of(plan: Plan, source: str) -> unique_in_metastore.StackClaims:
 
 def metastore_violations(runs: Sequence[StackRun], policy_config: Any) -> None:
     """The many-stacks rule (`dbx_ai_infra.policies.rules.unique_in_metastore`): two stacks of the run that can share a
-    metastore
-    and create the same catalog, schema or storage root get the finding, each (naming both stack files), at the
-    rule's configured level; a mandatory one makes the stack's run exit 1."""
+    metastore and create the same catalog, schema or storage root get the finding, each (naming both stack files), at
+    the rule's configured level; a mandatory one makes the stack's run exit 1."""
     level = load_policy_config(policy_config).level(unique_in_metastore.RULE)
     planned = [r for r in runs if r.plan is not None]
     if level == "disabled" or len(planned) < 2:

@@ -35,8 +35,8 @@ from dbx_ai_infra.stackspec import LoadedStack, load_stack
 class Options:
     """What a build adds to the plan of resources."""
 
-    # : A policy config (`dbx_ai_infra.policies.registry.PolicyConfig`, or its JSON as Pulumi takes it); None: the
-    # defaults.
+    #: A policy config (`dbx_ai_infra.policies.registry.PolicyConfig`, or its JSON as Pulumi takes it); None: the
+    #: defaults.
     policy_config: Any = None
     #: A ``--prices`` file of price overrides.
     prices: str | None = None

@@ -2,13 +2,12 @@
 with Terraform (issue 30).
 
 The plan is the one the offline engine records from the Pulumi program (`dbx_ai_infra.engine.pipeline`), so the
-Terraform
-configuration holds the same resources with the same settings. Pulumi's provider is bridged from Databricks'
-Terraform provider, so each resource is the Terraform resource of the same name (``databricks:index/cluster:Cluster``
-is ``databricks_cluster``) and each argument the Terraform argument Pulumi camel-cased; where the bridge made a
-repeated block plural (``libraries``), Terraform spells it singular (``library``: `BLOCK_RENAMES`). A value that is
-another resource's id in the plan (the engine's stand-in) becomes a reference (``${databricks_instance_pool.NAME.id}``;
-a catalog by its ``name``, which is its id; a schema's id is ``<catalog>.<name>`` and a Volume's
+Terraform configuration holds the same resources with the same settings. Pulumi's provider is bridged from Databricks'
+Terraform provider, so each resource is the Terraform resource of the same name (``databricks:index/cluster:Cluster`` is
+``databricks_cluster``) and each argument the Terraform argument Pulumi camel-cased; where the bridge made a repeated
+block plural (``libraries``), Terraform spells it singular (``library``: `BLOCK_RENAMES`). A value that is another
+resource's id in the plan (the engine's stand-in) becomes a reference (``${databricks_instance_pool.NAME.id}``; a
+catalog by its ``name``, which is its id; a schema's id is ``<catalog>.<name>`` and a Volume's
 ``<catalog>.<schema>.<name>``, as the engine's stand-ins and the provider's docs say), and the plan's dependencies
 become ``depends_on``. The attribute names are tested against the provider's documentation
 (`dbx_ai_infra.dbxtypes.terraform_docs`).

@@ -13,8 +13,8 @@ Clouds: Databricks' AI Runtime documentation has an AWS edition
 CLI with AI Runtime") and an Azure one (learn.microsoft.com/en-us/azure/databricks/machine-learning/ai-runtime/); a
 search of Databricks' documentation on 2026-12-06 found no Google Cloud edition (docs.databricks.com/gcp has no
 ai-runtime pages, and its "Features with limited regional availability" page lists no serverless GPU), so GCP is
-refused. Per-region availability inside AWS and Azure
-is not published in a form we could read: it is not judged (the spec's resolve says so).
+refused. Per-region availability inside AWS and Azure is not published in a form we could read: it is not judged (the
+spec's resolve says so).
 """
 
 from __future__ import annotations

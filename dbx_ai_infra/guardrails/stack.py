@@ -14,9 +14,8 @@ from dbx_ai_infra.stackspec.models import InferenceSpec, TrainingSpec
 from .definitions import WorkloadLimits, policy_definition
 
 #: Headroom of a policy's dbus_per_hour ceiling over the catalog's DBU/h of the largest size. The workspace checks the
-# : ceiling with its own DBU table, which can sit a little above the catalog figures
-# (dbx_ai_infra/gpucatalog/node_types.yaml,
-#: from the 2026-04 list); without headroom the stack's own largest cluster could be refused.
+#: ceiling with its own DBU table, which can sit a little above the catalog figures (the 2026-04 list in
+#: dbx_ai_infra/gpucatalog/node_types.yaml); without headroom the stack's own largest cluster could be refused.
 DBU_CEILING_HEADROOM = 0.10
 
 

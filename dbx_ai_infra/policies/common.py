@@ -116,8 +116,7 @@ def looks_like_secret(key: Any, value: Any) -> str | None:
     return None
 
 
-# : What a role rule's outcome depends on (`dbx_ai_infra.policies.rule.Rule.reads`): the shape that decides the role
-# (workers,
-#: autoscale, tags, the job's tags) and the availability it judges (the cloud attribute blocks, the pool).
+#: What a role rule's outcome depends on (`dbx_ai_infra.policies.rule.Rule.reads`): the shape that decides the role
+#: (workers, autoscale, tags, the job's tags) and the availability it judges (the cloud attribute blocks, the pool).
 ROLE_READS = ("autoscale", "num_workers", "aws_attributes", "azure_attributes", "gcp_attributes", "instance_pool_id",
               "custom_tags", "job.tags")

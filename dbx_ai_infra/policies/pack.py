@@ -258,8 +258,7 @@ def build_policies(config: Any = None) -> list[ResourceValidationPolicy | StackV
     the stack budget as a ``StackValidationPolicy`` (it prices the stack: its limits come in the pack config).
 
     ``config`` is anything `dbx_ai_infra.policies.registry.load_policy_config` accepts; it sets enforcement levels (a
-    disabled
-    rule stays listed, with level ``disabled``) and the threshold defaults.
+    disabled rule stays listed, with level ``disabled``) and the threshold defaults.
     """
     cfg = load_policy_config(config)
     policies: list[ResourceValidationPolicy | StackValidationPolicy] = []

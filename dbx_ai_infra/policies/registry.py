@@ -1,8 +1,7 @@
 """The policies' front door: the rule lists (`dbx_ai_infra.policies.ruleset`), a team's own rules
-(`dbx_ai_infra.policies.team`), the policy
-config (`dbx_ai_infra.policies.config`) and the offline evaluators (`dbx_ai_infra.policies.evaluate`), each in the
-module of its job, named
-here for the callers that import them from one place (the pack, the engine, the command line, team rules)."""
+(`dbx_ai_infra.policies.team`), the policy config (`dbx_ai_infra.policies.config`) and the offline evaluators
+(`dbx_ai_infra.policies.evaluate`), each in the module of its job, named here for the callers that import them from one
+place (the pack, the engine, the command line, team rules)."""
 
 from __future__ import annotations
 

@@ -89,16 +89,14 @@ class Rule:
     #: The fields the rule's outcome depends on (dotted paths in the resource's API JSON, ``autoscale.min_workers``;
     #: ``job.tags``: the job's own, for a job cluster). Where one is unknown (Terraform's ``<known after apply>``: a
     #: data source, a variable with no value, an expression not evaluated), the evaluators report the rule as not
-    # : judged on that resource (`dbx_ai_infra.policies.evaluate.unknown_fields`): never a finding from an unknown,
-    # never a pass.
-    #: ``field(argument)`` reads an argument of the data source that selects the field (``spark_version(gpu)``).
+    #: judged on that resource (`dbx_ai_infra.policies.evaluate.unknown_fields`): never a finding from an unknown, never
+    #: a pass. ``field(argument)`` reads an argument of the data source that selects the field (``spark_version(gpu)``).
     reads: tuple[str, ...] = ()
     #: Whether the rule is about a view at all (the role rules: GPU compute; auto-termination: an all-purpose
     #: cluster): one it is not about is not reported as not judged. None: every view of its resource types.
     concerns: Callable[[View], bool] | None = None
-    # : For a rule whose typed ``settings`` live in another process (a team rule,
-    # `dbx_ai_infra.policies.team_process`): checks a
-    #: policy config's values for it there, returning the first problem's message or None.
+    #: For a rule whose typed ``settings`` live in another process (a team rule, `dbx_ai_infra.policies.team_process`):
+    #: checks a policy config's values for it there, returning the first problem's message or None.
     settings_check: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, repr=False,
                                                                              compare=False)
 

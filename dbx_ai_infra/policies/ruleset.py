@@ -85,8 +85,8 @@ ALL_RULES: tuple[Rule, ...] = (
     require_service_principal_job_owner.RULE,
 )
 #: Rules that judge a stack as a whole (its priced plan), not one resource: the pipeline calls them once per stack
-# : (`dbx_ai_infra.engine.pipeline.budget_violations`), never per resource; their names, levels and exceptions work as
-# any rule's.
+#: (`dbx_ai_infra.engine.pipeline.budget_violations`), never per resource; their names, levels and exceptions work as
+#: any rule's.
 STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE, require_registered_model.RULE, unique_in_metastore.RULE)
 #: A team's own resource rules, loaded from ``--rules DIR`` for this run (`use_team_rules`): judged like the built-in
 #: ones, after them.

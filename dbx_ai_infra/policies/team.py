@@ -133,13 +133,10 @@ def load(exec_module: Callable[[], None], where: str) -> None:
 def load_in_process(directory: str, loading: Callable[[str], None] = lambda path: None,
                     loaded: Callable[[str], None] = lambda path: None) -> list[Rule]:
     """A team's rule modules loaded in this process (`dbx_ai_infra.policies.team_worker`, the rules' own process;
-    elsewhere,
-    `dbx_ai_infra.policies.team_process.load_team_rules`): every ``*.py`` in ``directory`` (sorted), each defining
-    ``RULE``, a
-    `dbx_ai_infra.policies.rule.Rule` written against the documented API. A module that does not load, has no ``RULE``,
-    or
-    reuses a rule name is `InputError` naming the file and the fix. ``loading`` and ``loaded`` are called with each
-    module's path before and after it runs."""
+    elsewhere, `dbx_ai_infra.policies.team_process.load_team_rules`): every ``*.py`` in ``directory`` (sorted), each
+    defining ``RULE``, a `dbx_ai_infra.policies.rule.Rule` written against the documented API. A module that does not
+    load, has no ``RULE``, or reuses a rule name is `InputError` naming the file and the fix. ``loading`` and ``loaded``
+    are called with each module's path before and after it runs."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError.single(directory, "--rules", "is not a directory.", "pass the directory of rule modules.")

@@ -2,12 +2,10 @@
 DIR``).
 
 `start` begins one process per rule directory (`dbx_ai_infra.policies.team_worker`), which loads the modules and says
-what rules
-they define; the rules this side holds are those rules with a `RemoteCheck` for a check. The evaluators
+what rules they define; the rules this side holds are those rules with a `RemoteCheck` for a check. The evaluators
 (`dbx_ai_infra.policies.evaluate`) send the calls of many resources in one message (`TeamBatch`), so a run with team
-rules pays
-one process start and a few round trips, not one per call (bench/RESULTS.md, "team rules"); a call outside a batch
-(the CrossGuard pack, one resource at a time) is a batch of one.
+rules pays one process start and a few round trips, not one per call (bench/RESULTS.md, "team rules"); a call outside a
+batch (the CrossGuard pack, one resource at a time) is a batch of one.
 
 Whatever a rule does there, this side sees it and names it: an answer that does not come within ``timeout`` seconds
 (the process is killed), the end of the process (``posix._exit``, ``os.execv``, a signal), a write to file
@@ -272,9 +270,8 @@ def _rule(process: TeamProcess, meta: Mapping[str, Any], where: str) -> Rule:
 def load_team_rules(directory: str, timeout: float | None = None) -> list[Rule]:
     """A team's rule modules (``--rules DIR``): every ``*.py`` in ``directory`` (sorted), each defining ``RULE``, a
     `dbx_ai_infra.policies.rule.Rule` written against the documented API. They are code the user trusts, but they run
-    in a
-    process of their own (`TeamProcess`): loading one runs it there. The rules returned are the team's, their checks
-    calls into that process (``timeout``: the seconds a rule may take over one resource). A module that does not
+    in a process of their own (`TeamProcess`): loading one runs it there. The rules returned are the team's, their
+    checks calls into that process (``timeout``: the seconds a rule may take over one resource). A module that does not
     load, has no ``RULE``, or reuses a rule name is `InputError` naming the file and the fix."""
     if not Path(directory).is_dir():
         raise InputError.single(directory, "--rules", "is not a directory.", "pass the directory of rule modules.")

@@ -1,13 +1,12 @@
 """The process a team's rules (``--rules DIR``) run in: started by `dbx_ai_infra.policies.team_process`, never by hand.
 
 It loads the team's modules (`dbx_ai_infra.policies.team.load_in_process`), says what rules they define, then judges
-batches of
-calls. What a rule writes, to ``sys.stdout`` or to file descriptors 1 and 2, lands in a file its parent gave it as
-both, and goes back with the call's answer (the parent shows it as the rule's own); what a rule does to this process
-(``posix._exit``, ``os.execv``, a signal, a hang) ends only this process, which the parent reads as the rule's
+batches of calls. What a rule writes, to ``sys.stdout`` or to file descriptors 1 and 2, lands in a file its parent gave
+it as both, and goes back with the call's answer (the parent shows it as the rule's own); what a rule does to this
+process (``posix._exit``, ``os.execv``, a signal, a hang) ends only this process, which the parent reads as the rule's
 failure. The protocol (`dbx_ai_infra.policies.team_process`): frames of a 4-byte big-endian length and a payload;
-requests are
-pickled by the parent (which this process trusts), answers are JSON (which the parent trusts no further than JSON).
+requests are pickled by the parent (which this process trusts), answers are JSON (which the parent trusts no further
+than JSON).
 """
 
 from __future__ import annotations

@@ -3,10 +3,9 @@
 :func:`load_prices` builds a :class:`PriceBook` from
 
 1. ``dbx_ai_infra/pricing/rates.yaml``: $/DBU per cloud, tier and compute kind, and the spot/on-demand VM price factor
-per cloud;
+   per cloud;
 2. the GPU node catalog (``dbx_ai_infra/gpucatalog/node_types.yaml``): VM $/h on demand and DBU/h per node type. Those
-figures
-   are not copied into ``rates.yaml``: the catalog is their one source of truth;
+   figures are not copied into ``rates.yaml``: the catalog is their one source of truth;
 3. any number of :class:`PriceOverrides` (a ``--prices`` file, a stack's ``dbx-ai-infra:pricing`` config), applied
    in order, so a later override wins.
 
@@ -282,8 +281,8 @@ class PriceBook:
         self.source_descriptions = source_descriptions
         #: ``{cloud: {workload_type: (serving DBU/h, where it came from)}}``: the overrides' serving rates.
         self.serving_overrides = serving_overrides or {}
-        # : The region priced per cloud and its tables (`dbx_ai_infra.pricing.regions`); None: the reference regions
-        # only.
+        #: The region priced per cloud and its tables (`dbx_ai_infra.pricing.regions`); None: the reference regions
+        #: only.
         self.regional = regional
         #: Clouds whose spot factor an override sets: it prices every node type of the cloud, over the per-type rows.
         self.spot_overridden = spot_overridden

@@ -150,14 +150,13 @@ def diff_costs(base: Plan | Mapping[str, Any], head: Plan | Mapping[str, Any]) -
     "by_workload": {role: {base, head, delta}}, "unpriced": {"base": n, "head": n}}``. ``status`` is ``added``
     (head only), ``removed`` (base only), ``changed`` or ``unchanged``; ``changes`` names the compared fields that
     differ and ``what`` says how the facts behind the price changed, in words (``nodes 3 -> 5``);
-    ``base``/``head`` hold ``hourly``, ``hourly_max``,
-    ``monthly_min``, ``monthly_expected``, ``monthly_max`` and ``unpriced`` (``None`` on the absent side);
-    ``delta`` is head - base for each number, counting an absent side as 0 and an unpriced one as unknown (None).
-    Resources are paired by URN, then the rest by type and name without the stack prefix (another stack);
-    ``matched_by`` says ``name`` when any pair was made that way, else ``urn``.
-    Rows come in head order, then the removed ones in base order. A plan against itself gives all zeros.
-    ``sizing`` lists the workloads whose sizing line (`SizingLine.text`) differs: ``{workload, base, head}``, so a
-    reviewer sees why a node changed.
+    ``base``/``head`` hold ``hourly``, ``hourly_max``, ``monthly_min``, ``monthly_expected``, ``monthly_max`` and
+    ``unpriced`` (``None`` on the absent side); ``delta`` is head - base for each number, counting an absent side as 0
+    and an unpriced one as unknown (None). Resources are paired by URN, then the rest by type and name without the stack
+    prefix (another stack); ``matched_by`` says ``name`` when any pair was made that way, else ``urn``. Rows come in
+    head order, then the removed ones in base order. A plan against itself gives all zeros. ``sizing`` lists the
+    workloads whose sizing line (`SizingLine.text`) differs: ``{workload, base, head}``, so a reviewer sees why a node
+    changed.
     """
     b_plan, h_plan = coerce_plan(base, "base"), coerce_plan(head, "head")
     b_cost, h_cost = _cost_of(b_plan, "base"), _cost_of(h_plan, "head")

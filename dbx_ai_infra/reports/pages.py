@@ -425,8 +425,7 @@ def _merged_reference(contexts: list[tuple[str, dict[str, Any]]]) -> dict[str, A
 
 def render_combined(runs: list[Any], *, html: bool, against: str | None, title: str = "Stack review") -> str:
     """One report for several stacks (``runs``: `dbx_ai_infra.engine.multi.StackRun`, already in report order): a
-    summary
-    line per stack, changed stacks in full, unchanged ones folded away, errors with their message, and the
+    summary line per stack, changed stacks in full, unchanged ones folded away, errors with their message, and the
     assumptions and price sources once."""
     from markupsafe import Markup
 

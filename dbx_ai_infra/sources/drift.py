@@ -4,9 +4,8 @@ The stack's clusters, jobs and instance pools (its plan, run offline) are matche
 an export) by name: a cluster's ``cluster_name``, a job's ``name``, a pool's ``instance_pool_name``, each of which
 the components set from the stack and resource name (``prod-inference``). Then, per matched resource, the fields the
 stack decides are compared through the one reading of a cluster (`dbx_ai_infra.dbxtypes.shape`): node types, size or
-autoscale
-range, availability, ``first_on_demand``, runtime, the stack's tags, and whether a cluster policy applies. A job's
-job clusters are compared by ``job_cluster_key``.
+autoscale range, availability, ``first_on_demand``, runtime, the stack's tags, and whether a cluster policy applies. A
+job's job clusters are compared by ``job_cluster_key``.
 
 Findings are `Violation`s (advisory), so every output format carries them:
 

@@ -143,9 +143,8 @@ class TerraformPricing:
 def serving_cloud(items: list[ExportItem], region: str | None) -> str | None:
     """The cloud of an input that names no cloud but serves Model Serving endpoints (a serving-only module): the one
     cloud that offers every GPU or CPU workload type its endpoints name (dbx_ai_infra/gpucatalog/serving_types.yaml:
-    AWS's
-    MULTIGPU_MEDIUM is offered on no other cloud) and whose regions have the form of ``--region``; None when the input
-    serves nothing, names its cloud otherwise, or when no one cloud fits (`terraform_plan` then says what it
+    AWS's MULTIGPU_MEDIUM is offered on no other cloud) and whose regions have the form of ``--region``; None when the
+    input serves nothing, names its cloud otherwise, or when no one cloud fits (`terraform_plan` then says what it
     priced)."""
     endpoints = [i for i in items if i.resource_type == MODEL_SERVING_ENDPOINT]
     catalog = load_catalog()

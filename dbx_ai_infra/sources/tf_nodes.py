@@ -13,11 +13,10 @@ GPUs, and none when it is 0; ``min_cores``; ``min_memory_gb``; ``gb_per_core``; 
 ``arm``/``graviton``). The same walk over our node catalog gives the node type Databricks would pick where the catalog
 lists every candidate: the GPU node types (the catalog is the list of GPU node types Databricks offers). A CPU pick
 (``min_gpus`` 0) is made over the CPU node catalog (dbx_ai_infra/gpucatalog/cpu_node_types.json: the common families,
-not every
-type a workspace lists), said as the catalog's choice; ``local_disk`` is read from the node type's name by the
-cloud's naming rules (`local_disk`), and left unresolved where the name does not tell (GCP). A pick that filters on
-what the catalogs do not hold (Graviton, fleet, Photon, IO cache, port forwarding, a CPU category, a local disk
-size) is not made. For a GPU pick local disks are said, not filtered. Every choice and every refusal is a note.
+not every type a workspace lists), said as the catalog's choice; ``local_disk`` is read from the node type's name by the
+cloud's naming rules (`local_disk`), and left unresolved where the name does not tell (GCP). A pick that filters on what
+the catalogs do not hold (Graviton, fleet, Photon, IO cache, port forwarding, a CPU category, a local disk size) is not
+made. For a GPU pick local disks are said, not filtered. Every choice and every refusal is a note.
 """
 
 from __future__ import annotations
@@ -138,8 +137,7 @@ def local_disk(cloud: str, node_type_id: str) -> bool | None:
 def _cpu_pick(head: str, args: Mapping[str, Any], cloud: str, catalog: Catalog) -> Pick:
     """A CPU pick (``min_gpus`` 0: ``Smallest`` then skips every GPU node type) over the catalog's CPU node types
     (dbx_ai_infra/gpucatalog/cpu_node_types.json), sorted as ``Smallest`` sorts (cores, memory, local disks, id). The
-    catalog
-    holds the common families, not every node type a workspace lists, so the pick is said to be the catalog's: a
+    catalog holds the common families, not every node type a workspace lists, so the pick is said to be the catalog's: a
     smaller type outside it may be the workspace's choice."""
     disk = bool(args.get("local_disk"))
     if args.get("local_disk_min_size"):

@@ -14,9 +14,9 @@ user's cache directory, keyed by the SHA-256 of its bytes, its syntax and the pa
 
 The files not in the cache are first given to a quick reader in this process (`dbx_ai_infra.sources.hclfast`: plain
 HCL, python-hcl2's own tree about ten times faster); those it declines are parsed by python-hcl2, in worker
-processes when there are at least `PARALLEL_FROM` of them and
-more than one core (``concurrent.futures``; ``STACKPLAN_PARSE_WORKERS=N`` sets how many, ``1`` none), each worker a
-chunk of files; fewer are parsed in this process, where starting workers would cost more than it saves.
+processes when there are at least `PARALLEL_FROM` of them and more than one core (``concurrent.futures``;
+``STACKPLAN_PARSE_WORKERS=N`` sets how many, ``1`` none), each worker a chunk of files; fewer are parsed in this
+process, where starting workers would cost more than it saves.
 """
 
 from __future__ import annotations

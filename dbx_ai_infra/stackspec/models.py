@@ -654,9 +654,9 @@ class WorkloadUsageSpec(_Spec):
 
 class UsageSpec(_Spec):
     """Usage assumptions for the monthly cost estimate (defaults: `dbx_ai_infra.dbxtypes.vocabulary.USAGE_DEFAULTS`). A
-    key that
-    names a workload (or a role: the default of every workload of that role) holds that workload's own assumptions
-    (`WorkloadUsageSpec`): ``usage: {inference_hours_per_month: 300, embed: {inference_hours_per_month: 100}}``."""
+    key that names a workload (or a role: the default of every workload of that role) holds that workload's own
+    assumptions (`WorkloadUsageSpec`):
+    ``usage: {inference_hours_per_month: 300, embed: {inference_hours_per_month: 100}}``."""
 
     model_config = ConfigDict(extra="allow", frozen=True, strict=True, allow_inf_nan=False)
     __pydantic_extra__: dict[str, WorkloadUsageSpec] = Field(init=False)

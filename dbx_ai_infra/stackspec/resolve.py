@@ -152,9 +152,8 @@ class ResolvedStack:
     source: str
     workloads: dict[str, Workload] = field(default_factory=dict)
     endpoints: dict[str, Endpoint] = field(default_factory=dict)
-    # : The policy limits the spec was validated against (`dbx_ai_infra.policies.registry.PolicyConfig.limits`: a
-    # mandatory
-    #: policy's threshold, infinite for an advisory or disabled one); empty: the defaults.
+    #: The policy limits the spec was validated against (`dbx_ai_infra.policies.registry.PolicyConfig.limits`: a
+    #: mandatory policy's threshold, infinite for an advisory or disabled one); empty: the defaults.
     limits: Mapping[str, Any] = field(default_factory=dict)
     #: What the stack may do but should hear about (a pinned serving type databricks-sdk does not list).
     warnings: list[str] = field(default_factory=list)

@@ -1,12 +1,10 @@
 """The commands of ``python -m stackplan``: each takes the parsed arguments, builds its typed report document
 (`dbx_ai_infra.reports.reportdoc`) through the pipeline (`dbx_ai_infra.engine.pipeline`), writes it in the asked format
-(the
-registry, `dbx_ai_infra.reports.formats`) and returns its exit code (`dbx_ai_infra.engine.exits`).
+(the registry, `dbx_ai_infra.reports.formats`) and returns its exit code (`dbx_ai_infra.engine.exits`).
 
 Each command declares itself (`dbx_ai_infra.cli.commands.args.Command`: its arguments, its usage checks, where its work
 lives) in a light module, listed here by name; ``dbx_ai_infra/cli/cli.py`` only builds the parser from them and
-dispatches.
-A new command is its declaration, its work, and a line here.
+dispatches. A new command is its declaration, its work, and a line here.
 """
 
 from __future__ import annotations

@@ -24,8 +24,7 @@ Run = Callable[[argparse.Namespace], int]
 
 def exit_codes(**meanings: str) -> str:
     """The exit codes as ``--help`` lists them (`dbx_ai_infra.engine.exits.MEANINGS`; ``meanings``: a command's own, by
-    the
-    code's name in `dbx_ai_infra.engine.exits`, ``EXIT_VIOLATIONS="..."``)."""
+    the code's name in `dbx_ai_infra.engine.exits`, ``EXIT_VIOLATIONS="..."``)."""
     own = {getattr(exits, name): text for name, text in meanings.items()}
     lines = ["exit codes:"]
     for code, meaning in exits.MEANINGS.items():

@@ -1,10 +1,8 @@
 """The record of a cloud: everything the rest of the project reads about one cloud, in one module per cloud
 (`dbx_ai_infra.dbxtypes.clouds`). The per-cloud tables of `dbx_ai_infra.dbxtypes.vocabulary` are built from these
-records; the node catalog,
-the spec's tag checks, the components' attribute blocks and the policies read them. A new cloud is a profile module,
-a line in the registry, its word in `dbx_ai_infra.dbxtypes.vocabulary.Cloud`, and its data rows (node types, serving
-workload
-types, DBU rates and spot factors)."""
+records; the node catalog, the spec's tag checks, the components' attribute blocks and the policies read them. A new
+cloud is a profile module, a line in the registry, its word in `dbx_ai_infra.dbxtypes.vocabulary.Cloud`, and its data
+rows (node types, serving workload types, DBU rates and spot factors)."""
 
 from __future__ import annotations
 
@@ -45,9 +43,8 @@ class CloudProfile:
     node_id: re.Pattern[str]
     #: A node type id of this cloud that names a CPU machine (None: cannot tell from the name).
     cpu_node: Callable[[str], bool | None]
-    # : The region whose list prices the data files hold when a stack names none (`dbx_ai_infra/pricing/rates.yaml`,
-    # the node
-    #: catalog's VM prices), what a region name of this cloud looks like, and one for an error's fix.
+    #: The region whose list prices the data files hold when a stack names none (`dbx_ai_infra/pricing/rates.yaml`, the
+    #: node catalog's VM prices), what a region name of this cloud looks like, and one for an error's fix.
     reference_region: str = ""
     region_name: re.Pattern[str] = re.compile(r"^$")
     region_example: str = ""

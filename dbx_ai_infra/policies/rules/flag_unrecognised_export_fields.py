@@ -4,8 +4,7 @@ A document read by ``check --cluster-json`` or ``--workspace`` may be a response
 read-only fields) or a request someone would send; the API-conformance rule judges its shapes, and this rule names
 the fields and enum values outside the union of what databricks-sdk's request and response types and the API
 reference define (`dbx_ai_infra.policies.rules.require_api_conformance.RESPONSE_EXTRA`): a newer field, or a typo. What
-the
-project generates (the Pulumi inputs) stays strict: there an unknown field is the conformance rule's, mandatory.
+the project generates (the Pulumi inputs) stays strict: there an unknown field is the conformance rule's, mandatory.
 """
 
 from __future__ import annotations

@@ -2,11 +2,10 @@
 
 The generator and the other rules agree with each other; this rule makes them agree with the API. Each resource is
 read as the REST API JSON it becomes (snake_case, as `dbx_ai_infra.dbxtypes.shape.normalize_props` gives it) and walked
-against
-databricks-sdk's own dataclasses and enums (pinned in requirements.txt): a field the API type does not have, or an
-enum value the SDK does not know, is a violation naming its path. The documented cross-field limits the SDK types
-cannot express are checked here too (a pool keeps idle instances at most 10,000 minutes; a privilege must apply to
-its securable). An autoscale range (``max_workers`` above ``min_workers``) is the worker-bounds rule's.
+against databricks-sdk's own dataclasses and enums (pinned in requirements.txt): a field the API type does not have, or
+an enum value the SDK does not know, is a violation naming its path. The documented cross-field limits the SDK types
+cannot express are checked here too (a pool keeps idle instances at most 10,000 minutes; a privilege must apply to its
+securable). An autoscale range (``max_workers`` above ``min_workers``) is the worker-bounds rule's.
 
 API types used (databricks-sdk): ``compute.ClusterSpec`` (Pulumi clusters) or ``compute.ClusterDetails`` (exported
 Clusters API JSON), ``compute.Library``, ``jobs.JobSettings``, ``compute.InstancePoolAndStats``,
@@ -16,9 +15,8 @@ Clusters API JSON), ``compute.Library``, ``jobs.JobSettings``, ``compute.Instanc
 Read from Terraform (``check --terraform``/``--terraform-plan``: a view's ``terraform``), a resource is written in the
 provider's schema, not the API's: every argument the provider documents for the resource
 (`dbx_ai_infra.dbxtypes.terraform_docs`, the snapshot of ``docs/resources/*.md`` of terraform-provider-databricks at
-the pinned
-tag: ``git_source { url }``, ``parameter``, ``environment`` on ``databricks_job``) is a field, and ``dynamic`` (a
-Terraform construct that generates blocks, never an argument) is never reported as one.
+the pinned tag: ``git_source { url }``, ``parameter``, ``environment`` on ``databricks_job``) is a field, and
+``dynamic`` (a Terraform construct that generates blocks, never an argument) is never reported as one.
 """
 
 from __future__ import annotations
@@ -61,9 +59,8 @@ MAX_POOL_IDLE_MINUTES = 10_000
 REQUEST_TWIN: Mapping[str, str] = {"compute.ClusterDetails": "compute.ClusterSpec"}
 #: ... and fields Databricks writes in its responses that the pinned databricks-sdk does not model (seen in
 #: clusters/get, clusters/list and instance-pools/list responses of real workspaces; Clusters API reference, the
-# : ClusterDetails and SparkNode objects; read 2026-12). A value is a field description as
-# `dbx_ai_infra.dbxtypes.sdk_types`
-#: gives it ({}: not looked into).
+#: ClusterDetails and SparkNode objects; read 2026-12). A value is a field description as
+#: `dbx_ai_infra.dbxtypes.sdk_types` gives it ({}: not looked into).
 RESPONSE_EXTRA: Mapping[str, Mapping[str, Any]] = {
     "compute.ClusterDetails": {k: {} for k in (
         "disk_spec", "instance_source", "driver_instance_source", "effective_spark_version", "last_activity_time",
@@ -119,9 +116,8 @@ def conformance(type_name: str, data: Any, path: str = "", skip: frozenset[str] 
                 lenient: bool = False, documented: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     """Where ``data`` (API JSON) does not fit the databricks-sdk type ``type_name`` (``compute.ClusterSpec``, read
     from the SDK snapshot in `dbx_ai_infra.dbxtypes.sdk_types`): (wrong shapes and, unless ``lenient``, unknown fields
-    and enum
-    values; the unknown fields and enum values of a ``lenient`` walk). Map-typed fields (tags, Spark conf) are not
-    looked into. ``documented``: names a Terraform resource may hold at any depth (`terraform_fields`), accepted
+    and enum values; the unknown fields and enum values of a ``lenient`` walk). Map-typed fields (tags, Spark conf) are
+    not looked into. ``documented``: names a Terraform resource may hold at any depth (`terraform_fields`), accepted
     where the API type has no such field (the docs list names per resource, not per block)."""
     short = type_name.split(".", 1)[1]
     if data == UNKNOWN_VALUE:  # known only after apply: not judged as a value

@@ -1,9 +1,7 @@
 """Generate the VM price data of the cost model from public price lists: ``dbx_ai_infra/pricing/vm_prices.json``
-(on-demand and
-spot $/h per cloud, region and node type, for the GPU node types of the catalog and the common CPU families) and
-``dbx_ai_infra/gpucatalog/cpu_node_types.json`` (the CPU node types: vCPUs, memory and DBU/h as Databricks lists them,
-and the
-reference region's on-demand price).
+(on-demand and spot $/h per cloud, region and node type, for the GPU node types of the catalog and the common CPU
+families) and ``dbx_ai_infra/gpucatalog/cpu_node_types.json`` (the CPU node types: vCPUs, memory and DBU/h as Databricks
+lists them, and the reference region's on-demand price).
 
 The sources are read from files on disk (fetch their repositories first; nothing fetched is committed), each named
 with the commit it was read at::
