@@ -1,7 +1,6 @@
 """``python -m stackplan``: argument parsing and dispatch. Each command declares its arguments and usage checks
 (`dbx_ai_infra.cli.commands`, listed in ``COMMANDS``); its work builds a report through `dbx_ai_infra.engine.pipeline`
-and writes it
-through the format registry, `dbx_ai_infra.reports.formats`.
+and writes it through the format registry, `dbx_ai_infra.reports.formats`.
 
 Exit codes: a public contract, stated once in `dbx_ai_infra.engine.exits` (``--help`` prints them).
 """

@@ -1,8 +1,7 @@
 """The offline evaluators: every rule over a resource, a plan, a workspace export or Clusters API JSON.
 
 The CrossGuard pack (``dbx_ai_infra/policies/pack.py``) and these evaluators run the same code path, `rule_messages`,
-so a plan
-evaluated offline and the same resources analysed by the pack over gRPC give the same violations.
+so a plan evaluated offline and the same resources analysed by the pack over gRPC give the same violations.
 """
 
 from __future__ import annotations
@@ -283,10 +282,8 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
 
 def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]:
     """Violations of a workspace export's items (`dbx_ai_infra.policies.items.ExportItem`): clusters, jobs (their job
-    and task
-    clusters) and instance pools, read as API JSON. Role rules judge only AI compute
-    (`dbx_ai_infra.dbxtypes.shape.is_gpu_compute`
-    or a ``workload_type`` tag); other clusters meet the generic rules."""
+    and task clusters) and instance pools, read as API JSON. Role rules judge only AI compute
+    (`dbx_ai_infra.dbxtypes.shape.is_gpu_compute` or a ``workload_type`` tag); other clusters meet the generic rules."""
     return audit_export(items, config)[0]
 
 
@@ -297,10 +294,9 @@ OnItem = Callable[[int, Any, list[ClusterShape]], None]
 def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[str, str] | None = None,
                  on_item: OnItem | None = None) -> tuple[list[Violation], dict[str, int]]:
     """`evaluate_export` and `dbx_ai_infra.policies.items.summary` of the same items, each cluster definition read once
-    (and
-    dropped once judged: only the findings and the counts are kept). ``used_by``
-    (`dbx_ai_infra.policies.items.job_runs_on`
-    of all the items) lets ``items`` be a stream read once; without it the items are listed to work it out."""
+    (and dropped once judged: only the findings and the counts are kept). ``used_by``
+    (`dbx_ai_infra.policies.items.job_runs_on` of all the items) lets ``items`` be a stream read once; without it the
+    items are listed to work it out."""
     if used_by is None:
         items = list(items)
         used_by = job_runs_on(items)
