@@ -1230,65 +1230,96 @@ def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _floor_headline(summary: dict[str, Any]) -> list[str]:
+    if "floor" not in summary:
+        return []
+    f = summary["floor"]
+    ratios = ", ".join(f"{k} {v:.2f}x" for k, v in f["preview_ratios"].items())
+    verdict = "within" if max(f["all_ratio"], f["all_check_ratio"]) <= 1.5 else "OVER"
+    return [f"- Floor (`import pulumi_databricks`): {secs(f['floor'])}; preview / floor: {ratios}.",
+            f"- All {len(STACKS)} stacks in one process: `preview --all` {f['all_ratio']:.2f}x the floor, "
+            f"`check --all --format sarif` {f['all_check_ratio']:.2f}x ({verdict} the 1.5x goal)."]
+
+
+def _growth_headline(summary: dict[str, Any]) -> list[str]:
+    if "growth" not in summary:
+        return []
+    g = summary["growth"]
+    r = g["results"][g["big"]]
+    return [f"- Growth: {g['big']:,} clusters take {secs(r['wall'])} as a `check` process "
+            f"({us(r['marginal'])} marginal per cluster, peak {mib(r['rss'])}) and {ms(r['inproc'])} "
+            f"in-process ({us(r['inproc'] / g['big'])} per cluster); per-cluster ratio {g['big']:,}/"
+            f"{g['prev']:,}: {g['linear_inproc']:.2f} in-process"
+            + (f", {g['linear_marginal']:.2f} process marginal" if g["linear_marginal"] else "") + "."]
+
+
+def _export_floor_headline(summary: dict[str, Any]) -> list[str]:
+    if "floor" not in summary or "growth" not in summary:
+        return []
+    g, floor = summary["growth"], summary["floor"]["floor"]
+    if not any(r["wall"] < floor for r in g["results"].values()):
+        return ["- `check --cluster-json` is above the floor at every size."]
+    n0 = min(g["results"])
+    return [f"- `check --cluster-json` does not import pulumi_databricks: its process at {n0:,} clusters takes "
+            f"{secs(g['results'][n0]['wall'])}, {g['results'][n0]['wall'] / floor:.2f}x the floor, and "
+            f"stays below the floor up to {max(n for n, r in g['results'].items() if r['wall'] < floor):,} "
+            "clusters."]
+
+
+def _audit_headline(summary: dict[str, Any]) -> list[str]:
+    if "audit" not in summary:
+        return []
+    a = summary["audit"]
+    r = a["results"][a["big"]]
+    linear = "linear" if 1 / LINEAR_WITHIN <= a["linear"] <= LINEAR_WITHIN else "NOT linear"
+    return [f"- Workspace audit: {a['big']:,} clusters and jobs in {secs(r['wall'])} as a process "
+            f"(peak {mib(r['rss'])}), {ms(r['inproc'])} in-process; per-object ratio at the two largest "
+            f"sizes {a['linear']:.2f} ({linear})."]
+
+
+def _advise_headline(summary: dict[str, Any]) -> list[str]:
+    if "advise" not in summary:
+        return []
+    a = summary["advise"]
+    r = a["results"][a["big"]]
+    within = "within" if r["analysis"] <= ADVISE_SCAN_GOAL * r["scan_all"] else "OVER"
+    memory = "under" if r["analysis_rss"] <= ADVISE_RSS_GOAL_MIB else "OVER"
+    return [f"- Advise: {a['big']:,} gpu_timeline rows (Parquet) analysed in {secs(r['analysis'])}, "
+            f"{r['analysis'] / r['scan_all']:.2f}x one DuckDB scan of the export files "
+            f"({secs(r['scan_all'])}; {within} the {ADVISE_SCAN_GOAL:g}x goal), "
+            f"{r['analysis'] / r['scan']:.2f}x the scan of gpu_timeline alone ({secs(r['scan'])}), "
+            f"{r['analysis_cpu'] / r['scan_cpu']:.2f}x the scan's CPU time, peak "
+            f"{mib(r['analysis_rss'])} ({memory} the {ADVISE_RSS_GOAL_MIB} MiB goal); the whole `advise` "
+            f"process {secs(r['process'])}, peak {mib(r['process_rss'])}; "
+            f"{a['marginal'] * 1e9:.0f} ns per added row."]
+
+
+def _peer_headline(summary: dict[str, Any]) -> list[str]:
+    if not summary.get("peer"):
+        return []
+    parts = [f"{n:,} clusters: ours {secs(p['ours'])} vs checkov {secs(p['checkov'])} "
+             f"({p['ours'] / p['checkov']:.2f}x time, {p['ours_rss'] / p['checkov_rss']:.2f}x memory"
+             f"{'' if p['honest'] else ', findings DIFFER'})" for n, p in summary["peer"]["sizes"].items()]
+    return ["- Peer: " + "; ".join(parts) + "."]
+
+
+def _terraform_headline(summary: dict[str, Any]) -> list[str]:
+    if not summary.get("terraform"):
+        return []
+    t = summary["terraform"]
+    return [f"- Terraform code: `check --terraform` of {t['n']:,} files {t['serial']:.2f}x the floor as "
+            f"the reader ran before (python-hcl2 alone, one process, no cache), {t['cold']:.2f}x cold (the "
+            f"fast reader, python-hcl2 for the rest, cached), {t['warm']:.2f}x warm; the same findings: "
+            f"{'yes' if t['same'] else 'NO'}."]
+
+
+#: The headline's lines, in order: each section's lines (none when the run did not measure it).
+HEADLINE_SECTIONS = (_floor_headline, _growth_headline, _export_floor_headline, _audit_headline, _advise_headline,
+                     _peer_headline, _terraform_headline)
+
+
 def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
-    lines = ["## Headline", ""]
-    if "floor" in summary:
-        f = summary["floor"]
-        ratios = ", ".join(f"{k} {v:.2f}x" for k, v in f["preview_ratios"].items())
-        lines.append(f"- Floor (`import pulumi_databricks`): {secs(f['floor'])}; preview / floor: {ratios}.")
-        verdict = "within" if max(f["all_ratio"], f["all_check_ratio"]) <= 1.5 else "OVER"
-        lines.append(f"- All {len(STACKS)} stacks in one process: `preview --all` {f['all_ratio']:.2f}x the floor, "
-                     f"`check --all --format sarif` {f['all_check_ratio']:.2f}x ({verdict} the 1.5x goal).")
-    if "growth" in summary:
-        g = summary["growth"]
-        r = g["results"][g["big"]]
-        lines.append(f"- Growth: {g['big']:,} clusters take {secs(r['wall'])} as a `check` process "
-                     f"({us(r['marginal'])} marginal per cluster, peak {mib(r['rss'])}) and {ms(r['inproc'])} "
-                     f"in-process ({us(r['inproc'] / g['big'])} per cluster); per-cluster ratio {g['big']:,}/"
-                     f"{g['prev']:,}: {g['linear_inproc']:.2f} in-process"
-                     + (f", {g['linear_marginal']:.2f} process marginal" if g["linear_marginal"] else "") + ".")
-    if "floor" in summary and "growth" in summary:
-        g, floor = summary["growth"], summary["floor"]["floor"]
-        n0 = min(g["results"])
-        lines.append(f"- `check --cluster-json` does not import pulumi_databricks: its process at {n0:,} clusters "
-                     f"takes "
-                     f"{secs(g['results'][n0]['wall'])}, {g['results'][n0]['wall'] / floor:.2f}x the floor, and "
-                     f"stays below the floor up to {max(n for n, r in g['results'].items() if r['wall'] < floor):,} "
-                     "clusters." if any(r["wall"] < floor for r in g["results"].values()) else
-                     "- `check --cluster-json` is above the floor at every size.")
-    if "audit" in summary:
-        a = summary["audit"]
-        r = a["results"][a["big"]]
-        linear = "linear" if 1 / LINEAR_WITHIN <= a["linear"] <= LINEAR_WITHIN else "NOT linear"
-        lines.append(f"- Workspace audit: {a['big']:,} clusters and jobs in {secs(r['wall'])} as a process "
-                     f"(peak {mib(r['rss'])}), {ms(r['inproc'])} in-process; per-object ratio at the two largest "
-                     f"sizes {a['linear']:.2f} ({linear}).")
-    if "advise" in summary:
-        a = summary["advise"]
-        r = a["results"][a["big"]]
-        within = "within" if r["analysis"] <= ADVISE_SCAN_GOAL * r["scan_all"] else "OVER"
-        memory = "under" if r["analysis_rss"] <= ADVISE_RSS_GOAL_MIB else "OVER"
-        lines.append(f"- Advise: {a['big']:,} gpu_timeline rows (Parquet) analysed in {secs(r['analysis'])}, "
-                     f"{r['analysis'] / r['scan_all']:.2f}x one DuckDB scan of the export files "
-                     f"({secs(r['scan_all'])}; {within} the {ADVISE_SCAN_GOAL:g}x goal), "
-                     f"{r['analysis'] / r['scan']:.2f}x the scan of gpu_timeline alone ({secs(r['scan'])}), "
-                     f"{r['analysis_cpu'] / r['scan_cpu']:.2f}x the scan's CPU time, peak "
-                     f"{mib(r['analysis_rss'])} ({memory} the {ADVISE_RSS_GOAL_MIB} MiB goal); the whole `advise` "
-                     f"process {secs(r['process'])}, peak {mib(r['process_rss'])}; "
-                     f"{a['marginal'] * 1e9:.0f} ns per added row.")
-    if summary.get("peer"):
-        parts = []
-        for n, p in summary["peer"]["sizes"].items():
-            parts.append(f"{n:,} clusters: ours {secs(p['ours'])} vs checkov {secs(p['checkov'])} "
-                         f"({p['ours'] / p['checkov']:.2f}x time, {p['ours_rss'] / p['checkov_rss']:.2f}x memory"
-                         f"{'' if p['honest'] else ', findings DIFFER'})")
-        lines.append("- Peer: " + "; ".join(parts) + ".")
-    if summary.get("terraform"):
-        t = summary["terraform"]
-        lines.append(f"- Terraform code: `check --terraform` of {t['n']:,} files {t['serial']:.2f}x the floor as "
-                     f"the reader ran before (python-hcl2 alone, one process, no cache), {t['cold']:.2f}x cold (the "
-                     f"fast reader, python-hcl2 for the rest, cached), {t['warm']:.2f}x warm; the same findings: "
-                     f"{'yes' if t['same'] else 'NO'}.")
+    lines = ["## Headline", "", *(line for section in HEADLINE_SECTIONS for line in section(summary))]
     lines.append(f"- The whole benchmark run: {elapsed:.0f} s.")
     goals = start_up_goals(summary)
     if goals:

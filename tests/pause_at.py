@@ -76,83 +76,104 @@ def _pause_on_call(owner: object, name: str, nth: int) -> None:
     setattr(owner, name, wrapper)
 
 
+def _at_body(nth: int) -> None:
+    import pulumi
+
+    _pause_on_call(pulumi, "export", nth)
+
+
+def _at_duckdb(nth: int) -> None:
+    import duckdb
+
+    connect = duckdb.connect
+
+    def connect_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        con = connect(*args, **kwargs)
+        say_ready()
+        # a query that runs inside DuckDB until the signal comes (DuckDB checks for signals as it runs)
+        con.execute("SELECT count(*) FROM range(9223372036854775807) t(i) WHERE i % 7 = 8")
+        return con
+
+    duckdb.connect = connect_then_pause
+
+
+def _at_spark(nth: int) -> None:
+    from dbx_ai_infra.advise import engines
+
+    original = engines.SparkEngine._sql
+
+    def sql_then_pause(self, sql):  # noqa: ANN001, ANN202
+        if not getattr(engines, "_paused", False):
+            engines._paused = True
+            say_ready()
+            # a query that runs in the JVM until the signal comes
+            self.spark.range(10 ** 13).selectExpr("sum(id % 7) AS s").collect()
+        return original(self, sql)
+
+    engines.SparkEngine._sql = sql_then_pause
+
+
+def _at_spark_launch(nth: int) -> None:
+    from pyspark import java_gateway
+
+    popen = java_gateway.Popen
+
+    def popen_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        proc = popen(*args, **kwargs)
+        ready_and_wait()
+        return proc
+
+    java_gateway.Popen = popen_then_pause
+
+
+def _at_spark_start(nth: int) -> None:
+    from pyspark.sql import session
+
+    init = session.SparkSession.__init__
+
+    def init_after_a_jvm_call(self, sc, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        say_ready()
+        sc._jvm.java.lang.Thread.sleep(WAIT_SECONDS * 1000)  # a call the JVM answers when the wait is over
+        init(self, sc, *args, **kwargs)
+
+    session.SparkSession.__init__ = init_after_a_jvm_call
+
+
+def _at_import(nth: int) -> None:
+    sys.meta_path.insert(0, _PauseOnImport())
+
+
+def _at_program(nth: int) -> None:
+    from dbx_ai_infra.engine import engine
+
+    _pause_on_call(engine._Mocks, "new_resource", nth)
+
+
+def _at_write(nth: int) -> None:
+    from dbx_ai_infra.engine import output
+
+    class _Os:  # os, with a pause before the rename that puts the output in place
+        def __getattr__(self, name):  # noqa: ANN001, ANN204
+            return getattr(os, name)
+
+        @staticmethod
+        def replace(src, dst):  # noqa: ANN001, ANN205
+            ready_and_wait()
+            os.replace(src, dst)
+
+    output.os = _Os()  # type: ignore[assignment]
+
+
+#: Each POINT (the module's docstring) and how it is installed (its argument: the count, ``program:4``).
+POINTS = {"body": _at_body, "duckdb": _at_duckdb, "spark": _at_spark, "spark-launch": _at_spark_launch,
+          "spark-start": _at_spark_start, "import": _at_import, "program": _at_program, "write": _at_write}
+
+
 def install(spec: str) -> None:
     point, _, count = spec.partition(":")
-    nth = int(count or 1)
-    if point == "body":
-        import pulumi
-
-        _pause_on_call(pulumi, "export", nth)
-    elif point == "duckdb":
-        import duckdb
-
-        connect = duckdb.connect
-
-        def connect_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            con = connect(*args, **kwargs)
-            say_ready()
-            # a query that runs inside DuckDB until the signal comes (DuckDB checks for signals as it runs)
-            con.execute("SELECT count(*) FROM range(9223372036854775807) t(i) WHERE i % 7 = 8")
-            return con
-
-        duckdb.connect = connect_then_pause
-    elif point == "spark":
-        from dbx_ai_infra.advise import engines
-
-        original = engines.SparkEngine._sql
-
-        def sql_then_pause(self, sql):  # noqa: ANN001, ANN202
-            if not getattr(engines, "_paused", False):
-                engines._paused = True
-                say_ready()
-                # a query that runs in the JVM until the signal comes
-                self.spark.range(10 ** 13).selectExpr("sum(id % 7) AS s").collect()
-            return original(self, sql)
-
-        engines.SparkEngine._sql = sql_then_pause
-    elif point == "spark-launch":
-        from pyspark import java_gateway
-
-        popen = java_gateway.Popen
-
-        def popen_then_pause(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            proc = popen(*args, **kwargs)
-            ready_and_wait()
-            return proc
-
-        java_gateway.Popen = popen_then_pause
-    elif point == "spark-start":
-        from pyspark.sql import session
-
-        init = session.SparkSession.__init__
-
-        def init_after_a_jvm_call(self, sc, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-            say_ready()
-            sc._jvm.java.lang.Thread.sleep(WAIT_SECONDS * 1000)  # a call the JVM answers when the wait is over
-            init(self, sc, *args, **kwargs)
-
-        session.SparkSession.__init__ = init_after_a_jvm_call
-    elif point == "import":
-        sys.meta_path.insert(0, _PauseOnImport())
-    elif point == "program":
-        from dbx_ai_infra.engine import engine
-
-        _pause_on_call(engine._Mocks, "new_resource", nth)
-    elif point == "write":
-        from dbx_ai_infra.engine import output
-
-        class _Os:  # os, with a pause before the rename that puts the output in place
-            def __getattr__(self, name):  # noqa: ANN001, ANN204
-                return getattr(os, name)
-
-            @staticmethod
-            def replace(src, dst):  # noqa: ANN001, ANN205
-                ready_and_wait()
-                os.replace(src, dst)
-
-        output.os = _Os()  # type: ignore[assignment]
-    else:
+    if point not in POINTS:
         raise SystemExit(f"pause_at: unknown point {point!r}")
+    POINTS[point](int(count or 1))
 
 
 if __name__ == "__main__":

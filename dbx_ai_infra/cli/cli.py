@@ -11,13 +11,13 @@ import argparse
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 from dbx_ai_infra import version
 from dbx_ai_infra.cli.commands import declared
-from dbx_ai_infra.cli.commands.args import EXIT_CODES
+from dbx_ai_infra.cli.commands.args import EXIT_CODES, Command
 from dbx_ai_infra.dbxtypes.errors import InputError, ProgramError
 from dbx_ai_infra.dbxtypes.text import printable
 from dbx_ai_infra.engine.crash import internal_error_line
@@ -60,6 +60,50 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _fit_terminal(args: argparse.Namespace) -> None:
+    """A person reading (standard output a terminal): tables as wide as the window, in colour unless NO_COLOR is set
+    (no-color.org)."""
+    if getattr(args, "out", None) in (None, "-") and sys.stdout.isatty():
+        from dbx_ai_infra.reports.render import fit_terminal
+
+        fit_terminal(shutil.get_terminal_size().columns, colour=not os.environ.get("NO_COLOR"))
+
+
+def _prepare(args: argparse.Namespace, command: Command) -> None:
+    """Before any work: the team's rules loaded (``--rules``), and ``--out`` checked (a bad one changes nothing)."""
+    if getattr(args, "rules", None):
+        from dbx_ai_infra.policies.registry import load_team_rules, use_team_rules
+
+        use_team_rules(load_team_rules(args.rules, getattr(args, "rule_timeout", None)))
+    if command.checks_out and getattr(args, "out", None) is not None:
+        from dbx_ai_infra.cli.commands.common import directory_reads, inputs
+
+        check_out(args.out, inputs(args), reads=directory_reads(args))
+
+
+#: A failure the command line explains, most specific first: its kind, its line on stderr, its exit code.
+_FAILURES: tuple[tuple[type[Exception], Callable[[Exception], str], int], ...] = (
+    (RecursionError, lambda exc: "error: an input is nested too deeply to read. Fix: pass a Databricks export or a "
+                                 "stack file as written by their tools.", EXIT_INVALID),
+    (InputError, lambda exc: f"error: {exc}", EXIT_INVALID),
+    (ProgramError, lambda exc: f"error: the Pulumi program failed: {exc}", EXIT_VIOLATIONS),
+    (WorkspaceUnavailable, lambda exc: f"error: {exc} (not the input's fault: try again later)", EXIT_VIOLATIONS),
+)
+
+
+def _failed(exc: Exception) -> int:
+    """The line and exit code of a run that raised ``exc``: a known failure's (`_FAILURES`), else an internal error
+    (exit 3: one line, the traceback in a file; ``STACKPLAN_DEBUG=1`` raises it instead)."""
+    for kind, line, code in _FAILURES:
+        if isinstance(exc, kind):
+            print(printable(line(exc)), file=sys.stderr)
+            return code
+    if os.environ.get("STACKPLAN_DEBUG"):
+        raise exc
+    print(printable(internal_error_line(exc)), file=sys.stderr)
+    return EXIT_INTERNAL
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     command = args.command_spec  # the Command that parsed them (`dbx_ai_infra.cli.commands.args.Command.add_to`)
@@ -67,43 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_INVALID
-    if getattr(args, "out", None) in (None, "-") and sys.stdout.isatty():
-        from dbx_ai_infra.reports.render import fit_terminal
-
-        # a person reading: tables as wide as the window, in colour unless NO_COLOR is set (no-color.org)
-        fit_terminal(shutil.get_terminal_size().columns, colour=not os.environ.get("NO_COLOR"))
+    _fit_terminal(args)
     try:
-        if getattr(args, "rules", None):
-            from dbx_ai_infra.policies.registry import load_team_rules, use_team_rules
-
-            use_team_rules(load_team_rules(args.rules, getattr(args, "rule_timeout", None)))
-        if command.checks_out and getattr(args, "out", None) is not None:
-            from dbx_ai_infra.cli.commands.common import directory_reads, inputs
-
-            # before any work: a bad --out changes nothing
-            check_out(args.out, inputs(args), reads=directory_reads(args))
+        _prepare(args, command)
         # A signal ends the run from its handler: Pulumi's runtime and DuckDB swallow or convert KeyboardInterrupt.
         with exit_on_signal():
-            return args.func(args)
+            return int(args.func(args))
     except KeyboardInterrupt:
         cleanup_partial_outputs()
         print(MESSAGE, file=sys.stderr)
         return EXIT_INTERRUPTED
-    except RecursionError:
-        print("error: an input is nested too deeply to read. Fix: pass a Databricks export or a stack file as "
-              "written by their tools.", file=sys.stderr)
-        return EXIT_INVALID
-    except InputError as exc:
-        print(printable(f"error: {exc}"), file=sys.stderr)
-        return EXIT_INVALID
-    except ProgramError as exc:
-        print(printable(f"error: the Pulumi program failed: {exc}"), file=sys.stderr)
-        return EXIT_VIOLATIONS
-    except WorkspaceUnavailable as exc:
-        print(printable(f"error: {exc} (not the input's fault: try again later)"), file=sys.stderr)
-        return EXIT_VIOLATIONS
     except Exception as exc:  # noqa: BLE001 - the CLI prints a sentence, its traceback goes to a file
-        if os.environ.get("STACKPLAN_DEBUG"):
-            raise
-        print(printable(internal_error_line(exc)), file=sys.stderr)
-        return EXIT_INTERNAL
+        return _failed(exc)

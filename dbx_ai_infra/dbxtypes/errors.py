@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +182,65 @@ def model_at(root: type[BaseModel] | None, loc: Sequence[Any]) -> type[BaseModel
 FIX_MARK = " Fix: "
 
 
+def _extra_key(err: Mapping[str, Any], root: type[BaseModel] | None, message: str, hint: str) -> tuple[str, str]:
+    """A key the model does not know: the allowed keys here and the closest of them, or whose key it is when it
+    belongs to another place (a serving figure under a workload)."""
+    loc = tuple(err.get("loc") or ())
+    model = model_at(root, loc)
+    allowed = ", ".join(_own_fields_first(model)) if model else ""
+    message = "is not a known key" + ("" if str(loc[-1]).isascii() else " (it holds characters that are not "
+                                                                       "ASCII: a look-alike letter?)")
+    guess = did_you_mean(str(loc[-1]), list(model.model_fields)) if model and loc else ""
+    hint = f"remove it or correct its spelling{guess}; allowed keys here: {allowed}." if allowed else "remove it."
+    elsewhere = getattr(model, "belongs_elsewhere", None) if model and loc else None
+    where = elsewhere(str(loc[-1])) if callable(elsewhere) else None
+    return (f"is not a key of this place: {where[0]}", where[1]) if where else (message, hint)
+
+
+def _no_tag(err: Mapping[str, Any], root: type[BaseModel] | None, message: str, hint: str) -> tuple[str, str]:
+    """A workloads entry with no role."""
+    tag = str((err.get("ctx") or {}).get("discriminator", "")).strip("'")
+    return f"has no {tag}", f"add {tag}: training, inference or dev (which role's keys the entry holds)."
+
+
+def _bad_tag(err: Mapping[str, Any], root: type[BaseModel] | None, message: str, hint: str) -> tuple[str, str]:
+    """A role that is none of the roles."""
+    ctx = err.get("ctx") or {}
+    tag = str(ctx.get("discriminator", "")).strip("'")
+    return (f"{tag} {ctx.get('tag', err.get('input'))!r} is not one of {ctx.get('expected_tags', '')}",
+            f"set {tag} to one of {ctx.get('expected_tags', '')}.")
+
+
+#: The error types whose message and fix are said in the project's words: (err, root, message, hint) -> both.
+_KIND_WORDS: dict[str, Callable[[Mapping[str, Any], type[BaseModel] | None, str, str], tuple[str, str]]] = {
+    "extra_forbidden": _extra_key, "union_tag_not_found": _no_tag, "union_tag_invalid": _bad_tag}
+
+
+def _mapping_key(err: Mapping[str, Any], message: str, kind: str) -> tuple[str, str]:
+    """A mapping key outside a Literal (an unknown cloud, say), or not of a pattern (an endpoint's name)."""
+    loc = tuple(err.get("loc") or ())
+    expected = str((err.get("ctx") or {}).get("expected", ""))
+    options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip(" '")]
+    if expected:
+        return f"unknown key {ascii(str(loc[-2]))}", f"use {expected}{did_you_mean(str(loc[-2]), options)}."
+    # a key of a pattern: the message says what it must be
+    return f"key {ascii(str(loc[-2]))}: {message[:1].lower()}{message[1:]}", _FIXES.get(kind, "") or "rename the key."
+
+
+def _message_and_own_fix(err: Mapping[str, Any], kind: str) -> tuple[str, str]:
+    """The error's message without pydantic's ``Value error,`` and with the value given (cut short), and the fix a
+    validator wrote after `FIX_MARK` ("<what is wrong> Fix: <fix>"), if any."""
+    message = str(err.get("msg", "is invalid")).removeprefix("Value error, ")
+    own_fix = ""
+    if kind == "value_error" and FIX_MARK in message:
+        message, own_fix = message.split(FIX_MARK, 1)
+        message = message.rstrip(". ")
+    value = err.get("input")
+    if kind != "missing" and isinstance(value, (str, int, float, bool)) and "got " not in message:
+        message += f", got {clip(value)}"
+    return message, own_fix
+
+
 def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | None = None, prefix: str = "",
                           fix: str = "") -> Problem:
     """One pydantic error as a `Problem`: ``prefix`` + the dotted field path, the message with the value given
@@ -190,48 +249,13 @@ def problem_from_pydantic(err: Mapping[str, Any], *, root: type[BaseModel] | Non
     dotted = field_path(loc)
     path = f"{prefix}{dotted}" if dotted else prefix.rstrip(":.")
     kind = str(err.get("type", ""))
-    message = str(err.get("msg", "is invalid"))
-    if message.startswith("Value error, "):
-        message = message[len("Value error, "):]
-    own_fix = ""
-    if kind == "value_error" and FIX_MARK in message:  # a validator that knows the fix: "<what is wrong> Fix: <fix>"
-        message, own_fix = message.split(FIX_MARK, 1)
-        message = message.rstrip(". ")
-    value = err.get("input")
-    if kind != "missing" and isinstance(value, (str, int, float, bool)) and "got " not in message:
-        message += f", got {clip(value)}"
+    message, own_fix = _message_and_own_fix(err, kind)
     hint = _FIXES.get(kind, "")
-    if kind == "extra_forbidden":
-        model = model_at(root, loc)
-        allowed = ", ".join(_own_fields_first(model)) if model else ""
-        message = "is not a known key" + ("" if str(loc[-1]).isascii() else " (it holds characters that are not "
-                                                                           "ASCII: a look-alike letter?)")
-        guess = did_you_mean(str(loc[-1]), list(model.model_fields)) if model and loc else ""
-        hint = (f"remove it or correct its spelling{guess}; allowed keys here: {allowed}." if allowed
-                else "remove it.")
-        elsewhere = getattr(model, "belongs_elsewhere", None) if model and loc else None
-        where = elsewhere(str(loc[-1])) if callable(elsewhere) else None
-        if where:  # a known key of another place (a serving figure under a workload): say whose it is
-            message, hint = f"is not a key of this place: {where[0]}", where[1]
-    if kind == "union_tag_not_found":  # a workloads entry with no role
-        tag = str((err.get("ctx") or {}).get("discriminator", "")).strip("'")
-        message = f"has no {tag}"
-        hint = f"add {tag}: training, inference or dev (which role's keys the entry holds)."
-    if kind == "union_tag_invalid":  # a role that is none of them
-        ctx = err.get("ctx") or {}
-        tag = str(ctx.get("discriminator", "")).strip("'")
-        message = f"{tag} {ctx.get('tag', value)!r} is not one of {ctx.get('expected_tags', '')}"
-        hint = f"set {tag} to one of {ctx.get('expected_tags', '')}."
-    if loc and loc[-1] == "[key]":  # a mapping key outside a Literal (an unknown cloud, say)
+    if kind in _KIND_WORDS:
+        message, hint = _KIND_WORDS[kind](err, root, message, hint)
+    if loc and loc[-1] == "[key]":
         path = f"{prefix}{field_path(loc[:-2])}"
-        expected = str((err.get("ctx") or {}).get("expected", ""))
-        options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip(" '")]
-        if expected:
-            message = f"unknown key {ascii(str(loc[-2]))}"
-            hint = f"use {expected}{did_you_mean(str(loc[-2]), options)}."
-        else:  # a key of a pattern (an endpoint's name): the message says what it must be
-            message = f"key {ascii(str(loc[-2]))}: {message[:1].lower()}{message[1:]}"
-            hint = _FIXES.get(kind, "") or "rename the key."
+        message, hint = _mapping_key(err, message, kind)
     if kind == "value_error" and not hint:
         hint = own_fix or fix or "change the values so the rule above holds."
     return Problem(path, message.rstrip(".") + ".", hint or fix)

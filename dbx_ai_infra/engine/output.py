@@ -88,33 +88,45 @@ def check_out(out: str, inputs: Iterable[str | None] = (), flag: str = "--out",
         return
     path = Path(out)
     for given in inputs:
-        if given and Path(given).exists() and path.exists() and os.path.samefile(given, path):
-            raise InputError.single(out, flag, f"is an input of this run ({given}); writing there would replace "
-                                    f"it.", f"choose another {flag}.")
-        endings = (reads or {}).get(given or "")
-        if given and Path(given).is_dir() and _inside(path, Path(given)) and \
-                (endings is None or path.name.lower().endswith(endings)):
-            # the report would be read as one of the inputs next time
-            read = f"its {', '.join(endings)} files" if endings is not None else "everything in it"
-            raise InputError.single(out, flag, f"is inside {given}, a directory this run reads ({read}); the next "
-                                    f"run would read the report as one of its inputs.",
-                                    "write the report outside that directory, or under a name it does not read.")
+        if given:
+            _not_an_input(out, given, flag, (reads or {}).get(given))
     if path.exists() or path.is_symlink():
-        try:
-            mode = path.stat().st_mode
-        except OSError as exc:
-            raise InputError.single(out, flag, f"cannot be read ({exc.strerror}).",
-                                    f"choose another {flag}.") from None
-        if stat.S_ISDIR(mode):
-            raise InputError.single(out, flag, "is a directory.", "pass a file path inside it.")
-        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
-            raise InputError.single(out, flag, "is neither a regular file, a character device nor a FIFO.",
-                                    "choose a regular file.")
+        _writable_kind(out, flag)
     else:
         directory = path.parent if str(path.parent) else Path(".")
         if not directory.is_dir():
             raise InputError.single(out, flag, f"directory {directory} does not exist.",
                                     f"create it or choose another {flag}.")
+
+
+def _not_an_input(out: str, given: str, flag: str, endings: tuple[str, ...] | None) -> None:
+    """Refuse ``out`` when it is the input ``given``, or inside the directory ``given`` where its reader would read
+    it (``endings``: the name endings it reads there; None: everything)."""
+    path = Path(out)
+    if Path(given).exists() and path.exists() and os.path.samefile(given, path):
+        raise InputError.single(out, flag, f"is an input of this run ({given}); writing there would replace it.",
+                                f"choose another {flag}.")
+    if Path(given).is_dir() and _inside(path, Path(given)) and \
+            (endings is None or path.name.lower().endswith(endings)):
+        # the report would be read as one of the inputs next time
+        read = f"its {', '.join(endings)} files" if endings is not None else "everything in it"
+        raise InputError.single(out, flag, f"is inside {given}, a directory this run reads ({read}); the next "
+                                f"run would read the report as one of its inputs.",
+                                "write the report outside that directory, or under a name it does not read.")
+
+
+def _writable_kind(out: str, flag: str) -> None:
+    """Refuse an existing ``out`` that is not a regular file, a character device or a FIFO (or cannot be read)."""
+    path = Path(out)
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise InputError.single(out, flag, f"cannot be read ({exc.strerror}).", f"choose another {flag}.") from None
+    if stat.S_ISDIR(mode):
+        raise InputError.single(out, flag, "is a directory.", "pass a file path inside it.")
+    if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        raise InputError.single(out, flag, "is neither a regular file, a character device nor a FIFO.",
+                                "choose a regular file.")
 
 
 def stdout_error(exc: OSError) -> InputError:

@@ -74,23 +74,27 @@ def table_width(widths: list[int]) -> int:
     return sum(widths) + 3 * len(widths) + 1
 
 
-def plan_table(plan: Plan) -> str:
-    """The resources, with what each is and costs. Names and money never truncate: at a narrow width the type
-    column goes first, then what each resource is moves under its name."""
-    buffer = io.StringIO()
-    console = _console(buffer)
+def _resource_rows(plan: Plan) -> list[tuple[str, str, str, list[str]]]:
+    """Each resource's row (components first, each followed by its children): its short type, name, what it is, and
+    its prices when the plan is priced ($/hour, $/month expected; blank for one without a cost entry)."""
     cost = plan.cost.resources if plan.cost is not None else {}
-    # components first, each followed by its children
     ordered = sorted(plan.resources, key=lambda r: (r.parent or r.urn, r.parent is not None, r.name))
     rows = []
     for r in ordered:
         c = cost.get(r.urn)
         prices = ([] if not cost else ["", ""] if c is None else [money(c.hourly), month_text(c, c.monthly.expected)])
         rows.append((short_type(r.type), printable(r.name), printable(facts(r)), prices))
+    return rows
+
+
+def _resources_table(plan: Plan, rows: list[tuple[str, str, str, list[str]]]) -> Table:
+    """The resource table at the current width: the type column goes first, then what each resource is moves under
+    its name (names and money never truncate)."""
+    priced = bool(plan.cost is not None and plan.cost.resources)
     name_w = max([len(r[1]) for r in rows] + [4])
     type_w = max([len(r[0]) for r in rows] + [4])
-    money_w = [max([len(r[3][i]) for r in rows] + [len(h)]) for i, h in enumerate(("$/hour", "$/month"))] if cost \
-        else []
+    money_w = [max([len(r[3][i]) for r in rows] + [len(h)]) for i, h in enumerate(("$/hour", "$/month"))] \
+        if priced else []
     fixed = [name_w, *money_w]
     show_type = _width >= table_width([type_w, *fixed, TEXT_MIN])
     what_apart = show_type or _width >= table_width([*fixed, TEXT_MIN])
@@ -101,35 +105,48 @@ def plan_table(plan: Plan) -> str:
     table.add_column("name" if what_apart else "name / what", no_wrap=what_apart, min_width=name_w)
     if what_apart:
         table.add_column("what", overflow="fold")
-    if cost:
+    if priced:
         table.add_column("$/hour", justify="right", no_wrap=True, min_width=money_w[0])
         table.add_column("$/month (expected)", justify="right", no_wrap=True, min_width=money_w[1])
     for kind, name, what, prices in rows:
         head = [Text(kind)] if show_type else []
-        if what_apart:
-            cells = [Text(name), Text(what)]
-        else:  # the name whole on its line, what it is folded under it
-            cells = [Text(name + ("\n  " + what if what else ""), overflow="fold")]
+        # apart: a column each; else the name whole on its line, what it is folded under it
+        cells = [Text(name), Text(what)] if what_apart else [Text(name + ("\n  " + what if what else ""),
+                                                                    overflow="fold")]
         table.add_row(*head, *cells, *map(Text, prices))
-    console.print(table)
-    if plan.cost is not None:
-        total = plan.cost.total
-        month = ("the month unknown" if total_month_unknown(plan.cost) else
-                 f"{money(total.monthly.min)} - {money(total.monthly.max)}/month, "
-                 f"expected {money(total.monthly.expected)}/month")
-        console.print(f"Total: {money(total.hourly)}/hour at the base size, "
-                      f"{money(total.hourly_max)}/hour at full size; {month} ({plan.cost.currency})"
-                      f"{leaves_out(total.unpriced, total.hourly_only)}", soft_wrap=not _terminal)
-        console.print(Text(printable(f"Prices: {prices_line(plan.cost)}")), soft_wrap=not _terminal)
-        for spot in spot_lines(plan.cost):
-            console.print(Text(printable(f"  {spot}")), soft_wrap=not _terminal)
-    if plan.sizing:
-        console.print("Sizing (GPU memory need -> node):")
-        for line in plan.sizing:
-            console.print(Text(printable(f"  {line.text}")), soft_wrap=not _terminal)
-    for advice in plan.advice or []:
-        console.print(Text(printable(f"Advice ({advice.id}): {advice.resource_name}: {advice.message}")),
-                      soft_wrap=not _terminal)
+    return table
+
+
+def _cost_lines(plan: Plan) -> list[str]:
+    """The total, the price sources and the spot lines of a priced plan (none when it is not priced)."""
+    if plan.cost is None:
+        return []
+    total = plan.cost.total
+    month = ("the month unknown" if total_month_unknown(plan.cost) else
+             f"{money(total.monthly.min)} - {money(total.monthly.max)}/month, "
+             f"expected {money(total.monthly.expected)}/month")
+    return [f"Total: {money(total.hourly)}/hour at the base size, {money(total.hourly_max)}/hour at full size; "
+            f"{month} ({plan.cost.currency}){leaves_out(total.unpriced, total.hourly_only)}",
+            f"Prices: {prices_line(plan.cost)}", *(f"  {spot}" for spot in spot_lines(plan.cost))]
+
+
+def _notes(plan: Plan) -> list[str]:
+    """The sizing lines (under their heading) and the advice of a plan."""
+    sizing = ["Sizing (GPU memory need -> node):", *(f"  {line.text}" for line in plan.sizing)] if plan.sizing else []
+    return [*sizing, *(f"Advice ({a.id}): {a.resource_name}: {a.message}" for a in plan.advice or [])]
+
+
+def plan_table(plan: Plan) -> str:
+    """The resources, with what each is and costs, then the totals, sizing, advice and findings. Names and money
+    never truncate: at a narrow width the type column goes first, then what each resource is moves under its name."""
+    buffer = io.StringIO()
+    console = _console(buffer)
+    console.print(_resources_table(plan, _resource_rows(plan)))
+    lines = _cost_lines(plan)
+    if lines:  # the total line printed as a string, as it always was; the others as text
+        console.print(lines[0], soft_wrap=not _terminal)
+    for line in [*lines[1:], *_notes(plan)]:
+        console.print(Text(printable(line)), soft_wrap=not _terminal)
     if plan.violations is not None:
         buffer.write(violations_table(plan.violations))  # rendered already: printed again, it was read as markup
     return buffer.getvalue()
@@ -166,6 +183,42 @@ def violations_table(violations: list[Violation], heading: str = "Policy violati
     return buffer.getvalue()
 
 
+def _expected(side: dict[str, Any] | None) -> str:
+    """A side's expected $/month in a cost change: ``-`` when absent, the hourly figure when priced by the hour only."""
+    if side is None:
+        return "-"
+    if side.get("monthly_expected") is None and side.get("hourly") is not None:  # priced by the hour only
+        return f"unknown ({money(side['hourly'])}/h)"
+    return money(side.get("monthly_expected"))
+
+
+def _change(delta: dict[str, Any]) -> str:
+    """A cost change's delta: signed $/month, else unknown (with the hourly delta where it is known)."""
+    month, hour = delta.get("monthly_expected"), delta.get("hourly")
+    if month is not None:
+        return f"{month:+,.2f}"
+    return "unknown" if hour is None else f"unknown ({signed_money(hour)}/h)"
+
+
+def _diff_row(row: dict[str, Any]) -> tuple[Text, ...]:
+    """A changed resource's row: its change (and what changed), type, name, before, after, delta."""
+    status = row["status"] + (f": {', '.join(row['what'])}" if row.get("what") else "")
+    return tuple(map(cell, (status, short_type(row["type"]), row["name"], _expected(row["base"]),
+                            _expected(row["head"]), _change(row["delta"]))))
+
+
+def _diff_notes(diff: dict[str, Any]) -> list[str]:
+    """The lines under a cost change: what leaves the change unknown, and each workload's sizing before and after."""
+    total = diff["total"]
+    lines = []
+    if total.get("complete") is False:
+        gone = [f"{side} {', '.join(names)}" for side, names in (total.get("unpriced") or {}).items() if names]
+        lines.append(f"The change is unknown: unpriced on the {'; on the '.join(gone)} (left out of the totals above; "
+                     f"an unpriced resource is never a saving).")
+    return [*lines, *(f"Sizing of {z['workload']}: {z['base'] or '-'}  ->  {z['head'] or '-'}"
+                      for z in diff.get("sizing") or [])]
+
+
 def diff_table(diff: dict[str, Any]) -> str:
     buffer = io.StringIO()
     console = _console(buffer)
@@ -176,36 +229,14 @@ def diff_table(diff: dict[str, Any]) -> str:
         table.add_column(column)
     for column in ("$/month before", "$/month after", "delta"):
         table.add_column(column, justify="right")
-
-    def expected(side: dict[str, Any] | None) -> str:
-        if side is None:
-            return "-"
-        if side.get("monthly_expected") is None and side.get("hourly") is not None:  # priced by the hour only
-            return f"unknown ({money(side['hourly'])}/h)"
-        return money(side.get("monthly_expected"))
-
-    def change(delta: dict[str, Any]) -> str:
-        month, hour = delta.get("monthly_expected"), delta.get("hourly")
-        if month is not None:
-            return f"{month:+,.2f}"
-        return "unknown" if hour is None else f"unknown ({signed_money(hour)}/h)"
-
     for row in diff["rows"]:
-        if row["status"] == "unchanged":
-            continue
-        status = row["status"] + (f": {', '.join(row['what'])}" if row.get("what") else "")
-        table.add_row(*map(cell, (status, short_type(row["type"]), row["name"], expected(row["base"]),
-                                  expected(row["head"]), change(row["delta"]))))
+        if row["status"] != "unchanged":
+            table.add_row(*_diff_row(row))
     total = diff["total"]
     gone = total.get("unpriced") or {}
-    table.add_row("total", "", "", *(expected(total[side]) + (" + unpriced" if gone.get(side) else "")
-                                    for side in ("base", "head")), change(total["delta"]))
+    table.add_row("total", "", "", *(_expected(total[side]) + (" + unpriced" if gone.get(side) else "")
+                                    for side in ("base", "head")), _change(total["delta"]))
     console.print(table)
-    if total.get("complete") is False:
-        gone = [f"{side} {', '.join(names)}" for side, names in (total.get("unpriced") or {}).items() if names]
-        console.print(printable(f"The change is unknown: unpriced on the {'; on the '.join(gone)} (left out of the "
-                                f"totals above; an unpriced resource is never a saving)."), soft_wrap=True)
-    for z in diff.get("sizing") or []:
-        console.print(printable(f"Sizing of {z['workload']}: {z['base'] or '-'}  ->  {z['head'] or '-'}"),
-                      soft_wrap=True)
+    for line in _diff_notes(diff):
+        console.print(printable(line), soft_wrap=True)
     return buffer.getvalue()

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from dbx_ai_infra.advise.analysis import emitted_sql, run_databricks, run_local, run_spark
 from dbx_ai_infra.advise.assess import Context, edited_stack_text, findings_of, price_edit
@@ -28,12 +28,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
     policy_config = common.policy_config(args)
     if args.write_stack:
         check_out(args.write_stack, common.inputs(args), "--write-stack")  # never the stack itself: before any work
-    config = load_policy_config(policy_config)
-    thresholds = config.advise_thresholds()
-    sla = args.sla_p99_ms if args.sla_p99_ms is not None else thresholds.get("sla_p99_ms")
-    if sla is not None and not sla > 0:
-        raise InputError.single("--sla-p99-ms", "--sla-p99-ms", f"must be a positive number of ms, got {sla:g}.",
-                                "pass e.g. --sla-p99-ms 800.")
+    thresholds = load_policy_config(policy_config).advise_thresholds()
+    sla = _sla(args, thresholds)
     built = build(args.stack, Options(policy_config, args.prices, policies=True, cost=True))
     for note in built.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -46,38 +42,62 @@ def cmd_advise(args: argparse.Namespace) -> int:
     endpoints = endpoint_targets(plan)
     served = endpoint_rows(endpoints)
     if args.emit_sql:
-        schema, volume = spec.monitoring.volume.split(".", 1)
-        telemetry = f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}"
-        out = out_dir(args.emit_sql, "--emit-sql")
-        make_dir(out, "--emit-sql")
-        for name, text in emitted_sql(stack=plan.stack, telemetry=telemetry, days=args.days, targets=rows,
-                                      thresholds=thresholds, sla=sla, endpoints=served).items():
-            write_text(text, str(out / name), ())
-            print(f"wrote {out / name}", file=sys.stderr)
+        _emit_sql(args, plan, spec, rows, served, thresholds, sla)
         if not args.usage and args.engine != "databricks":
             return EXIT_OK
     analysis = _analysis(args, rows, served, thresholds, sla, plan, spec)
     findings = findings_of(analysis, targets, Context(plan, thresholds, sla, spec), endpoints)
+    _price_proposals(findings, plan, policy_config, args.prices)
+    doc = advise_doc(plan, [f.to_json() for f in findings], analysis, thresholds, sla, args.usage)
+    if args.write_stack:
+        _write_stack(args, plan, findings, doc["notes"], policy_config)
+    common.emit(args, formats.render(common.fmt(args), AdviceReport(doc)))
+    return EXIT_OK
+
+
+def _sla(args: argparse.Namespace, thresholds: Any) -> float | None:
+    """The p99 latency SLA in ms: ``--sla-p99-ms``, else the policy config's; a value not above 0 is exit 2."""
+    sla = args.sla_p99_ms if args.sla_p99_ms is not None else thresholds.get("sla_p99_ms")
+    if sla is not None and not sla > 0:
+        raise InputError.single("--sla-p99-ms", "--sla-p99-ms", f"must be a positive number of ms, got {sla:g}.",
+                                "pass e.g. --sla-p99-ms 800.")
+    return cast("float | None", sla)
+
+
+def _telemetry_volume(spec: Any) -> str:
+    """The path of the stack's telemetry Volume (``/Volumes/<catalog>/<schema>/<volume>``)."""
+    schema, volume = spec.monitoring.volume.split(".", 1)
+    return f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}"
+
+
+def _emit_sql(args: argparse.Namespace, plan: Any, spec: Any, rows: list[dict[str, Any]],
+              served: list[dict[str, Any]], thresholds: Any, sla: float | None) -> None:
+    """``--emit-sql DIR``: the analysis as Databricks SQL files, one per statement."""
+    out = out_dir(args.emit_sql, "--emit-sql")
+    make_dir(out, "--emit-sql")
+    for name, text in emitted_sql(stack=plan.stack, telemetry=_telemetry_volume(spec), days=args.days, targets=rows,
+                                  thresholds=thresholds, sla=sla, endpoints=served).items():
+        write_text(text, str(out / name), ())
+        print(f"wrote {out / name}", file=sys.stderr)
+
+
+def _price_proposals(findings: list[Any], plan: Any, policy_config: Any, prices: str | None) -> None:
+    """Each finding's proposal priced by building the edited stack; an edit two findings propose is built once and
+    its figures shared."""
     priced: dict[str, Any] = {}
     for finding in findings:
         if finding.proposal is None:
             continue
         key = json.dumps(finding.proposal.edit, sort_keys=True)
         if key not in priced:
-            price_edit(plan, finding.proposal, policy_config=policy_config, prices=args.prices)
+            price_edit(plan, finding.proposal, policy_config=policy_config, prices=prices)
             priced[key] = finding.proposal
-        else:
-            same = priced[key]
-            finding.proposal.monthly_before, finding.proposal.monthly_after = same.monthly_before, same.monthly_after
-            finding.proposal.monthly_max_before = same.monthly_max_before
-            finding.proposal.monthly_max_after = same.monthly_max_after
-            finding.proposal.blocked_by = same.blocked_by
-
-    doc = advise_doc(plan, [f.to_json() for f in findings], analysis, thresholds, sla, args.usage)
-    if args.write_stack:
-        _write_stack(args, plan, findings, doc["notes"], policy_config)
-    common.emit(args, formats.render(common.fmt(args), AdviceReport(doc)))
-    return EXIT_OK
+            continue
+        same = priced[key]
+        finding.proposal.monthly_before, finding.proposal.monthly_after = same.monthly_before, same.monthly_after
+        finding.proposal.monthly_max_before = same.monthly_max_before
+        finding.proposal.monthly_max_after = same.monthly_max_after
+        finding.proposal.blocked_by = same.blocked_by
 
 
 def _analysis(args: argparse.Namespace, rows: list[dict[str, Any]], served: list[dict[str, Any]], thresholds: Any,
@@ -87,9 +107,8 @@ def _analysis(args: argparse.Namespace, rows: list[dict[str, Any]], served: list
         return run_spark(args.usage, rows, thresholds, sla, SparkOptions(master=args.spark_master, remote=args.remote),
                          endpoints=served)
     if args.engine == "databricks":
-        schema, volume = spec.monitoring.volume.split(".", 1)
         return run_databricks(rows, thresholds, sla, stack=plan.stack, days=args.days, profile=args.profile,
-                              telemetry=f"/Volumes/{spec.unity_catalog.catalog}/{schema}/{volume}", endpoints=served)
+                              telemetry=_telemetry_volume(spec), endpoints=served)
     return run_local(args.usage, rows, thresholds, sla, endpoints=served)
 
 
