@@ -263,7 +263,8 @@ def test_commands_own_their_arguments_and_the_cli_only_dispatches():
     from dbx_ai_infra.cli.commands import declared
 
     names = [c.name for c in declared()]
-    assert names == ["preview", "check", "cost", "advise", "export-policies", "export-terraform", "sample-usage"]
+    assert names == ["preview", "check", "cost", "audit", "drift", "advise", "export-policies", "export-terraform",
+                     "sample-usage"]
     cli = (REPO / "dbx_ai_infra" / "cli" / "cli.py").read_text()
     assert not [n for n in names if re.search(rf"[\"']{n}[\"']", cli)], "cli.py names a command"
     assert "add_argument(\"--" not in cli.replace('add_argument("--version"', "")

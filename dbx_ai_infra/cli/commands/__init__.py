@@ -20,6 +20,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("stacks_cli", "PREVIEW"),
     ("stacks_cli", "CHECK"),
     ("stacks_cli", "COST"),
+    ("workspace_cli", "AUDIT"),
+    ("workspace_cli", "DRIFT"),
     ("advise_cli", "ADVISE"),
     ("export_cli", "EXPORT_POLICIES"),
     ("export_cli", "EXPORT_TERRAFORM"),

@@ -1,9 +1,13 @@
 """The declarations of ``preview``, ``check`` and ``cost``: their arguments and usage checks (the work is in
-`dbx_ai_infra.cli.commands.stacks`, and for ``check`` of a workspace in `dbx_ai_infra.cli.commands.workspace`)."""
+`dbx_ai_infra.cli.commands.stacks`, and for ``check`` of Terraform in `dbx_ai_infra.cli.commands.workspace`).
+``check --cluster-json|--workspace`` (with ``--stack``: drift) is the documented alias of ``audit`` and ``drift``
+(`dbx_ai_infra.cli.commands.workspace_cli`)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import cast
 
 from dbx_ai_infra.cli.commands.args import (
     Command,
@@ -16,8 +20,8 @@ from dbx_ai_infra.cli.commands.args import (
     stacks_arg,
     var_file_arg,
 )
+from dbx_ai_infra.cli.commands.workspace_cli import Check, fail_args, first_problem, workspace_args
 from dbx_ai_infra.reports import formats
-from dbx_ai_infra.sources.workspace import CONNECT_TIMEOUT_S, HTTP_TIMEOUT_S, RETRY_BUDGET_S
 
 #: cost fails on the stack's budget alone: its other findings are check's to fail on.
 COST_EXIT_CODES = exit_codes(EXIT_VIOLATIONS="over the stack's budget (dbx-ai-infra:budget), or one that cannot be "
@@ -48,18 +52,6 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", metavar="FILE",
                    help="report the findings FILE holds as baselined (they fail nothing) and fail only on new ones; "
                         "list the baselined ones that are gone as fixed")
-    p.add_argument("--workspace", action="store_true",
-                   help="read the workspace live through databricks-sdk (its standard auth: the environment or "
-                        f"--profile; never a token on the command line). Gives up after {CONNECT_TIMEOUT_S} s "
-                        f"without a connection, {HTTP_TIMEOUT_S} s without a response, {RETRY_BUDGET_S} s of "
-                        "retries on one list; a host that does not resolve or refuses the connection is invalid "
-                        "input (exit 2), one that does not answer is exit 1")
-    p.add_argument("--profile", metavar="NAME", help="with --workspace: a ~/.databrickscfg profile")
-    p.add_argument("--save-export", metavar="DIR",
-                   help="with --workspace: also write what was read to DIR, for a later --cluster-json DIR")
-    p.add_argument("--cluster-json", metavar="FILE",
-                   help="a workspace export: Databricks API or CLI JSON of clusters, jobs, instance pools "
-                        "(one object, lists, a mix, pages one after another), or a directory of such files")
     p.add_argument("--terraform-plan", metavar="FILE",
                    help="a Terraform plan's JSON (terraform show -json PLANFILE): its databricks_cluster, _job, "
                         "_instance_pool, _cluster_policy and _model_serving changes, checked like an export, named by "
@@ -73,81 +65,104 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --terraform, --terraform-plan, --cluster-json or --workspace: accepted findings (YAML "
                         "or JSON, the stack's exceptions shape: rule, resource as the report names it, reason, "
                         "expires)")
-    p.add_argument("--cluster-policy", metavar="POLICY.json",
-                   help="with --cluster-json: also evaluate a cluster policy definition")
     common(p)
     format_arg(p, "check", "audit", "drift")
-    p.add_argument("--soft-fail", action="store_true",
-                   help="exit 0 whatever the policies find (the report still shows it); invalid input still exits 2")
-    p.add_argument("--fail-on-unknown", action="store_true",
-                   help="exit 1 when a rule could not judge a resource (a field it reads is unknown here: a data "
-                        "source, a variable with no value), for a strict gate; by default it is reported as not "
-                        "judged and fails nothing")
+    fail_args(p)
+    aliases = p.add_argument_group(
+        "aliases", "a workspace is audit's and drift's: check --cluster-json|--workspace is `stackplan audit`, with "
+                   "--stack `stackplan drift` (the same output and exit code; a note on stderr says so)")
+    workspace_args(aliases)
+    aliases.add_argument("--cluster-policy", metavar="POLICY.json",
+                         help="with --cluster-json: also evaluate a cluster policy definition")
+
+
+def _export(args: argparse.Namespace) -> str | None:
+    """The export check reads: ``--cluster-json``, or a Terraform plan (read like an export,
+    `dbx_ai_infra.sources.exports`)."""
+    return cast("str | None", args.cluster_json or args.terraform_plan)
+
+
+def _stacks(args: argparse.Namespace) -> bool:
+    return bool(args.stack or args.all)
+
+
+def _kind(args: argparse.Namespace) -> str:
+    """The report the arguments ask for: drift (a stack and a workspace), audit (a workspace or Terraform), check."""
+    if _export(args) or args.workspace:
+        return "drift" if _stacks(args) else "audit"
+    return "audit" if args.terraform else "check"
+
+
+def _sources(args: argparse.Namespace) -> list[str]:
+    return [flag for flag, value in (("--terraform", args.terraform), ("--terraform-plan", args.terraform_plan),
+                                     ("--cluster-json", args.cluster_json), ("--workspace", args.workspace)) if value]
+
+
+def _format_problem(args: argparse.Namespace) -> bool:
+    return not formats.accepts(common_fmt(args), _kind(args))
+
+
+def common_fmt(args: argparse.Namespace) -> str:
+    return "json" if args.json else str(args.format)
+
+
+#: check's usage checks, in order: one source of clusters, drift's one stack, what goes with a live read or an
+#: export, and a format for the report it makes.
+CHECK_CHECKS: tuple[Check, ...] = (
+    (lambda a: len(_sources(a)) > 1,
+     lambda a: f"{' and '.join(_sources(a))} are {'two' if len(_sources(a)) == 2 else 'several'} sources of "
+               "clusters. Fix: pass one of them."),
+    (lambda a: bool(a.var_file and not a.terraform), "--var-file goes with --terraform. Fix: add --terraform PATH."),
+    (lambda a: bool(a.terraform and _stacks(a)),
+     "--terraform is checked on its own, not against a stack. Fix: drop --stack/--all, or --terraform."),
+    (lambda a: _kind(a) == "drift" and (a.all or len(set(a.stack)) > 1),
+     "drift compares one stack with a workspace. Fix: pass one --stack with --workspace or --cluster-json."),
+    (lambda a: not (_stacks(a) or _sources(a)),
+     "nothing to check. Fix: pass --stack NAME, --all, --terraform PATH, --cluster-json FILE or --workspace."),
+    (lambda a: bool((a.profile or a.save_export) and not a.workspace),
+     "--profile and --save-export go with --workspace. Fix: add --workspace."),
+    (_format_problem,
+     lambda a: f"--format {common_fmt(a)} is for {', '.join(formats.kinds_of(common_fmt(a)))} reports, not "
+               f"{'a workspace audit' if _kind(a) == 'audit' else 'drift'}. Fix: pass one of "
+               f"{', '.join(formats.choices(_kind(a)))}."),
+    (lambda a: bool(a.cluster_policy and not (_export(a) or a.workspace)),
+     "--cluster-policy goes with --cluster-json or --workspace. Fix: add --cluster-json FILE."),
+    (lambda a: bool(a.cluster_policy and a.format in formats.FINDING_FORMATS),
+     lambda a: f"--format {a.format} does not carry --cluster-policy results yet. Fix: use --format table or --json "
+               "for the cluster-policy evaluation."),
+)
 
 
 def _check_problem(args: argparse.Namespace) -> str | None:
-    """check's one source of clusters (a Terraform plan is read like an export: it becomes ``cluster_json``), drift's
-    one stack, the options that go with a live read or an export, and a format for the report it makes."""
-    given = [flag for flag, value in (("--terraform", args.terraform), ("--terraform-plan", args.terraform_plan),
-                                      ("--cluster-json", args.cluster_json), ("--workspace", args.workspace)) if value]
-    if len(given) > 1:
-        return (f"{' and '.join(given)} are {'two' if len(given) == 2 else 'several'} sources of clusters. Fix: pass "
-                "one of them.")
-    if args.var_file and not args.terraform:
-        return "--var-file goes with --terraform. Fix: add --terraform PATH."
-    if args.terraform_plan:
-        args.cluster_json = args.terraform_plan  # a plan is read like an export (dbx_ai_infra.sources.exports)
-    stacks = bool(args.stack or args.all)
-    if args.terraform and stacks:
-        return "--terraform is checked on its own, not against a stack. Fix: drop --stack/--all, or --terraform."
-    if args.cluster_json and args.workspace:
-        return "--cluster-json and --workspace are two sources of clusters. Fix: pass one of them."
-    if stacks and (args.cluster_json or args.workspace) and (args.all or len(set(args.stack)) > 1):
-        return ("drift compares one stack with a workspace. Fix: pass one --stack with --workspace or "
-                "--cluster-json.")
-    if not stacks and not args.cluster_json and not args.workspace and not args.terraform:
-        return ("nothing to check. Fix: pass --stack NAME, --all, --terraform PATH, --cluster-json FILE or "
-                "--workspace.")
-    if (args.profile or args.save_export) and not args.workspace:
-        return "--profile and --save-export go with --workspace. Fix: add --workspace."
-    kind = ("drift" if stacks else "audit") if (args.cluster_json or args.workspace or args.terraform) else "check"
-    fmt = "json" if args.json else args.format
-    if not formats.accepts(fmt, kind):
-        return (f"--format {fmt} is for {', '.join(formats.kinds_of(fmt))} reports, not "
-                f"{'a workspace audit' if kind == 'audit' else 'drift'}. Fix: pass one of "
-                f"{', '.join(formats.choices(kind))}.")
-    return None
+    return first_problem(args, CHECK_CHECKS)
 
 
-def _check_sources(args: argparse.Namespace) -> str | None:
-    """What `_check_problem` leaves for after ``--out`` is checked: ``--cluster-policy`` goes with an export."""
-    if args.cluster_policy and not (args.cluster_json or args.workspace):
-        return "--cluster-policy goes with --cluster-json or --workspace. Fix: add --cluster-json FILE."
-    if args.cluster_policy and args.format in formats.FINDING_FORMATS:
-        return (f"--format {args.format} does not carry --cluster-policy results yet. Fix: use --format table or "
-                "--json for the cluster-policy evaluation.")
-    return None
+def _alias_note(args: argparse.Namespace) -> str:
+    """The line that says which command a workspace's check is (on stderr: the report stays as it was)."""
+    flag = "--workspace" if args.workspace else "--cluster-json"
+    if _kind(args) == "drift":
+        return f"note: `check --stack STACK {flag}` is `stackplan drift --stack STACK {flag}`"
+    return f"note: `check {flag}` is `stackplan audit {flag}`"
 
 
 def _check(args: argparse.Namespace) -> int:
-    """Stacks, a workspace (export or live read), or the drift between a stack and a workspace."""
-    if args.stack and (args.cluster_json or args.workspace):
-        return lazy("dbx_ai_infra.cli.commands.workspace", "cmd_drift")(args)
-    if args.cluster_json or args.workspace or getattr(args, "terraform", None):
-        return lazy("dbx_ai_infra.cli.commands.workspace", "cmd_audit")(args)
-    return lazy("dbx_ai_infra.cli.commands.stacks", "cmd_check")(args)
-
-
-def _check_all(args: argparse.Namespace) -> str | None:
-    return _check_problem(args) or _check_sources(args)
+    """Stacks or Terraform (check's own), or a workspace: audit's and drift's, run as their alias."""
+    kind = _kind(args)
+    work = {"drift": "cmd_drift", "audit": "cmd_audit"}.get(kind)
+    if work is None:
+        return lazy("dbx_ai_infra.cli.commands.stacks", "cmd_check")(args)
+    code = lazy("dbx_ai_infra.cli.commands.workspace", work)(args)
+    if args.cluster_json or args.workspace:  # after the report: a run that fails or is interrupted says only that
+        print(_alias_note(args), file=sys.stderr)
+    return code
 
 
 CHECK = Command(
-    "check", "evaluate the policies on stacks or on exported cluster JSON",
+    "check", "evaluate the policies on stacks or Terraform (code or a plan); a workspace: see audit and drift",
     "  python -m stackplan check --stack prod\n"
     "  python -m stackplan check --stack dev --stack prod --format github\n"
-    "  python -m stackplan check --cluster-json clusters.json --cluster-policy policy.json\n",
-    _check_arguments, _check, _check_all)
+    "  python -m stackplan check --terraform-plan plan.json --format sarif --out plan.sarif\n",
+    _check_arguments, _check, _check_problem)
 
 
 def _cost_arguments(p: argparse.ArgumentParser) -> None:

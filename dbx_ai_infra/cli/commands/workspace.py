@@ -1,5 +1,7 @@
-"""``check --cluster-json|--workspace``: the rules over what runs in a workspace; with ``--stack``, the drift
-between the workspace and the stack; with ``--cluster-policy``, each cluster against a policy definition."""
+"""``audit --cluster-json|--workspace`` (alias ``check --cluster-json|--workspace``) and ``check --terraform|
+--terraform-plan``: the rules over what runs in a workspace or what Terraform would make; ``drift`` (alias ``check
+--stack STACK --cluster-json|--workspace``): where the workspace differs from the stack; with ``--cluster-policy``,
+each cluster against a policy definition."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from dbx_ai_infra.stackspec.load import load_exceptions_file
 
 
 def read_live(args: argparse.Namespace) -> tuple[str, list[Any]]:
-    """``check --workspace``: ``workspace <host>`` and what was read through databricks-sdk (saved with
+    """``audit --workspace``: ``workspace <host>`` and what was read through databricks-sdk (saved with
     ``--save-export``)."""
     host, doc = read_workspace(args.profile, progress=sys.stderr.isatty())
     if args.save_export:
@@ -82,7 +84,8 @@ def _not_evaluated(audit: ExportAudit, skipped: list[Skipped]) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``check --cluster-json FILE|DIR`` or ``check --workspace``."""
+    """``audit --cluster-json FILE|DIR`` or ``audit --workspace`` (and their alias ``check --cluster-json|
+    --workspace``); ``check --terraform PATH`` or ``--terraform-plan FILE``."""
     if getattr(args, "terraform_plan", None):  # a file that is no Terraform plan is exit 2 before any work
         require_terraform_plan(args.terraform_plan)
     config = common.policy_config(args)
@@ -101,8 +104,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 audit.files[item.urn], audit.lines[item.urn] = code.lines[item.name]
                 audit.labels.pop(item.urn, None)
         _not_evaluated(audit, code.not_evaluated)
-    else:
-        source, audit = args.cluster_json, audit_export_path(args.cluster_json, config, **wanted)
+    else:  # an export, or a Terraform plan read like one (check --terraform-plan)
+        source = getattr(args, "terraform_plan", None) or args.cluster_json
+        audit = audit_export_path(source, config, **wanted)
         for note in audit.notes:
             print(f"note: {note}", file=sys.stderr)
     if getattr(args, "exceptions", None):  # accepted findings, the stack's exceptions shape, named as reported
@@ -127,9 +131,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    """``check --stack STACK --workspace|--cluster-json``: where the workspace differs from the stack."""
+    """``drift --stack STACK --workspace|--cluster-json`` (and its alias ``check --stack STACK --workspace|
+    --cluster-json``, where a Terraform plan is read like an export): where the workspace differs from the stack."""
     config = common.policy_config(args)
-    against, items = read_live(args) if args.workspace else (args.cluster_json, read_export(args.cluster_json))
+    export = getattr(args, "terraform_plan", None) or args.cluster_json
+    against, items = read_live(args) if args.workspace else (export, read_export(export))
     plan = build_plan(args.stack[0], policy_config=config, with_policies=False)
     found = drift(plan, items)
     plan.violations = found
