@@ -252,3 +252,16 @@ def test_a_workspace_that_refuses_tokens_is_read_without_them(workspace, capsys)
     captured = capsys.readouterr()
     assert json.loads(captured.out)["checked"]["tokens"] == 0 and json.loads(captured.out)["checked"]["clusters"] == 2
     assert "token infos not read, so not judged: Personal access tokens are disabled" in captured.err
+
+
+@pytest.mark.parametrize(("command", "alias"), [
+    (["audit", "--workspace", "--json"], ["check", "--workspace", "--json"]),
+    (["drift", "--stack", "prod", "--workspace", "--json"], ["check", "--stack", "prod", "--workspace", "--json"]),
+])
+def test_audit_and_drift_of_the_live_workspace_print_what_their_check_aliases_print(workspace, capsys, command, alias):
+    """Issue 56, item 3: the live read is audit's and drift's; ``check --workspace`` is their alias, a note on stderr
+    the only difference."""
+    code = main(command)
+    out, err = capsys.readouterr()
+    assert (code, out) == (main(alias), capsys.readouterr().out)
+    assert json.loads(out) and "note: `check" not in err
