@@ -336,6 +336,33 @@ def test_one_cluster_id_with_two_different_records_is_exit_2_naming_both(capsys,
     assert str(folder / "a.json") in err and "Fix:" in err
 
 
+def test_a_repeat_inside_one_streamed_file_is_compared_with_the_first_record_wherever_it_is(capsys, tmp_path):
+    """The first record's settings are read again only when its id repeats (issue 53, item 5): a repeat in the same
+    file, written with other spacing and key order, is the same object; with another value it is exit 2, whichever
+    position the first record had."""
+    def cluster(cid: str, workers: int) -> dict:
+        return {"cluster_id": cid, "cluster_name": cid, "node_type_id": "g5.xlarge", "num_workers": workers,
+                "spark_version": "15.4.x-gpu-ml-scala2.12", "autotermination_minutes": 30,
+                "custom_tags": {"workload": "a", "cost_center": "b"}}
+    first = [cluster("0101-a", 2), cluster("0101-b", 3), cluster("0101-c", 4)]
+    again = dict(reversed(list(cluster("0101-b", 3).items())))
+    export = tmp_path / "clusters.json"
+    export.write_text(json.dumps({"clusters": first}) + "\n" + json.dumps({"clusters": [again]}, indent=3))
+    code, out, err = _run(capsys, "check", "--cluster-json", str(export), "--json")
+    assert code == 0 and json.loads(out)["checked"]["clusters"] == 3
+    assert "1 object(s) listed twice in the export, read once: cluster_id 0101-b" in err
+    # the streamed reading itself (a refusal there would fall back to reading the file whole, which agrees)
+    from dbx_ai_infra.sources.audit import _Once
+    from dbx_ai_infra.sources.exports import stream_export_file
+
+    stream = stream_export_file(export)
+    once = _Once([stream])
+    assert [once.new(item, (0, i)) for i, item in enumerate(stream)] == [True, True, True, False]
+    export.write_text(json.dumps({"clusters": first}) + "\n" + json.dumps({"clusters": [cluster("0101-b", 9)]}))
+    code, out, err = _run(capsys, "check", "--cluster-json", str(export), "--json")
+    assert code == 2 and out == "" and "lists cluster_id 0101-b again, with other settings than" in err
+
+
 def test_one_resource_declared_in_two_tf_files_is_refused_as_terraform_does(capsys, tmp_path):
     """Held (Terraform refuses "Duplicate resource ... configuration"): never counted twice in a total."""
     module = tmp_path / "tf"

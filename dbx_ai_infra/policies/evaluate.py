@@ -81,6 +81,36 @@ def _unknown(value: Any) -> bool:
     return False
 
 
+def _holds_unknown(value: Any) -> bool:
+    """Whether `UNKNOWN_VALUE` (a `SelectedValue` is one) is anywhere in ``value``: one walk of the whole value, where
+    `unknown_fields` walks each rule's paths (the plain JSON types first: the abstract-class checks cost more than
+    the walk)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif isinstance(item, str):
+            if item == UNKNOWN_VALUE:
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
+
+
+def may_be_unknown(view: View) -> bool:
+    """Whether any field of ``view`` can be unknown to a rule (`unknown_fields` finds none where this is False): its
+    props or its job hold `UNKNOWN_VALUE`, or its access is unknown. Read once per view, not once per rule: a
+    workspace export's 5,000 clusters hold none, and every rule's paths were walked for nothing (issue 53, item 5)."""
+    return getattr(view, "access", None) == UNKNOWN_VALUE or _holds_unknown(view.props) or \
+        _holds_unknown(getattr(view, "job", None))
+
+
 def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
     """The fields of ``paths`` (`Rule.reads`) that are unknown in ``view``: the field, a value inside it, or the
     block that holds it (``autoscale`` unknown: ``autoscale.min_workers`` is). ``field(argument)`` reads the argument
@@ -205,15 +235,16 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
     own = batch is None
     if own:
         batch = TeamBatch()
+    unknowable = [may_be_unknown(view) for view in views]
     for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
         types, sources, check = rule.resource_types, rule.sources, rule.check
         found: list[tuple[str, str]] = []
         unjudged: list[tuple[str, str]] = []
         judged: list[View] = []
-        for view in views:
+        for view, maybe in zip(views, unknowable):
             if view.resource_type not in types or view.source not in sources:
                 continue
-            unknown = unknown_fields(view, rule.reads) if rule.reads else None
+            unknown = unknown_fields(view, rule.reads) if maybe and rule.reads else None
             if unknown and (rule.concerns is None or rule.concerns(view)):
                 export = source == "api" and not getattr(view, "terraform", False)  # a workspace's answer
                 unjudged.append((view.label, not_judged_message(unknown, export)))
