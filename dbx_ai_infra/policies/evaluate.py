@@ -241,7 +241,7 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
         found: list[tuple[str, str]] = []
         unjudged: list[tuple[str, str]] = []
         judged: list[View] = []
-        for view, maybe in zip(views, unknowable):
+        for view, maybe in zip(views, unknowable, strict=True):
             if view.resource_type not in types or view.source not in sources:
                 continue
             unknown = unknown_fields(view, rule.reads) if maybe and rule.reads else None
