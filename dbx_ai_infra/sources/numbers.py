@@ -13,6 +13,7 @@ naming the file, the resource, the field and the fix.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -64,8 +65,33 @@ def _values(value: Any, parts: list[str], path: str) -> Iterator[tuple[str, Any]
         yield from _values(value[parts[0]], parts[1:], f"{path}.{parts[0]}" if path else parts[0])
 
 
+#: `NUMERIC_FIELDS`, each field split at its dots once.
+_PARTS: Mapping[str, tuple[tuple[str, ...], ...]] = {kind: tuple(tuple(f.split(".")) for f in fields)
+                                                     for kind, fields in NUMERIC_FIELDS.items()}
+
+
+def _all_numbers(value: Any, parts: tuple[str, ...]) -> bool:
+    """Whether every value at ``parts`` under ``value`` is a number (`_values`'s walk, without the paths it names: a
+    refusal is rare, and the walk runs for every field of every object of an export)."""
+    for i, part in enumerate(parts):
+        if isinstance(value, list):
+            rest = parts[i:]
+            return all(_all_numbers(element, rest) for element in value)
+        if type(value) is not dict and not isinstance(value, Mapping):
+            return True
+        value = value.get(part)
+        if value is None:
+            return True
+    return _is_number(value)
+
+
 def _is_number(value: Any) -> bool:
     """A number, a quoted number, or a value known only after apply."""
+    kind = type(value)
+    if kind is int:
+        return True
+    if kind is float:
+        return math.isfinite(value)
     if isinstance(value, SelectedValue) or value in (UNKNOWN_VALUE, UNKNOWN_ARGUMENT):
         return True
     return as_number(value) is not None
@@ -74,7 +100,9 @@ def _is_number(value: Any) -> bool:
 def check_numbers(kind: str, props: Mapping[str, Any], where: str, source: str) -> None:
     """`InputError` for the first field of ``props`` (a resource of ``kind``, at ``where`` in ``source``) that holds
     what is not a number where a number belongs."""
-    for field in NUMERIC_FIELDS.get(kind, ()):
+    if all(_all_numbers(props, parts) for parts in _PARTS.get(kind, ())):
+        return
+    for field in NUMERIC_FIELDS.get(kind, ()):  # the first field that is not, named with its path
         for path, value in _values(props, field.split("."), ""):
             if not _is_number(value):
                 place = f"{where}.{path}" if where else path
