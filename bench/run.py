@@ -515,8 +515,8 @@ def _violation_pairs(violations: Sequence[Any], rules: Sequence[str] | None = No
 
 
 def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
-    from dbx_ai_infra.policies.registry import evaluate_plan, views_of
-    from dbx_ai_infra.sources.exports import evaluate_cluster_json, export_items
+    from dbx_ai_infra.policies.registry import evaluate_export, evaluate_plan, views_of
+    from dbx_ai_infra.sources.exports import export_items
 
     evaluate_plan(workload.make_plan(workload.make_clusters(10)))  # warm: catalog load, regex compile
     prepared: dict[int, dict[str, Any]] = {}
@@ -540,15 +540,16 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     # in-process: per round and size, the fastest of the runs that fit in 0.1 s (at least one)
     inproc: dict[int, list[float]] = {n: [] for n in prepared}
     inproc_api: dict[int, list[float]] = {n: [] for n in prepared}
-    # the part of evaluate_cluster_json that reads each cluster's shape, before any rule runs (the largest size)
+    # the part of evaluate_export that reads each cluster's shape, before any rule runs (the largest size)
     largest = s.growth_sizes[-1]
     items = list(export_items(prepared[largest]["api"], "bench"))
     shapes: list[float] = []
     for r in range(s.growth_rounds):
-        log(f"growth, evaluate_plan and evaluate_cluster_json in-process: round {r + 1}/{s.growth_rounds}")
+        log(f"growth, evaluate_plan and evaluate_export in-process: round {r + 1}/{s.growth_rounds}")
         for n, p in prepared.items():
             inproc[n].append(best_time(lambda p=p: evaluate_plan(p["plan"]), 1, budget=0.1)[0])
-            inproc_api[n].append(best_time(lambda p=p: evaluate_cluster_json(p["api"]), 1, budget=0.1)[0])
+            inproc_api[n].append(best_time(lambda p=p: evaluate_export(export_items(p["api"], "bench")), 1,
+                                           budget=0.1)[0])
         shapes.append(best_time(lambda: [views_of(i.resource_type, i.props, "api") for i in items], 1,
                                 budget=0.1)[0])
     rows, results = [], {}
@@ -595,8 +596,8 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
             f"camelCase. {s.growth_rounds} interleaved rounds after a warm-up; times are the fastest round "
             "(the median in brackets), because on this shared VM noise only ever adds time and the per-cluster "
             "and linearity figures divide small differences; in-process each round keeps the fastest of the runs "
-            "that fit in 0.1 s. The last column is `evaluate_cluster_json` in-process on the API JSON the process "
-            "reads, for comparison with the process's marginal cost. The workload: "
+            "that fit in 0.1 s. The last column is `evaluate_export` in-process on the items of the API JSON the "
+            "process reads, for comparison with the process's marginal cost. The workload: "
             "training, inference, single-node dev and CPU clusters on AWS, Azure and GCP with gpucatalog node "
             f"types; {workload.VIOLATING_SHARE:.0%} of them break exactly one rule. `exact` = both found exactly the "
             "expected (cluster, rule) pairs of the planted rules and nothing else (advisory rules such as the "
@@ -606,7 +607,7 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
             f"fixed start-up; `RSS added / JSON` = (peak RSS(N) - peak RSS({s.growth_sizes[0]})) / the export's "
             "size.\n\n"
             + table(["clusters", "violations", "exact", "process wall", "per cluster", "marginal", "peak RSS",
-                     "JSON (RSS added / JSON)", "evaluate_plan", "per cluster", "evaluate_cluster_json per cluster"],
+                     "JSON (RSS added / JSON)", "evaluate_plan", "per cluster", "evaluate_export per cluster"],
                     rows, align="lrlrrrrrrrr")
             + f"\n\nLinearity, per-cluster time at {big:,} / at {prev:,} (1 = linear):\n\n"
             f"- evaluate_plan in-process: {verdict(r_inproc)}\n"
@@ -615,7 +616,7 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
                f"n/a: {N(prev)} clusters add only {secs(increment)} to the process, within the run-to-run noise "
                f"(the marginal at {N(big)} is {us(results[big]['marginal'])} per cluster)") + "\n"
             f"- peak RSS grows about {rss_slope:.1f} MiB per 1,000 clusters\n\n"
-            f"Of `evaluate_cluster_json`'s {us(min(inproc_api[largest]) / largest)} per cluster at {N(largest)}, "
+            f"Of `evaluate_export`'s {us(min(inproc_api[largest]) / largest)} per cluster at {N(largest)}, "
             f"reading each cluster's shape (`dbx_ai_infra.policies.registry.views_of`, before any rule runs) takes "
             f"{us(min(shapes) / largest)}; the rest, {us((min(inproc_api[largest]) - min(shapes)) / largest)}, is the "
             "rules and the loop that calls them and records their findings (the fastest round of each).")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import copy
 import functools
 import gc
+import itertools
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +16,7 @@ import pytest
 import yaml
 
 if TYPE_CHECKING:
-    from dbx_ai_infra.dbxtypes.plan import Plan
+    from dbx_ai_infra.dbxtypes.plan import Plan, Violation
 
 
 def _runs_tests(config: pytest.Config) -> bool:
@@ -199,6 +201,24 @@ def _plan_of(stack: str) -> dict[str, Any]:
 def plan_of():
     """Plan of a stack name or file (cached per process: treat as read-only)."""
     return _plan_of
+
+
+@pytest.fixture
+def judge_export(tmp_path: Path) -> Callable[..., list[Violation]]:
+    """``judge_export(obj, config=None)``: the violations of an export given as JSON data (a cluster, a list,
+    ``{"clusters": [...]}``, jobs, pools, pages), judged as ``check --cluster-json FILE`` judges that file
+    (`dbx_ai_infra.sources.audit.audit_export_path`: the stream, or the whole document where the stream declines);
+    each call writes its own file under ``tmp_path``."""
+    from dbx_ai_infra.sources.audit import audit_export_path
+
+    written = itertools.count()
+
+    def judge(obj: Any, config: Any = None) -> list[Violation]:
+        path = tmp_path / f"export-{next(written)}.json"
+        path.write_text(json.dumps(obj), encoding="utf-8")
+        return audit_export_path(str(path), config).violations
+
+    return judge
 
 
 def resources(plan: dict[str, Any], type_suffix: str) -> list[dict[str, Any]]:

@@ -14,10 +14,10 @@ from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.dbxtypes.plan import Plan, plan_json_schema
 from dbx_ai_infra.dbxtypes.shape import (
     camel_to_snake,
-    classify,
     cluster_shape,
     normalize_props,
     pool_shape,
+    role_of,
     shapes_of_resource,
 )
 from dbx_ai_infra.dbxtypes.vocabulary import (
@@ -113,9 +113,9 @@ def test_camel_to_snake(key: str, expected: str) -> None:
     ({"num_workers": 4}, "all-purpose", "unknown"),
     ({}, "all-purpose", "interactive"),  # no workers, no autoscale: a GPU single node (dev)
 ])
-def test_classify(cluster: dict, cluster_type: str, role: str) -> None:
+def test_role_of(cluster: dict, cluster_type: str, role: str) -> None:
     kind = JOBS_COMPUTE if cluster_type == "job" else ALL_PURPOSE
-    assert classify(cluster, kind, cluster.get("custom_tags", {})) == role
+    assert role_of(cluster, kind, cluster.get("custom_tags", {}))[0] == role
     on_gpu = {**cluster, "spark_version": "17.3.x-gpu-ml-scala2.13"}
     assert cluster_shape(on_gpu, compute_kind=kind).role == role
     assert cluster_shape({**cluster, "node_type_id": "g5.xlarge"}, compute_kind=kind,

@@ -1,4 +1,4 @@
-"""Policy config, evaluate_resource / evaluate_plan / evaluate_cluster_json."""
+"""Policy config, evaluate_resource / evaluate_plan, and an export judged as ``check --cluster-json`` judges it."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from dbx_ai_infra.policies.registry import (
     load_policy_config,
 )
 from dbx_ai_infra.policies.rule import Rule, Thresholds
-from dbx_ai_infra.sources.exports import cluster_objects, evaluate_cluster_json
+from dbx_ai_infra.sources.audit import audit_export_path
 from tests.test_policies_rules import SINGLE_NODE
 
 BOUNDS = "databricks-cluster-configure-worker-bounds"
@@ -126,32 +126,39 @@ def test_evaluate_plan() -> None:
         evaluate_plan({"resources": [{"urn": "x"}], "cloud": "aws"})
 
 
-def test_evaluate_cluster_json_shapes() -> None:
-    single = evaluate_cluster_json(BAD_API)
+def test_an_export_in_every_shape_is_judged_alike(judge_export) -> None:
+    single = judge_export(BAD_API)
     assert single and all(v.urn == "cluster:0202-def" and v.resource_name == "big" for v in single)
-    assert evaluate_cluster_json(GOOD_API) == []
-    listed = evaluate_cluster_json([GOOD_API, BAD_API])
+    assert judge_export(GOOD_API) == []
+    listed = judge_export([GOOD_API, BAD_API])
     assert listed == single
-    wrapped = evaluate_cluster_json({"clusters": [GOOD_API, BAD_API]})
+    wrapped = judge_export({"clusters": [GOOD_API, BAD_API]})
     assert wrapped == single
-    assert evaluate_cluster_json({"clusters": []}) == [] and evaluate_cluster_json([]) == []
+    assert judge_export({"clusters": []}) == [] and judge_export([]) == []
     nameless = {k: v for k, v in BAD_API.items() if k not in ("cluster_id", "cluster_name")}
-    by_index = evaluate_cluster_json([GOOD_API, nameless])
+    by_index = judge_export([GOOD_API, nameless])
     assert {v.urn for v in by_index} == {"cluster:1"} and {v.resource_name for v in by_index} == {"cluster[1]"}
     only_name = {k: v for k, v in BAD_API.items() if k != "cluster_id"}
-    assert {v.urn for v in evaluate_cluster_json(only_name)} == {"cluster:big"}
+    assert {v.urn for v in judge_export(only_name)} == {"cluster:big"}
 
 
-def test_cluster_objects() -> None:
-    assert cluster_objects(GOOD_API) == [GOOD_API]
-    assert cluster_objects([GOOD_API, BAD_API]) == cluster_objects({"clusters": [GOOD_API, BAD_API]}) == [GOOD_API, BAD_API]
-    assert cluster_objects({"jobs": []}) == []  # a job list is an export too (jobs hold job clusters)
+def test_an_exports_cluster_objects_are_those_it_lists(tmp_path) -> None:
+    """The cluster objects ``--cluster-policy`` judges: those of a cluster, a list or a clusters/list response."""
+    def clusters(obj):
+        path = tmp_path / "export.json"
+        path.write_text(json.dumps(obj), encoding="utf-8")
+        return audit_export_path(str(path), None, clusters=True).clusters
+
+    assert clusters(GOOD_API) == [GOOD_API]
+    assert clusters([GOOD_API, BAD_API]) == clusters({"clusters": [GOOD_API, BAD_API]}) == [GOOD_API, BAD_API]
+    assert clusters({"jobs": []}) == []  # a job list is an export too (jobs hold job clusters)
     with pytest.raises(InputError):
-        cluster_objects({"foo": []})
+        clusters({"foo": []})
 
 
-def test_evaluate_cluster_json_config() -> None:
-    assert not [v for v in evaluate_cluster_json(BAD_API, {BOUNDS: {"max_workers_cap": 128}}) if v.policy == BOUNDS]
+def test_an_export_is_judged_with_the_policy_config(judge_export) -> None:
+    assert [v for v in judge_export(BAD_API) if v.policy == BOUNDS]
+    assert not [v for v in judge_export(BAD_API, {BOUNDS: {"max_workers_cap": 128}}) if v.policy == BOUNDS]
 
 
 @pytest.mark.parametrize("obj,fragment", [
@@ -162,9 +169,9 @@ def test_evaluate_cluster_json_config() -> None:
     ("cluster", "got str"),
     (42, "got int"),
 ])
-def test_evaluate_cluster_json_rejects_non_clusters(obj, fragment: str) -> None:
+def test_an_export_of_no_databricks_objects_is_refused(judge_export, obj, fragment: str) -> None:
     with pytest.raises(InputError, match=fragment):
-        evaluate_cluster_json(obj)
+        judge_export(obj)
     assert issubclass(InputError, ValueError)
 
 

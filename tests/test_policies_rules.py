@@ -24,7 +24,6 @@ from dbx_ai_infra.dbxtypes.vocabulary import (
     TOKEN,
 )
 from dbx_ai_infra.policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_resource, rule_messages
-from dbx_ai_infra.sources.exports import evaluate_cluster_json
 
 MAP_KEYS = {"custom_tags", "spark_conf", "spark_env_vars", "tags", "named_parameters", "base_parameters"}
 OTHER_TYPES = ("databricks:index/notebook:Notebook", CLUSTER, JOB, INSTANCE_POOL, GRANTS)
@@ -762,8 +761,8 @@ API_EXAMPLE = {
 }
 
 
-def test_api_example_is_rejected() -> None:
-    violations = evaluate_cluster_json(API_EXAMPLE)
+def test_api_example_is_rejected(judge_export) -> None:
+    violations = judge_export(API_EXAMPLE)
     by_policy = {v.policy: v for v in violations}
     assert CLOUD in by_policy and BOUNDS in by_policy
     assert "sets azure_attributes but node type g5.2xlarge belongs to AWS" in by_policy[CLOUD].message

@@ -14,7 +14,7 @@ import pytest
 from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.policies.items import summary
-from dbx_ai_infra.sources.exports import evaluate_cluster_json, export_items
+from dbx_ai_infra.sources.exports import export_items
 
 ALL_SPOT = "databricks-cluster-disallow-all-spot-inference"
 TRAINING = "databricks-cluster-disallow-autoscaled-or-spot-training"
@@ -59,34 +59,34 @@ def _gpu(cluster: dict, **extra) -> dict:
 
 # --- AI compute told apart ------------------------------------------------------------------------------------------
 
-def test_a_cpu_etl_cluster_with_spot_workers_passes_the_role_rules_and_the_same_shape_on_gpu_fails_them():
-    assert {v.policy for v in evaluate_cluster_json(ETL)} & {ALL_SPOT, TRAINING} == set()
+def test_a_cpu_etl_cluster_with_spot_workers_passes_the_role_rules_and_the_same_shape_on_gpu_fails_them(judge_export):
+    assert {v.policy for v in judge_export(ETL)} & {ALL_SPOT, TRAINING} == set()
     # untagged autoscaled all-purpose GPU compute is inference by its shape (issue 51, item 5): judged all-spot,
     # saying how its role was decided
-    on_gpu = {v.policy: v for v in evaluate_cluster_json(_gpu(ETL))}
+    on_gpu = {v.policy: v for v in judge_export(_gpu(ETL))}
     assert on_gpu[ALL_SPOT].enforcement == "mandatory"
     assert "role: inference, from its shape: an all-purpose GPU cluster that autoscales" in on_gpu[ALL_SPOT].message
-    gpu_runtime = {v.policy for v in evaluate_cluster_json({**ETL, "spark_version": "17.3.x-gpu-ml-scala2.13"})}
+    gpu_runtime = {v.policy for v in judge_export({**ETL, "spark_version": "17.3.x-gpu-ml-scala2.13"})}
     assert ALL_SPOT in gpu_runtime  # a GPU runtime tells AI compute too
-    tagged = {v.policy: v for v in evaluate_cluster_json(_gpu({**ETL, "custom_tags": {**TAGS, "workload_type":
+    tagged = {v.policy: v for v in judge_export(_gpu({**ETL, "custom_tags": {**TAGS, "workload_type":
                                                                                       "inference"}}))}
     assert "role: inference, from tag workload_type" in tagged[ALL_SPOT].message
 
 
-def test_a_cpu_cluster_tagged_as_inference_is_judged_as_inference():
+def test_a_cpu_cluster_tagged_as_inference_is_judged_as_inference(judge_export):
     tagged = {**ETL, "custom_tags": {**TAGS, "workload_type": "inference"}}
-    assert ALL_SPOT in {v.policy for v in evaluate_cluster_json(tagged)}
+    assert ALL_SPOT in {v.policy for v in judge_export(tagged)}
 
 
-def test_generic_rules_still_judge_cpu_clusters():
+def test_generic_rules_still_judge_cpu_clusters(judge_export):
     untagged = {**ETL, "custom_tags": {}}
-    assert "databricks-resource-require-tags" in {v.policy for v in evaluate_cluster_json(untagged)}
+    assert "databricks-resource-require-tags" in {v.policy for v in judge_export(untagged)}
 
 
 # --- export shapes --------------------------------------------------------------------------------------------------
 
-def test_a_job_is_read_with_its_job_and_task_clusters_and_only_the_gpu_one_meets_the_training_rule():
-    violations = evaluate_cluster_json(JOB)
+def test_a_job_is_read_with_its_job_and_task_clusters_and_only_the_gpu_one_meets_the_training_rule(judge_export):
+    violations = judge_export(JOB)
     spot_training = [v for v in violations if v.policy == TRAINING]
     assert spot_training and all(v.urn == "job:11" and v.resource_name == "fine-tune" for v in spot_training)
     assert all("job_clusters[train]" in v.message for v in spot_training)  # not the CPU report task's cluster
@@ -106,12 +106,12 @@ def test_cluster_lists_in_every_shape(doc):
     assert summary(items)["gpu_clusters"] == 1
 
 
-def test_a_mixed_export_with_jobs_pools_and_policies():
+def test_a_mixed_export_with_jobs_pools_and_policies(judge_export):
     doc = {"clusters": [ETL], "jobs": [JOB], "instance_pools": [POOL], "policies": [POLICY]}
     items = export_items(doc, "x.json")
     assert [i.resource_type for i in items] == ["databricks:index/cluster:Cluster", "databricks:index/job:Job",
                                                 "databricks:index/instancePool:InstancePool", "cluster_policy"]
-    violations = evaluate_cluster_json(doc)
+    violations = judge_export(doc)
     pool = [v for v in violations if v.urn == "instance-pool:0101-pool"]
     assert pool and all(v.resource_name == "gpu-pool" for v in pool)  # a spot pool for inference: refused
 
@@ -171,19 +171,19 @@ def test_the_shipped_example_exports_are_read(capsys):
     assert "nightly-etl" not in flagged  # the CPU ETL cluster meets only the generic rules, and passes them
 
 
-def test_a_task_on_an_existing_gpu_cluster_judges_that_cluster_as_the_job_workload():
+def test_a_task_on_an_existing_gpu_cluster_judges_that_cluster_as_the_job_workload(judge_export):
     serving = _gpu(ETL, cluster_id="0303-gpu", cluster_name="shared-gpu", spark_version="17.3.x-gpu-ml-scala2.13",
                    autoscale=None, num_workers=2)
     serving.pop("autoscale")
     job = {"job_id": 5, "settings": {"name": "nightly-train", "tasks": [
         {"task_key": "fit", "existing_cluster_id": "0303-gpu", "spark_python_task": {"python_file": "/W/f.py"}},
         {"task_key": "etl", "existing_cluster_id": "0101-etl", "notebook_task": {"notebook_path": "/W/e"}}]}}
-    alone = {v.policy for v in evaluate_cluster_json([serving])}
+    alone = {v.policy for v in judge_export([serving])}
     assert TRAINING not in alone  # a fixed-size all-purpose GPU cluster has no role of its own
-    with_job = [v for v in evaluate_cluster_json([serving, ETL, job]) if v.policy == TRAINING]
+    with_job = [v for v in judge_export([serving, ETL, job]) if v.policy == TRAINING]
     assert with_job and all(v.resource_name == "shared-gpu (runs job nightly-train task fit)" for v in with_job)
     # the CPU cluster the etl task runs on stays generic
-    assert not [v for v in evaluate_cluster_json([ETL, job]) if v.policy in (TRAINING, ALL_SPOT)]
+    assert not [v for v in judge_export([ETL, job]) if v.policy in (TRAINING, ALL_SPOT)]
 
 
 @pytest.mark.parametrize("as_text", [True, False], ids=["definition as JSON text", "definition as an object"])

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .errors import InputError, problems_from_pydantic
-from .vocabulary import CLUSTER_BEARING_TYPES, Cloud
+from .vocabulary import Cloud
 
 #: A finding's level; ``not-judged``: the rule could not judge the resource, a field it reads being unknown here
 #: (Terraform's ``<known after apply>``): reported, never a finding, never a pass; fails only with
@@ -53,10 +53,6 @@ class Resource(_Model):
     #: The resource's custom timeouts as the program set them (Pulumi ``CustomTimeouts``: ``create``, ``update``,
     #: ``delete``, e.g. ``"90m"``); absent where it sets none (the provider's own apply).
     custom_timeouts: dict[str, str] | None = None
-
-    @property
-    def bears_clusters(self) -> bool:
-        return self.type in CLUSTER_BEARING_TYPES
 
 
 class AcceptedException(_Model):

@@ -41,7 +41,3 @@ def enum_values(enum_name: str) -> tuple[str, ...]:
     """The values of an API enum (``catalog.Privilege``)."""
     return tuple(_snapshot()["enums"][enum_name])
 
-
-def sdk_version() -> str:
-    return str(_snapshot()["sdk_version"])
-

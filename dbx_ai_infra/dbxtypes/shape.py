@@ -255,11 +255,6 @@ class ClusterShape:
     #: How ``role`` was decided (`role_of`): ``tag workload_type``, or what the cluster is.
     role_basis: str = ""
 
-    @property
-    def role_tagged(self) -> bool:
-        """The role comes from a tag (the strongest evidence), not from the cluster's shape (see `classify`)."""
-        return tag_role(self.tags) is not None
-
     def role_subject(self) -> str:
         """How a message names the cluster by its role, and how the role was decided (a message states no guess as
         a fact): ``inference cluster (role: inference, from tag workload_type)``, ``training cluster (role:
@@ -368,11 +363,6 @@ def is_gpu_compute(props: Mapping[str, Any], node_types: Iterable[str | None], g
     if GPU_RUNTIME_MARKER in str(props.get("spark_version") or ""):
         return True
     return gpu_node is not None and any(n and gpu_node(n) for n in node_types)
-
-
-def classify(props: Mapping[str, Any], compute_kind: str, tags: Mapping[str, Any], gpu: bool = True) -> str:
-    """A cluster's workload role: ``training``, ``inference``, ``interactive`` or ``unknown`` (`role_of`)."""
-    return role_of(props, compute_kind, tags, gpu)[0]
 
 
 def role_of(props: Mapping[str, Any], compute_kind: str, tags: Mapping[str, Any],

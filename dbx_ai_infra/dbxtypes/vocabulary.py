@@ -244,8 +244,6 @@ PROGRAM_RESOURCE_TYPES: Final = (CATALOG, CLUSTER, CLUSTER_POLICY, EXTERNAL_LOCA
                                  STORAGE_CREDENTIAL, VOLUME, WORKSPACE_FILE)
 #: The serving endpoint types (a GPU Model Serving endpoint, a provisioned-throughput one).
 ENDPOINT_TYPES: Final = (MODEL_SERVING_ENDPOINT, PROVISIONED_THROUGHPUT_ENDPOINT)
-#: Resource types that carry cluster definitions (a Cluster, or a Job's job clusters and task clusters).
-CLUSTER_BEARING_TYPES: Final = (CLUSTER, JOB)
 STACK_TYPE: Final = "pulumi:pulumi:Stack"
 
 #: Component type tokens (``<project>:<module>:<Component>``).

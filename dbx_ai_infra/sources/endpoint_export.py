@@ -85,8 +85,3 @@ def endpoint_kind(props: Mapping[str, Any]) -> str:
         else MODEL_SERVING_ENDPOINT
 
 
-def is_summary(props: Mapping[str, Any]) -> bool:
-    """Whether the endpoint was read from a list response, whose entities hold no compute (`endpoint_props`)."""
-    entities = props.get("config", {}).get("served_entities")
-    return isinstance(entities, list) and any(isinstance(e, Mapping) and e.get("workload_type") == UNKNOWN_VALUE
-                                              for e in entities)

@@ -37,7 +37,6 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.documents import json_decoder, parse_json_stream, read_text
 from dbx_ai_infra.dbxtypes.errors import InputError, clip
-from dbx_ai_infra.dbxtypes.plan import Violation
 from dbx_ai_infra.dbxtypes.terraform_docs import documented_defaults
 from dbx_ai_infra.dbxtypes.vocabulary import (
     CLUSTER,
@@ -52,8 +51,7 @@ from dbx_ai_infra.dbxtypes.vocabulary import (
     UNKNOWN_VALUE,
     SelectedValue,
 )
-from dbx_ai_infra.policies.evaluate import evaluate_export
-from dbx_ai_infra.policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem, clusters_of
+from dbx_ai_infra.policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem
 from dbx_ai_infra.sources.endpoint_export import ENDPOINTS_KEY, endpoint_kind, endpoint_props, is_endpoint
 from dbx_ai_infra.sources.numbers import check_numbers
 from dbx_ai_infra.sources.tf_references import config_address, configured_references, configured_selections, resolve
@@ -535,15 +533,3 @@ class ExportStream:
 def stream_export_file(path: Any, what: str = "cluster JSON") -> ExportStream:
     """`ExportStream` over one export file (its text read once; the file problems of `read_export_file`)."""
     return ExportStream(read_text(path, what), str(path))
-
-
-def cluster_objects(obj: Any, source: str = "cluster JSON") -> list[Mapping[str, Any]]:
-    """The cluster objects of an export; raises `InputError` naming the first item that is no Databricks object."""
-    return clusters_of(export_items(obj, source))
-
-
-def evaluate_cluster_json(obj: Any, config: Any = None, source: str = "cluster JSON") -> list[Violation]:
-    """Violations of an export given as JSON data (a cluster, a list, ``{"clusters": [...]}``, jobs, pools; see this
-    module). Each violation names the object (``cluster_name``, the job's name, ...) and gets the urn
-    ``cluster:<id or name or index>`` (``job:...``, ``instance-pool:...``). Raises `InputError` for anything else."""
-    return evaluate_export(export_items(obj, source), config)

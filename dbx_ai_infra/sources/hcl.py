@@ -351,13 +351,6 @@ def terraform_module_read(path: str, var_files: Sequence[str] = (), *, allow_emp
                          dict(doc.get(tf_providers.PROVIDER_CLOUDS_KEY, {})))
 
 
-def terraform_module_items(path: str, var_files: Sequence[str] = (), *,
-                           allow_empty: bool = False) -> tuple[list[Any], Locations]:
-    """The items of ``path``'s Terraform code as the plan reader gives them, and where each is written."""
-    code = terraform_module_read(path, var_files, allow_empty=allow_empty)
-    return code.items, code.lines
-
-
 def is_terraform_code(path: str) -> bool:
     """A ``.tf`` or ``.tf.json`` file, or a directory holding one Terraform would load (a module), rather than a
     plan's JSON or a directory of plans."""

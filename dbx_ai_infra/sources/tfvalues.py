@@ -83,10 +83,6 @@ def unknown(type_: Type = ANY, *causes: Any) -> Unknown:
     return Unknown(type_, why)
 
 
-def is_unknown(value: Any) -> bool:
-    return isinstance(value, Unknown)
-
-
 def wholly_known(value: Any) -> bool:
     """No unknown anywhere in ``value`` (cty's ``IsWhollyKnown``)."""
     if isinstance(value, Unknown):

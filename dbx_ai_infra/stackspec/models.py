@@ -554,10 +554,6 @@ class UnityCatalogSpec(_Spec):
     def volume_refs(self) -> set[str]:
         return {f"{s}.{v.name}" for s, schema in self.schemas.items() for v in schema.volumes}
 
-    def created_schemas(self) -> list[str]:
-        """The schemas the stack creates (not the existing ones it adopts)."""
-        return [name for name, schema in self.schemas.items() if not schema.existing]
-
     @model_validator(mode="after")
     def _references_exist(self) -> UnityCatalogSpec:
         adopted = [name for name, schema in self.schemas.items() if schema.existing]
@@ -1121,10 +1117,6 @@ class StackSpec(_Spec):
         self.unity_catalog.schemas.setdefault(schema, SchemaSpec()).volumes.append(
             VolumeSpec(name=volume, comment="Code the stack runs (job entry points, init scripts): written only by "
                                             "the deployer"))
-
-    def code_dir_needed(self) -> bool:
-        """Whether the stack uploads code to its code Volume."""
-        return self.unity_catalog.code_volume in self.unity_catalog.volume_refs()
 
     def _serving_layout(self) -> None:
         """Endpoints with an inference table log into a schema of the stack's catalog: add it (and SELECT for the
