@@ -32,7 +32,7 @@ Anything else is invalid input naming the item and its keys.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.documents import json_decoder, parse_json_stream, read_text
@@ -152,21 +152,38 @@ def _item(kind: str, obj: Mapping[str, Any], label: str, index: int, source: str
 
 def _nested(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem] | None:
     """The jobs and clusters of a rendered Asset Bundle or of a dbx deployment file; None for another document."""
-    out: list[ExportItem] = []
     resources = doc.get("resources")
     if isinstance(resources, Mapping) and ("bundle" in doc or {"jobs", "clusters"} & set(resources)):
-        for key, kind in (("jobs", JOB), ("clusters", CLUSTER)):
-            group = resources.get(key)
-            for name, obj in (group.items() if isinstance(group, Mapping) else ()):
-                if isinstance(obj, Mapping):  # a bundle job: its settings, plus bundle-only keys (permissions)
-                    props = {k: v for k, v in obj.items() if k != "permissions"}
-                    where = f"{label}.resources.{key}.{name}" if label else f"resources.{key}.{name}"
-                    if kind == JOB:
-                        out.append(ExportItem(JOB, props, where, str(props.get("name") or name), f"job:{name}",
-                                              source))
-                    else:
-                        out.append(_item(CLUSTER, {"cluster_name": name, **props}, where, len(out), source))
-        return out
+        return _bundle_items(resources, source, label)
+    return _dbx_items(doc, source, label)
+
+
+def _bundle_items(resources: Mapping[str, Any], source: str, label: str) -> list[ExportItem]:
+    """The jobs and clusters under a rendered Asset Bundle's ``resources``."""
+    out: list[ExportItem] = []
+    for key, kind in (("jobs", JOB), ("clusters", CLUSTER)):
+        group = resources.get(key)
+        for name, obj in (group.items() if isinstance(group, Mapping) else ()):
+            if isinstance(obj, Mapping):
+                out.append(_bundle_item(kind, key, name, obj, f"{label}.resources" if label else "resources",
+                                        len(out), source))
+    return out
+
+
+def _bundle_item(kind: str, key: str, name: str, obj: Mapping[str, Any], prefix: str, index: int,
+                 source: str) -> ExportItem:
+    """One bundle job or cluster: its settings, without the bundle-only keys (permissions)."""
+    props = {k: v for k, v in obj.items() if k != "permissions"}
+    where = f"{prefix}.{key}.{name}"
+    if kind == JOB:
+        return ExportItem(JOB, props, where, str(props.get("name") or name), f"job:{name}", source)
+    return _item(CLUSTER, {"cluster_name": name, **props}, where, index, source)
+
+
+def _dbx_items(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem] | None:
+    """The jobs of a dbx deployment file (``environments.<env>.workflows`` or ``jobs``, or the environments at the
+    top); None when no environment holds such a list."""
+    out: list[ExportItem] = []
     given = doc.get("environments")
     environments: Mapping[str, Any] = given if isinstance(given, Mapping) else doc
     found = False
@@ -176,12 +193,15 @@ def _nested(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem]
         for key in ("workflows", "jobs"):
             if isinstance(body.get(key), list):
                 found = True
-                for i, obj in enumerate(body[key]):
-                    where = f"{label}.{env}.{key}[{i}]" if label else f"{env}.{key}[{i}]"
-                    if isinstance(obj, Mapping):
-                        out.append(ExportItem(JOB, obj, where, str(obj.get("name") or where), f"job:{env}:"
-                                              f"{obj.get('name') or i}", source))
+                out += _dbx_jobs(body[key], f"{label}.{env}.{key}" if label else f"{env}.{key}", env, source)
     return out if found else None
+
+
+def _dbx_jobs(jobs: list[Any], prefix: str, env: str, source: str) -> list[ExportItem]:
+    """The job objects of one dbx environment's list (anything else in it is skipped)."""
+    return [ExportItem(JOB, obj, f"{prefix}[{i}]", str(obj.get("name") or f"{prefix}[{i}]"),
+                       f"job:{env}:{obj.get('name') or i}", source)
+            for i, obj in enumerate(jobs) if isinstance(obj, Mapping)]
 
 
 # ---- Terraform plans (`terraform show -json PLANFILE`) ---------------------------------------------------------------
@@ -286,6 +306,12 @@ def _terraform_value(value: Any, unknown: Any, key: str = "") -> Any:
 
 #: The id attribute of each kind that a plan leaves unknown for a new resource.
 TERRAFORM_OWN_ID = {INSTANCE_POOL: "instance_pool_id", CLUSTER_POLICY_EXPORT: "policy_id"}
+#: The kinds a plan gives as they are, judged by their own rules (not read as a cluster, job, pool or policy).
+TERRAFORM_AS_IS = frozenset({MODEL_SERVING_ENDPOINT, PROVISIONED_THROUGHPUT_ENDPOINT, TOKEN, OBO_TOKEN, PERMISSIONS})
+#: The name attribute of each kind that takes the resource's address when the plan names none (a cluster's
+#: ``cluster_name`` also when it is empty: `_name_by_address`).
+TERRAFORM_NAME = {JOB: "name", INSTANCE_POOL: "instance_pool_name", CLUSTER_POLICY_EXPORT: "name",
+                  **dict.fromkeys(TERRAFORM_AS_IS, "name")}
 
 
 def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
@@ -297,98 +323,146 @@ def terraform_items(doc: Mapping[str, Any], source: str) -> list[ExportItem]:
     references = configured_references(doc)
     selections = configured_selections(doc)
     for i, change in enumerate(doc.get("resource_changes") or []):  # absent: a plan that changes nothing
-        if not isinstance(change, Mapping):
-            raise InputError.single(source, f"resource_changes[{i}]", "is not an object.",
-                                    "pass the JSON of terraform show -json PLANFILE.")
-        if change.get("mode") == "data":  # a data source read (deferred to apply when its inputs are unknown)
-            continue
-        kind = TERRAFORM_KINDS.get(str(change.get("type")))
-        given = change.get("change")
-        if kind is not None and not isinstance(given, Mapping):  # never skipped in silence: the plan is damaged
-            raise InputError.single(source, f"resource_changes[{i}] ({change.get('address') or change.get('type')})",
-                                    "has no change object (actions, before, after).",
-                                    "pass the JSON of terraform show -json PLANFILE as Terraform wrote it.")
-        body: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-        actions = body.get("actions") or []
-        after = body.get("after")
-        if kind is None or "delete" in actions and "create" not in actions or not isinstance(after, Mapping):
-            continue
-        address = str(change.get("address") or f"resource_changes[{i}]")
-        unchanged = list(actions) == ["no-op"]
-        props = {k: v for k, v in _terraform_value(after, body.get("after_unknown") or {}).items()
-                 if k not in TERRAFORM_ONLY and not (k in TERRAFORM_COMPUTED[kind] and v == TERRAFORM_UNKNOWN)}
-        for attribute, (data, data_type, arguments) in selections.get(config_address(address), {}).items():
-            if props.get(attribute) == TERRAFORM_UNKNOWN:  # a data source's choice: known after apply, chosen by ...
-                props[attribute] = SelectedValue(data, data_type, arguments)
-        for attribute, reference in references.get(config_address(address), {}).items():
-            if props.get(attribute) in (None, TERRAFORM_UNKNOWN):
-                # a reference to a resource of the plan: its (instance) address stands for its id
-                props[attribute] = resolve(reference, address)
-        for attribute, default in documented_defaults(str(change.get("type"))).items():
-            # an argument the configuration leaves out has the provider's schema default in the plan (a real plan
-            # carries it already; Terraform code as written does not): autotermination_minutes 60 on a cluster
-            props.setdefault(attribute, default)
-        own = TERRAFORM_OWN_ID.get(kind)
-        if own and own not in props:
-            props[own] = address
-        if kind == CLUSTER and not props.get("cluster_name"):
-            props["cluster_name"] = address
-        if kind == JOB:
-            props.setdefault("name", address)
-        if kind == INSTANCE_POOL:
-            props.setdefault("instance_pool_name", address)
-        if kind == CLUSTER_POLICY_EXPORT:
-            props.setdefault("name", address)
-        if kind in (MODEL_SERVING_ENDPOINT, PROVISIONED_THROUGHPUT_ENDPOINT, TOKEN, OBO_TOKEN, PERMISSIONS):
-            # judged by their own rules as they are
-            props.setdefault("name", address)
-            check_numbers(kind, props, address, source)
-            out.append(ExportItem(kind, props, address, address, f"{TERRAFORM_URN}{address}", source, unchanged))
-            continue
-        item = _item(kind, props, address, i, source)
-        out.append(ExportItem(item.resource_type, item.props, address, address, f"{TERRAFORM_URN}{address}", source,
-                              unchanged))
+        item = _terraform_item(change, i, source, references, selections)
+        if item is not None:
+            out.append(item)
     return out
+
+
+def _terraform_change(change: Any, i: int, source: str) -> tuple[str, Mapping[str, Any]] | None:
+    """The export kind and the change object of one resource change; None for no Databricks resource of the plan
+    (a data source, another type); raises `InputError` for a damaged one."""
+    if not isinstance(change, Mapping):
+        raise InputError.single(source, f"resource_changes[{i}]", "is not an object.",
+                                "pass the JSON of terraform show -json PLANFILE.")
+    if change.get("mode") == "data":  # a data source read (deferred to apply when its inputs are unknown)
+        return None
+    kind = TERRAFORM_KINDS.get(str(change.get("type")))
+    if kind is None:
+        return None
+    body = change.get("change")
+    if not isinstance(body, Mapping):  # never skipped in silence: the plan is damaged
+        raise InputError.single(source, f"resource_changes[{i}] ({change.get('address') or change.get('type')})",
+                                "has no change object (actions, before, after).",
+                                "pass the JSON of terraform show -json PLANFILE as Terraform wrote it.")
+    return kind, body
+
+
+def _terraform_item(change: Any, i: int, source: str, references: Mapping[str, Any],
+                    selections: Mapping[str, Any]) -> ExportItem | None:
+    """One resource change as the item that exists after the plan; None for one that is none (`terraform_items`)."""
+    found = _terraform_change(change, i, source)
+    if found is None:
+        return None
+    kind, body = found
+    actions = body.get("actions") or []
+    after = body.get("after")
+    if "delete" in actions and "create" not in actions or not isinstance(after, Mapping):
+        return None
+    address = str(change.get("address") or f"resource_changes[{i}]")
+    unchanged = list(actions) == ["no-op"]
+    props = _terraform_props(kind, str(change.get("type")), address, body, after, references, selections)
+    _name_by_address(kind, props, address)
+    if kind in TERRAFORM_AS_IS:  # judged by their own rules as they are
+        check_numbers(kind, props, address, source)
+        return ExportItem(kind, props, address, address, f"{TERRAFORM_URN}{address}", source, unchanged)
+    item = _item(kind, props, address, i, source)
+    return ExportItem(item.resource_type, item.props, address, address, f"{TERRAFORM_URN}{address}", source,
+                      unchanged)
+
+
+def _terraform_props(kind: str, resource_type: str, address: str, body: Mapping[str, Any],
+                     after: Mapping[str, Any], references: Mapping[str, Any],
+                     selections: Mapping[str, Any]) -> dict[str, Any]:
+    """A resource's arguments after the plan: its known values, a data source's choice or a reference where the
+    plan knows none yet, and the provider's schema defaults for what the configuration leaves out."""
+    props = {k: v for k, v in _terraform_value(after, body.get("after_unknown") or {}).items()
+             if k not in TERRAFORM_ONLY and not (k in TERRAFORM_COMPUTED[kind] and v == TERRAFORM_UNKNOWN)}
+    configured = config_address(address)
+    for attribute, (data, data_type, arguments) in selections.get(configured, {}).items():
+        if props.get(attribute) == TERRAFORM_UNKNOWN:  # a data source's choice: known after apply, chosen by ...
+            props[attribute] = SelectedValue(data, data_type, arguments)
+    for attribute, reference in references.get(configured, {}).items():
+        if props.get(attribute) in (None, TERRAFORM_UNKNOWN):
+            # a reference to a resource of the plan: its (instance) address stands for its id
+            props[attribute] = resolve(reference, address)
+    for attribute, default in documented_defaults(resource_type).items():
+        # an argument the configuration leaves out has the provider's schema default in the plan (a real plan
+        # carries it already; Terraform code as written does not): autotermination_minutes 60 on a cluster
+        props.setdefault(attribute, default)
+    return props
+
+
+def _name_by_address(kind: str, props: dict[str, Any], address: str) -> None:
+    """The resource's address stands for the id a new resource has only after apply and for a name it lacks."""
+    own = TERRAFORM_OWN_ID.get(kind)
+    if own and own not in props:
+        props[own] = address
+    if kind == CLUSTER and not props.get("cluster_name"):
+        props["cluster_name"] = address
+    name = TERRAFORM_NAME.get(kind)
+    if name:
+        props.setdefault(name, address)
 
 
 def export_items(doc: Any, source: str, label: str = "", index: int = 0) -> list[ExportItem]:
     """Every object of an export document (or of a list of documents), in order; raises `InputError` naming the
     first item that is none of the recognised shapes."""
-    out: list[ExportItem] = []
     if isinstance(doc, list):
-        for i, element in enumerate(doc):
-            out += export_items(element, source, f"{label}[{i}]", i)
-        return out
+        return _document_list_items(doc, source, label)
     if not isinstance(doc, Mapping):
         raise InputError.single(source, label, f"expected a Databricks object or a list of them, got "
                                 f"{type(doc).__name__}.", FIX)
     if is_terraform_plan(doc):
         return terraform_items(doc, source)
+    _check_containers(doc, source, label)
+    lists = [key for key in CONTAINERS if key in doc and isinstance(doc[key], list)]
+    if lists and not _kind(doc):
+        return _container_items(doc, lists, source, label)
+    if set(doc) <= PAGING | set(CONTAINERS):  # an empty page: {"has_more": false}, {"clusters": null}
+        return []
+    kind = _kind(doc)
+    if kind is None:
+        return _nested_items(doc, source, label)
+    return [_item(kind, doc, label, index, source)]
+
+
+def _document_list_items(docs: list[Any], source: str, label: str) -> list[ExportItem]:
+    """The items of each document of a list, in order."""
+    out: list[ExportItem] = []
+    for i, element in enumerate(docs):
+        out += export_items(element, source, f"{label}[{i}]", i)
+    return out
+
+
+def _check_containers(doc: Mapping[str, Any], source: str, label: str) -> None:
+    """Raises `InputError` for a list response's list key that holds no list (on a document that is no object)."""
     for key in CONTAINERS:
         if doc.get(key) is not None and not isinstance(doc[key], list) and not _kind(doc):
             where = f"{label}.{key}" if label else key
             raise InputError.single(source, where, f"must be a list of objects, got {type(doc[key]).__name__}.", FIX)
-    lists = [key for key in CONTAINERS if key in doc and isinstance(doc[key], list)]
-    if lists and not _kind(doc):
-        for key in lists:
-            for i, element in enumerate(doc[key]):
-                where = f"{label}.{key}[{i}]" if label else f"{key}[{i}]"
-                if not isinstance(element, Mapping):
-                    raise InputError.single(source, where, f"is a {type(element).__name__}, not an object.", FIX)
-                out.append(_item(CONTAINERS[key], element, where, len(out), source))
-        return out
-    if set(doc) <= PAGING | set(CONTAINERS):  # an empty page: {"has_more": false}, {"clusters": null}
-        return out
-    kind = _kind(doc)
-    if kind is None:
-        nested = _nested(doc, source, label)
-        if nested is not None:
-            return nested
+
+
+def _container_items(doc: Mapping[str, Any], lists: list[str], source: str, label: str) -> list[ExportItem]:
+    """The objects of a list response's lists (``{"clusters": [...], "jobs": [...]}``), in `CONTAINERS` order."""
+    out: list[ExportItem] = []
+    for key in lists:
+        for i, element in enumerate(doc[key]):
+            where = f"{label}.{key}[{i}]" if label else f"{key}[{i}]"
+            if not isinstance(element, Mapping):
+                raise InputError.single(source, where, f"is a {type(element).__name__}, not an object.", FIX)
+            out.append(_item(CONTAINERS[key], element, where, len(out), source))
+    return out
+
+
+def _nested_items(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem]:
+    """The items of a document of no Databricks kind: a bundle's or a dbx file's; raises `InputError` otherwise."""
+    nested = _nested(doc, source, label)
+    if nested is None:
         keys = ", ".join(sorted(map(str, doc))[:8]) or "no keys"
         raise InputError.single(source, label, f"does not look like a Databricks cluster, job, instance pool, "
                                 f"cluster policy or serving endpoint (has {clip(keys)}).", FIX)
-    out.append(_item(kind, doc, label, index, source))
-    return out
+    return nested
 
 
 def read_export_file(path: Any, what: str = "cluster JSON") -> list[ExportItem]:
@@ -504,21 +578,7 @@ class ExportStream:
                 if order.index(key) < rank:  # export_items reads the lists in CONTAINERS order
                     raise NotStreamable("order")
                 rank = order.index(key)
-                pos, i = self._space(pos + 1), 0
-                if self.text.startswith("]", pos):
-                    pos += 1
-                else:
-                    while True:
-                        element, pos = self._value(pos)
-                        if not isinstance(element, Mapping):
-                            raise NotStreamable("element")
-                        where = f"{prefix}.{key}[{i}]" if prefix else f"{key}[{i}]"
-                        yield _item(CONTAINERS[key], element, where, count, self.source)
-                        i, count = i + 1, count + 1
-                        mark, pos = self._expect(pos, ",]")
-                        if mark == "]":
-                            break
-                        pos = self._space(pos)
+                pos, count = yield from self._list(self._space(pos + 1), prefix, key, count)
             elif key in PAGING or (key in CONTAINERS and self.text.startswith("null", pos)):
                 _, pos = self._value(pos)
             else:  # a list key that is no list, or an object's key: the whole-document reader decides
@@ -527,6 +587,24 @@ class ExportStream:
             if mark == "}":
                 self._end = pos
                 return
+            pos = self._space(pos)
+
+    def _list(self, pos: int, prefix: str, key: str, count: int) -> Generator[ExportItem, None, tuple[int, int]]:
+        """The items of one list of a list response, its text from after its ``[``; returns the position after its
+        ``]`` and the count of the response's items so far."""
+        if self.text.startswith("]", pos):
+            return pos + 1, count
+        i = 0
+        while True:
+            element, pos = self._value(pos)
+            if not isinstance(element, Mapping):
+                raise NotStreamable("element")
+            where = f"{prefix}.{key}[{i}]" if prefix else f"{key}[{i}]"
+            yield _item(CONTAINERS[key], element, where, count, self.source)
+            i, count = i + 1, count + 1
+            mark, pos = self._expect(pos, ",]")
+            if mark == "]":
+                return pos, count
             pos = self._space(pos)
 
 

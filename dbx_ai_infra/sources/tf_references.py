@@ -124,38 +124,59 @@ def configured_references(doc: Mapping[str, Any]) -> dict[str, dict[str, Referen
     """From the plan's ``configuration``: resource configuration address -> {attribute: `Reference`}, for
     `TERRAFORM_REFERENCES`, through every module."""
     out: dict[str, dict[str, Reference]] = {}
-
-    def walk(module: Any, prefix: str, variables: Mapping[str, Reference], depth: int) -> None:
-        """``depth``: the index of this module's segment in an instance address (-1: the root module)."""
-        if not isinstance(module, Mapping):
-            return
-        for resource in module.get("resources") or []:
-            if not isinstance(resource, Mapping) or not resource.get("address"):
-                continue
-            given = resource.get("expressions")
-            expressions: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-            for attribute in TERRAFORM_REFERENCES:
-                expression = expressions.get(attribute)
-                refs = expression.get("references") if isinstance(expression, Mapping) else None
-                found = _read(refs, prefix, variables, _for_each_target(resource, prefix), OWN_KEY)
-                if found is not None:
-                    out.setdefault(f"{prefix}{resource['address']}", {})[attribute] = found
-        for name, call in (module.get("module_calls") or {}).items():
-            if not isinstance(call, Mapping):
-                continue
-            given = call.get("expressions")
-            inputs: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-            passed = {}
-            for var, expression in inputs.items():
-                refs = expression.get("references") if isinstance(expression, Mapping) else None
-                found = _read(refs, prefix, variables, _for_each_target(call, prefix), depth + 1)
-                if found is not None:
-                    passed[str(var)] = found
-            walk(call.get("module"), f"{prefix}module.{name}.", passed, depth + 1)
-
-    configuration = doc.get("configuration")
-    walk(configuration.get("root_module") if isinstance(configuration, Mapping) else None, "", {}, depth=-1)
+    _walk_references(_root_module(doc), "", {}, -1, out)
     return out
+
+
+def _root_module(doc: Mapping[str, Any]) -> Any:
+    configuration = doc.get("configuration")
+    return configuration.get("root_module") if isinstance(configuration, Mapping) else None
+
+
+def _expressions(block: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A configuration block's ``expressions`` ({} when it has none)."""
+    given = block.get("expressions")
+    return given if isinstance(given, Mapping) else {}
+
+
+def _references(expression: Any) -> Any:
+    """An expression's ``references`` (None for a constant or no expression)."""
+    return expression.get("references") if isinstance(expression, Mapping) else None
+
+
+def _walk_references(module: Any, prefix: str, variables: Mapping[str, Reference], depth: int,
+                     out: dict[str, dict[str, Reference]]) -> None:
+    """``depth``: the index of this module's segment in an instance address (-1: the root module)."""
+    if not isinstance(module, Mapping):
+        return
+    for resource in module.get("resources") or []:
+        if isinstance(resource, Mapping) and resource.get("address"):
+            _resource_references(resource, prefix, variables, out)
+    for name, call in (module.get("module_calls") or {}).items():
+        if isinstance(call, Mapping):
+            _walk_references(call.get("module"), f"{prefix}module.{name}.", _module_inputs(call, prefix, variables,
+                                                                                          depth), depth + 1, out)
+
+
+def _resource_references(resource: Mapping[str, Any], prefix: str, variables: Mapping[str, Reference],
+                         out: dict[str, dict[str, Reference]]) -> None:
+    expressions = _expressions(resource)
+    for attribute in TERRAFORM_REFERENCES:
+        found = _read(_references(expressions.get(attribute)), prefix, variables, _for_each_target(resource, prefix),
+                      OWN_KEY)
+        if found is not None:
+            out.setdefault(f"{prefix}{resource['address']}", {})[attribute] = found
+
+
+def _module_inputs(call: Mapping[str, Any], prefix: str, variables: Mapping[str, Reference],
+                   depth: int) -> dict[str, Reference]:
+    """The variables a module call passes a reference to: variable name -> `Reference`."""
+    passed = {}
+    for var, expression in _expressions(call).items():
+        found = _read(_references(expression), prefix, variables, _for_each_target(call, prefix), depth + 1)
+        if found is not None:
+            passed[str(var)] = found
+    return passed
 
 
 #: Attributes a data source may select, and the type of data source that selects each (the provider's
@@ -173,35 +194,45 @@ def configured_selections(doc: Mapping[str, Any]) -> dict[str, dict[str, tuple[s
     type, its arguments)} for each `SELECTED_BY` attribute set from a data source's ``id``. An argument is its
     ``constant_value``, or `UNKNOWN_ARGUMENT` when the configuration computes it."""
     out: dict[str, dict[str, tuple[str, str, dict[str, Any]]]] = {}
-
-    def walk(module: Any, prefix: str, depth: int) -> None:
-        if not isinstance(module, Mapping) or depth > 50:
-            return
-        resources = [r for r in module.get("resources") or [] if isinstance(r, Mapping) and r.get("address")]
-        data: dict[str, tuple[str, dict[str, Any]]] = {}
-        for resource in resources:
-            if resource.get("mode") == "data" and resource.get("type") in SELECTED_BY.values():
-                given = resource.get("expressions")
-                expressions: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-                data[str(resource["address"])] = (str(resource["type"]), {
-                    key: e["constant_value"] if "constant_value" in e else UNKNOWN_ARGUMENT
-                    for key, e in expressions.items() if isinstance(e, Mapping)})
-        for resource in resources:
-            given = resource.get("expressions")
-            expressions = given if isinstance(given, Mapping) else {}
-            for attribute, data_type in SELECTED_BY.items():
-                expression = expressions.get(attribute)
-                refs = expression.get("references") if isinstance(expression, Mapping) else None
-                for ref in refs or []:
-                    found = _DATA_REFERENCE.match(str(ref))
-                    if found and data.get(found.group(1), ("",))[0] == data_type:
-                        out.setdefault(f"{prefix}{resource['address']}", {})[attribute] = (
-                            f"{prefix}{found.group(1)}", data_type, data[found.group(1)][1])
-                        break
-        for name, call in (module.get("module_calls") or {}).items():
-            if isinstance(call, Mapping):
-                walk(call.get("module"), f"{prefix}module.{name}.", depth + 1)
-
-    configuration = doc.get("configuration")
-    walk(configuration.get("root_module") if isinstance(configuration, Mapping) else None, "", 0)
+    _walk_selections(_root_module(doc), "", 0, out)
     return out
+
+
+def _walk_selections(module: Any, prefix: str, depth: int,
+                     out: dict[str, dict[str, tuple[str, str, dict[str, Any]]]]) -> None:
+    if not isinstance(module, Mapping) or depth > 50:
+        return
+    resources = [r for r in module.get("resources") or [] if isinstance(r, Mapping) and r.get("address")]
+    data = _selecting_data(resources)
+    for resource in resources:
+        selected = _selections(resource, prefix, data)
+        if selected:
+            out.setdefault(f"{prefix}{resource['address']}", {}).update(selected)
+    for name, call in (module.get("module_calls") or {}).items():
+        if isinstance(call, Mapping):
+            _walk_selections(call.get("module"), f"{prefix}module.{name}.", depth + 1, out)
+
+
+def _selecting_data(resources: list[Mapping[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """A module's data sources of a `SELECTED_BY` type: address -> (type, arguments)."""
+    data: dict[str, tuple[str, dict[str, Any]]] = {}
+    for resource in resources:
+        if resource.get("mode") == "data" and resource.get("type") in SELECTED_BY.values():
+            data[str(resource["address"])] = (str(resource["type"]), {
+                key: e["constant_value"] if "constant_value" in e else UNKNOWN_ARGUMENT
+                for key, e in _expressions(resource).items() if isinstance(e, Mapping)})
+    return data
+
+
+def _selections(resource: Mapping[str, Any], prefix: str,
+                data: Mapping[str, tuple[str, dict[str, Any]]]) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    """The `SELECTED_BY` attributes of one resource that a data source of the module selects."""
+    expressions = _expressions(resource)
+    selected: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    for attribute, data_type in SELECTED_BY.items():
+        for ref in _references(expressions.get(attribute)) or []:
+            found = _DATA_REFERENCE.match(str(ref))
+            if found and data.get(found.group(1), ("",))[0] == data_type:
+                selected[attribute] = (f"{prefix}{found.group(1)}", data_type, data[found.group(1)][1])
+                break
+    return selected

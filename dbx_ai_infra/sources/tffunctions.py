@@ -20,7 +20,7 @@ import ipaddress
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -501,22 +501,39 @@ def _yaml_scalar(node: Any) -> Any:
             return text
         if node.tag not in _PLAIN_TAGS:
             raise _NotHere(f"the YAML tag {node.tag}")
-    if text in _YAML_TRUE:
-        return True
-    if text in _YAML_FALSE:
-        return False
-    if text in _YAML_NULL:
-        return None
-    if _YAML_NUMBER.match(text):
-        return number(float(text)) if re.search(r"[.eE]", text) else int(text)
-    if re.fullmatch(r"[-+]?0x[0-9a-fA-F]+", text):
-        return int(text, 16)
-    if re.fullmatch(r"[-+]?0o[0-7]+", text):
-        return int(text.replace("0o", ""), 8)
-    if _YAML_DATE.match(text):
-        return f"{text}T00:00:00Z"
-    if text.lower().lstrip("+-") in (".inf", ".nan"):
-        raise _NotHere(f"the YAML number {text}")
+    return _plain_scalar(text)
+
+
+#: A plain scalar's constants: Terraform's (YAML 1.1) booleans and nulls.
+_YAML_CONSTANTS: Mapping[str, Any] = {**dict.fromkeys(_YAML_TRUE, True), **dict.fromkeys(_YAML_FALSE, False),
+                                      **dict.fromkeys(_YAML_NULL, None)}
+
+
+def _yaml_number(text: str) -> Any:
+    return number(float(text)) if re.search(r"[.eE]", text) else int(text)
+
+
+def _yaml_not_here(text: str) -> Any:
+    raise _NotHere(f"the YAML number {text}")
+
+
+#: (test, conversion) of a plain scalar that is no constant, the first that matches converts it (else a string).
+_YAML_PLAIN: tuple[tuple[Callable[[str], Any], Callable[[str], Any]], ...] = (
+    (_YAML_NUMBER.match, _yaml_number),
+    (re.compile(r"[-+]?0x[0-9a-fA-F]+").fullmatch, lambda text: int(text, 16)),
+    (re.compile(r"[-+]?0o[0-7]+").fullmatch, lambda text: int(text.replace("0o", ""), 8)),
+    (_YAML_DATE.match, lambda text: f"{text}T00:00:00Z"),
+    (lambda text: text.lower().lstrip("+-") in (".inf", ".nan"), _yaml_not_here),
+)
+
+
+def _plain_scalar(text: str) -> Any:
+    """A plain scalar of a plain tag resolved as `_yaml_scalar` says."""
+    if text in _YAML_CONSTANTS:
+        return _YAML_CONSTANTS[text]
+    for matches, conversion in _YAML_PLAIN:
+        if matches(text):
+            return conversion(text)
     return text
 
 

@@ -282,6 +282,12 @@ def _clean(body: dict[str, Any]) -> dict[str, Any]:
 def _entries(doc: dict[str, Any]) -> Iterator[tuple[str, str, str, Any]]:
     """Every declaration of a file as (kind, address in the module, name, body): ``resource``/``data`` (body keyed
     by type and name), ``module``, ``variable``, ``locals`` (one entry per local)."""
+    yield from _resource_entries(doc)
+    yield from _named_entries(doc)
+    yield from _local_entries(doc)
+
+
+def _resource_entries(doc: dict[str, Any]) -> Iterator[tuple[str, str, str, Any]]:
     for kind in ("resource", "data"):
         for block in _blocks(doc.get(kind)):
             for rtype, named in block.items():
@@ -289,11 +295,17 @@ def _entries(doc: dict[str, Any]) -> Iterator[tuple[str, str, str, Any]]:
                     if isinstance(body, dict):
                         address = f"{rtype}.{name}" if kind == "resource" else f"data.{rtype}.{name}"
                         yield kind, address, rtype, _clean(body)
+
+
+def _named_entries(doc: dict[str, Any]) -> Iterator[tuple[str, str, str, Any]]:
     for kind in ("module", "variable"):
         for block in _blocks(doc.get(kind)):
             for name, body in block.items():
                 if isinstance(body, dict):
                     yield kind, f"{kind if kind == 'module' else 'var'}.{name}", name, _clean(body)
+
+
+def _local_entries(doc: dict[str, Any]) -> Iterator[tuple[str, str, str, Any]]:
     for block in _blocks(doc.get("locals")):
         for name, expr in block.items():
             if not name.startswith("__"):

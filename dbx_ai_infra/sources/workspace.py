@@ -146,41 +146,53 @@ def read_workspace(profile: str | None = None, *, progress: bool = False
     """The workspace's host, and every cluster, job, instance pool and cluster policy in it, and the caller's own
     tokens (token/list: a workspace that refuses them is read without them, with a note), as API JSON (an export
     document)."""
-    from databricks.sdk.errors import NotFound, PermissionDenied, Unauthenticated
-    from databricks.sdk.errors.base import DatabricksError
-
     if progress:
         print(f"connecting to {_host_of(profile) or 'the workspace'}...", file=sys.stderr, flush=True)
     client = _client(profile)
     host = getattr(client.config, "host", None) or "the workspace"
     doc: dict[str, list[dict[str, Any]]] = {}
     for key, _file, lister in LISTS:
-        items: list[dict[str, Any]] = []
-        if progress:
-            print(f"\rreading {key.replace('_', ' ')}...", end="", file=sys.stderr, flush=True)
-        try:
-            for n, obj in enumerate(lister(client), start=1):
-                items.append(obj.as_dict())
-                if progress and n % 100 == 0:
-                    print(f"\rread {n} {key.replace('_', ' ')}...", end="", file=sys.stderr, flush=True)
-        except (PermissionDenied, NotFound) as exc:
-            if key not in OPTIONAL:
-                _refused(host, key, exc)
-            print(f"note: {host}: {key.replace('_', ' ')} not read, so not judged: {_first_line(exc)}",
-                  file=sys.stderr)
-        except Unauthenticated as exc:
-            _refused(host, key, exc)
-        except TimeoutError as exc:  # the SDK's retry budget spent (its TimeoutError), or a read timed out
-            raise WorkspaceUnavailable(f"{host}: listing {key} took longer than {RETRY_BUDGET_S} s with retries: "
-                                       f"{_first_line(exc)}") from None
-        except DatabricksError as exc:
-            raise WorkspaceUnavailable(f"{host}: listing {key} failed: {_first_line(exc)}") from None
-        except OSError as exc:  # connection refused, DNS, TLS
-            raise WorkspaceUnavailable(f"{host}: cannot be reached: {_first_line(exc)}") from None
-        if progress:
-            print(f"\rread {len(items)} {key.replace('_', ' ')}.   ", file=sys.stderr, flush=True)
-        doc[key] = items
+        doc[key] = _read_list(client, host, key, lister, progress)
     return host, doc
+
+
+def _read_list(client: Any, host: str, key: str, lister: Callable[[Any], Iterable[Any]],
+               progress: bool) -> list[dict[str, Any]]:
+    """One list of the workspace (what was read of it when an `OPTIONAL` one is refused part way, with a note)."""
+    from databricks.sdk.errors import NotFound, PermissionDenied, Unauthenticated
+    from databricks.sdk.errors.base import DatabricksError
+
+    items: list[dict[str, Any]] = []
+    if progress:
+        print(f"\rreading {key.replace('_', ' ')}...", end="", file=sys.stderr, flush=True)
+    try:
+        _collect(lister(client), items, key, progress)
+    except (PermissionDenied, NotFound) as exc:
+        if key not in OPTIONAL:
+            _refused(host, key, exc)
+        print(f"note: {host}: {key.replace('_', ' ')} not read, so not judged: {_first_line(exc)}",
+              file=sys.stderr)
+    except Unauthenticated as exc:
+        _refused(host, key, exc)
+    except TimeoutError as exc:  # the SDK's retry budget spent (its TimeoutError), or a read timed out
+        raise WorkspaceUnavailable(f"{host}: listing {key} took longer than {RETRY_BUDGET_S} s with retries: "
+                                   f"{_first_line(exc)}") from None
+    except DatabricksError as exc:
+        raise WorkspaceUnavailable(f"{host}: listing {key} failed: {_first_line(exc)}") from None
+    except OSError as exc:  # connection refused, DNS, TLS
+        raise WorkspaceUnavailable(f"{host}: cannot be reached: {_first_line(exc)}") from None
+    if progress:
+        print(f"\rread {len(items)} {key.replace('_', ' ')}.   ", file=sys.stderr, flush=True)
+    return items
+
+
+def _collect(objects: Iterable[Any], items: list[dict[str, Any]], key: str, progress: bool) -> None:
+    """Appends each object's API JSON to ``items`` as it is read (so that a list refused part way keeps what was
+    read), counting every 100 on stderr."""
+    for n, obj in enumerate(objects, start=1):
+        items.append(obj.as_dict())
+        if progress and n % 100 == 0:
+            print(f"\rread {n} {key.replace('_', ' ')}...", end="", file=sys.stderr, flush=True)
 
 
 def _refused(host: str, key: str, exc: Exception) -> NoReturn:
