@@ -173,6 +173,7 @@ def serverless_gpu() -> str:
     from dbx_ai_infra.engine.pipeline import build_plan
     from dbx_ai_infra.gpucatalog.accelerators import SERVERLESS_GPU_CLOUDS
     from dbx_ai_infra.pricing import JOB_CLUSTER_VS_SERVERLESS_GPU, SERVERLESS_GPU_VS_JOB_CLUSTER
+    from dbx_ai_infra.pricing.serverless_comparison import classic_training_gpus
 
     lines = [GENERATED, "", "# Classic GPU clusters or serverless GPU?", "",
              "A training workload runs on a classic job cluster of GPU nodes (`compute: classic`, the default: VMs "
@@ -211,14 +212,19 @@ def serverless_gpu() -> str:
             if r.type == CLUSTER and entry is not None and entry.workload_type == "training":
                 why = (f"serverless GPU is not offered on {plan.cloud}" if plan.cloud not in SERVERLESS_GPU_CLOUDS
                        else "serverless GPU runs a job: give the workload a job to compare")
+                month = money(float(entry.monthly.expected)) if entry.monthly.expected is not None else "unpriced"
                 lines.append(f"| {stack} | {r.name} (all-purpose) | cluster, {entry.node_type_id} | - | "
-                             f"{entry.hours_per_month:g} | - | {why} | - | - |")
+                             f"{entry.hours_per_month:g} | {month} | {why} | - | - |")
                 continue
             if r.type != JOB or entry is None or entry.workload_type != "training":
                 continue
             serverless = bool(serverless_gpu_tasks(r.inputs))
             runs = f"serverless GPU, {entry.node_type_id}" if serverless else f"job cluster, {entry.node_type_id}"
-            gpus = f"{entry.gpus:g}" if serverless and entry.gpus is not None else "-"
+            gpus = "-"
+            if serverless and entry.gpus is not None:
+                gpus = f"{entry.gpus:g}"
+            elif not serverless and (classic := classic_training_gpus(r, plan.cloud)) is not None:
+                gpus = f"{classic[1]} x {classic[0].gpu}"
             mine = money(float(entry.monthly.expected)) if entry.monthly.expected is not None else "unpriced"
             found = advice.get(r.urn)
             if found is None:
@@ -230,8 +236,6 @@ def serverless_gpu() -> str:
                 continue
             other = float(entry.monthly.expected or 0) + float(found.monthly_cost_delta or 0)
             how = found.message.split(" would cost ", 1)[0]
-            if not serverless:
-                gpus = how.split(" (", 1)[1].split(" x ", 1)[0] if " (" in how else "-"
             cheaper = "this way" if other >= float(entry.monthly.expected or 0) else "the other way"
             lines.append(f"| {stack} | {r.name} | {runs} | {gpus} | {entry.hours_per_month:g} | {mine} | "
                          f"{_cell(how)} | {money(other)} | {cheaper} |")

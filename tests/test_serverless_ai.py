@@ -12,8 +12,10 @@ import yaml
 from conftest import BASE_CONFIG
 
 from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.money import money
 from dbx_ai_infra.engine.pipeline import build_plan
 from dbx_ai_infra.pricing.serverless import serverless_data
+from dbx_ai_infra.pricing.serverless_comparison import classic_training_gpus
 
 #: The issue's contract keys, with the model the training role sizes by.
 SERVERLESS = {"compute": "serverless_gpu", "accelerator": "GPU_8xH100", "gpus": 16, "job": {},
@@ -338,6 +340,17 @@ def test_the_shipped_serverless_stack_trains_on_serverless_gpu_and_serves_with_p
     assert "| unpriced | not compared: its own serverless GPU rate is not public" in row and "$" not in row
     for stack in ("prod", "azure-prod", "estate"):  # every shipped classic training job has its row
         assert f"| {stack} | {stack}-" in page
+    # a classic job's GPUs are known (its workers' GPUs, as the comparison counts them) even where the other way is
+    # unpriced, and an all-purpose training cluster's month is shown: known figures are never a dash
+    prod_plan = build_plan("prod", with_cost=True, with_policies=False)
+    (prod_job,) = _of(prod_plan, "job:Job")
+    node, gpus = classic_training_gpus(prod_job, prod_plan.cloud)
+    (prod_row,) = [line for line in page.splitlines() if line.startswith("| prod | prod-training-job |")]
+    assert gpus > 0 and f"| {gpus} x {node.gpu} |" in prod_row
+    (gcp_row,) = [line for line in page.splitlines() if line.startswith("| gcp-dev |")]
+    gcp_plan = build_plan("gcp-dev", with_cost=True, with_policies=False)
+    (training,) = [e for e in gcp_plan.cost.resources.values() if e.workload_type == "training"]
+    assert f"| {money(float(training.monthly.expected))} |" in gcp_row
 
 
 def test_export_terraform_writes_the_provisioned_throughput_endpoint_and_the_serverless_job(tmp_path):

@@ -89,14 +89,24 @@ def _message(this: str, that: str, current: float, other: float, alternative: st
             f"{switch if other < current else 'none needed.'}")
 
 
-def _classic_side(plan: Plan, resource: Resource, current: float, hours: float, prices: PriceBook,
-                  catalog: Any) -> Advice | None:
-    shapes = shapes_of_resource(JOB, resource.inputs, cloud=plan.cloud)
+def classic_training_gpus(resource: Resource, cloud: str, catalog: Any = None) -> tuple[Any, int] | None:
+    """(the worker node type, the training GPUs) of a job's classic training cluster: its workers' GPUs (the driver
+    coordinates, as train.py runs its ranks on the workers); None when it has no training cluster of a known node."""
+    catalog = catalog if catalog is not None else load_catalog()
+    shapes = shapes_of_resource(JOB, resource.inputs, cloud=cloud)
     training = [s for s in shapes if s.role == "training" and s.node_type_id]
     node = catalog.get(training[0].node_type_id) if training else None
-    if node is None or plan.cloud not in SERVERLESS_GPU_CLOUDS:
+    if node is None:
         return None
-    gpus = int(training[0].max_workers or training[0].min_workers or 0) * node.gpu_count
+    return node, int(training[0].max_workers or training[0].min_workers or 0) * node.gpu_count
+
+
+def _classic_side(plan: Plan, resource: Resource, current: float, hours: float, prices: PriceBook,
+                  catalog: Any) -> Advice | None:
+    found = classic_training_gpus(resource, plan.cloud, catalog)
+    if found is None or plan.cloud not in SERVERLESS_GPU_CLOUDS:
+        return None
+    node, gpus = found
     chosen = _accelerator_for(node.gpu, node.gpu_memory_gb, gpus, catalog) if gpus else None
     if chosen is None:
         return None
