@@ -375,3 +375,17 @@ def test_export_terraform_writes_the_provisioned_throughput_endpoint_and_the_ser
     perms = [p for p in doc["resource"]["databricks_permissions"].values() if "serving_endpoint_id" in p]
     assert perms and all("databricks_model_serving_provisioned_throughput." in p["serving_endpoint_id"]
                          for p in perms)
+
+
+def test_no_shipped_stack_trains_on_more_serverless_gpus_than_its_job_can_run(capsys):
+    """The shipped serverless stack's first training run must start: its job's task on compute.hardware_accelerator
+    runs on one accelerator node, so a shipped stack asks for no more GPUs than one node has (the preview's note and
+    train.py's refusal are for a user's stack that does)."""
+    from dbx_ai_infra.stackspec import available_stacks
+
+    stacks = available_stacks()
+    assert "serverless" in stacks
+    for stack in stacks:
+        assert main(["preview", "--stack", stack]) in (0, 1), stack
+        err = capsys.readouterr().err
+        assert "train.py refuses" not in err and "GPUs are 2 GPU_8xH100 nodes" not in err, stack
