@@ -202,6 +202,17 @@ def _validate_path(path: Any) -> None:
 
 
 def _validate_element(path: str, element: Any) -> None:
+    """One element checked in the order its problems are reported: its form, its keys, its type's own keys, and
+    what ``cluster_type`` may name."""
+    kind = _element_kind(path, element)
+    _check_keys(path, element, kind)
+    _TYPE_VALIDATORS.get(kind, _no_type_keys)(path, element, kind)
+    if path == "cluster_type":
+        _validate_cluster_type(element, kind)
+
+
+def _element_kind(path: str, element: Any) -> str:
+    """The element's ``type``, once it is an object that names a known one."""
     if not isinstance(element, Mapping):
         raise DefinitionError(
             f"policy element {path!r} is {type(element).__name__} {_show(element)}, not an object; write it as "
@@ -214,6 +225,11 @@ def _validate_element(path: str, element: Any) -> None:
         raise DefinitionError(
             f"policy element {path!r} has unknown type {_show(kind)}; use one of: {', '.join(LIMIT_TYPES)}"
         )
+    return str(kind)
+
+
+def _check_keys(path: str, element: Mapping[str, Any], kind: str) -> None:
+    """No key the element's type does not take, and boolean flags."""
     unknown = sorted(set(element) - _COMMON_KEYS - _TYPE_KEYS[kind])
     if unknown:
         accepted = ", ".join(sorted(_COMMON_KEYS | _TYPE_KEYS[kind]))
@@ -227,60 +243,84 @@ def _validate_element(path: str, element: Any) -> None:
                 f"policy element {path!r}: {flag!r} is {_show(element[flag])}; write true or false"
             )
 
-    if kind == "fixed" and "value" not in element:
-        raise DefinitionError(f"policy element {path!r} is fixed but has no 'value'; add \"value\": <the value>")
-    if kind in ("allowlist", "blocklist"):
-        values = element.get("values")
-        if "values" not in element:
-            raise DefinitionError(f"policy element {path!r} is an {kind} but has no 'values'; "
-                                  "add \"values\": [<value>, ...]")
-        if not isinstance(values, list):
-            raise DefinitionError(f"policy element {path!r}: 'values' is {_show(values)}, not a list; "
-                                  "write \"values\": [<value>, ...]")
-        if not values:
-            other = "forbidden" if kind == "allowlist" else "unlimited"
-            raise DefinitionError(f"policy element {path!r} is an {kind} with an empty 'values' list; "
-                                  f"list at least one value, or use type {other!r}")
-    if kind == "regex":
-        if "pattern" not in element:
-            raise DefinitionError(f"policy element {path!r} is a regex but has no 'pattern'; "
-                                  "add \"pattern\": \"<regular expression>\"")
-        pattern = element["pattern"]
-        if not isinstance(pattern, str):
-            raise DefinitionError(f"policy element {path!r}: 'pattern' is {_show(pattern)}, not a string; "
-                                  "write the regular expression as a JSON string")
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise DefinitionError(f"policy element {path!r}: 'pattern' {pattern!r} is not a valid regular "
-                                  f"expression ({exc}); fix the expression") from None
-    if kind == "range":
-        if "minValue" not in element and "maxValue" not in element:
-            raise DefinitionError(f"policy element {path!r} is a range with neither 'minValue' nor 'maxValue'; "
-                                  "add at least one bound, or use type 'unlimited'")
-        for bound in ("minValue", "maxValue"):
-            if bound in element and not _is_number(element[bound]):
-                raise DefinitionError(f"policy element {path!r}: {bound!r} is {_show(element[bound])}, "
-                                      "not a number; write a JSON number")
-        if "minValue" in element and "maxValue" in element and element["minValue"] > element["maxValue"]:
-            raise DefinitionError(
-                f"policy element {path!r}: minValue {_show(element['minValue'])} is greater than maxValue "
-                f"{_show(element['maxValue'])}; swap or correct the bounds"
-            )
 
-    if path == "cluster_type":
-        if kind == "fixed":
-            offered = [element["value"]]
-        elif kind in ("allowlist", "blocklist"):
-            offered = list(element["values"])
-        else:
-            offered = []
-        bad = [value for value in offered if value not in CLUSTER_TYPES]
-        if bad:
-            raise DefinitionError(
-                f"policy element 'cluster_type' names {', '.join(_show(v) for v in bad)}; cluster_type takes "
-                f"only {', '.join(map(repr, CLUSTER_TYPES))}"
-            )
+def _no_type_keys(path: str, element: Mapping[str, Any], kind: str) -> None:
+    """``forbidden`` and ``unlimited`` take no key of their own."""
+
+
+def _validate_fixed(path: str, element: Mapping[str, Any], kind: str) -> None:
+    if "value" not in element:
+        raise DefinitionError(f"policy element {path!r} is fixed but has no 'value'; add \"value\": <the value>")
+
+
+def _validate_values(path: str, element: Mapping[str, Any], kind: str) -> None:
+    """An allowlist's or a blocklist's ``values``: a non-empty list."""
+    values = element.get("values")
+    if "values" not in element:
+        raise DefinitionError(f"policy element {path!r} is an {kind} but has no 'values'; "
+                              "add \"values\": [<value>, ...]")
+    if not isinstance(values, list):
+        raise DefinitionError(f"policy element {path!r}: 'values' is {_show(values)}, not a list; "
+                              "write \"values\": [<value>, ...]")
+    if not values:
+        other = "forbidden" if kind == "allowlist" else "unlimited"
+        raise DefinitionError(f"policy element {path!r} is an {kind} with an empty 'values' list; "
+                              f"list at least one value, or use type {other!r}")
+
+
+def _validate_regex(path: str, element: Mapping[str, Any], kind: str) -> None:
+    """A regex's ``pattern``: a string that compiles."""
+    if "pattern" not in element:
+        raise DefinitionError(f"policy element {path!r} is a regex but has no 'pattern'; "
+                              "add \"pattern\": \"<regular expression>\"")
+    pattern = element["pattern"]
+    if not isinstance(pattern, str):
+        raise DefinitionError(f"policy element {path!r}: 'pattern' is {_show(pattern)}, not a string; "
+                              "write the regular expression as a JSON string")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise DefinitionError(f"policy element {path!r}: 'pattern' {pattern!r} is not a valid regular "
+                              f"expression ({exc}); fix the expression") from None
+
+
+def _validate_range(path: str, element: Mapping[str, Any], kind: str) -> None:
+    """A range's bounds: at least one, numbers, in order."""
+    if "minValue" not in element and "maxValue" not in element:
+        raise DefinitionError(f"policy element {path!r} is a range with neither 'minValue' nor 'maxValue'; "
+                              "add at least one bound, or use type 'unlimited'")
+    for bound in ("minValue", "maxValue"):
+        if bound in element and not _is_number(element[bound]):
+            raise DefinitionError(f"policy element {path!r}: {bound!r} is {_show(element[bound])}, "
+                                  "not a number; write a JSON number")
+    if "minValue" in element and "maxValue" in element and element["minValue"] > element["maxValue"]:
+        raise DefinitionError(
+            f"policy element {path!r}: minValue {_show(element['minValue'])} is greater than maxValue "
+            f"{_show(element['maxValue'])}; swap or correct the bounds"
+        )
+
+
+#: The checks of each limitation type's own keys.
+_TYPE_VALIDATORS = {"fixed": _validate_fixed, "allowlist": _validate_values, "blocklist": _validate_values,
+                    "regex": _validate_regex, "range": _validate_range}
+
+
+def _offered_values(element: Mapping[str, Any], kind: str) -> list[Any]:
+    """The values an element names: a fixed one's value, an allowlist's or blocklist's values."""
+    if kind == "fixed":
+        return [element["value"]]
+    if kind in ("allowlist", "blocklist"):
+        return list(element["values"])
+    return []
+
+
+def _validate_cluster_type(element: Mapping[str, Any], kind: str) -> None:
+    bad = [value for value in _offered_values(element, kind) if value not in CLUSTER_TYPES]
+    if bad:
+        raise DefinitionError(
+            f"policy element 'cluster_type' names {', '.join(_show(v) for v in bad)}; cluster_type takes "
+            f"only {', '.join(map(repr, CLUSTER_TYPES))}"
+        )
 
 
 def parse_definition(definition: str | dict) -> dict:
@@ -402,37 +442,59 @@ def _range_text(element: Mapping[str, Any]) -> str:
 def _check(element: Mapping[str, Any], value: Any) -> str | None:
     """Why ``value`` breaks ``element`` ("the policy ..."), or None when it complies. ``value`` is present."""
     kind = element["type"]
-    if kind == "unlimited":
+    if kind not in _CHECKS:
+        raise AssertionError(f"unvalidated element type {kind!r}")  # parse_definition rejects unknown types
+    return _CHECKS[kind](element, value)
+
+
+def _check_unlimited(element: Mapping[str, Any], value: Any) -> str | None:
+    return None
+
+
+def _check_forbidden(element: Mapping[str, Any], value: Any) -> str | None:
+    return "the policy forbids setting it"
+
+
+def _check_fixed(element: Mapping[str, Any], value: Any) -> str | None:
+    if _equal(value, element["value"]):
         return None
-    if kind == "forbidden":
-        return "the policy forbids setting it"
-    if kind == "fixed":
-        if _equal(value, element["value"]):
-            return None
-        return f"the policy fixes it to {_show(element['value'])}"
-    if kind == "allowlist":
-        if any(_equal(value, allowed) for allowed in element["values"]):
-            return None
-        return f"the policy allows only {_show(element['values'])}"
-    if kind == "blocklist":
-        if not any(_equal(value, blocked) for blocked in element["values"]):
-            return None
-        return f"the policy blocks {_show(element['values'])}"
-    if kind == "regex":
-        if isinstance(value, str) and re.fullmatch(element["pattern"], value):
-            return None
-        if isinstance(value, str):
-            return f"the policy requires it to match {_show(element['pattern'])} in full"
-        return f"the policy requires a string matching {_show(element['pattern'])} in full, not {_json_type(value)}"
-    if kind == "range":
-        if not _is_number(value):
-            return f"the policy requires {_range_text(element)}, not {_json_type(value)}"
-        if "minValue" in element and value < element["minValue"]:
-            return f"the policy requires at least {_show(element['minValue'])}"
-        if "maxValue" in element and value > element["maxValue"]:
-            return f"the policy allows at most {_show(element['maxValue'])}"
+    return f"the policy fixes it to {_show(element['value'])}"
+
+
+def _check_allowlist(element: Mapping[str, Any], value: Any) -> str | None:
+    if any(_equal(value, allowed) for allowed in element["values"]):
         return None
-    raise AssertionError(f"unvalidated element type {kind!r}")  # parse_definition rejects unknown types
+    return f"the policy allows only {_show(element['values'])}"
+
+
+def _check_blocklist(element: Mapping[str, Any], value: Any) -> str | None:
+    if not any(_equal(value, blocked) for blocked in element["values"]):
+        return None
+    return f"the policy blocks {_show(element['values'])}"
+
+
+def _check_regex(element: Mapping[str, Any], value: Any) -> str | None:
+    if isinstance(value, str) and re.fullmatch(element["pattern"], value):
+        return None
+    if isinstance(value, str):
+        return f"the policy requires it to match {_show(element['pattern'])} in full"
+    return f"the policy requires a string matching {_show(element['pattern'])} in full, not {_json_type(value)}"
+
+
+def _check_range(element: Mapping[str, Any], value: Any) -> str | None:
+    if not _is_number(value):
+        return f"the policy requires {_range_text(element)}, not {_json_type(value)}"
+    if "minValue" in element and value < element["minValue"]:
+        return f"the policy requires at least {_show(element['minValue'])}"
+    if "maxValue" in element and value > element["maxValue"]:
+        return f"the policy allows at most {_show(element['maxValue'])}"
+    return None
+
+
+#: How each limitation type judges a present value.
+_CHECKS = {"unlimited": _check_unlimited, "forbidden": _check_forbidden, "fixed": _check_fixed,
+           "allowlist": _check_allowlist, "blocklist": _check_blocklist, "regex": _check_regex,
+           "range": _check_range}
 
 
 def _describe(element: Mapping[str, Any]) -> str:
@@ -507,6 +569,18 @@ def evaluate(
     ``TypeError``/``ValueError`` for a cluster that is not a mapping or an unknown ``cluster_type``.
     """
     elements = parse_definition(definition)
+    _check_arguments(cluster, cluster_type, dbus_per_hour)
+    violations: list[ElementViolation] = []
+    unchecked: list[str] = []
+    for path, element in elements.items():
+        found = _values_at(path, element, cluster, cluster_type, dbus_per_hour, unchecked)
+        if found is not None:
+            violations += _element_violations(path, element, found, cluster_type, final)
+    return PolicyResult(tuple(violations), tuple(unchecked))
+
+
+def _check_arguments(cluster: Any, cluster_type: str, dbus_per_hour: Any) -> None:
+    """`evaluate`'s arguments: a cluster mapping, a known ``cluster_type``, a number or None for the DBU rate."""
     if not isinstance(cluster, Mapping):
         raise TypeError(f"expected a cluster mapping, got {type(cluster).__name__}")
     if cluster_type not in CLUSTER_TYPES:
@@ -514,42 +588,47 @@ def evaluate(
     if dbus_per_hour is not None and not _is_number(dbus_per_hour):
         raise TypeError(f"dbus_per_hour must be a number or None, got {dbus_per_hour!r}")
 
-    violations: list[ElementViolation] = []
-    unchecked: list[str] = []
-    for path, element in elements.items():
-        if path == "cluster_type":
-            found: list[tuple[str, Any]] = [(path, cluster_type)]
-        elif path == "dbus_per_hour":
-            if dbus_per_hour is None:
-                if element["type"] != "unlimited":
-                    unchecked.append(
-                        f"dbus_per_hour not checked: no DBU-per-hour estimate was given "
-                        f"(the policy's {element['type']} limit: {_describe(element)})"
-                    )
-                continue
-            found = [(path, dbus_per_hour)]
-        else:
-            found = list(_resolve(cluster, _split_path(path), ""))
 
-        if not found and cluster_type == "job" and path in JOB_CLUSTER_ABSENT:
-            # A job cluster cannot carry this attribute, so a default cannot be applied either: the policy admits job
-            # clusters only if the element is optional (or one that is fine when absent).
-            if element["type"] not in _ABSENT_IS_FINE and element.get("isOptional") is not True:
-                violations.append(ElementViolation(
-                    path, "required", None,
-                    f"{path} cannot be set on a job cluster, but the policy requires it ({element['type']}: "
-                    f"{_describe(element)}); no job cluster can meet this policy. Fix: mark it isOptional."))
-            continue
-        if not found:
-            absent = _absent_violation(path, element, final)
-            if absent is not None:
-                violations.append(absent)
-            continue
-        for where, value in found:
-            violation = _present_violation(path, where, element, value)
-            if violation is not None:
-                violations.append(violation)
-    return PolicyResult(tuple(violations), tuple(unchecked))
+def _values_at(path: str, element: Mapping[str, Any], cluster: Mapping[str, Any], cluster_type: str,
+               dbus_per_hour: float | None, unchecked: list[str]) -> list[tuple[str, Any]] | None:
+    """The present values a path names (a virtual attribute's from the caller), with their concrete paths; None
+    when a limited ``dbus_per_hour`` has no estimate (said in ``unchecked``) or an unlimited one none."""
+    if path == "cluster_type":
+        return [(path, cluster_type)]
+    if path != "dbus_per_hour":
+        return list(_resolve(cluster, _split_path(path), ""))
+    if dbus_per_hour is not None:
+        return [(path, dbus_per_hour)]
+    if element["type"] != "unlimited":
+        unchecked.append(
+            f"dbus_per_hour not checked: no DBU-per-hour estimate was given "
+            f"(the policy's {element['type']} limit: {_describe(element)})"
+        )
+    return None
+
+
+def _element_violations(path: str, element: Mapping[str, Any], found: list[tuple[str, Any]], cluster_type: str,
+                        final: bool) -> list[ElementViolation]:
+    """One element's violations: of each value found, else of its absence (on a job cluster, of an attribute it
+    cannot carry)."""
+    if not found and cluster_type == "job" and path in JOB_CLUSTER_ABSENT:
+        return _job_cluster_absent(path, element)
+    if not found:
+        absent = _absent_violation(path, element, final)
+        return [] if absent is None else [absent]
+    present = (_present_violation(path, where, element, value) for where, value in found)
+    return [violation for violation in present if violation is not None]
+
+
+def _job_cluster_absent(path: str, element: Mapping[str, Any]) -> list[ElementViolation]:
+    """A job cluster cannot carry this attribute, so a default cannot be applied either: the policy admits job
+    clusters only if the element is optional (or one that is fine when absent)."""
+    if element["type"] in _ABSENT_IS_FINE or element.get("isOptional") is True:
+        return []
+    return [ElementViolation(
+        path, "required", None,
+        f"{path} cannot be set on a job cluster, but the policy requires it ({element['type']}: "
+        f"{_describe(element)}); no job cluster can meet this policy. Fix: mark it isOptional.")]
 
 
 def evaluate_shape(definition: str | dict, shape: ClusterShape, *, dbus_per_hour: float | None = None,

@@ -199,46 +199,63 @@ def load_policy_config(path_or_dict: str | Path | Mapping[str, Any] | PolicyConf
         data = read_document(path_or_dict, "policy config")
     else:
         data = path_or_dict
-    retired: tuple[str, ...] = ()
-    if isinstance(data, Mapping):
-        retired = tuple(k for k in data if k in RETIRED)
-        data = {k: v for k, v in data.items() if k not in RETIRED}
-    if not isinstance(data, Mapping):
-        raise InputError.single(where, "", f"expected an object keyed by policy name, got {type(data).__name__}.",
-                                f"write {{\"<policy-name>\": {{\"enforcementLevel\": \"advisory\"}}}}; policies: "
-                                f"{', '.join(RULES_BY_NAME)}.")
-    try:
-        parsed = _config_model(tuple(RULES_BY_NAME)).model_validate(data)
-    except ValidationError as exc:
-        problems = problems_from_pydantic(exc, fix="use a level (advisory, mandatory, disabled) or an object.")
-        for problem in problems:
-            if problem.message.startswith("is not a known key"):
-                problems[problems.index(problem)] = Problem(problem.field, "is not a policy of this pack.",
-                                                            f"use one of: {', '.join(RULES_BY_NAME)}.")
-        raise InputError(where, problems) from None
-
-    enforcement: dict[str, str] = {}
+    retired = tuple(k for k in data if k in RETIRED) if isinstance(data, Mapping) else ()
+    parsed = _parsed_config(data, where)
+    enforcement = _level_of_all(parsed.all, where)  # type: ignore[attr-defined]
     thresholds: dict[str, dict[str, int | float]] = {}
-    everything: _Settings | None = parsed.all  # type: ignore[attr-defined]
-    if everything is not None:
-        if everything.model_extra:
-            raise InputError.single(where, "all", f"accepts only enforcementLevel, got "
-                                    f"{sorted(everything.model_extra)}.",
-                                    "set thresholds per policy.")
-        if everything.enforcementLevel is not None:
-            enforcement.update({r.name: everything.enforcementLevel for r in RULES_BY_NAME.values()})
     for rule in RULES_BY_NAME.values():
         value = getattr(parsed, rule.name.replace("-", "_"))
-        if value is None:
-            continue
-        if value.enforcementLevel is not None:
-            enforcement[rule.name] = value.enforcementLevel
-        for key, setting in (value.model_extra or {}).items():
-            thresholds.setdefault(rule.name, {})[key] = validate_threshold(rule, key, setting, where)
+        if value is not None:
+            _read_settings(rule, value, where, enforcement, thresholds)
     return PolicyConfig(enforcement=MappingProxyType(enforcement),
                         thresholds=MappingProxyType({k: MappingProxyType(v) for k, v in thresholds.items()}),
                         advise=MappingProxyType(_advise_settings(parsed.advise, where)),  # type: ignore[attr-defined]
                         retired=retired)
+
+
+def _parsed_config(data: Any, where: str) -> BaseModel:
+    """The config document (retired rules left out) validated by the pack's model; `InputError` naming what is
+    wrong."""
+    if isinstance(data, Mapping):
+        data = {k: v for k, v in data.items() if k not in RETIRED}
+    else:
+        raise InputError.single(where, "", f"expected an object keyed by policy name, got {type(data).__name__}.",
+                                f"write {{\"<policy-name>\": {{\"enforcementLevel\": \"advisory\"}}}}; policies: "
+                                f"{', '.join(RULES_BY_NAME)}.")
+    try:
+        return _config_model(tuple(RULES_BY_NAME)).model_validate(data)
+    except ValidationError as exc:
+        problems = problems_from_pydantic(exc, fix="use a level (advisory, mandatory, disabled) or an object.")
+        raise InputError(where, [_named_policy(problem) for problem in problems]) from None
+
+
+def _named_policy(problem: Problem) -> Problem:
+    """An unknown key of the config said as what it is: not a policy of this pack."""
+    if problem.message.startswith("is not a known key"):
+        return Problem(problem.field, "is not a policy of this pack.", f"use one of: {', '.join(RULES_BY_NAME)}.")
+    return problem
+
+
+def _level_of_all(everything: _Settings | None, where: str) -> dict[str, str]:
+    """The level ``all`` gives every policy (named policies still win); ``all`` takes no threshold."""
+    if everything is None:
+        return {}
+    if everything.model_extra:
+        raise InputError.single(where, "all", f"accepts only enforcementLevel, got "
+                                f"{sorted(everything.model_extra)}.",
+                                "set thresholds per policy.")
+    if everything.enforcementLevel is None:
+        return {}
+    return {r.name: everything.enforcementLevel for r in RULES_BY_NAME.values()}
+
+
+def _read_settings(rule: Rule, value: _Settings, where: str, enforcement: dict[str, str],
+                   thresholds: dict[str, dict[str, int | float]]) -> None:
+    """One policy's settings: its level into ``enforcement``, each threshold (validated) into ``thresholds``."""
+    if value.enforcementLevel is not None:
+        enforcement[rule.name] = value.enforcementLevel
+    for key, setting in (value.model_extra or {}).items():
+        thresholds.setdefault(rule.name, {})[key] = validate_threshold(rule, key, setting, where)
 
 
 def _advise_settings(raw: Mapping[str, Any] | None, where: str) -> dict[str, float | None]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.plan import NOT_JUDGED, Plan, Violation, resources_of
@@ -116,31 +117,40 @@ def unknown_fields(view: View, paths: Iterable[str]) -> list[str]:
     block that holds it (``autoscale`` unknown: ``autoscale.min_workers`` is). ``field(argument)`` reads the argument
     of the data source that selects the field (``spark_version(gpu)``: a `SelectedValue`'s ``gpu``), unknown when the
     configuration computes it (a variable with no value: issue 51, never judged silently)."""
-    out = []
-    for read in paths:
-        path, _, argument = read.partition("(")
-        argument = argument.rstrip(")")
-        steps = path.split(".")
-        value: Any = view.props
-        if steps[0] == "job":
-            value, steps = getattr(view, "job", None) or {}, steps[1:]
-        elif steps[0] == "access":  # the plan's Permissions (`dbx_ai_infra.policies.access.with_access`)
-            if getattr(view, "access", None) == UNKNOWN_VALUE:
-                out.append("access (a Permissions resource whose target is known only after apply may name it)")
+    return [field for field in (_unknown_read(view, read) for read in paths) if field is not None]
+
+
+def _unknown_read(view: View, read: str) -> str | None:
+    """What `unknown_fields` says of one read, or None when it is known."""
+    path, _, argument = read.partition("(")
+    argument = argument.rstrip(")")
+    steps = path.split(".")
+    if steps[0] == "access":  # the plan's Permissions (`dbx_ai_infra.policies.access.with_access`)
+        if getattr(view, "access", None) == UNKNOWN_VALUE:
+            return "access (a Permissions resource whose target is known only after apply may name it)"
+        return None
+    if steps[0] == "job":
+        value = _value_at(getattr(view, "job", None) or {}, steps[1:])
+    else:
+        value = _value_at(view.props, steps)
+    if argument:
+        if isinstance(value, SelectedValue) and value.arguments.get(argument) == UNKNOWN_ARGUMENT:
+            return f"{path} (the argument {argument} of {value.source})"
+        return None
+    return path if _unknown(value) else None
+
+
+def _value_at(value: Any, steps: list[str]) -> Any:
+    """The value at ``steps`` below ``value``; an unknown value on the way stops there (the block is unknown), and a
+    list on the way (served entities) gives the field of each element."""
+    for step in steps:
+        if isinstance(value, str) and _unknown(value):
+            break
+        if isinstance(value, list):
+            value = [e.get(step) if isinstance(e, Mapping) else None for e in value]
             continue
-        for step in steps:
-            if isinstance(value, str) and _unknown(value):
-                break
-            if isinstance(value, list):  # a list on the way (served entities): the field of each element
-                value = [e.get(step) if isinstance(e, Mapping) else None for e in value]
-                continue
-            value = value.get(step) if isinstance(value, Mapping) else None
-        if argument:
-            if isinstance(value, SelectedValue) and value.arguments.get(argument) == UNKNOWN_ARGUMENT:
-                out.append(f"{path} (the argument {argument} of {value.source})")
-        elif _unknown(value):
-            out.append(path)
-    return out
+        value = value.get(step) if isinstance(value, Mapping) else None
+    return value
 
 
 def not_judged_message(fields: list[str], export: bool = False) -> str:
@@ -233,38 +243,65 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
         views = views_of(resource_type, props, source, cloud)
     out: list[Violation] = []
     own = batch is None
-    if own:
+    if batch is None:
         batch = TeamBatch()
-    unknowable = [may_be_unknown(view) for view in views]
-    for rule, level, thresholds in rules:  # `messages_for_views`, inline: it runs for every rule of every resource
-        types, sources, check = rule.resource_types, rule.sources, rule.check
-        found: list[tuple[str, str]] = []
-        unjudged: list[tuple[str, str]] = []
-        judged: list[View] = []
-        for view, maybe in zip(views, unknowable, strict=True):
-            if view.resource_type not in types or view.source not in sources:
-                continue
-            unknown = unknown_fields(view, rule.reads) if maybe and rule.reads else None
-            if unknown and (rule.concerns is None or rule.concerns(view)):
-                export = source == "api" and not getattr(view, "terraform", False)  # a workspace's answer
-                unjudged.append((view.label, not_judged_message(unknown, export)))
-                continue
-            if isinstance(check, RemoteCheck):  # a team rule: in its process, with other resources' calls
-                judged.append(view)
-                continue
-            for message in check(view, thresholds):
-                found.append((view.label, message))
-        if found:
-            out.append(Violation(policy=rule.name, enforcement=level, urn=urn,  # type: ignore[arg-type]
-                                 resource_name=name, message=one_finding(found)[0]))
-        if judged:
-            _team_calls(batch, rule, level, thresholds, judged, out, urn, name)  # type: ignore[arg-type]
-        if unjudged:
-            out.append(Violation(policy=rule.name, enforcement=NOT_JUDGED, urn=urn, resource_name=name,
-                                 message=one_finding(unjudged)[0]))
+    target = _Target(urn, name, source, out, batch)
+    checked = [(view, may_be_unknown(view)) for view in views]  # each view walked once, not once per rule
+    for rule, level, thresholds in rules:
+        _judge_rule(rule, level, thresholds, checked, target)
     if own:
-        batch.flush()  # type: ignore[union-attr]
+        batch.flush()
     return out
+
+
+@dataclass(frozen=True)
+class _Target:
+    """The resource `evaluate_resource` judges: its URN and name, its source, where its violations go and where a
+    team rule's calls wait."""
+
+    urn: str
+    name: str
+    source: Source
+    out: list[Violation]
+    batch: TeamBatch
+
+
+def _judge_rule(rule: Rule, level: str, thresholds: Mapping[str, Any], views: list[tuple[View, bool]],
+                target: _Target) -> None:
+    """One rule over one resource's views (`messages_for_views`, inline: it runs for every rule of every resource):
+    its finding, the views a team rule judges in its process, and what it could not judge. Each view comes with
+    `may_be_unknown` of it, read once for all the rules: only such a view's fields are looked up."""
+    types, sources, check = rule.resource_types, rule.sources, rule.check
+    found: list[tuple[str, str]] = []
+    unjudged: list[tuple[str, str]] = []
+    judged: list[View] = []
+    for view, maybe in views:
+        if view.resource_type not in types or view.source not in sources:
+            continue
+        unknown = _not_judged(rule, view, target.source) if maybe else None
+        if unknown is not None:
+            unjudged.append((view.label, unknown))
+        elif isinstance(check, RemoteCheck):  # a team rule: in its process, with other resources' calls
+            judged.append(view)
+        else:
+            found += [(view.label, message) for message in check(view, thresholds)]
+    if found:
+        target.out.append(Violation(policy=rule.name, enforcement=level, urn=target.urn,  # type: ignore[arg-type]
+                                    resource_name=target.name, message=one_finding(found)[0]))
+    if judged:
+        _team_calls(target.batch, rule, level, thresholds, judged, target.out, target.urn, target.name)
+    if unjudged:
+        target.out.append(Violation(policy=rule.name, enforcement=NOT_JUDGED, urn=target.urn,
+                                    resource_name=target.name, message=one_finding(unjudged)[0]))
+
+
+def _not_judged(rule: Rule, view: View, source: Source) -> str | None:
+    """Why ``rule`` cannot judge ``view`` (a field it reads is unknown, on a view it is about), or None."""
+    unknown = unknown_fields(view, rule.reads) if rule.reads else None
+    if not unknown or (rule.concerns is not None and not rule.concerns(view)):
+        return None
+    export = source == "api" and not getattr(view, "terraform", False)  # a workspace's answer
+    return not_judged_message(unknown, export)
 
 
 def _team_calls(batch: TeamBatch, rule: Rule, level: str, thresholds: Mapping[str, Any], views: list[View],
