@@ -8,6 +8,8 @@ import gc
 import itertools
 import json
 import os
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,8 +45,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    import shutil
-
     cache = os.environ.get("STACKPLAN_CACHE_DIR", "")
     if Path(cache).name.startswith("stackplan-test-cache-"):
         shutil.rmtree(cache, ignore_errors=True)
@@ -112,6 +112,19 @@ def project_sources(*skip: str) -> list[Path]:
                                            or (here / d).as_posix() in skip)]
         found += [Path(folder) / f for f in files if f.endswith(".py")]
     return sorted(found)
+
+
+def make_dry_run(*args: str) -> str:
+    """What ``make ARGS...`` would run, as make prints it (``make -n``: nothing runs, nothing is written); a target
+    the Makefile does not have fails the test. Run outside any make of the caller's (``make test`` passes its own
+    flags and variables down through MAKEFLAGS)."""
+    if shutil.which("make") is None:
+        pytest.skip("needs make")
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    done = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(REPO), *args], env=env,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def config_for(cloud: str = "aws", **sections: Any) -> dict[str, Any]:

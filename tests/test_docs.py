@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import documentation
+from conftest import documentation, make_dry_run
 from pydantic import BaseModel
 
 from dbx_ai_infra.policies.registry import RULES_BY_NAME
@@ -47,8 +47,8 @@ def test_every_stack_input_is_documented(model: type[BaseModel]):
 
 def test_the_two_setup_commands_are_make_targets_and_ci_runs_the_test_one():
     assert "make preview STACK=dev" in README and "make test " in README
-    makefile = (REPO / "Makefile").read_text()
-    assert re.search(r"^preview:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+    assert make_dry_run("preview", "STACK=dev").rstrip().endswith("-m stackplan preview --stack dev")
+    assert ' -m pytest ' in make_dry_run("test").splitlines()[-1]
     assert "make test" in (REPO / ".ci" / "run").read_text()
 
 

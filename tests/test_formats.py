@@ -109,6 +109,9 @@ def test_a_plan_validates_its_spec_once(monkeypatch):
 
 
 def test_each_advise_finding_id_is_written_in_one_python_module_outside_the_tests():
+    """One fact, one home: a finding's id is a string of its own module's code and of no other (its constants, as
+    Python reads them: not the words of a comment)."""
+    import ast
     from pathlib import Path
 
     from conftest import project_sources
@@ -116,10 +119,10 @@ def test_each_advise_finding_id_is_written_in_one_python_module_outside_the_test
     from dbx_ai_infra.advise.findings import FINDINGS
 
     repo = Path(__file__).resolve().parent.parent
-    sources = project_sources("tests")
-    texts = {p: p.read_text(encoding="utf-8") for p in sources}
+    strings = {p: {n.value for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))) if isinstance(n, ast.Constant)}
+               for p in project_sources("tests")}
     for spec in FINDINGS:
-        holders = [str(p.relative_to(repo)) for p, text in texts.items() if f'"{spec.id}"' in text]
+        holders = [str(p.relative_to(repo)) for p, constants in strings.items() if spec.id in constants]
         assert holders == [f"dbx_ai_infra/advise/findings/{spec.build.__module__.rsplit('.', 1)[1]}.py"], spec.id
 
 

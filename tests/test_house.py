@@ -4,6 +4,7 @@ repository, and the program names itself as it was run."""
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import make_dry_run
 
 REPO = Path(__file__).resolve().parent.parent
 #: Outputs the README's examples write, by the flag that names them (placeholders in capitals and paths outside the
@@ -47,9 +49,9 @@ def test_the_version_line_names_the_program_as_it_was_run():
 
 
 def test_make_test_takes_args():
-    makefile = (REPO / "Makefile").read_text()
-    target = makefile[makefile.index("\ntest:"):].split("\n\n", 1)[0]
-    assert '-m "not spark" $(ARGS)' in target
+    """`make test ARGS=...` hands ARGS to pytest, after the marker that keeps the Spark tests out."""
+    command = make_dry_run("test", "ARGS=-k house_probe --maxfail=1").splitlines()[-1]
+    assert " -m pytest " in command and command.endswith('-m "not spark" -k house_probe --maxfail=1'), command
 
 
 # --- the README is a front door; the manual is the docs site ---------------------------------------------------------
@@ -161,20 +163,45 @@ def test_no_generic_name_is_installed_and_the_command_works_from_any_directory(t
 
 # --- one money module ---------------------------------------------------------------------------------------------------
 
+def _own_money_formats() -> list[str]:
+    """Every f-string of the product code, but the money module's, that writes a number as money itself: a format
+    with thousands and cents (``{x:,.2f}``, ``{x:+,.2f}``) or two decimals after a dollar sign (``${x:.2f}``)."""
+    found = []
+    for package in ("dbx_ai_infra", "stackplan"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            if path == REPO / "dbx_ai_infra" / "dbxtypes" / "money.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.JoinedStr):
+                    found += [f"{path.relative_to(REPO)}:{node.lineno}" for before, value in
+                              zip([None, *node.values], node.values, strict=False) if _writes_money(before, value)]
+    return found
+
+
+def _writes_money(before: object, value: object) -> bool:
+    if not isinstance(value, ast.FormattedValue) or not isinstance(value.format_spec, ast.JoinedStr):
+        return False
+    spec = "".join(str(p.value) for p in value.format_spec.values if isinstance(p, ast.Constant))
+    dollar = isinstance(before, ast.Constant) and str(before.value).endswith("$")
+    return spec.endswith(",.2f") or (dollar and spec.endswith(".2f"))
+
+
 def test_money_is_rounded_one_way_everywhere():
     """Half away from zero in cents from the shortest decimal form (1.005 -> $1.01; binary rounding gives $1.00), in
     the reports, the cost model's advice and the budget policy alike: none writes dollars with a format of its own."""
     from dbx_ai_infra.dbxtypes.money import money, signed_money
     from dbx_ai_infra.policies.rules.stack_budget import _usd
+    from dbx_ai_infra.reports.render import diff_table
 
     assert money(1.005) == "$1.01" and f"${1.005:,.2f}" == "$1.00"
     assert _usd(1.005) == "$1.01" and signed_money(-2.675) == "-$2.68" and money(None) == "unpriced"
-    offenders = []
-    for path in (REPO / "dbx_ai_infra" / "pricing").rglob("*.py"):
-        offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
-    for path in [*(REPO / "dbx_ai_infra" / "policies").rglob("*.py"), *(REPO / "dbx_ai_infra" / "advise").rglob("*.py"), *(REPO / "dbx_ai_infra" / "reports").rglob("*.py")]:
-        offenders += [str(path) for line in path.read_text().splitlines() if ":,.2f}" in line]
-    assert offenders == []
+    side = {"monthly_expected": 1.0, "hourly": 0.01}
+    change = {"base_stack": "a", "head_stack": "b", "rows": [], "total": {
+        "base": side, "head": {"monthly_expected": 2.005, "hourly": 0.02},
+        "delta": {"monthly_expected": 1.005, "hourly": 0.01}}}
+    assert "+$1.01" in diff_table(change) and "$2.01" in diff_table(change)  # the cost change's delta, too
+    assert _own_money_formats() == []
+    assert _writes_money(*ast.parse('f"${x:.2f}"').body[0].value.values)  # the scan sees one
 
 
 # --- small functions ----------------------------------------------------------------------------------------------------
@@ -183,8 +210,6 @@ MAX_FUNCTION_LINES = 80
 
 
 def _functions_longer_than(limit: int) -> list[str]:
-    import ast
-
     long = []
     for package in ("dbx_ai_infra", "stackplan"):
         for path in sorted((REPO / package).rglob("*.py")):
@@ -211,8 +236,6 @@ MAX_FUNCTION_IMPORTS = 60
 def _imports_inside_functions() -> list[str]:
     """Every import statement inside a function of the product code (any .py outside tests/, bench/, examples/,
     docs/ and the virtualenv), as ``path:line``."""
-    import ast
-
     found = []
     outside = {"tests", "bench", "examples", "docs", ".venv", ".venv-train"}
     for path in sorted(REPO.rglob("*.py")):
@@ -240,36 +263,77 @@ def test_imports_inside_functions_are_the_start_up_seams_only():
     assert len(seams) < 25, "a seam is a named file, not the whole project"
 
 
+class _NewKind:
+    """A report document no format knows the class of: what it says of itself is all a format may use."""
+
+    kind = "audit"
+    json_newline = True
+    policy_config = None
+
+    def __init__(self, located: object) -> None:
+        self._located = located
+
+    def to_json(self) -> dict[str, str]:
+        return {"house": "the document's own JSON"}
+
+    def located(self) -> object:
+        return self._located
+
+
 def test_formats_ask_the_report_document_not_its_class():
     """Issue 42: each report document carries its JSON (`to_json`) and, but for advise (proposals, not violations), its
-    located violations (`located`); the table picks a drawer by kind. A new report kind is its document and its lines, not a branch in every format (there were
-    14 isinstance tests across the formats)."""
+    located violations (`located`); a format renders a document by asking it, so a new report kind is its document and
+    its lines, not a branch in every format (there were 14 isinstance tests across the formats)."""
+    from dbx_ai_infra.dbxtypes.plan import Violation
+    from dbx_ai_infra.reports import formats
+    from dbx_ai_infra.reports.located import Located, LocatedViolations
     from dbx_ai_infra.reports.reportdoc import AdviceReport, AuditReport, DriftReport, StacksReport
 
-    tests = {path.name: path.read_text().count("isinstance(report")
-             for path in sorted((REPO / "dbx_ai_infra" / "reports" / "formats").glob("*.py"))}
-    assert sum(tests.values()) <= 2 and tests.get("_pages.py", 0) <= 2, tests  # markdown/html: advise's page or not
+    v = Violation(policy="house-probe", enforcement="mandatory", urn="urn:house", resource_name="probe",
+                  message="the probe. Fix: none.")
+    doc = _NewKind(LocatedViolations([Located(v, "probe.yaml", 7)], [], "stackplan house", ["probe.yaml"]))
+    assert json.loads(formats.render("json", doc)) == doc.to_json()  # type: ignore[arg-type]
+    sarif = json.loads(formats.render("sarif", doc))  # type: ignore[arg-type]
+    where = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"].endswith("probe.yaml") and where["region"]["startLine"] == 7
+    assert 'name="house-probe"' in formats.render("junit", doc) and 'line="7"' in formats.render("junit", doc)  # type: ignore[arg-type]
+    assert formats.render("github", doc).startswith("::error file=probe.yaml,line=7")  # type: ignore[arg-type]
     for kind in (StacksReport, AuditReport, DriftReport, AdviceReport):
         assert callable(getattr(kind, "to_json", None)), kind
         assert callable(getattr(kind, "located", None)) == (kind is not AdviceReport), kind
 
 
-def test_commands_own_their_arguments_and_the_cli_only_dispatches():
+def test_commands_own_their_arguments_and_the_cli_only_dispatches(monkeypatch, capsys):
     """Issue 42: each command declares its arguments and usage checks (`dbx_ai_infra.cli.commands.args.Command`, listed in
-    `dbx_ai_infra.cli.commands.COMMANDS`); cli.py builds the parser from the declarations and names no command."""
-    import re
+    `dbx_ai_infra.cli.commands.COMMANDS`); cli.py builds the parser from the declarations alone and dispatches: a
+    command added to the list is parsed and run, and with only it listed the parser has no other command or option."""
+    import types
 
-    from dbx_ai_infra.cli.cli import parser
+    from dbx_ai_infra.cli import commands
+    from dbx_ai_infra.cli.cli import main, parser
     from dbx_ai_infra.cli.commands import declared
+    from dbx_ai_infra.cli.commands.args import Command
 
-    names = [c.name for c in declared()]
-    assert names == ["preview", "check", "cost", "audit", "drift", "advise", "export-policies", "export-terraform",
-                     "sample-usage"]
-    cli = (REPO / "dbx_ai_infra" / "cli" / "cli.py").read_text()
-    assert not [n for n in names if re.search(rf"[\"']{n}[\"']", cli)], "cli.py names a command"
-    assert "add_argument(\"--" not in cli.replace('add_argument("--version"', "")
-    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert list(sub.choices) == names
+    assert [c.name for c in declared()] == ["preview", "check", "cost", "audit", "drift", "advise", "export-policies",
+                                            "export-terraform", "sample-usage"]
+    ran: list[argparse.Namespace] = []
+
+    def probe(args: argparse.Namespace) -> int:
+        ran.append(args)
+        return 4
+
+    module = types.ModuleType("dbx_ai_infra.cli.commands.house_probe_cli")
+    module.PROBE = Command("house-probe", "a probe", "  house-probe --level 3", lambda p: p.add_argument("--level"),
+                           probe, problem=lambda a: "the level is 0. Fix: more." if a.level == "0" else None)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(commands, "COMMANDS", (("house_probe_cli", "PROBE"),))
+    assert main(["house-probe", "--level", "3"]) == 4 and ran[0].level == "3"
+    assert main(["house-probe", "--level", "0"]) == 2 and "the level is 0" in capsys.readouterr().err
+    top = parser()
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == ["house-probe"]
+    assert [a.option_strings for a in sub.choices["house-probe"]._actions] == [["-h", "--help"], ["--level"]]
+    assert [a.option_strings for a in top._actions if a.option_strings] == [["-h", "--help"], ["--version"]]
 
 
 def test_the_engine_package_is_the_engine():

@@ -196,7 +196,7 @@ def _change(delta: dict[str, Any]) -> str:
     """A cost change's delta: signed $/month, else unknown (with the hourly delta where it is known)."""
     month, hour = delta.get("monthly_expected"), delta.get("hourly")
     if month is not None:
-        return f"{month:+,.2f}"
+        return signed_money(month)
     return "unknown" if hour is None else f"unknown ({signed_money(hour)}/h)"
 
 
