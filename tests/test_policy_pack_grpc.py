@@ -313,3 +313,24 @@ def test_a_config_entry_without_enforcement_level_keeps_the_policys_level(stub) 
     finally:
         stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest())
     assert load_policy_config(config).level(RULES_BY_NAME[bounds]) == "mandatory"
+
+
+def test_a_stack_rule_is_a_stack_validation_configured_like_any_policy(stub) -> None:
+    """A stack rule the pack can judge (the budget: its limits in the pack config) answers AnalyzeStack, failing
+    over its limit and passing under it, on the stack (no resource URN); disabled like any policy."""
+    budget = "databricks-stack-budget"
+    one_cluster = {"resources": [PLAN["resources"][0]]}
+
+    def judged(config: dict, level: str = "MANDATORY") -> list[tuple[str, str, str, str]]:
+        stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={budget: analyzer_pb2.PolicyConfig(
+            enforcementLevel=analyzer_pb2.EnforcementLevel.Value(level), properties=ParseDict(config, Struct()))}))
+        try:
+            return [g for g in analyze_plan(stub, one_cluster) if g[0] == budget]
+        finally:
+            stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest())
+
+    ((_, urn, level, message),) = judged({"monthly_expected_max": 1})
+    assert urn == "" and level == "mandatory" and "over budget.monthly_expected_max $1.00" in message
+    assert judged({"monthly_expected_max": 10 ** 6}) == []
+    assert judged({"monthly_expected_max": 1}, "DISABLED") == []
+    assert [g for g in analyze_plan(stub, one_cluster) if g[0] == budget] == []  # no limit configured

@@ -68,6 +68,17 @@ def test_a_module_that_does_not_load_or_defines_no_rule_is_invalid_input(tmp_pat
     assert code == 2 and "is a rule already" in err and "Traceback" not in err
 
 
+def test_a_team_stack_rule_is_invalid_input(tmp_path, capsys):
+    """A stack rule is built in (the pipeline, cost and the pack build the stack's view it judges): a team's module
+    declaring one is refused, naming the field, not run as a resource rule that never judges anything."""
+    (tmp_path / "stacky.py").write_text(
+        "from dbx_ai_infra.policies.rule import Rule\n"
+        "RULE = Rule(name='team-stack', description='d', enforcement='mandatory', remediation='r', scope='stack',\n"
+        "            stack_check=lambda stack, config: [])\n")
+    code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
+    assert code == 2 and f"{tmp_path / 'stacky.py'}: RULE.scope: is 'stack'" in err and "Traceback" not in err
+
+
 def test_the_pack_takes_the_team_rules_from_its_environment():
     """`pulumi preview --policy-pack policies` with DBX_AI_INFRA_RULES=DIR lists the team's rules as policies."""
     code = (f"import os; os.environ['DBX_AI_INFRA_RULES'] = r'{EXAMPLE}'\n"

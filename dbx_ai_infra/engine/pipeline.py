@@ -12,22 +12,21 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from dbx_ai_infra.dbxtypes.clouds import checked_region
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.dbxtypes.plan import Plan, SizingLine, Violation
-from dbx_ai_infra.dbxtypes.vocabulary import CATALOG, MODEL_SERVING_ENDPOINT
 from dbx_ai_infra.engine.exceptions import apply_exceptions
 from dbx_ai_infra.policies.registry import (
     RULES_BY_NAME,
     PolicyConfig,
     evaluate_plan,
+    evaluate_stack,
     load_policy_config,
     merged_policy_config,
 )
-from dbx_ai_infra.policies.rules import require_registered_model as rule
-from dbx_ai_infra.policies.rules import stack_budget
+from dbx_ai_infra.policies.rule import ServedModel, StackView
 from dbx_ai_infra.stackspec import LoadedStack, load_stack
 
 
@@ -114,62 +113,33 @@ def build(stack: str | LoadedStack, options: Options = Options()) -> Built:
         plan.advice = (cheaper_gpu_advice(plan, book) + serving_comparison(plan, book) + job_compute_advice(plan, book)
                        + serverless_gpu_comparison(plan, book))
     if options.policies:
-        awaiting: list[str] = []  # endpoints whose model comes first (`model_violations`)
+        stack_found, stack_notes = stack_violations(plan, options.policy_config, loaded)
         plan.violations, notes = apply_exceptions(
-            evaluate_plan(plan, options.policy_config) + budget_violations(plan, options.policy_config)
-            + model_violations(plan, loaded, options.policy_config, awaiting),
+            evaluate_plan(plan, options.policy_config) + stack_found,
             loaded.spec.exceptions, rules=list(RULES_BY_NAME),
             resources=[plan.stack, *(r.name for r in plan.resources)], today=datetime.now(UTC).date(),
             source=plan.stack_file or loaded.name)
-        notes += awaiting
+        notes += stack_notes
     if loaded.policy_config is not None:  # retired rules the stack's own policy section names
         notes += loaded.policy_config.notes(f"{plan.stack_file or loaded.name}: dbx-ai-infra:policy")
     return Built(loaded, plan, [*loaded.resolved.warnings, *notes])
 
 
-def model_violations(plan: Plan, loaded: LoadedStack, policy_config: Any, notes: list[str]) -> list[Violation]:
-    """The ``databricks-serving-require-registered-model`` findings: each endpoint serving a model of a catalog this
-    plan creates that the stack does not declare registered, on the endpoint; and in ``notes``, for each declared one,
-    that its model must be registered before the run that creates it."""
+def served_models(loaded: LoadedStack) -> tuple[ServedModel, ...]:
+    """What the stack's serving endpoints serve, and whether the stack declares the version registered."""
     serving = loaded.spec.serving
-    level = load_policy_config(policy_config).level(rule.RULE)
-    if serving is None or level == "disabled":
-        return []
-    created = {str(r.inputs.get("name")) for r in plan.resources if r.type == CATALOG}
-    models = [rule.ServedModel(name, *e.served_entity, e.model_registered) for name, e in serving.endpoints.items()]
-    notes.extend(rule.awaiting(models, created))
-    urns = {str(r.inputs.get("name")): r for r in plan.resources if r.type == MODEL_SERVING_ENDPOINT}
-    enforcement: Literal["mandatory", "advisory"] = "advisory" if level == "advisory" else "mandatory"
-    return [Violation(policy=rule.NAME, enforcement=enforcement,
-                      urn=urns[endpoint].urn if endpoint in urns else plan.stack_urn,
-                      resource_name=urns[endpoint].name if endpoint in urns else plan.stack, message=message)
-            for endpoint, message in rule.unregistered(models, created)]
+    if serving is None:
+        return ()
+    return tuple(ServedModel(name, *e.served_entity, e.model_registered) for name, e in serving.endpoints.items())
 
 
-def budget_violations(plan: Plan, policy_config: Any, diff: Mapping[str, Any] | None = None) -> list[Violation]:
-    """The ``databricks-stack-budget`` findings of a priced plan: its monthly limits, or with ``diff`` (a cost diff
-    from a base, `pricing.diff_costs`) the increase limits of the change; at the rule's configured level (none when
-    the stack sets no budget, or the policy config disables the rule)."""
-    if not plan.budget or plan.cost is None:
-        return []
-    level = load_policy_config(policy_config).level(stack_budget.RULE)
-    if level == "disabled":
-        return []
-    if diff is None:
-        messages = stack_budget.over_priced_budget(plan.cost, {r.urn: r.name for r in plan.resources}, plan.budget)
-    else:
-        def expected(side: Mapping[str, Any] | None) -> float:
-            return float((side or {}).get("monthly_expected") or 0)
-
-        changes = [(str(row["name"]), float(row["delta"].get("monthly_expected") or 0)) for row in diff["rows"]
-                   if row["status"] != "unchanged"]
-        gone = [f"{name} ({side})" for side, names in (diff["total"].get("unpriced") or {}).items() for name in names]
-        messages = stack_budget.unverifiable(stack_budget.INCREASE_LIMITS, gone, plan.budget, "the change") or \
-            stack_budget.over_increase(expected(diff["total"]["base"]), expected(diff["total"]["head"]), changes,
-                                       plan.budget)
-    enforcement: Literal["mandatory", "advisory"] = "advisory" if level == "advisory" else "mandatory"
-    return [Violation(policy=stack_budget.NAME, enforcement=enforcement, urn=plan.stack_urn,
-                      resource_name=plan.stack, message=m) for m in messages]
+def stack_violations(plan: Plan, policy_config: Any, loaded: LoadedStack | None = None,
+                     change: Mapping[str, Any] | None = None) -> tuple[list[Violation], list[str]]:
+    """The stack rules' findings on a (priced) plan and their notes (`dbx_ai_infra.policies.evaluate.evaluate_stack`):
+    with ``loaded``, what its stack file declares of its endpoints; with ``change`` (a cost diff from a base,
+    `pricing.diff_costs`), the change, judged by the rules about cost (the budget's increase limits)."""
+    served = served_models(loaded) if loaded is not None else ()
+    return evaluate_stack(StackView(plan, served, change), policy_config)
 
 
 def build_plan(stack: str, *, policy_config: Any = None, with_policies: bool = True,

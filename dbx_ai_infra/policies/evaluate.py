@@ -1,4 +1,5 @@
-"""The offline evaluators: every rule over a resource, a plan, a workspace export or Clusters API JSON.
+"""The offline evaluators: every rule over a resource, a plan, a workspace export or Clusters API JSON, and every
+stack rule over a stack (`evaluate_stack`).
 
 The CrossGuard pack (``dbx_ai_infra/policies/pack.py``) and these evaluators run the same code path, `rule_messages`,
 so a plan evaluated offline and the same resources analysed by the pack over gRPC give the same violations.
@@ -43,8 +44,8 @@ from dbx_ai_infra.policies.items import (
     summary,
     summary_add,
 )
-from dbx_ai_infra.policies.rule import ResourceView, Rule, View
-from dbx_ai_infra.policies.ruleset import resource_rules
+from dbx_ai_infra.policies.rule import ResourceView, Rule, StackFinding, StackView, View
+from dbx_ai_infra.policies.ruleset import resource_rules, stack_rules
 from dbx_ai_infra.policies.team_process import RemoteCheck, TeamBatch
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -346,6 +347,42 @@ def evaluate_plan(plan: Plan | Mapping[str, Any], config: Any = None) -> list[Vi
                                               enabled=enabled, views=views, batch=batch))
     batch.flush()
     return [v for found in per_resource for v in found]
+
+
+def evaluate_stack(stack: StackView, config: Any = None, rules: Iterable[Rule] | None = None
+                   ) -> tuple[list[Violation], list[str]]:
+    """Every enabled stack rule (``rules``, else `stack_rules`, in order) over one stack: the violations, each on the
+    stack or on the resource its finding names, at the rule's configured level, and the notes the rules say. With a
+    change (`StackView.change`: ``cost --against``) only the rules that judge cost (`Rule.judges_cost`) are run."""
+    cfg = load_policy_config(config)
+    violations: list[Violation] = []
+    notes: list[str] = []
+    for rule in stack_rules() if rules is None else rules:
+        level = cfg.level(rule)
+        if level == "disabled" or (stack.change is not None and not rule.judges_cost):
+            continue
+        for finding in stack_findings(rule, stack, cfg.thresholds_for(rule)):
+            if finding.note:
+                notes.append(finding.message)
+            else:
+                violations.append(_stack_violation(rule, level, stack, finding))
+    return violations, notes
+
+
+def stack_findings(rule: Rule, stack: StackView, thresholds: Mapping[str, Any]) -> list[StackFinding]:
+    """What one stack rule says of ``stack`` (a plain message is a finding on the stack)."""
+    if rule.stack_check is None:
+        raise ValueError(f"rule {rule.name} is no stack rule (scope {rule.scope!r})")
+    return [found if isinstance(found, StackFinding) else StackFinding(found)
+            for found in rule.stack_check(stack, thresholds)]
+
+
+def _stack_violation(rule: Rule, level: str, stack: StackView, finding: StackFinding) -> Violation:
+    """A stack rule's finding as a violation: on its resource, else on the stack."""
+    on = finding.resource
+    return Violation(policy=rule.name, enforcement="advisory" if level == "advisory" else "mandatory",
+                     urn=on.urn if on is not None else stack.plan.stack_urn,
+                     resource_name=on.name if on is not None else stack.plan.stack, message=finding.message)
 
 
 def evaluate_export(items: Iterable[Any], config: Any = None) -> list[Violation]:

@@ -35,6 +35,7 @@ from pulumi_policy import (
 )
 
 from dbx_ai_infra.dbxtypes.clouds import region_problem
+from dbx_ai_infra.dbxtypes.plan import Plan
 from dbx_ai_infra.dbxtypes.shape import shapes_of_resource
 from dbx_ai_infra.dbxtypes.vocabulary import PERMISSIONS, ROLE_OF_SECTION, ROLE_TAG, USAGE_DEFAULTS, WORKLOAD_TAG
 from dbx_ai_infra.policies.access import access_links, with_access
@@ -45,11 +46,13 @@ from dbx_ai_infra.policies.registry import (
     messages_for_views,
     resource_rules,
     rule_messages,
+    stack_findings,
+    stack_rules,
     use_team_rules,
     validate_threshold,
     views_of,
 )
-from dbx_ai_infra.policies.rule import Rule
+from dbx_ai_infra.policies.rule import Rule, StackView
 from dbx_ai_infra.policies.rules import stack_budget
 from dbx_ai_infra.pricing import load_prices, price_plan
 from dbx_ai_infra.pulumi_private import UnknownValueError
@@ -166,16 +169,6 @@ def team_rules_from_environment() -> None:
         use_team_rules(load_team_rules(directory))
 
 
-#: The budget policy's settings in the pack config (the stack file's ``budget`` is not visible to the pack): the
-#: limits, the cloud, and the usage assumptions that price the month (``USAGE_DEFAULTS`` keys).
-BUDGET_SETTINGS = {
-    "monthly_expected_max": {"type": "number", "description": "Most the expected month may cost, USD."},
-    "monthly_max_max": {"type": "number", "description": "Most the month may cost at full size, USD."},
-    "usage": {"type": "object", "description": "Usage assumptions (the stack's usage section), for the month."},
-    "region": {"type": "string", "description": "The workspace's region (the stack's region), for its prices."},
-}
-
-
 def pack_assumptions(usage: Mapping[str, Any], resources: Sequence[Mapping[str, Any]], cloud: str
                      ) -> dict[str, Any]:
     """The stack's ``usage`` section as the cost model reads it: its figures, and a workload's own
@@ -195,31 +188,37 @@ def pack_assumptions(usage: Mapping[str, Any], resources: Sequence[Mapping[str, 
     return flat
 
 
-def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settings: Mapping[str, Any]) -> list[str]:
-    """The budget policy's messages for a stack's resources (``{urn, id, type, name, inputs}``) priced with the shipped
-    price book and the usage assumptions of ``settings``. What the pack cannot know there: the stack's own price
-    overrides (its ``pricing`` section) and a base to judge an increase against (``cost --against`` does that)."""
-    budget = {k: settings[k] for k in ("monthly_expected_max", "monthly_max_max") if settings.get(k) is not None}
-    if not budget:
-        return []
+def stack_view(resources: Sequence[Mapping[str, Any]], stack: str, settings: Mapping[str, Any]) -> StackView:
+    """A stack as the pack sees it (``resources``: ``{urn, id, type, name, inputs}``), for the stack rules: its plan,
+    with the budget of ``settings`` (the pack config) and, when it sets one, its cost, priced with the shipped price
+    book and the usage assumptions of ``settings``. What the pack cannot know there: the stack's own price overrides
+    (its ``pricing`` section), a base to judge an increase against (``cost --against`` does that), and the stack
+    file's declarations (what its endpoints serve)."""
+    budget = {k: settings[k] for k in stack_budget.MONTHLY_LIMITS if settings.get(k) is not None}
     clouds = [node_cloud(str(r["inputs"].get(k))) for r in resources for k in ("nodeTypeId", "node_type_id")
               if r["inputs"].get(k)]
     cloud = next((c for c in clouds if c), None)
-    if cloud is None:
-        return []  # no cluster with a node type: nothing a budget of GPU compute prices
+    doc = {"stack": stack, "project": "dbx-ai-infra", "cloud": cloud or "aws", "budget": budget or None,
+           "resources": [{"urn": r["urn"], "id": r.get("id"), "type": r["type"], "name": r["name"],
+                          "inputs": r["inputs"]} for r in resources]}
+    if not budget or cloud is None:  # nothing to price for, or no cluster with a node type: nothing GPU compute prices
+        return StackView(Plan.from_json(doc, "pack"))
     region = settings.get("region")
     problem = region_problem(cloud, region) if region is not None else None
-    if problem:  # a region the pack cannot price at: the budget cannot be judged, so it fails (closed)
-        return [f"the budget cannot be judged: the policy config's region {region!r} {problem}. Fix: set region to "
-                f"the stack's region, or remove it to price at the reference region."]
-    usage = pack_assumptions(settings.get("usage") or {}, resources, cloud)
+    if problem:  # a region the pack cannot price at: what needs the price cannot be judged, so it fails (closed)
+        return StackView(Plan.from_json(doc, "pack"), unpriceable=(
+            f"the budget cannot be judged: the policy config's region {region!r} {problem}. Fix: set region to the "
+            f"stack's region, or remove it to price at the reference region."))
     defaults = {k: a.default for k, a in USAGE_DEFAULTS.items()}
-    plan = {"stack": stack, "project": "dbx-ai-infra", "cloud": cloud, "assumptions": {**defaults, **usage},
-            "resources": [{"urn": r["urn"], "id": r.get("id"), "type": r["type"], "name": r["name"],
-                           "inputs": r["inputs"]} for r in resources]}
-    return stack_budget.over_priced_budget(price_plan(plan, load_prices(region=region)),
-                                           {r["urn"]: r["name"] for r in resources},
-                                           budget)
+    doc["assumptions"] = {**defaults, **pack_assumptions(settings.get("usage") or {}, resources, cloud)}
+    plan = Plan.from_json(doc, "pack")
+    plan.cost = price_plan(plan, load_prices(region=region))
+    return StackView(plan)
+
+
+def budget_violations(resources: Sequence[Mapping[str, Any]], stack: str, settings: Mapping[str, Any]) -> list[str]:
+    """The budget policy's messages for a stack's resources in the pack (`stack_view`)."""
+    return [f.message for f in stack_findings(stack_budget.RULE, stack_view(resources, stack, settings), {})]
 
 
 #: Inputs that hold another resource's id, which a preview of a new stack does not know yet.
@@ -239,23 +238,38 @@ def _with_references(resource: Any) -> dict[str, Any]:
             "inputs": inputs}
 
 
-def _budget_policy(level: str) -> StackValidationPolicy:
+def _stack_policy(rule: Rule, level: str, defaults: Mapping[str, Any]) -> StackValidationPolicy:
+    """A stack rule as a stack validation: the stack as the pack sees it (`stack_view`, with the rule's settings
+    from the pack config), judged by the rule alone; a finding on a resource names its URN."""
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = [_with_references(r) for r in args.resources]
         stack = args.resources[0].urn.split("::")[0].removeprefix("urn:pulumi:") if args.resources else "stack"
-        for message in budget_violations(resources, stack, args.get_config() or {}):
-            report_violation(message, None)
+        settings = args.get_config() or {}
+        view = stack_view(resources, stack, settings)
+        for finding in stack_findings(rule, view, _thresholds(rule, defaults, settings)):
+            if not finding.note:
+                report_violation(finding.message, finding.resource.urn if finding.resource is not None else None)
 
-    rule = stack_budget.RULE
+    validate.__name__ = f"validate_{rule.name.replace('-', '_')}"
     return StackValidationPolicy(
         name=rule.name, description=rule.description, validate=validate,
-        enforcement_level=EnforcementLevel(level), config_schema=PolicyConfigSchema(properties=BUDGET_SETTINGS),
+        enforcement_level=EnforcementLevel(level), config_schema=_stack_schema(rule, defaults),
         remediation_steps=rule.remediation)
+
+
+def _stack_schema(rule: Rule, defaults: Mapping[str, Any]) -> PolicyConfigSchema | None:
+    """A stack rule's pack config: its thresholds (`_config_schema`) and what else it reads there
+    (`Rule.pack_settings`)."""
+    thresholds = _config_schema(rule, defaults)
+    properties = {**(thresholds.properties if thresholds is not None else {}),
+                  **{key: dict(schema) for key, schema in (rule.pack_settings or {}).items()}}
+    return PolicyConfigSchema(properties=properties) if properties else None
 
 
 def build_policies(config: Any = None) -> list[ResourceValidationPolicy | StackValidationPolicy]:
     """One ``ResourceValidationPolicy`` per resource rule: the built-in ones, then the team's (`resource_rules`); and
-    the stack budget as a ``StackValidationPolicy`` (it prices the stack: its limits come in the pack config).
+    each stack rule the pack can judge (`Rule.pack_settings`: the stack budget, which prices the stack, its limits in
+    the pack config) as a ``StackValidationPolicy``.
 
     ``config`` is anything `dbx_ai_infra.policies.registry.load_policy_config` accepts; it sets enforcement levels (a
     disabled rule stays listed, with level ``disabled``) and the threshold defaults.
@@ -277,5 +291,6 @@ def build_policies(config: Any = None) -> list[ResourceValidationPolicy | StackV
             remediation_steps=rule.remediation,
         ))
 
-    policies.append(_budget_policy(cfg.level(stack_budget.RULE)))
+    policies += [_stack_policy(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in stack_rules()
+                 if rule.pack_settings is not None]
     return policies

@@ -19,8 +19,10 @@ from dbx_ai_infra.policies.evaluate import (
     evaluate_export,
     evaluate_plan,
     evaluate_resource,
+    evaluate_stack,
     messages_for_views,
     rule_messages,
+    stack_findings,
     views_of,
 )
 from dbx_ai_infra.policies.ruleset import (
@@ -30,6 +32,7 @@ from dbx_ai_infra.policies.ruleset import (
     STACK_RULES,
     TEAM_RULES,
     resource_rules,
+    stack_rules,
 )
 from dbx_ai_infra.policies.team import use_team_rules
 from dbx_ai_infra.policies.team_process import forget_team_rules, load_team_rules
@@ -48,6 +51,7 @@ __all__ = [
     "evaluate_export",
     "evaluate_plan",
     "evaluate_resource",
+    "evaluate_stack",
     "forget_team_rules",
     "load_policy_config",
     "load_team_rules",
@@ -55,6 +59,8 @@ __all__ = [
     "messages_for_views",
     "resource_rules",
     "rule_messages",
+    "stack_findings",
+    "stack_rules",
     "use_team_rules",
     "validate_threshold",
     "views_of",

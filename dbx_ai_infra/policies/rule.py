@@ -1,14 +1,16 @@
-"""The `Rule` record and the views a rule's `check` receives (shapes from `dbx_ai_infra.dbxtypes.shape`)."""
+"""The `Rule` record and the views a rule's `check` receives (shapes from `dbx_ai_infra.dbxtypes.shape`), and the view
+of a whole stack a stack rule's `Rule.stack_check` receives (`StackView`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from dbx_ai_infra.dbxtypes.plan import Plan, Resource
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, PoolShape, Source
 
 Enforcement = Literal["mandatory", "advisory"]
@@ -33,6 +35,58 @@ View = ClusterShape | PoolShape | ResourceView
 Check = Callable[[View, Mapping[str, Any]], list[str]]
 
 
+@dataclass(frozen=True)
+class ServedModel:
+    """One serving endpoint of a stack and the model version it serves (``serving.endpoints``)."""
+
+    endpoint: str
+    entity: str  #: catalog.schema.model
+    version: str
+    #: The stack declares the version registered (``serving.endpoints.<name>.model_registered``).
+    declared: bool
+
+    @property
+    def catalog(self) -> str:
+        return self.entity.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class StackView:
+    """A whole stack as a stack rule (``Rule.scope`` ``"stack"``) judges it, built by each front end from what it
+    sees: the offline pipeline from the stack file and its plan (`dbx_ai_infra.engine.pipeline`), ``cost --against``
+    with the change, the CrossGuard pack from the resources and its config (`dbx_ai_infra.policies.pack`)."""
+
+    #: The stack's plan: its resources, its cost where it was priced (`Plan.cost`), its budget (`Plan.budget`).
+    plan: Plan
+    #: What the stack's serving endpoints serve (the stack file's; the pack does not see it: none).
+    served: tuple[ServedModel, ...] = ()
+    #: A change being judged (``cost --against``): the cost diff from the base (`dbx_ai_infra.pricing.diff_costs`);
+    #: only the rules that judge cost (`Rule.judges_cost`) are called with one.
+    change: Mapping[str, Any] | None = None
+    #: Why the stack could not be priced where it is judged (the pack's config names a region it has no prices
+    #: for): a rule that needs the price fails closed with it.
+    unpriceable: str | None = None
+
+
+@dataclass(frozen=True)
+class StackFinding:
+    """What a stack rule says: a message on the stack, or on one of its resources; a ``note`` is said to the user
+    (stderr) and is no violation."""
+
+    message: str
+    resource: Resource | None = None
+    note: bool = False
+
+
+#: A stack rule's check: its findings over a `StackView`, given its thresholds (a plain message is on the stack).
+StackCheck = Callable[[StackView, Mapping[str, Any]], Sequence[str | StackFinding]]
+
+
+def _judged_per_stack(view: View, config: Mapping[str, Any]) -> list[str]:
+    """The resource check of a rule that judges no resource (a stack rule): nothing."""
+    return []
+
+
 class Thresholds(BaseModel):
     """A rule's thresholds, typed: one field per threshold, its type and bounds in the annotation
     (``Annotated[int, Field(ge=1)]``), its default the rule's default, its ``description`` what the policy config's
@@ -52,21 +106,22 @@ def threshold_schema(settings: type[Thresholds]) -> dict[str, dict[str, Any]]:
     return {key: {k: prop[k] for k in _SCHEMA_KEYS if k in prop} for key, prop in properties.items()}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     """One policy.
 
     ``check(view, config)`` is a pure function returning violation messages, each ending with a ``Fix: ...`` hint.
     ``config`` holds this rule's thresholds (``thresholds`` merged with any overrides). The registry calls ``check``
     once per cluster definition (a ``ClusterShape``) for Clusters and Jobs, once per pool (a ``PoolShape``), and
-    once per resource (a ``ResourceView``) for the other types in ``resource_types``.
+    once per resource (a ``ResourceView``) for the other types in ``resource_types``. A stack rule (``scope``
+    ``"stack"``) judges no resource: its ``stack_check(stack, config)`` is called once per stack, with a `StackView`.
     """
 
     name: str
     description: str
     enforcement: Enforcement
-    resource_types: tuple[str, ...]
-    check: Check
+    resource_types: tuple[str, ...] = ()
+    check: Check = _judged_per_stack
     remediation: str
     severity: Literal["low", "medium", "high", "critical"] = "high"
     #: The rule's typed thresholds (a `Thresholds` subclass); ``thresholds`` and ``threshold_schema`` are read from
@@ -85,7 +140,21 @@ class Rule:
     #: ``resource``: judged from the resource alone. ``plan``: judged with what the rest of the plan says of it (its
     #: views' ``access``, from the plan's Permissions): the offline evaluators hand it the plan's links, and the
     #: CrossGuard pack runs it as a stack validation, which sees every resource.
-    scope: Literal["resource", "plan"] = "resource"
+    #: ``stack``: judged once per stack, over the whole (priced) stack (`stack_check`, a `StackView`: the budget,
+    #: the model versions a stack's endpoints serve), by the pipeline, ``cost`` and the pack alike
+    #: (`dbx_ai_infra.policies.evaluate.evaluate_stack`). ``stacks``: judged over several stacks at once, by a run
+    #: of several (`dbx_ai_infra.engine.multi`).
+    scope: Literal["resource", "plan", "stack", "stacks"] = "resource"
+    #: A stack rule's check (``scope`` ``"stack"``).
+    stack_check: StackCheck | None = None
+    #: A stack rule about what the stack costs: ``cost`` fails on it (its other findings are check's to fail on),
+    #: and it judges a change as well (``cost --against``: `StackView.change` set); the others judge a stack once.
+    judges_cost: bool = False
+    #: A stack rule the CrossGuard pack judges (a stack validation): what it reads from the pack's config besides its
+    #: thresholds (JSON-schema snippets; the budget's limits), since the pack sees only the resources, not the stack
+    #: file. None: the pack cannot judge it (it reads what only the stack file says: the registered-model rule), so
+    #: it is no policy of the pack, rather than one that passes on what it cannot see.
+    pack_settings: Mapping[str, Mapping[str, Any]] | None = None
     #: The fields the rule's outcome depends on (dotted paths in the resource's API JSON, ``autoscale.min_workers``;
     #: ``job.tags``: the job's own, for a job cluster). Where one is unknown (Terraform's ``<known after apply>``: a
     #: data source, a variable with no value, an expression not evaluated), the evaluators report the rule as not
@@ -103,6 +172,10 @@ class Rule:
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):
             raise ValueError(f"rule {self.name}: enforcement must be mandatory or advisory, got {self.enforcement!r}")
+        if (self.scope == "stack") != (self.stack_check is not None):
+            raise ValueError(f"rule {self.name}: a stack rule (scope stack) has a stack_check, and only a stack rule")
+        if self.scope in ("stack", "stacks") and self.resource_types:
+            raise ValueError(f"rule {self.name}: a rule of scope {self.scope} judges no resource: no resource_types")
         if self.settings is not None:
             defaults, schema = self.settings().model_dump(), threshold_schema(self.settings)
             # given again only as a copy of the rule (dataclasses.replace passes every field)

@@ -84,9 +84,9 @@ ALL_RULES: tuple[Rule, ...] = (
     require_access_control.RULE,
     require_service_principal_job_owner.RULE,
 )
-#: Rules that judge a stack as a whole (its priced plan), not one resource: the pipeline calls them once per stack
-#: (`dbx_ai_infra.engine.pipeline.budget_violations`), never per resource; their names, levels and exceptions work as
-#: any rule's.
+#: Rules that judge a stack as a whole, not one resource: the stack rules (``scope`` ``"stack"``, `stack_rules`),
+#: judged once per stack by `dbx_ai_infra.policies.evaluate.evaluate_stack` wherever stacks are judged, and the
+#: many-stacks rule (``"stacks"``); their names, levels and exceptions work as any rule's.
 STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE, require_registered_model.RULE, unique_in_metastore.RULE)
 #: A team's own resource rules, loaded from ``--rules DIR`` for this run (`use_team_rules`): judged like the built-in
 #: ones, after them.
@@ -108,3 +108,8 @@ RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType(_BY_NAME)
 def resource_rules() -> tuple[Rule, ...]:
     """The rules judged per resource, in order: the built-in ones, then the team's (`TEAM_RULES`)."""
     return (*ALL_RULES, *TEAM_RULES)
+
+
+def stack_rules() -> tuple[Rule, ...]:
+    """The rules judged once per stack (``scope`` ``"stack"``), in order."""
+    return tuple(r for r in STACK_RULES if r.scope == "stack")

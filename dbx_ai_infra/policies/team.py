@@ -149,14 +149,23 @@ def load_in_process(directory: str, loading: Callable[[str], None] = lambda path
         loading(str(path))
         rule = _load_module(path, fix)
         loaded(str(path))
-        built_in = {r.name for r in (*ALL_RULES, *STACK_RULES)}
-        if rule.name in built_in or rule.name in {r.name for r in rules}:
-            raise InputError.single(str(path), "RULE.name", f"{rule.name!r} is a rule already.",
-                                    "give the rule a name of its own.")
+        _check_team_rule(rule, str(path), rules)
         rules.append(guarded(rule, str(path)))
     if not rules:
         raise InputError.single(directory, "--rules", "holds no rule module (*.py defining RULE).", fix)
     return rules
+
+
+def _check_team_rule(rule: Rule, path: str, loaded: list[Rule]) -> None:
+    """A team's rule judges resources (a stack rule is built in: the pipeline, ``cost`` and the pack build its
+    stack's view), under a name no other rule has."""
+    if rule.scope not in ("resource", "plan"):
+        raise InputError.single(path, "RULE.scope", f"is {rule.scope!r}: a team's rule judges resources.",
+                                "give scope 'resource' (or 'plan') and resource_types.")
+    built_in = {r.name for r in (*ALL_RULES, *STACK_RULES)}
+    if rule.name in built_in or rule.name in {r.name for r in loaded}:
+        raise InputError.single(path, "RULE.name", f"{rule.name!r} is a rule already.",
+                                "give the rule a name of its own.")
 
 
 def _load_module(path: Path, fix: str) -> Rule:

@@ -11,8 +11,8 @@ from dbx_ai_infra.cli.commands import common
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.engine.exits import EXIT_OK, EXIT_VIOLATIONS
 from dbx_ai_infra.engine.multi import StackRun, metastore_violations, run_each, worst
-from dbx_ai_infra.engine.pipeline import budget_violations
-from dbx_ai_infra.policies.rules.stack_budget import NAME as BUDGET
+from dbx_ai_infra.engine.pipeline import stack_violations
+from dbx_ai_infra.policies.registry import stack_rules
 from dbx_ai_infra.pricing import diff_costs
 from dbx_ai_infra.reports import formats
 from dbx_ai_infra.reports.reportdoc import StacksReport
@@ -127,16 +127,18 @@ def cmd_cost(args: argparse.Namespace) -> int:
                       f"judge all of it (an empty base, $0 a month).", file=sys.stderr)
             # the report shows it as new (no diff); the budget judges the change from nothing
             empty = diff_costs(empty_base(run.plan, args.prices), run.plan)
-            run.plan.violations = [*(run.plan.violations or []), *budget_violations(run.plan, config, empty)]
+            run.plan.violations = [*(run.plan.violations or []), *stack_violations(run.plan, config, change=empty)[0]]
         elif run.base is not None:
             base = base_plan(run.base, policy_config=config, prices=args.prices, cloud=run.plan.cloud,
                              region=getattr(args, "region", None))
             _same_stack(base, run.plan, run.base, args)
             run.diff = diff_costs(base, run.plan)
-            # the budget's increase limits judge the change (a stack without a budget has none)
-            run.plan.violations = [*(run.plan.violations or []), *budget_violations(run.plan, config, run.diff)]
-        # cost fails only on the stack's own budget: its other findings are check's to fail on
-        run.exit = EXIT_VIOLATIONS if any(v.mandatory and v.policy == BUDGET for v in run.plan.violations or []) \
+            # the rules about cost judge the change: the budget's increase limits (a stack without a budget has none)
+            run.plan.violations = [*(run.plan.violations or []), *stack_violations(run.plan, config,
+                                                                                   change=run.diff)[0]]
+        # cost fails only on the rules about cost (the stack's budget): its other findings are check's to fail on
+        costs = {rule.name for rule in stack_rules() if rule.judges_cost}
+        run.exit = EXIT_VIOLATIONS if any(v.mandatory and v.policy in costs for v in run.plan.violations or []) \
             else EXIT_OK
         if getattr(args, "fail_on_unknown", False) and _cost_unknown(run):  # a strict gate: what is not priced fails
             run.exit = EXIT_VIOLATIONS

@@ -5,35 +5,21 @@ creator needs EXECUTE on an existing model version; databricks/mlops-stacks#217 
 creates its own catalog and, in the same run, an endpoint serving a model of that catalog fails on its first ``pulumi
 up``: nothing can be registered in a catalog created seconds earlier. So such a stack deploys in two runs: the first
 creates the catalog (no endpoint), someone registers the model version, and the second adds the endpoint, which the
-stack declares with ``model_registered: true`` on it. A stack-level rule: it needs to know which catalogs the same
-plan creates, so the pipeline calls `unregistered` with the plan's catalogs and the stack's endpoints; the registry
-never calls it per resource.
+stack declares with ``model_registered: true`` on it. A stack rule: it needs to know which catalogs the same plan
+creates and what the stack file declares of its endpoints (`dbx_ai_infra.policies.rule.StackView.served`), so it
+judges the stack once; its finding is on the endpoint. The pack does not see the stack file's declarations, so it is
+judged offline (``preview``, ``check``), not by the pack.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.dbxtypes.vocabulary import CATALOG, MODEL_SERVING_ENDPOINT
+from dbx_ai_infra.policies.rule import Rule, ServedModel, StackFinding, StackView
 
 NAME = "databricks-serving-require-registered-model"
-
-
-@dataclass(frozen=True)
-class ServedModel:
-    """One endpoint of a stack and the model version it serves."""
-
-    endpoint: str
-    entity: str  #: catalog.schema.model
-    version: str
-    #: The stack declares the version registered (``serving.endpoints.<name>.model_registered``).
-    declared: bool
-
-    @property
-    def catalog(self) -> str:
-        return self.entity.split(".", 1)[0]
 
 
 def unregistered(models: Sequence[ServedModel], created_catalogs: set[str]) -> list[tuple[str, str]]:
@@ -54,8 +40,15 @@ def awaiting(models: Sequence[ServedModel], created_catalogs: set[str]) -> list[
             for m in models if m.catalog in created_catalogs and m.declared]
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    return []  # a stack-level rule: see unregistered
+def check(stack: StackView, config: Mapping[str, Any]) -> list[StackFinding]:
+    """Each endpoint serving a model of a catalog the plan creates that the stack does not declare registered, on the
+    endpoint (on the stack where the plan has no such endpoint); and a note for each declared one."""
+    plan = stack.plan
+    created = {str(r.inputs.get("name")) for r in plan.resources if r.type == CATALOG}
+    endpoints = {str(r.inputs.get("name")): r for r in plan.resources if r.type == MODEL_SERVING_ENDPOINT}
+    notes = [StackFinding(note, note=True) for note in awaiting(stack.served, created)]
+    return notes + [StackFinding(message, endpoints.get(endpoint))
+                    for endpoint, message in unregistered(stack.served, created)]
 
 
 RULE = Rule(
@@ -63,8 +56,8 @@ RULE = Rule(
     description=("A serving endpoint serving a model of a catalog the same stack creates is declared to come after the "
                  "model version's registration (model_registered: true): on the first run no version exists there."),
     enforcement="mandatory",
-    resource_types=(),
-    check=check,
+    scope="stack",
+    stack_check=check,
     remediation="Deploy the catalog first, register the model version, then add the endpoint with "
                 "model_registered: true.",
     severity="high",

@@ -1,8 +1,9 @@
 """A stack stays within its budget (``dbx-ai-infra:budget``): what it costs a month, and what a change adds.
 
-A stack-level rule: it judges the priced plan as a whole, not one resource, so the registry never calls it per
-resource (no ``resource_types``); the pipeline calls `over_budget` once the stack is priced, and ``cost --against``
-calls `over_increase` with the base. Both are pure functions of plain figures (the policies know nothing of pricing).
+A stack rule: it judges the priced stack as a whole (`dbx_ai_infra.policies.rule.StackView`), not one resource. The
+pipeline judges a stack's monthly limits once it is priced, ``cost --against`` the increase limits of the change
+(the view's cost diff), and the pack the monthly limits its config names (it sees no stack file). The figures are
+plain (the policies know nothing of pricing).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.money import money
 from dbx_ai_infra.dbxtypes.plan import Cost
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule, StackView
 
 NAME = "databricks-stack-budget"
 #: Contributors a finding names, most expensive first.
@@ -90,16 +91,52 @@ def over_increase(base: float, head: float, changes: Sequence[tuple[str, float]]
     return out
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    return []  # a stack-level rule: see over_budget and over_increase
+def over_changed_budget(change: Mapping[str, Any], budget: Mapping[str, Any]) -> list[str]:
+    """`over_increase` of a change (a cost diff from a base, `dbx_ai_infra.pricing.diff_costs`); a delta that leaves an
+    unpriced resource out cannot pass a limit (`unverifiable`)."""
+    def expected(side: Mapping[str, Any] | None) -> float:
+        return float((side or {}).get("monthly_expected") or 0)
+
+    changes = [(str(row["name"]), float(row["delta"].get("monthly_expected") or 0)) for row in change["rows"]
+               if row["status"] != "unchanged"]
+    gone = [f"{name} ({side})" for side, names in (change["total"].get("unpriced") or {}).items() for name in names]
+    return unverifiable(INCREASE_LIMITS, gone, budget, "the change") or \
+        over_increase(expected(change["total"]["base"]), expected(change["total"]["head"]), changes, budget)
+
+
+def check(stack: StackView, config: Mapping[str, Any]) -> list[str]:
+    """The stack's monthly limits, or with a change its increase limits; nothing when the stack sets no budget or
+    was not priced, and the reason when it could not be (fails closed)."""
+    plan = stack.plan
+    if not plan.budget:
+        return []
+    if stack.unpriceable is not None:
+        return [stack.unpriceable]
+    if plan.cost is None:
+        return []
+    if stack.change is not None:
+        return over_changed_budget(stack.change, plan.budget)
+    return over_priced_budget(plan.cost, {r.urn: r.name for r in plan.resources}, plan.budget)
+
+
+#: The budget's settings in the pack config (the stack file's ``budget`` is not visible to the pack): the limits,
+#: the cloud, and the usage assumptions that price the month (``USAGE_DEFAULTS`` keys).
+PACK_SETTINGS = {
+    "monthly_expected_max": {"type": "number", "description": "Most the expected month may cost, USD."},
+    "monthly_max_max": {"type": "number", "description": "Most the month may cost at full size, USD."},
+    "usage": {"type": "object", "description": "Usage assumptions (the stack's usage section), for the month."},
+    "region": {"type": "string", "description": "The workspace's region (the stack's region), for its prices."},
+}
 
 
 RULE = Rule(
     name=NAME,
     description="A stack's expected and full-size monthly cost, and what a change adds, stay within its budget.",
     enforcement="mandatory",
-    resource_types=(),
-    check=check,
+    scope="stack",
+    stack_check=check,
+    judges_cost=True,
+    pack_settings=PACK_SETTINGS,
     remediation="Make the stack (or the change) cheaper, or raise dbx-ai-infra:budget where the spend is agreed.",
     severity="high",
     stack_fields=("budget.monthly_expected_max", "budget.monthly_max_max", "budget.increase_max",

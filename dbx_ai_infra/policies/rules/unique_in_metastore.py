@@ -8,18 +8,17 @@ another stack also creates fails with "Schema ... already exists"; two catalogs 
 other) put two stacks' managed tables in one place: a standard catalog's managed location must be contained in an
 external location, and Unity Catalog prevents overlapping governance of locations (Databricks docs, "Specify a
 managed storage location in Unity Catalog", read 2026-12). Two stacks can share a metastore when they are on the
-same cloud and their regions are equal or one is unset (an unset region could be any). A many-stacks rule: the
-many-stacks run (``--all``, or ``--stack`` repeated) calls `collisions` with what each stack creates; the registry
-never calls it per resource.
+same cloud and their regions are equal or one is unset (an unset region could be any). A many-stacks rule (``scope``
+``"stacks"``): not a stack rule, which judges one stack, since it needs several at once; the run of several stacks
+(``--all``, or ``--stack`` repeated, `dbx_ai_infra.engine.multi`) calls `collisions` with what each stack creates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 NAME = "databricks-stack-unique-in-metastore"
 
@@ -83,17 +82,12 @@ def collisions(stacks: Sequence[StackClaims]) -> dict[str, list[str]]:
     return out
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    return []  # a many-stacks rule: see collisions
-
-
 RULE = Rule(
     name=NAME,
     description=("Two stacks that can share a metastore (same cloud, same or unset region) never create the same "
                  "catalog, schema or storage root (judged by a run of several stacks, --all)."),
     enforcement="mandatory",
-    resource_types=(),
-    check=check,
+    scope="stacks",
     remediation="Give each stack its own catalog and storage root (unity_catalog.catalog, storage_root), or adopt the "
                 "other stack's (existing_catalog, existing schemas).",
     severity="high",
