@@ -127,6 +127,29 @@ def make_dry_run(*args: str) -> str:
     return done.stdout
 
 
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``python -m stackplan ARGV`` in this process (`dbx_ai_infra.cli.cli.main`): its exit code and what it wrote to
+    standard output and standard error."""
+    from dbx_ai_infra.cli.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
+    """`run_cli` with ``--json``: the exit code and the document (``{}`` where nothing was written)."""
+    code, out, _ = run_cli(capsys, *argv, "--json")
+    return code, json.loads(out) if out.strip() else {}
+
+
+def run_cli_doc(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
+    """`run_cli`, which must show no traceback: standard output read as JSON where it is a JSON object, else text."""
+    code, out, err = run_cli(capsys, *argv)
+    assert "Traceback" not in err, err
+    return code, json.loads(out) if out.strip().startswith("{") else out, err
+
+
 def config_for(cloud: str = "aws", **sections: Any) -> dict[str, Any]:
     """BASE_CONFIG on another cloud, with sections replaced (None removes one)."""
     config = copy.deepcopy(BASE_CONFIG)
@@ -140,6 +163,11 @@ def config_for(cloud: str = "aws", **sections: Any) -> dict[str, Any]:
             config[full] = value
     return config
 
+
+
+def stack_with(write_stack: Callable[..., Path], name: str = "test", **sections: Any) -> str:
+    """The test stack (BASE_CONFIG) with sections replaced (None removes one), written as Pulumi.<name>.yaml."""
+    return str(write_stack(config_for("aws", **sections), name=name))
 
 @pytest.fixture
 def write_stack(tmp_path: Path):

@@ -8,9 +8,8 @@ import copy
 import json
 
 import pytest
-from conftest import BASE_CONFIG, SHIPPED, resources
+from conftest import BASE_CONFIG, SHIPPED, resources, run_cli
 
-from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.dbxtypes.shape import cluster_shape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, VOLUME
 from dbx_ai_infra.guardrails import evaluate, evaluate_shape
@@ -22,12 +21,6 @@ SP = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
 
 def conformance(resource_type: str, props: dict, source: str = "pulumi") -> list[str]:
     return rule_messages(API, resource_type, props, source=source)
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 # --- 1. libraries on the task, not on a shared job cluster ------------------------------------------------------
@@ -84,7 +77,7 @@ def _stack(write_stack, **sections):
 
 
 def test_autoscale_needs_max_above_min(write_stack, capsys):
-    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, inference={
+    code, _, err = run_cli(capsys, "check", "--stack", _stack(write_stack, inference={
         "min_workers": 3, "max_workers": 3, "model": {"params_billions": 7, "precision": "fp16"}}))
     assert code == 2 and "dbx-ai-infra:inference" in err and "max_workers must be above min_workers" in err
     assert conformance(CLUSTER, {"autoscale": {"minWorkers": 3, "maxWorkers": 3}}) == []  # the bounds rule's
@@ -96,7 +89,7 @@ def test_autoscale_needs_max_above_min(write_stack, capsys):
 
 
 def test_pool_idle_minutes_are_capped_at_the_apis_10000(write_stack, capsys):
-    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, instance_pools={
+    code, _, err = run_cli(capsys, "check", "--stack", _stack(write_stack, instance_pools={
         "inference": {"idle_instance_autotermination_minutes": 10_001}}))
     assert code == 2 and "instance_pools.inference.idle_instance_autotermination_minutes" in err
     (message,) = conformance(INSTANCE_POOL, {"instancePoolName": "p", "idleInstanceAutoterminationMinutes": 20_000})
@@ -111,7 +104,7 @@ def test_pool_idle_minutes_are_capped_at_the_apis_10000(write_stack, capsys):
                                                                               "schema"),
 ])
 def test_privileges_come_from_the_sdk_and_must_apply_to_their_securable(write_stack, capsys, grant, words):
-    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, unity_catalog={"grants": [grant]}))
+    code, _, err = run_cli(capsys, "check", "--stack", _stack(write_stack, unity_catalog={"grants": [grant]}))
     assert code == 2 and "dbx-ai-infra:unity_catalog.grants[0]" in err and words in err
     securable = {"catalog": {"catalog": "ai"}, "raw": {"schema": "ai.raw"}}.get(grant.get("securable", "catalog"),
                                                                                   {"volume": "ai.models.hf_cache"})
@@ -126,9 +119,9 @@ def _training(job: dict) -> dict:
 
 
 def test_retry_on_timeout_only_with_a_timeout(write_stack, capsys):
-    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, training=_training({"retry_on_timeout": True})))
+    code, _, err = run_cli(capsys, "check", "--stack", _stack(write_stack, training=_training({"retry_on_timeout": True})))
     assert code == 2 and "dbx-ai-infra:training.job" in err and "timeout_seconds" in err
-    code, out, _ = run(capsys, "preview", "--json", "--stack",
+    code, out, _ = run_cli(capsys, "preview", "--json", "--stack",
                        _stack(write_stack, training=_training({"timeout_seconds": 14_400})))
     (job,) = [r for r in json.loads(out)["resources"] if r["type"] == JOB]
     task = job["inputs"]["tasks"][0]
@@ -175,7 +168,7 @@ def test_grant_chains_are_completed(plan_of):
 
 
 def test_a_volume_grant_gets_its_schema(write_stack, capsys):
-    code, out, _ = run(capsys, "preview", "--json", "--stack", _stack(write_stack, unity_catalog={"grants": [
+    code, out, _ = run_cli(capsys, "preview", "--json", "--stack", _stack(write_stack, unity_catalog={"grants": [
         {"principal": "readers", "privileges": ["READ_VOLUME"], "securable": "processed.datasets"}]}))
     plan = json.loads(out)
     grants = _grants(plan)
@@ -263,7 +256,7 @@ def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_
     from dbx_ai_infra.gpucatalog import load_catalog
     from dbx_ai_infra.pricing import load_prices
 
-    code, out, _ = run(capsys, "preview", "--json", "--stack", _stack(write_stack, **CPU_DRIVER))
+    code, out, _ = run_cli(capsys, "preview", "--json", "--stack", _stack(write_stack, **CPU_DRIVER))
     plan = json.loads(out)
     assert code == 0 and not [v for v in plan["violations"] if v["enforcement"] == "mandatory"]
     clusters = {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == CLUSTER}
@@ -289,7 +282,7 @@ def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_
     for r in plan["resources"]:
         for shape in shapes_of_resource(r["type"], r["inputs"]):
             assert evaluate_shape(policies[shape.props["policy_id"]], shape).allowed, r["name"]
-    assert "driver m5.2xlarge (CPU)" in run(capsys, "preview", "--stack", _stack(write_stack, **CPU_DRIVER))[1]
+    assert "driver m5.2xlarge (CPU)" in run_cli(capsys, "preview", "--stack", _stack(write_stack, **CPU_DRIVER))[1]
 
 
 @pytest.mark.parametrize("section,words", [
@@ -298,7 +291,7 @@ def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_
 ])
 def test_bad_driver_settings_exit_2(write_stack, capsys, section, words):
     inference = {**BASE_CONFIG["dbx-ai-infra:inference"], **section}
-    code, _, err = run(capsys, "check", "--stack", _stack(write_stack, inference=inference))
+    code, _, err = run_cli(capsys, "check", "--stack", _stack(write_stack, inference=inference))
     assert code == 2 and "dbx-ai-infra:inference.driver_node_type_id" in err and words in err
 
 

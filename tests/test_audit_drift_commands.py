@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from dbx_ai_infra.cli import cli
 from dbx_ai_infra.engine import exits
@@ -15,16 +16,10 @@ REPO = Path(__file__).resolve().parent.parent
 EXPORT = str(REPO / "examples" / "workspace-export")
 
 
-def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize("extra", [[], ["--json"], ["--format", "sarif"], ["--format", "junit"]])
 def test_audit_of_an_export_is_what_its_check_alias_prints(capsys, extra):
-    code, out, err = _run(capsys, ["audit", "--cluster-json", EXPORT, *extra])
-    alias_code, alias_out, alias_err = _run(capsys, ["check", "--cluster-json", EXPORT, *extra])
+    code, out, err = run_cli(capsys, "audit", "--cluster-json", EXPORT, *extra)
+    alias_code, alias_out, alias_err = run_cli(capsys, "check", "--cluster-json", EXPORT, *extra)
     assert (code, out) == (alias_code, alias_out)
     assert code == exits.EXIT_VIOLATIONS and out.strip()  # the example export has mandatory findings
     assert "stackplan audit" not in err
@@ -36,15 +31,15 @@ def test_audit_with_a_cluster_policy_and_soft_fail_matches_the_alias(capsys, tmp
     policy = tmp_path / "policy.json"
     policy.write_text('{"autotermination_minutes": {"type": "range", "maxValue": 60}}')
     argv = ["--cluster-json", EXPORT, "--cluster-policy", str(policy), "--soft-fail", "--json"]
-    code, out, _ = _run(capsys, ["audit", *argv])
-    assert (code, out) == _run(capsys, ["check", *argv])[:2]
+    code, out, _ = run_cli(capsys, "audit", *argv)
+    assert (code, out) == run_cli(capsys, "check", *argv)[:2]
     assert code == exits.EXIT_OK and '"cluster_policy"' in out
 
 
 def test_drift_is_what_its_check_alias_prints(capsys):
     argv = ["--stack", "prod", "--cluster-json", EXPORT, "--json"]
-    code, out, err = _run(capsys, ["drift", *argv])
-    alias_code, alias_out, alias_err = _run(capsys, ["check", *argv])
+    code, out, err = run_cli(capsys, "drift", *argv)
+    alias_code, alias_out, alias_err = run_cli(capsys, "check", *argv)
     assert (code, out) == (alias_code, alias_out)
     assert code == exits.EXIT_OK and '"drift' in out
     assert "stackplan drift" not in err
@@ -69,7 +64,7 @@ def test_drift_is_what_its_check_alias_prints(capsys):
      "--profile and --save-export go with --workspace. Fix: add --workspace."),
 ])
 def test_a_usage_error_is_exit_2_with_its_message_and_no_output(capsys, argv, message):
-    code, out, err = _run(capsys, argv)
+    code, out, err = run_cli(capsys, *argv)
     assert code == exits.EXIT_INVALID
     assert out == ""
     assert err.splitlines() == [f"error: {message}"]
@@ -91,7 +86,7 @@ def test_arguments_a_command_does_not_own_are_exit_2(capsys, argv):
 
 def test_the_check_alias_keeps_its_own_usage_messages(capsys):
     """The alias's usage errors are check's, as documented (no note: nothing ran)."""
-    code, out, err = _run(capsys, ["check", "--stack", "prod", "--stack", "dev", "--cluster-json", EXPORT])
+    code, out, err = run_cli(capsys, "check", "--stack", "prod", "--stack", "dev", "--cluster-json", EXPORT)
     assert code == exits.EXIT_INVALID and out == ""
     assert err.splitlines() == ["error: drift compares one stack with a workspace. Fix: pass one --stack with "
                                 "--workspace or --cluster-json."]

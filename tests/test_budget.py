@@ -6,16 +6,9 @@ import copy
 import json
 
 import pytest
-from conftest import BASE_CONFIG
+from conftest import BASE_CONFIG, run_cli
 
-from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.policies.rules.stack_budget import NAME, over_budget, over_increase
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def with_budget(write_stack, name="test", **budget):
@@ -49,12 +42,12 @@ def test_a_change_within_its_increase_limits_passes_and_one_over_them_fails():
 # --- the commands ------------------------------------------------------------------------------------------------
 
 def test_check_fails_a_stack_over_its_budget_on_the_stack_itself(write_stack, capsys):
-    code, out, _ = run(capsys, "check", "--stack", str(with_budget(write_stack, monthly_expected_max=100)), "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", str(with_budget(write_stack, monthly_expected_max=100)), "--json")
     assert code == 1
     (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == NAME]
     assert finding["enforcement"] == "mandatory" and finding["resource_name"] == "test"
     assert finding["urn"] == "urn:pulumi:test::dbx-ai-infra::pulumi:pulumi:Stack::dbx-ai-infra-test"
-    code, out, _ = run(capsys, "check", "--stack", str(with_budget(write_stack, monthly_expected_max=10**6)), "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", str(with_budget(write_stack, monthly_expected_max=10**6)), "--json")
     assert code == 0 and not [v for v in json.loads(out)["violations"] if v["policy"] == NAME]
 
 
@@ -63,38 +56,38 @@ def test_the_budget_takes_its_level_from_the_policy_config_and_an_exception_by_s
     stack = with_budget(write_stack, monthly_expected_max=100)
     config = tmp_path / "pc.json"
     config.write_text(json.dumps({NAME: "advisory"}))
-    assert run(capsys, "check", "--stack", str(stack), "--policy-config", str(config))[0] == 0
+    assert run_cli(capsys, "check", "--stack", str(stack), "--policy-config", str(config))[0] == 0
     excepted = copy.deepcopy(BASE_CONFIG)
     excepted["dbx-ai-infra:budget"] = {"monthly_expected_max": 100}
     excepted["dbx-ai-infra:exceptions"] = [{"rule": NAME, "resource": "test", "reason": "FIN-12 approved"}]
-    code, out, _ = run(capsys, "check", "--stack", str(write_stack(excepted)), "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", str(write_stack(excepted)), "--json")
     assert code == 0 and any(v["policy"] == NAME and v["exception"] for v in json.loads(out)["violations"])
 
 
 def test_cost_against_fails_a_change_over_the_increase_limits_and_only_with_a_budget(write_stack, capsys, tmp_path):
     base = tmp_path / "base.json"
-    assert run(capsys, "preview", "--stack", str(with_budget(write_stack, increase_max=10)), "--json", "--out",
+    assert run_cli(capsys, "preview", "--stack", str(with_budget(write_stack, increase_max=10)), "--json", "--out",
                str(base))[0] in (0, 1)
     bigger = copy.deepcopy(BASE_CONFIG)
     bigger["dbx-ai-infra:inference"]["min_workers"] = 4
     plain = write_stack(bigger, name="test")
-    assert run(capsys, "cost", "--stack", str(plain), "--against", str(base))[0] == 0  # no budget: cost exits 0
+    assert run_cli(capsys, "cost", "--stack", str(plain), "--against", str(base))[0] == 0  # no budget: cost exits 0
     bigger["dbx-ai-infra:budget"] = {"increase_max": 10}
-    code, out, _ = run(capsys, "cost", "--stack", str(write_stack(bigger, name="test")), "--against", str(base),
+    code, out, _ = run_cli(capsys, "cost", "--stack", str(write_stack(bigger, name="test")), "--against", str(base),
                        "--format", "json")
     assert code == 1
     (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == NAME]
     assert "over budget.increase_max $10.00" in finding["message"] and "test-inference-cluster" in finding["message"]
     bigger["dbx-ai-infra:budget"] = {"increase_max": 10**6}
-    assert run(capsys, "cost", "--stack", str(write_stack(bigger, name="test")), "--against", str(base))[0] == 0
+    assert run_cli(capsys, "cost", "--stack", str(write_stack(bigger, name="test")), "--against", str(base))[0] == 0
 
 
 def test_a_budget_without_a_limit_is_invalid_input(write_stack, capsys):
-    code, _, err = run(capsys, "preview", "--stack", str(with_budget(write_stack)))
+    code, _, err = run_cli(capsys, "preview", "--stack", str(with_budget(write_stack)))
     assert code == 2 and "dbx-ai-infra:budget" in err and "sets no limit" in err
 
 
 @pytest.mark.parametrize("field", ["monthly_expected_max", "increase_max_percent"])
 def test_a_negative_limit_is_invalid_input(write_stack, capsys, field):
-    code, _, err = run(capsys, "preview", "--stack", str(with_budget(write_stack, **{field: -1})))
+    code, _, err = run_cli(capsys, "preview", "--stack", str(with_budget(write_stack, **{field: -1})))
     assert code == 2 and f"dbx-ai-infra:budget.{field}" in err

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import STACKS
+from conftest import STACKS, run_cli
 
 from dbx_ai_infra.cli.cli import main
 
@@ -19,16 +19,10 @@ API_EXAMPLE = {"cluster_name": "inference-gpu-cluster", "spark_version": "14.3.x
                "custom_tags": {"workload": "inference", "cost_center": "ai-team"}}
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_stack_passes_check(stack, capsys):
     """Every stack file under stacks/: the shipped ones, and one a user adds (README: adding a stack)."""
-    code, out, err = run(capsys, "check", "--stack", stack, "--json")
+    code, out, err = run_cli(capsys, "check", "--stack", stack, "--json")
     plan = json.loads(out)
     assert code == 0, err
     assert [v for v in plan["violations"] if v["enforcement"] == "mandatory"] == []
@@ -37,7 +31,7 @@ def test_every_stack_passes_check(stack, capsys):
 
 def test_preview_json_is_the_plan(capsys, tmp_path):
     out_file = tmp_path / "plan.json"
-    code, out, _ = run(capsys, "preview", "--stack", "dev", "--json", "--out", str(out_file))
+    code, out, _ = run_cli(capsys, "preview", "--stack", "dev", "--json", "--out", str(out_file))
     assert code == 0 and out == ""
     plan = json.loads(out_file.read_text())
     assert set(plan) >= {"stack", "resources", "violations", "outputs", "assumptions"}
@@ -48,7 +42,7 @@ def test_preview_json_is_the_plan(capsys, tmp_path):
 
 
 def test_preview_table_lists_resources_and_policies(capsys):
-    code, out, _ = run(capsys, "preview", "--stack", "dev")
+    code, out, _ = run_cli(capsys, "preview", "--stack", "dev")
     assert code == 0
     assert "Stack dev (aws)" in out and "dev-inference-cluster" in out and "g5.xlarge" in out
     assert "Policies: no violations." in out
@@ -57,7 +51,7 @@ def test_preview_table_lists_resources_and_policies(capsys):
 def test_the_api_example_is_rejected(tmp_path, capsys):
     f = tmp_path / "cluster.json"
     f.write_text(json.dumps(API_EXAMPLE))
-    code, out, _ = run(capsys, "check", "--cluster-json", str(f), "--json")
+    code, out, _ = run_cli(capsys, "check", "--cluster-json", str(f), "--json")
     assert code == 1
     policies = {v["policy"] for v in json.loads(out)["violations"]}
     assert {"databricks-cluster-require-matching-cloud-attributes",
@@ -73,7 +67,7 @@ def test_cluster_json_shapes(shape, tmp_path, capsys):
     doc = {"object": good, "list": [good, API_EXAMPLE], "clusters": {"clusters": [good, API_EXAMPLE]}}[shape]
     f = tmp_path / "c.json"
     f.write_text(json.dumps(doc))
-    code, out, _ = run(capsys, "check", "--cluster-json", str(f), "--json")
+    code, out, _ = run_cli(capsys, "check", "--cluster-json", str(f), "--json")
     names = {v["resource_name"] for v in json.loads(out)["violations"] if v["enforcement"] == "mandatory"}
     assert "ok" not in names
     assert code == (0 if shape == "object" else 1)
@@ -88,7 +82,7 @@ def test_cluster_json_shapes(shape, tmp_path, capsys):
 def test_bad_cluster_json_exits_2(text, message, tmp_path, capsys):
     f = tmp_path / "c.json"
     f.write_text(text)
-    code, out, err = run(capsys, "check", "--cluster-json", str(f))
+    code, out, err = run_cli(capsys, "check", "--cluster-json", str(f))
     assert code == 2 and message in err and str(f) in err and out == ""
 
 
@@ -96,18 +90,18 @@ def test_policy_config_changes_thresholds_and_levels(tmp_path, capsys):
     cap = tmp_path / "cap.json"
     cap.write_text(json.dumps({"databricks-cluster-configure-worker-bounds": {"max_workers_cap": 4}}))
     # A mandatory cap bounds the spec too: prod's inference max_workers 10 is invalid input under a cap of 4.
-    code, _, err = run(capsys, "check", "--stack", "prod", "--policy-config", str(cap), "--json")
+    code, _, err = run_cli(capsys, "check", "--stack", "prod", "--policy-config", str(cap), "--json")
     assert code == 2 and "dbx-ai-infra:inference.max_workers" in err and "max_workers_cap" in err
     relaxed = tmp_path / "relaxed.json"
     relaxed.write_text(json.dumps({"databricks-cluster-configure-worker-bounds":
                                    {"max_workers_cap": 4, "enforcementLevel": "advisory"}}))
-    code, out, _ = run(capsys, "check", "--stack", "prod", "--policy-config", str(relaxed), "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", "prod", "--policy-config", str(relaxed), "--json")
     assert code == 0  # an advisory cap does not bound the spec; the rule still reports
     (v,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-cluster-configure-worker-bounds"]
     assert v["resource_name"] == "prod-inference-cluster" and "4" in v["message"] and v["enforcement"] == "advisory"
     typo = tmp_path / "typo.json"
     typo.write_text(json.dumps({"no-such-policy": {"enforcementLevel": "advisory"}}))
-    code, _, err = run(capsys, "check", "--stack", "prod", "--policy-config", str(typo))
+    code, _, err = run_cli(capsys, "check", "--stack", "prod", "--policy-config", str(typo))
     assert code == 2 and "no-such-policy" in err
 
 
@@ -118,18 +112,18 @@ def test_a_raised_cap_moves_the_spec_and_the_rules_together(tmp_path, capsys):
     stack = tmp_path / "Pulumi.big.yaml"
     stack.write_text(yaml.safe_dump({"config": config_for(training={
         "num_workers": 65, "model": {"params_billions": 1}})}))
-    code, _, err = run(capsys, "check", "--stack", str(stack))
+    code, _, err = run_cli(capsys, "check", "--stack", str(stack))
     assert code == 2 and "dbx-ai-infra:training.num_workers" in err and "at most 64" in err
     raised = tmp_path / "raised.json"
     raised.write_text(json.dumps({"databricks-cluster-configure-worker-bounds": {"max_workers_cap": 128}}))
-    code, out, err = run(capsys, "check", "--stack", str(stack), "--policy-config", str(raised), "--json")
+    code, out, err = run_cli(capsys, "check", "--stack", str(stack), "--policy-config", str(raised), "--json")
     assert code == 0, err
     assert not [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-cluster-configure-worker-bounds"]
 
 
 def test_export_policies_and_evaluate_one_against_exported_clusters(tmp_path, capsys):
     out_dir = tmp_path / "policies"
-    code, _, err = run(capsys, "export-policies", "--stack", "prod", "--out", str(out_dir))
+    code, _, err = run_cli(capsys, "export-policies", "--stack", "prod", "--out", str(out_dir))
     assert code == 0
     files = sorted(p.name for p in out_dir.iterdir())
     assert files == ["prod-policy-inference.json", "prod-policy-training.json"]
@@ -144,7 +138,7 @@ def test_export_policies_and_evaluate_one_against_exported_clusters(tmp_path, ca
 
     clusters = tmp_path / "clusters.json"
     clusters.write_text(json.dumps({"clusters": [API_EXAMPLE]}))
-    code, out, _ = run(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy",
+    code, out, _ = run_cli(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy",
                        str(out_dir / "prod-policy-inference.json"), "--json")
     assert code == 1
     (result,) = json.loads(out)["cluster_policy"]
@@ -152,30 +146,30 @@ def test_export_policies_and_evaluate_one_against_exported_clusters(tmp_path, ca
     paths = {v["path"] for v in result["violations"]}
     assert {"azure_attributes.availability", "custom_tags.workload"} <= paths
 
-    code, out, _ = run(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy",
+    code, out, _ = run_cli(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy",
                        str(out_dir / "prod-policy-inference.json"))
     assert "Cluster policy: inference-gpu-cluster: refused" in out and "azure_attributes.availability" in out
 
 
 def test_cluster_policy_needs_cluster_json_and_a_valid_definition(tmp_path, capsys):
-    assert run(capsys, "check", "--stack", "dev", "--cluster-policy", "x.json")[0] == 2
+    assert run_cli(capsys, "check", "--stack", "dev", "--cluster-policy", "x.json")[0] == 2
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"node_type_id": {"type": "maybe"}}))
     clusters = tmp_path / "c.json"
     clusters.write_text(json.dumps(API_EXAMPLE))
-    code, _, err = run(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy", str(bad))
+    code, _, err = run_cli(capsys, "check", "--cluster-json", str(clusters), "--cluster-policy", str(bad))
     assert code == 2 and "node_type_id" in err
 
 
 def test_export_policies_refuses_a_file_as_out(tmp_path, capsys):
     f = tmp_path / "file"
     f.write_text("x")
-    code, _, err = run(capsys, "export-policies", "--stack", "dev", "--out", str(f))
+    code, _, err = run_cli(capsys, "export-policies", "--stack", "dev", "--out", str(f))
     assert code == 2 and "not a directory" in err
 
 
 def test_out_into_a_missing_directory_is_invalid_input(tmp_path, capsys):
-    code, _, err = run(capsys, "preview", "--stack", "dev", "--json", "--out", str(tmp_path / "no" / "plan.json"))
+    code, _, err = run_cli(capsys, "preview", "--stack", "dev", "--json", "--out", str(tmp_path / "no" / "plan.json"))
     assert code == 2 and "does not exist" in err
 
 

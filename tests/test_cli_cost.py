@@ -10,27 +10,21 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import BASE_CONFIG
+from conftest import BASE_CONFIG, run_cli
 
-from dbx_ai_infra.cli.cli import main, parser
+from dbx_ai_infra.cli.cli import parser
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def cost_json(capsys, *argv):
-    code, out, err = run(capsys, "cost", *argv, "--format", "json")
+    code, out, err = run_cli(capsys, "cost", *argv, "--format", "json")
     assert code == 0, err
     return json.loads(out)
 
 
 def test_preview_json_carries_costs(capsys):
-    code, out, _ = run(capsys, "preview", "--stack", "prod", "--json")
+    code, out, _ = run_cli(capsys, "preview", "--stack", "prod", "--json")
     cost = json.loads(out)["cost"]
     assert code == 0 and cost["currency"] == "USD"
     total = cost["total"]["monthly"]
@@ -77,7 +71,7 @@ def test_match_key_strips_only_the_own_stack_prefix():
 
 def test_against_a_saved_plan_equals_against_the_stack(capsys, tmp_path):
     saved = tmp_path / "base.json"
-    assert run(capsys, "preview", "--stack", "dev", "--json", "--out", str(saved))[0] == 0
+    assert run_cli(capsys, "preview", "--stack", "dev", "--json", "--out", str(saved))[0] == 0
     by_file = cost_json(capsys, "--stack", "prod", "--against", str(saved))["diff"]
     by_name = cost_json(capsys, "--stack", "prod", "--against", "dev")["diff"]
     assert by_file == by_name
@@ -120,27 +114,27 @@ def test_price_overrides_from_a_file_and_from_the_stack(write_stack, tmp_path, c
     (["--against", "missing.json"], "plan file not found"),
 ])
 def test_bad_cost_inputs_exit_2(argv, message, capsys):
-    code, out, err = run(capsys, "cost", "--stack", "dev", *argv)
+    code, out, err = run_cli(capsys, "cost", "--stack", "dev", *argv)
     assert code == 2 and message in err and out == ""
 
 
 def test_bad_price_file_and_bad_plan_file(tmp_path, capsys):
     bad = tmp_path / "p.yaml"
     bad.write_text("spot_factors: {aws: 0.3}\n")
-    code, _, err = run(capsys, "cost", "--stack", "dev", "--prices", str(bad))
+    code, _, err = run_cli(capsys, "cost", "--stack", "dev", "--prices", str(bad))
     assert code == 2 and "spot_factors" in err and "Fix:" in err
     plan = tmp_path / "plan.json"
     plan.write_text('{"stack": "x"}')
-    code, _, err = run(capsys, "cost", "--stack", "dev", "--against", str(plan))
+    code, _, err = run_cli(capsys, "cost", "--stack", "dev", "--against", str(plan))
     assert code == 2 and "resources: Field required" in err
 
 
 def test_markdown_and_html_reports(capsys, tmp_path):
-    code, md, _ = run(capsys, "cost", "--stack", "prod", "--against", "dev", "--format", "markdown")
+    code, md, _ = run_cli(capsys, "cost", "--stack", "prod", "--against", "dev", "--format", "markdown")
     assert code == 0
     assert "## Cost review: stack prod" in md and "| prod-training-job |" in md and "vs base dev" in md
     out = tmp_path / "report.html"
-    assert run(capsys, "cost", "--stack", "prod", "--format", "html", "--out", str(out))[0] == 0
+    assert run_cli(capsys, "cost", "--stack", "prod", "--format", "html", "--out", str(out))[0] == 0
     html = out.read_text()
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "prod-inference-cluster" in html
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
@@ -225,10 +219,10 @@ def test_zizmor_finds_nothing_in_the_workflows_and_would_catch_an_unpinned_actio
 def test_a_price_override_typo_reads_the_same_from_the_stack_and_from_prices(write_stack, tmp_path, capsys):
     config = dict(BASE_CONFIG)
     config["dbx-ai-infra:pricing"] = {"node_types": {"g5.xlarge": {"usd_per_hour": 1.0}}}
-    code, _, from_stack = run(capsys, "cost", "--stack", str(write_stack(config)))
+    code, _, from_stack = run_cli(capsys, "cost", "--stack", str(write_stack(config)))
     prices = tmp_path / "prices.yaml"
     prices.write_text("node_types:\n  g5.xlarge:\n    usd_per_hour: 1.0\n")
-    code2, _, from_file = run(capsys, "cost", "--stack", "dev", "--prices", str(prices))
+    code2, _, from_file = run_cli(capsys, "cost", "--stack", "dev", "--prices", str(prices))
     assert code == code2 == 2
     problem = "node_types['g5.xlarge'].usd_per_hour: is not a known key. Fix: remove it or correct its spelling"
     assert f"dbx-ai-infra:pricing.{problem}" in from_stack and f"{prices}: {problem}" in from_file
@@ -243,9 +237,9 @@ def test_every_shipped_stack_shows_its_sizing_in_the_preview_json_and_reports(ca
     for stack in available_stacks():
         resolved = load_stack(stack).resolved
         workloads = resolved.workloads
-        code, table, _ = run(capsys, "preview", "--stack", stack)
+        code, table, _ = run_cli(capsys, "preview", "--stack", stack)
         assert code == 0 and "Sizing (GPU memory need -> node):" in table
-        plan = json.loads(run(capsys, "preview", "--stack", stack, "--json")[1])
+        plan = json.loads(run_cli(capsys, "preview", "--stack", stack, "--json")[1])
         assert [z["workload"] for z in plan["sizing"]] == [*workloads, *(f"serving {e}" for e in resolved.endpoints),
                                                            *resolved.serverless]  # issue 55: the accelerator's line
         for z in plan["sizing"]:
@@ -262,8 +256,8 @@ def test_every_shipped_stack_shows_its_sizing_in_the_preview_json_and_reports(ca
             shown = z["workload"] if z["section"] == z["workload"] else f"{z['workload']} ({z['section']})"
             assert f"{shown}: {z['formula'] or z['rule']}" in table
             assert (z["formula"] or "").endswith(f"= {w.need_gb:g} GB") if w.need_gb else z["formula"] is None
-        md = run(capsys, "cost", "--stack", stack, "--format", "markdown")[1]
-        html = run(capsys, "cost", "--stack", stack, "--format", "html")[1]
+        md = run_cli(capsys, "cost", "--stack", stack, "--format", "markdown")[1]
+        html = run_cli(capsys, "cost", "--stack", stack, "--format", "html")[1]
         for z in plan["sizing"]:
             how = z["formula"] or z["rule"]
             assert how in md and str(html_escape(how)) in html and z["node_type_id"] in md
@@ -291,7 +285,7 @@ def test_a_cost_diff_says_why_a_node_changed(write_stack, capsys, tmp_path):
     assert change["workload"] == "training"
     assert "7B x 16 B = 112 GB -> p4d.24xlarge" in change["base"]
     assert "7B x 2 B x 4 / 3 = 18.67 GB -> g5.xlarge" in change["head"]
-    table = run(capsys, "cost", "--stack", str(write_stack(lora, name="team")), "--against", str(base_path))[1]
+    table = run_cli(capsys, "cost", "--stack", str(write_stack(lora, name="team")), "--against", str(base_path))[1]
     assert "Sizing of training: training: 7B x 16 B = 112 GB" in table and "18.67 GB -> g5.xlarge" in table
 
 
@@ -330,7 +324,7 @@ def test_an_always_on_inference_base_is_priced_for_the_month_and_the_default_sto
 
 @pytest.mark.parametrize("minutes,seconds", [(10, "600"), (5, "300"), (1, "60")])
 def test_scale_down_minutes_become_the_aggressive_window(write_stack, capsys, minutes, seconds):
-    code, out, _ = run(capsys, "preview", "--stack", str(_inference_stack(write_stack, scale_down_minutes=minutes)),
+    code, out, _ = run_cli(capsys, "preview", "--stack", str(_inference_stack(write_stack, scale_down_minutes=minutes)),
                        "--json")
     (c,) = [r["inputs"] for r in json.loads(out)["resources"] if r["type"].endswith("cluster:Cluster")]
     assert code == 0 and c["sparkConf"]["spark.databricks.aggressiveWindowDownS"] == seconds
@@ -342,7 +336,7 @@ def test_scale_down_minutes_become_the_aggressive_window(write_stack, capsys, mi
     ({"autotermination_minutes": 200}, "inference.autotermination_minutes", "at most 120"),
 ])
 def test_bad_idle_settings_exit_2_naming_the_field(write_stack, capsys, inference, field, words):
-    code, _, err = run(capsys, "preview", "--stack", str(_inference_stack(write_stack, **inference)))
+    code, _, err = run_cli(capsys, "preview", "--stack", str(_inference_stack(write_stack, **inference)))
     assert code == 2 and f"dbx-ai-infra:{field}" in err and words in err and "Fix:" in err
 
 
@@ -352,7 +346,7 @@ def test_training_and_dev_still_refuse_never(write_stack, capsys):
     for section in ("training", "dev"):
         config = copy.deepcopy(BASE_CONFIG)
         config[f"dbx-ai-infra:{section}"] = {**config[f"dbx-ai-infra:{section}"], "autotermination_minutes": 0}
-        code, _, err = run(capsys, "check", "--stack", str(write_stack(config, name=section)))
+        code, _, err = run_cli(capsys, "check", "--stack", str(write_stack(config, name=section)))
         assert code == 2 and f"dbx-ai-infra:{section}.autotermination_minutes" in err
 
 
@@ -392,7 +386,7 @@ def test_a_multi_gpu_node_gets_the_cheaper_single_gpu_named_with_the_monthly_dif
     config["dbx-ai-infra:gpu_family"] = "t4"
     for section in ("training", "dev"):
         config.pop(f"dbx-ai-infra:{section}")
-    doc = json.loads(run(capsys, "preview", "--stack", str(write_stack(config, name="t4")), "--json")[1])
+    doc = json.loads(run_cli(capsys, "preview", "--stack", str(write_stack(config, name="t4")), "--json")[1])
     (advice,) = [a for a in doc["advice"] if a["id"] == "cheaper-single-gpu"]
     assert advice["resource_name"] == "t4-inference-cluster"
     assert "g4dn.12xlarge is 4 x NVIDIA T4" in advice["message"] and "gpu_family" in advice["message"]
@@ -402,13 +396,13 @@ def test_a_multi_gpu_node_gets_the_cheaper_single_gpu_named_with_the_monthly_dif
     current = _inference_entry(doc)["monthly"]["expected"]
     config["dbx-ai-infra:inference"] = {**config["dbx-ai-infra:inference"], "gpu_family": named.group(2),
                                        "node_type_id": named.group(1)}
-    cheaper = _inference_entry(json.loads(run(capsys, "preview", "--stack", str(write_stack(config, name="t4")),
+    cheaper = _inference_entry(json.loads(run_cli(capsys, "preview", "--stack", str(write_stack(config, name="t4")),
                                               "--json")[1]))
     assert advice["monthly_cost_delta"] == pytest.approx(cheaper["monthly"]["expected"] - current) and \
         advice["monthly_cost_delta"] < 0
-    md = run(capsys, "cost", "--stack", str(write_stack(config | {"dbx-ai-infra:inference": BASE_CONFIG[
+    md = run_cli(capsys, "cost", "--stack", str(write_stack(config | {"dbx-ai-infra:inference": BASE_CONFIG[
         "dbx-ai-infra:inference"]}, name="t4")), "--format", "markdown")[1]
     assert "### Advice" in md and "cheaper-single-gpu" in md
     # a stack already on one GPU gets no advice
-    assert [a for a in json.loads(run(capsys, "preview", "--stack", "prod", "--json")[1])["advice"]
+    assert [a for a in json.loads(run_cli(capsys, "preview", "--stack", "prod", "--json")[1])["advice"]
             if a["id"] == "cheaper-single-gpu"] == []

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import BASE_CONFIG
+from conftest import BASE_CONFIG, run_cli
 
 from dbx_ai_infra.cli.cli import main
 
@@ -28,24 +28,18 @@ def stack(write_stack, name: str = "big", **sections: Any) -> str:
     return str(write_stack(config, name=name))
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_the_total_object_says_what_it_leaves_out(write_stack, capsys):
-    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack), "--format", "json")
+    code, out, _ = run_cli(capsys, "cost", "--stack", stack(write_stack), "--format", "json")
     total = json.loads(out)["cost"]["total"]
     assert code == 0 and total["complete"] is False and total["unpriced"] == ["big-serving-big"]
-    code, out, _ = run(capsys, "cost", "--stack", "dev", "--format", "json")
+    code, out, _ = run_cli(capsys, "cost", "--stack", "dev", "--format", "json")
     total = json.loads(out)["cost"]["total"]
     assert total["complete"] is True and total["unpriced"] == []
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
 def test_the_line_that_states_the_total_says_it_is_incomplete(write_stack, capsys, fmt):
-    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack), "--format", fmt)
+    code, out, _ = run_cli(capsys, "cost", "--stack", stack(write_stack), "--format", fmt)
     lines = [line for line in out.splitlines() if "incomplete: leaves out 1 unpriced resource: big-serving-big" in line]
     assert code == 0 and lines
     total_line = {"table": "Total:", "markdown": "**Stack `big`", "html": "<strong>Stack big"}[fmt]
@@ -53,13 +47,13 @@ def test_the_line_that_states_the_total_says_it_is_incomplete(write_stack, capsy
 
 
 def test_the_multi_stack_summary_says_it_too(write_stack, capsys):
-    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack), "--stack", "dev", "--format", "markdown")
+    code, out, _ = run_cli(capsys, "cost", "--stack", stack(write_stack), "--stack", "dev", "--format", "markdown")
     row = next(line for line in out.splitlines() if line.startswith("| big |"))
     assert code == 0 and "(incomplete: unpriced big-serving-big)" in row
 
 
 def test_a_budget_that_cannot_be_verified_fails_closed_naming_the_resource(write_stack, capsys):
-    code, out, _ = run(capsys, "check", "--stack", stack(write_stack, budget={"monthly_expected_max": 500}), "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", stack(write_stack, budget={"monthly_expected_max": 500}), "--json")
     (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-stack-budget"]
     assert code == 1 and finding["enforcement"] == "mandatory"
     assert "cannot be verified against budget.monthly_expected_max" in finding["message"]
@@ -69,14 +63,14 @@ def test_a_budget_that_cannot_be_verified_fails_closed_naming_the_resource(write
 def test_a_rate_the_stack_gives_prices_it_and_the_budget_is_judged_on_the_price(write_stack, capsys):
     pricing = {"serving_dbu_per_hour": {"aws": {"GPU_XLARGE_8": QUOTE}}}
     over = stack(write_stack, name="over", budget={"monthly_expected_max": 500}, pricing=pricing)
-    code, out, _ = run(capsys, "check", "--stack", over, "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", over, "--json")
     doc = json.loads(out)
     assert doc["cost"]["total"]["complete"] is True
     assert doc["cost"]["total"]["monthly"]["expected"] == pytest.approx(QUOTE * 0.07 * 730)  # $32,090.80
     (finding,) = [v for v in doc["violations"] if v["policy"] == "databricks-stack-budget"]
     assert code == 1 and "over budget.monthly_expected_max $500.00" in finding["message"]
     within = stack(write_stack, name="within", budget={"monthly_expected_max": 40_000}, pricing=pricing)
-    assert run(capsys, "check", "--stack", within)[0] == 0
+    assert run_cli(capsys, "check", "--stack", within)[0] == 0
 
 
 def test_an_unpriced_resource_is_never_a_saving(write_stack, capsys, tmp_path):
@@ -84,13 +78,13 @@ def test_an_unpriced_resource_is_never_a_saving(write_stack, capsys, tmp_path):
     assert main(["preview", "--stack", "dev", "--json", "--out", str(base)]) == 0
     capsys.readouterr()
     head = stack(write_stack, budget={"increase_max": 100})
-    code, out, _ = run(capsys, "cost", "--stack", head, "--against", str(base), "--format", "json")
+    code, out, _ = run_cli(capsys, "cost", "--stack", head, "--against", str(base), "--format", "json")
     diff = json.loads(out)["diff"]
     assert diff["total"]["complete"] is False and diff["total"]["delta"]["monthly_expected"] is None
     assert diff["total"]["unpriced"] == {"base": [], "head": ["big-serving-big"]}
     (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-stack-budget"]
     assert code == 1 and "the change cannot be verified against budget.increase_max" in finding["message"]
-    code, out, _ = run(capsys, "cost", "--stack", head, "--against", str(base))
+    code, out, _ = run_cli(capsys, "cost", "--stack", head, "--against", str(base))
     assert "The change is unknown: unpriced on the head big-serving-big" in out
     assert "-1,023.40" not in out  # never shown as a saving
 
@@ -133,7 +127,7 @@ GOOD_PLAN = __import__("pathlib").Path(__file__).resolve().parent.parent / "exam
 def test_a_base_without_databricks_compute_is_zero_and_everything_is_new(capsys, tmp_path, base):
     path = tmp_path / "base.json"
     path.write_text(json.dumps(base))
-    code, out, err = run(capsys, "cost", "--terraform-plan", str(GOOD_PLAN), "--against", str(path), "--format", "json")
+    code, out, err = run_cli(capsys, "cost", "--terraform-plan", str(GOOD_PLAN), "--against", str(path), "--format", "json")
     diff = json.loads(out)["diff"]
     assert code == 0, err
     assert diff["total"]["base"]["monthly_expected"] == 0 and diff["counts"]["added"] == len(diff["rows"]) > 0
@@ -146,7 +140,7 @@ def test_a_plan_of_a_trillion_workers_is_priced_at_once_and_says_what_it_refuses
             change["change"]["after"].update(autoscale=[], num_workers=10 ** 12)
     path = tmp_path / "huge.json"
     path.write_text(json.dumps(doc))
-    code, out, _ = run(capsys, "cost", "--terraform-plan", str(path), "--format", "json")
+    code, out, _ = run_cli(capsys, "cost", "--terraform-plan", str(path), "--format", "json")
     cost = json.loads(out)["cost"]
     (entry,) = [e for e in cost["resources"].values() if e["name"] == "databricks_cluster.chat"]
     assert code == 0 and "1,000,000,000,000 workers is more than any cluster holds" in entry["unpriced"]
@@ -165,16 +159,16 @@ def test_the_worker_arithmetic_does_not_iterate():
 # --- item 2: the serving sizer says why it passed over a type, and prices an order of magnitude -----------------------
 
 def test_a_type_that_fits_but_the_sdk_does_not_list_is_said_so_not_did_not_fit(write_stack, capsys):
-    code, out, _ = run(capsys, "preview", "--stack", stack(write_stack))
+    code, out, _ = run_cli(capsys, "preview", "--stack", stack(write_stack))
     line = next(line for line in out.splitlines() if "serving big:" in line)
     assert code == 0 and "GPU_MEDIUM_8 (192 GB) fits, but databricks-sdk's ServingModelWorkloadType does not list it" \
         in line and "did not fit" not in line
-    code, out, _ = run(capsys, "preview", "--stack", "dev")
+    code, out, _ = run_cli(capsys, "preview", "--stack", "dev")
     assert "GPU_SMALL (16 GB) did not fit" in out  # one that does not hold the need still says so
 
 
 def test_an_unpriced_choice_names_the_cheapest_priced_type_that_holds_the_model(write_stack, capsys):
-    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack), "--format", "json")
+    code, out, _ = run_cli(capsys, "cost", "--stack", stack(write_stack), "--format", "json")
     (entry,) = [e for e in json.loads(out)["cost"]["resources"].values() if e["name"] == "big-serving-big"]
     assert "the cheapest priced type that holds its 168 GB: GPU_MEDIUM_8 (192 GB, 290.8 DBU/h, which " \
            "databricks-sdk's enum does not list), about $14,859.88 a month" in entry["unpriced"]
@@ -197,7 +191,7 @@ def _plan_on(tmp_path, workload_type: str, low: int, high: int) -> str:
 
 
 def _endpoint(capsys, plan: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    code, out, err = run(capsys, "cost", "--terraform-plan", plan, "--format", "json")
+    code, out, err = run_cli(capsys, "cost", "--terraform-plan", plan, "--format", "json")
     assert code == 0 and "Traceback" not in err
     cost = json.loads(out)["cost"]
     return next(e for e in cost["resources"].values() if e["name"] == "databricks_model_serving.chat_api"), cost
@@ -228,7 +222,7 @@ def test_a_cpu_type_with_no_public_rate_is_unpriced_and_the_total_says_so(tmp_pa
 
 def test_a_stack_that_pins_a_cpu_type_is_told_why_and_what_fits(write_stack, capsys):
     path = stack(write_stack, serving={"endpoints": {"big": {**BIG, "workload_type": "CPU"}}})
-    code, _, err = run(capsys, "preview", "--stack", path)
+    code, _, err = run_cli(capsys, "preview", "--stack", path)
     assert code == 2 and "CPU is not a GPU workload type of Model Serving on aws (it is a CPU workload type" in err
     assert "Fix: use one that fits the model (168 GB)" in err and "Traceback" not in err
 
@@ -268,7 +262,7 @@ def _pools_and_clusters(keys: list[str], module: str = "") -> list[dict[str, Any
 
 
 def _priced_pools(capsys, plan: str) -> dict[str, str]:
-    code, out, err = run(capsys, "cost", "--terraform-plan", plan, "--format", "json")
+    code, out, err = run_cli(capsys, "cost", "--terraform-plan", plan, "--format", "json")
     assert code == 0 and "Traceback" not in err, err
     cost = json.loads(out)["cost"]
     assert cost["total"]["complete"] is True, cost["total"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BASE_CONFIG, SHIPPED, config_for, resources
+from conftest import BASE_CONFIG, SHIPPED, resources, run_cli, stack_with
 
 from dbx_ai_infra.cli.cli import main
 
@@ -22,17 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CLUSTER, JOB, SERVING = "databricks:index/cluster:Cluster", "databricks:index/job:Job", \
     "databricks:index/modelServing:ModelServing"
 REGISTERED = "databricks-serving-require-registered-model"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def stack_with(write_stack, name: str = "test", **sections: Any) -> str:
-    """The test stack (BASE_CONFIG) with sections replaced (None removes one), written as Pulumi.<name>.yaml."""
-    return str(write_stack(config_for("aws", **sections), name=name))
 
 
 def endpoint(**over: Any) -> dict[str, Any]:
@@ -44,19 +33,19 @@ def endpoint(**over: Any) -> dict[str, Any]:
 
 def test_an_endpoint_serving_from_the_stacks_own_catalog_needs_the_second_run_declared(write_stack, capsys):
     first = stack_with(write_stack, serving={"endpoints": {"chat": endpoint()}}, unity_catalog={"catalog": "ai"})
-    code, out, _ = run(capsys, "check", "--stack", first, "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", first, "--json")
     doc = json.loads(out)
     (finding,) = [v for v in doc["violations"] if v["policy"] == REGISTERED]
     assert code == 1 and finding["enforcement"] == "mandatory" and finding["resource_name"] == "test-serving-chat"
     assert "ai.models.chat version 1" in finding["message"] and "Fix: deploy without the endpoint first" in \
         finding["message"] and "model_registered: true" in finding["message"]
     # a refusal is a finding, not a missing resource: the endpoint is planned and priced
-    code, out, _ = run(capsys, "cost", "--stack", first, "--format", "json")
+    code, out, _ = run_cli(capsys, "cost", "--stack", first, "--format", "json")
     assert any(e["name"] == "test-serving-chat" and e["monthly"]["expected"] > 0
                for e in json.loads(out)["cost"]["resources"].values())
     second = stack_with(write_stack, name="second", serving={"endpoints": {"chat": endpoint(model_registered=True)}},
                         unity_catalog={"catalog": "ai"})
-    code, out, err = run(capsys, "check", "--stack", second, "--json")
+    code, out, err = run_cli(capsys, "check", "--stack", second, "--json")
     assert code == 0 and not [v for v in json.loads(out)["violations"] if v["policy"] == REGISTERED]
     assert "note: serving endpoint chat: ai.models.chat version 1 must be registered in catalog ai before" in err
 
@@ -66,14 +55,14 @@ def test_a_catalog_the_stack_does_not_create_needs_no_declaration(write_stack, c
                           unity_catalog={"existing_catalog": True})
     other = stack_with(write_stack, name="other", serving={"endpoints": {"chat": endpoint(entity="main.models.chat")}})
     for stack in (existing, other):
-        code, out, err = run(capsys, "check", "--stack", stack, "--json")
+        code, out, err = run_cli(capsys, "check", "--stack", stack, "--json")
         assert code == 0 and not [v for v in json.loads(out)["violations"] if v["policy"] == REGISTERED]
         assert "must be registered" not in err
 
 
 def test_the_shipped_stacks_pass_and_new_workspace_is_the_first_run(plan_of, capsys):
     for stack in SHIPPED:
-        code, out, _ = run(capsys, "check", "--stack", stack, "--json")
+        code, out, _ = run_cli(capsys, "check", "--stack", stack, "--json")
         assert code == 0, stack
         assert not [v for v in json.loads(out)["violations"] if v["enforcement"] == "mandatory"], stack
     assert not resources(plan_of("new-workspace"), "modelServing:ModelServing")  # the endpoint comes second
@@ -134,7 +123,7 @@ def test_access_to_a_cluster_a_workload_does_not_make_is_exit_2_naming_it_and_th
     config["dbx-ai-infra:permissions"] = {"training": {"cluster": [
         {"group_name": "ml-platform", "permission_level": "CAN_MANAGE"},
         {"user_name": "lead@example.com", "permission_level": "CAN_RESTART"}]}}
-    code, _, err = run(capsys, "check", "--stack", str(write_stack(config)))
+    code, _, err = run_cli(capsys, "check", "--stack", str(write_stack(config)))
     assert code == 2 and "permissions.training.cluster" in err
     assert "group_name=ml-platform" in err and "user_name=lead@example.com" in err
     assert "all_purpose_cluster: true" in err and "Traceback" not in err
@@ -148,7 +137,7 @@ def test_a_scale_to_zero_endpoint_sends_a_lower_bound_of_0_and_is_priced_as_befo
     assert entity["scaleToZeroEnabled"] is True and entity["minProvisionedConcurrency"] == 0
     (warm,) = resources(plan_of("prod"), "modelServing:ModelServing")
     assert warm["inputs"]["config"]["servedEntities"][0]["minProvisionedConcurrency"] == 4  # always warm: its min
-    code, out, _ = run(capsys, "cost", "--stack", "dev", "--format", "json")
+    code, out, _ = run_cli(capsys, "cost", "--stack", "dev", "--format", "json")
     (entry,) = [e for e in json.loads(out)["cost"]["resources"].values() if e["name"] == "dev-serving-chat-dev"]
     assert entry["hours_per_month"] == 60 and entry["monthly"]["expected"] == pytest.approx(20 * 0.07 * 60 + 60 * 0.07)
 
@@ -161,13 +150,13 @@ SP = "0b7d4c1e-2f3a-4e5b-8c6d-9e0f1a2b3c4d"
 def test_a_dev_cluster_dedicated_to_a_service_principal_is_refused_and_one_for_a_person_is_admitted(write_stack,
                                                                                                     capsys):
     # (no inference section: one dedicated to the service principal is refused too, issue 52 item 4)
-    code, _, err = run(capsys, "check", "--stack", stack_with(write_stack, single_user_name=SP, inference=None))
+    code, _, err = run_cli(capsys, "check", "--stack", stack_with(write_stack, single_user_name=SP, inference=None))
     assert code == 2 and "dev is an interactive cluster dedicated to the service principal" in err
     assert "dev.single_user_name" in err and "Traceback" not in err
     person = stack_with(write_stack, name="person", single_user_name=SP, inference=None,
                         dev={"model": {"params_billions": 7, "precision": "fp16"},
                              "single_user_name": "alice@example.com"})
-    code, out, _ = run(capsys, "preview", "--stack", person, "--json")
+    code, out, _ = run_cli(capsys, "preview", "--stack", person, "--json")
     plan = json.loads(out)
     assert code == 0 and not [v for v in plan["violations"] if v["enforcement"] == "mandatory"]
     by_name = {r["name"]: r["inputs"] for r in plan["resources"]}
@@ -193,7 +182,7 @@ def test_new_workspace_dedicates_its_dev_cluster_to_a_person(plan_of):
 def test_job_code_under_the_shared_folder_is_refused(write_stack, capsys):
     for path in ("/Workspace/Shared/train.py", "/Shared/x/train.py"):
         training = {**BASE_CONFIG["dbx-ai-infra:training"], "job": {"python_file": path}}
-        code, _, err = run(capsys, "check", "--stack", stack_with(write_stack, training=training))
+        code, _, err = run_cli(capsys, "check", "--stack", stack_with(write_stack, training=training))
         assert code == 2 and "python_file" in err and "Shared" in err and "Traceback" not in err, path
 
 
@@ -230,7 +219,7 @@ def test_a_grant_that_would_let_someone_write_the_code_volume_is_refused(write_s
     for securable in ("catalog", "platform", "platform.code"):
         uc = {"grants": [{"principal": "ml-engineers", "privileges": ["WRITE_VOLUME"], "securable": securable}]} \
             if securable != "catalog" else {"grants": [{"principal": "ml-engineers", "privileges": ["ALL_PRIVILEGES"]}]}
-        code, _, err = run(capsys, "check", "--stack", stack_with(write_stack, unity_catalog=uc))
+        code, _, err = run_cli(capsys, "check", "--stack", stack_with(write_stack, unity_catalog=uc))
         assert code == 2 and "code Volume platform.code" in err and "ml-engineers" in err, securable
 
 
@@ -248,20 +237,20 @@ def test_a_principal_named_twice_is_refused_and_one_the_stack_names_keeps_the_st
                                                                                               plan_of):
     twice = {"training": {"job": [{"group_name": "g", "permission_level": "CAN_VIEW"},
                                   {"group_name": "g", "permission_level": "CAN_MANAGE"}]}}
-    code, _, err = run(capsys, "check", "--stack", stack_with(write_stack, permissions=twice))
+    code, _, err = run_cli(capsys, "check", "--stack", stack_with(write_stack, permissions=twice))
     assert code == 2 and "group_name=g is named twice" in err
     both = {"endpoints": {"chat": endpoint(model_registered=True, can_query=["ds"], can_manage=["ds"])}}
-    code, _, err = run(capsys, "check", "--stack", stack_with(write_stack, name="both", serving=both))
+    code, _, err = run_cli(capsys, "check", "--stack", stack_with(write_stack, name="both", serving=both))
     assert code == 2 and "'ds' is in both can_query and can_manage" in err
     # the stack gives its single user CAN_RESTART; the section gives it CAN_MANAGE: one entry, the stronger
     stronger = {"dev": {"cluster": [{"user_name": "ml@example.com", "permission_level": "CAN_MANAGE"}]}}
-    code, out, _ = run(capsys, "preview", "--stack", stack_with(write_stack, name="strong", permissions=stronger),
+    code, out, _ = run_cli(capsys, "preview", "--stack", stack_with(write_stack, name="strong", permissions=stronger),
                        "--json")
     acl = {r["name"]: r["inputs"]["accessControls"] for r in json.loads(out)["resources"]
            if r["type"] == "databricks:index/permissions:Permissions"}
     assert acl["strong-dev-cluster-permissions"] == [{"userName": "ml@example.com", "permissionLevel": "CAN_MANAGE"}]
     weaker = {"dev": {"cluster": [{"user_name": "ml@example.com", "permission_level": "CAN_ATTACH_TO"}]}}
-    code, out, _ = run(capsys, "preview", "--stack", stack_with(write_stack, name="weak", permissions=weaker), "--json")
+    code, out, _ = run_cli(capsys, "preview", "--stack", stack_with(write_stack, name="weak", permissions=weaker), "--json")
     acl = {r["name"]: r["inputs"]["accessControls"] for r in json.loads(out)["resources"]
            if r["type"] == "databricks:index/permissions:Permissions"}
     assert acl["weak-dev-cluster-permissions"] == [{"userName": "ml@example.com", "permissionLevel": "CAN_RESTART"}]
@@ -332,7 +321,7 @@ def test_a_workload_name_that_makes_another_kinds_name_is_exit_2(write_stack, ca
     config = copy.deepcopy(BASE_CONFIG)
     config["dbx-ai-infra:workloads"] = {"x-cluster": {"role": "inference", "model": {"params_billions": 1}},
                                         "policy-x": {"role": "inference", "model": {"params_billions": 1}}}
-    code, _, err = run(capsys, "export-terraform", "--stack", str(write_stack(config)), "--out", str(tmp_path / "tf"))
+    code, _, err = run_cli(capsys, "export-terraform", "--stack", str(write_stack(config)), "--out", str(tmp_path / "tf"))
     assert code == 2 and "policy-x" in err and "cluster polic" in err and "Traceback" not in err
     assert not (tmp_path / "tf").exists()
 
@@ -348,9 +337,9 @@ def test_a_value_known_only_after_apply_is_not_judged(capsys, tmp_path):
             change["change"]["after"].pop("runtime_engine", None)
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(doc))
-    code, out, _ = run(capsys, "check", "--terraform-plan", str(plan), "--json")
+    code, out, _ = run_cli(capsys, "check", "--terraform-plan", str(plan), "--json")
     before = json.loads(out)["violations"]
-    code_good, out_good, _ = run(capsys, "check", "--terraform-plan", str(good), "--json")
+    code_good, out_good, _ = run_cli(capsys, "check", "--terraform-plan", str(good), "--json")
     assert code == code_good == 0
     assert not [v for v in before if "runtime_engine" in v["message"]]
     assert {(v["policy"], v["resource_name"]) for v in before} == \

@@ -9,23 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BASE_CONFIG, SHIPPED, config_for, resources
+from conftest import BASE_CONFIG, SHIPPED, resources, run_cli, stack_with
 
 from dbx_ai_infra.cli.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIQUE = "databricks-stack-unique-in-metastore"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def stack_with(write_stack, name: str = "test", **sections: Any) -> str:
-    """The test stack (BASE_CONFIG) with sections replaced (None removes one), written as Pulumi.<name>.yaml."""
-    return str(write_stack(config_for("aws", **sections), name=name))
 
 
 def by_type(plan: dict[str, Any], suffix: str) -> dict[str, dict[str, Any]]:
@@ -78,7 +67,7 @@ def test_a_stack_adopts_an_existing_catalog_and_existing_schemas(write_stack, pl
 def test_an_existing_schema_in_a_catalog_the_stack_creates_is_refused(write_stack, capsys):
     path = stack_with(write_stack, unity_catalog={"schemas": {"models": {"existing": True,
                                                                          "volumes": ["hf_cache", "checkpoints"]}}})
-    code, _, err = run(capsys, "preview", "--stack", path)
+    code, _, err = run_cli(capsys, "preview", "--stack", path)
     assert code == 2 and "dbx-ai-infra:unity_catalog" in err and "existing_catalog: true" in err
 
 
@@ -99,29 +88,29 @@ def two(write_stack, a: dict[str, Any], b: dict[str, Any], **common: Any) -> tup
 def test_two_stacks_that_can_share_a_metastore_creating_the_same_thing_fail_the_many_stacks_run(
         write_stack, capsys, a, b, what):
     one, other = two(write_stack, a, b)
-    code, out, _ = run(capsys, "check", "--stack", one, "--stack", other, "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", one, "--stack", other, "--json")
     doc = json.loads(out)
     stacks = doc["stacks"] if "stacks" in doc else doc
     found = [v for s in stacks for v in s["violations"] if v["policy"] == UNIQUE]
     assert code == 1 and found and all(v["enforcement"] == "mandatory" for v in found)
     assert any(what in v["message"] and "Pulumi.one.yaml" in v["message"] and "Pulumi.two.yaml" in v["message"]
                for v in found)
-    code, _, _ = run(capsys, "preview", "--stack", one, "--stack", other)
+    code, _, _ = run_cli(capsys, "preview", "--stack", one, "--stack", other)
     assert code == 1
 
 
 def test_stacks_in_different_regions_or_clouds_may_reuse_a_name(write_stack, capsys):
     one, other = two(write_stack, {"region": "us-east-1"}, {"region": "eu-west-1"},
                      unity_catalog={"catalog": "ai"})
-    code, out, _ = run(capsys, "check", "--stack", one, "--stack", other, "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", one, "--stack", other, "--json")
     assert UNIQUE not in out
     one, other = two(write_stack, {"region": "us-east-1"}, {}, unity_catalog={"catalog": "ai"})
-    code, out, _ = run(capsys, "check", "--stack", one, "--stack", other, "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", one, "--stack", other, "--json")
     assert UNIQUE in out  # an unset region may be the same region
 
 
 def test_the_shipped_stacks_pass_the_many_stacks_run(capsys):
-    code, out, _ = run(capsys, "check", "--all", "--json")
+    code, out, _ = run_cli(capsys, "check", "--all", "--json")
     assert UNIQUE not in out
 
 
@@ -147,7 +136,7 @@ def test_a_storage_credential_makes_the_credential_and_location_before_the_catal
      "CREATE STORAGE CREDENTIAL, CREATE EXTERNAL LOCATION"),
 ])
 def test_the_preview_names_what_the_managed_location_needs(write_stack, capsys, uc, expected):
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, unity_catalog=uc))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, unity_catalog=uc))
     assert code == 0 and "storage_root s3://acme/x" in err and expected in err and "CREATE" in err
 
 
@@ -159,7 +148,7 @@ def test_the_preview_names_what_the_managed_location_needs(write_stack, capsys, 
     ({"external_location": "l"}, "storage_root, which is not set"),
 ])
 def test_storage_settings_that_cannot_work_are_refused(write_stack, capsys, uc, message):
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, unity_catalog=uc))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, unity_catalog=uc))
     assert code == 2 and message in err
 
 
@@ -193,14 +182,14 @@ def test_grants_people_add_by_hand_survive_only_the_code_volume_is_owned_entirel
 
 def test_registrars_need_the_models_schema(write_stack, capsys):
     path = stack_with(write_stack, unity_catalog={"registrars": ["ml"], "models_schema": "nowhere"})
-    code, _, err = run(capsys, "preview", "--stack", path)
+    code, _, err = run_cli(capsys, "preview", "--stack", path)
     assert code == 2 and "models_schema 'nowhere'" in err
 
 
 def test_the_preview_says_who_needs_execute_on_the_model(write_stack, capsys):
     endpoint = {"entity": "other.models.chat", "entity_version": "1", "rate_limit_per_user_per_minute": 5,
                 "model": {"params_billions": 7, "precision": "fp16"}}
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, serving={"endpoints": {"c": endpoint}}))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, serving={"endpoints": {"c": endpoint}}))
     assert code == 0 and "whoever runs `pulumi up` needs EXECUTE on other.models.chat" in err
 
 
@@ -228,7 +217,7 @@ def test_the_run_as_identity_may_attach_to_the_pool_its_policy_pins(plan_of):
 
 def test_a_job_running_as_a_user_says_who_can_deploy_it(write_stack, capsys):
     training = {"num_workers": 1, "model": {"params_billions": 1}, "job": {}}
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, training=training))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, training=training))
     assert code == 0 and "training.job runs as the user ml@example.com: only ml@example.com or a workspace " \
                          "admin can deploy it" in err
 
@@ -316,7 +305,7 @@ def test_the_estates_clusters_are_dedicated_to_the_groups_that_use_them(plan_of)
 
 
 def test_an_always_on_cluster_says_why_and_is_priced_for_the_month(capsys):
-    code, out, err = run(capsys, "preview", "--stack", "estate", "--json")
+    code, out, err = run_cli(capsys, "preview", "--stack", "estate", "--json")
     plan = json.loads(out)
     chat = next(e for e in plan["cost"]["resources"].values() if e["name"] == "estate-chat-cluster")
     assert code == 0 and "the chat transcripts' scoring stream runs around the clock" in err
@@ -329,7 +318,7 @@ def test_a_cluster_that_never_stops_without_a_reason_is_read_as_before_and_named
     ``always_on`` deploys as before (never stops, priced for the month), and the preview names file, field and fix."""
     base = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"])
     path = stack_with(write_stack, inference={**base, "autotermination_minutes": 0})
-    code, out, err = run(capsys, "preview", "--stack", path, "--json")
+    code, out, err = run_cli(capsys, "preview", "--stack", path, "--json")
     cluster = next(e for e in json.loads(out)["cost"]["resources"].values() if e["name"] == "test-inference-cluster")
     assert code == 0 and cluster["hours_per_month"] == 730
     assert (f"{path}: dbx-ai-infra:inference.autotermination_minutes is 0 without always_on" in err
@@ -338,7 +327,7 @@ def test_a_cluster_that_never_stops_without_a_reason_is_read_as_before_and_named
 
 def test_an_inference_cluster_stops_after_an_idle_hour_by_default(write_stack, capsys):
     """Before: 0 (never) was the default, and the prod and azure-prod clusters ran the whole month."""
-    code, out, _ = run(capsys, "preview", "--stack", stack_with(write_stack), "--json")
+    code, out, _ = run_cli(capsys, "preview", "--stack", stack_with(write_stack), "--json")
     cluster = next(r for r in json.loads(out)["resources"] if r["name"] == "test-inference-cluster")
     assert code == 0 and cluster["inputs"]["autoterminationMinutes"] == 60
 
@@ -349,23 +338,23 @@ def test_an_inference_cluster_stops_after_an_idle_hour_by_default(write_stack, c
 ])
 def test_an_inference_cluster_that_never_stops_says_why(write_stack, capsys, inference, message):
     base = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"])
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, inference={**base, **inference}))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, inference={**base, **inference}))
     assert code == 2 and "dbx-ai-infra:inference" in err and message in err
 
 
 def test_an_inference_cluster_for_a_service_principal_alone_is_refused(write_stack, capsys):
     sp = "0b7d4c1e-2f3a-4e5b-8c6d-9e0f1a2b3c4d"
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, single_user_name=sp, dev=None))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, single_user_name=sp, dev=None))
     assert code == 2 and "inference is an inference cluster dedicated to the service principal" in err
     base = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"])
-    code, _, _ = run(capsys, "preview", "--stack", stack_with(write_stack, name="grp", single_user_name=sp, dev=None,
+    code, _, _ = run_cli(capsys, "preview", "--stack", stack_with(write_stack, name="grp", single_user_name=sp, dev=None,
                                                                inference={**base, "dedicated_group": "serving"}))
     assert code == 0
 
 
 def test_dedicated_group_access_needs_runtime_15_4(write_stack, capsys):
     base = copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"])
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, runtime="14.3.x-gpu-ml-scala2.12",
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, runtime="14.3.x-gpu-ml-scala2.12",
                                                                 inference={**base, "dedicated_group": "serving"}))
     assert code == 2 and "dedicated_group needs runtime 15.4 or later" in err
 
@@ -443,7 +432,7 @@ def test_a_training_job_that_runs_train_py_on_workers_has_a_cpu_driver(plan_of, 
 
 def test_the_cpu_driver_is_what_the_cost_falls_by_and_an_explicit_gpu_driver_keeps_it(write_stack, capsys):
     def job_cost(training: dict[str, Any], name: str) -> tuple[float, str]:
-        code, out, err = run(capsys, "preview", "--stack", stack_with(write_stack, name=name, training=training),
+        code, out, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, name=name, training=training),
                              "--json")
         assert code == 0, err
         entry = next(e for e in json.loads(out)["cost"]["resources"].values() if e["name"] == f"{name}-training-job")
@@ -460,11 +449,11 @@ def test_the_cpu_driver_is_what_the_cost_falls_by_and_an_explicit_gpu_driver_kee
 
 
 def test_the_preview_says_why_an_inference_driver_stays_a_gpu_node(write_stack, capsys):
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack))
     assert code == 0 and ("dbx-ai-infra:inference: the driver is a GPU node: the stack generates no launcher for an "
                           "inference cluster") in err
     inference = {**copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"]), "driver": "gpu"}
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, name="said", inference=inference))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, name="said", inference=inference))
     assert code == 0 and "inference: the driver is a GPU node" not in err
 
 
@@ -472,19 +461,19 @@ def test_the_preview_says_why_an_inference_driver_stays_a_gpu_node(write_stack, 
 
 def test_the_preview_names_what_the_entry_point_needs_and_a_workload_it_cannot_fit(write_stack, capsys, plan_of):
     training = {**copy.deepcopy(BASE_CONFIG["dbx-ai-infra:training"]), "job": {}}
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, training=training))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, training=training))
     assert code == 0 and ("dbx-ai-infra:training.job runs the project's train.py, which needs --model and --data in "
                           "job.parameters") in err
-    code, _, err = run(capsys, "preview", "--stack", "new-workspace")  # a LoRA workload: train.py trains LoRA
+    code, _, err = run_cli(capsys, "preview", "--stack", "new-workspace")  # a LoRA workload: train.py trains LoRA
     assert code == 0 and "needs --model" not in err and "train.py" not in err
     quantized = {**training, "job": {"parameters": ["--model", "m", "--data", "/Volumes/c/s/v/d"]},
                  "model": {**training["model"], "precision": "int4", "method": "lora"}}
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, name="q", training=quantized))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, name="q", training=quantized))
     assert code == 0 and ("the project's train.py loads the weights in bf16 and quantizes nothing (no QLoRA), but the "
                           "workload is sized for int4 weights") in err
     assert "train.py trains LoRA with Hugging Face peft, which training.libraries does not list" in err
     with_peft = {**quantized, "libraries": ["peft==0.12.0"]}
-    code, _, err = run(capsys, "preview", "--stack", stack_with(write_stack, name="p", training=with_peft))
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, name="p", training=with_peft))
     assert code == 0 and "Hugging Face peft" not in err
 
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BASE_CONFIG
+from conftest import BASE_CONFIG, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,12 +27,6 @@ from dbx_ai_infra.cli.cli import main
 from tests.pause_at import READY
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def stack(write_stack, name: str = "test", **sections) -> str:
@@ -55,13 +49,13 @@ def _device(path: Path, minor: int) -> Path:
 
 def test_a_character_device_is_written_never_replaced(tmp_path, capsys):
     node = _device(tmp_path / "null", 3)
-    assert run(capsys, "check", "--stack", "dev", "--out", str(node))[0] == 0
+    assert run_cli(capsys, "check", "--stack", "dev", "--out", str(node))[0] == 0
     assert stat.S_ISCHR(node.stat().st_mode) and list(tmp_path.iterdir()) == [node]
 
 
 def test_a_full_device_is_invalid_output_and_stays_a_device(tmp_path, capsys):
     node = _device(tmp_path / "full", 7)
-    code, _, err = run(capsys, "cost", "--stack", "dev", "--out", str(node))
+    code, _, err = run_cli(capsys, "cost", "--stack", "dev", "--out", str(node))
     assert code == 2 and "No space left" in err and "Fix:" in err
     assert stat.S_ISCHR(node.stat().st_mode) and list(tmp_path.iterdir()) == [node]
 
@@ -72,7 +66,7 @@ def test_a_fifo_is_written_never_replaced(tmp_path, capsys):
     received: list[bytes] = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
     reader.start()
-    assert run(capsys, "check", "--stack", "dev", "--out", str(fifo))[0] == 0
+    assert run_cli(capsys, "check", "--stack", "dev", "--out", str(fifo))[0] == 0
     reader.join(10)
     assert b"Policies" in received[0] and stat.S_ISFIFO(fifo.stat().st_mode)
 
@@ -88,7 +82,7 @@ def test_out_may_not_be_an_input(tmp_path, capsys, write_stack, which):
             "prices": ["cost", "--stack", str(path), "--prices", str(prices), "--out", str(prices)],
             "cluster-json": ["check", "--cluster-json", str(clusters), "--out", str(clusters)]}[which]
     before = {p: p.read_bytes() for p in (path, prices, clusters)}
-    code, _, err = run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 2 and "is an input of this run" in err
     assert {p: p.read_bytes() for p in before} == before
 
@@ -97,12 +91,12 @@ def test_outputs_follow_the_umask_and_keep_a_replaced_files_mode(tmp_path, capsy
     old = os.umask(0o022)
     try:
         fresh = tmp_path / "fresh.json"
-        assert run(capsys, "check", "--stack", "dev", "--json", "--out", str(fresh))[0] == 0
+        assert run_cli(capsys, "check", "--stack", "dev", "--json", "--out", str(fresh))[0] == 0
         assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
         kept = tmp_path / "kept.json"
         kept.write_text("{}")
         kept.chmod(0o640)
-        assert run(capsys, "check", "--stack", "dev", "--json", "--out", str(kept))[0] == 0
+        assert run_cli(capsys, "check", "--stack", "dev", "--json", "--out", str(kept))[0] == 0
         assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and json.loads(kept.read_text())["stack"] == "dev"
     finally:
         os.umask(old)
@@ -111,7 +105,7 @@ def test_outputs_follow_the_umask_and_keep_a_replaced_files_mode(tmp_path, capsy
 @pytest.mark.parametrize("out,words", [("", "--out: is empty"), ("/proc/no-such-dir/report.md", "does not exist"),
                                         ("{tmp}", "is a directory")])
 def test_an_unusable_out_is_invalid_input(tmp_path, capsys, out, words):
-    code, _, err = run(capsys, "check", "--stack", "dev", "--out", out.format(tmp=tmp_path))
+    code, _, err = run_cli(capsys, "check", "--stack", "dev", "--out", out.format(tmp=tmp_path))
     assert code == 2 and words in err and "Fix:" in err
 
 
@@ -119,7 +113,7 @@ def test_an_unusable_out_is_invalid_input(tmp_path, capsys, out, words):
 
 def test_duplicate_keys_are_refused(write_stack, capsys):
     text = ("config:\n  dbx-ai-infra:cloud: aws\n  dbx-ai-infra:cloud: gcp\n  dbx-ai-infra:gpu_family: a10g\n")
-    code, _, err = run(capsys, "check", "--stack", str(write_stack(text=text)))
+    code, _, err = run_cli(capsys, "check", "--stack", str(write_stack(text=text)))
     assert code == 2 and "dbx-ai-infra:cloud: is given twice" in err
 
 
@@ -128,12 +122,12 @@ def test_duplicate_keys_are_refused(write_stack, capsys):
     ({"dev": {"model": {"params_billions": True}}}, "dev.model.params_billions"),
 ])
 def test_booleans_are_not_numbers(write_stack, capsys, section, field):
-    code, _, err = run(capsys, "check", "--stack", stack(write_stack, **section))
+    code, _, err = run_cli(capsys, "check", "--stack", stack(write_stack, **section))
     assert code == 2 and f"dbx-ai-infra:{field}" in err and "got True" in err
 
 
 def test_a_pool_smaller_than_its_cluster_is_refused(write_stack, capsys):
-    code, _, err = run(capsys, "check", "--stack", stack(write_stack, instance_pools={"inference": {"max_capacity": 3}}))
+    code, _, err = run_cli(capsys, "check", "--stack", stack(write_stack, instance_pools={"inference": {"max_capacity": 3}}))
     assert code == 2 and "max_capacity 3 is below the 7 nodes" in err
 
 
@@ -147,26 +141,26 @@ def test_tags_the_cloud_refuses(write_stack, capsys, cloud, tags, words):
 
     config = config_for(cloud)
     config["dbx-ai-infra:tags"] = tags
-    code, _, err = run(capsys, "check", "--stack", str(write_stack(config)))
+    code, _, err = run_cli(capsys, "check", "--stack", str(write_stack(config)))
     assert code == 2 and words in err
 
 
 def test_a_repeated_checkpoint_flag_is_refused(write_stack, capsys):
     training = {"num_workers": 1, "model": {"params_billions": 1},
                 "job": {"python_file": "/Workspace/t.py", "parameters": ["--checkpoint-dir=/Volumes/x/y/z"]}}
-    code, _, err = run(capsys, "check", "--stack", stack(write_stack, training=training))
+    code, _, err = run_cli(capsys, "check", "--stack", stack(write_stack, training=training))
     assert code == 2 and "repeats --checkpoint-dir" in err
 
 
 def test_stack_names_the_cli_refuses(write_stack, capsys):
-    code, _, err = run(capsys, "check", "--stack", stack(write_stack, name="my stack"))
+    code, _, err = run_cli(capsys, "check", "--stack", stack(write_stack, name="my stack"))
     assert code == 2 and "the Pulumi CLI refuses" in err
 
 
 def test_nan_in_cluster_json_is_invalid(tmp_path, capsys):
     path = tmp_path / "clusters.json"
     path.write_text('{"cluster_name": "c", "spark_version": "17.3.x-scala2.13", "autotermination_minutes": NaN}')
-    code, _, err = run(capsys, "check", "--cluster-json", str(path))
+    code, _, err = run_cli(capsys, "check", "--cluster-json", str(path))
     assert code == 2 and "NaN is not a number JSON allows" in err
 
 
@@ -177,42 +171,42 @@ def test_an_alias_bomb_is_refused(write_stack, capsys):
     for i in range(8):
         prev, cur = chr(97 + i), chr(98 + i)
         lines.append(f"    {cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
-    code, _, err = run(capsys, "check", "--stack", str(write_stack(text="\n".join(lines) + "\n")))
+    code, _, err = run_cli(capsys, "check", "--stack", str(write_stack(text="\n".join(lines) + "\n")))
     assert code == 2 and "expand it beyond" in err
 
 
 def test_deep_json_and_symlink_loops_and_non_files(tmp_path, capsys):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000)
-    assert run(capsys, "check", "--cluster-json", str(deep))[0] == 2
+    assert run_cli(capsys, "check", "--cluster-json", str(deep))[0] == 2
     loop = tmp_path / "Pulumi.loop.yaml"
     loop.symlink_to(loop)
-    code, _, err = run(capsys, "check", "--stack", str(loop))
+    code, _, err = run_cli(capsys, "check", "--stack", str(loop))
     assert code == 2 and "symbolic link loop" in err
-    code, _, err = run(capsys, "check", "--stack", str(tmp_path))
+    code, _, err = run_cli(capsys, "check", "--stack", str(tmp_path))
     assert code == 2 and "is a directory" in err
     fifo = tmp_path / "Pulumi.fifo.yaml"
     os.mkfifo(fifo)
-    code, _, err = run(capsys, "check", "--stack", str(fifo))
+    code, _, err = run_cli(capsys, "check", "--stack", str(fifo))
     assert code == 2 and "is a FIFO" in err
 
 
 def test_duplicate_keys_in_json_are_refused(tmp_path, capsys):
     cluster = tmp_path / "c.json"
     cluster.write_text('{"clusters": [{"cluster_name": "a", "num_workers": 2, "num_workers": 0}]}')
-    code, _, err = run(capsys, "check", "--cluster-json", str(cluster))
+    code, _, err = run_cli(capsys, "check", "--cluster-json", str(cluster))
     assert code == 2 and "'num_workers' is given twice" in err and "Fix:" in err
 
 
 def test_a_device_given_as_stack_is_named_as_such(capsys):
-    code, _, err = run(capsys, "check", "--stack", "/dev/zero")
+    code, _, err = run_cli(capsys, "check", "--stack", "/dev/zero")
     assert code == 2 and "is a device, not a file" in err and "not found" not in err
 
 
 def test_a_plan_with_a_wrong_cloud_or_cost_is_invalid_input(tmp_path, capsys):
     bad = tmp_path / "plan.json"
     bad.write_text(json.dumps({"cloud": "mars", "cost": 5}))
-    code, _, err = run(capsys, "cost", "--stack", "dev", "--against", str(bad))
+    code, _, err = run_cli(capsys, "cost", "--stack", "dev", "--against", str(bad))
     assert code == 2 and str(bad) in err and "cloud" in err and "cost" in err and "unexpected" not in err
 
 
@@ -221,22 +215,22 @@ def test_quoted_input_is_cut_to_a_readable_length(tmp_path, capsys):
     cluster.write_text(_CLUSTER_TEXT)
     listing = tmp_path / "policies.json"
     listing.write_text(json.dumps({"policies": [{"name": "gpu", "definition": "y" * 2000}]}))
-    code, _, err = run(capsys, "check", "--cluster-json", str(cluster), "--cluster-policy", str(listing))
+    code, _, err = run_cli(capsys, "check", "--cluster-json", str(cluster), "--cluster-policy", str(listing))
     assert code == 2 and "List policies" in err and "'gpu'" in err and max(map(len, err.splitlines())) < 300
     element = tmp_path / "element.json"
     element.write_text(json.dumps({"spark_version": {"type": "y" * 2000}}))
-    code, _, err = run(capsys, "check", "--cluster-json", str(cluster), "--cluster-policy", str(element))
+    code, _, err = run_cli(capsys, "check", "--cluster-json", str(cluster), "--cluster-policy", str(element))
     assert code == 2 and "unknown type" in err and max(map(len, err.splitlines())) < 300
 
 
 def test_huge_prices_are_refused_and_tiny_ones_are_numbers(write_stack, tmp_path, capsys):
     huge = tmp_path / "huge.yaml"
     huge.write_text("node_types:\n  g5.xlarge: {usd_per_hour_on_demand: 1.0e+308}\n")
-    code, _, err = run(capsys, "cost", "--stack", "dev", "--prices", str(huge), "--format", "json")
+    code, _, err = run_cli(capsys, "cost", "--stack", "dev", "--prices", str(huge), "--format", "json")
     assert code == 2 and "not a finite number" in err
     tiny = tmp_path / "tiny.yaml"
     tiny.write_text("node_types:\n  g5.xlarge: {usd_per_hour_on_demand: 1e-300}\n")
-    assert run(capsys, "cost", "--stack", "dev", "--prices", str(tiny), "--format", "json")[0] == 0
+    assert run_cli(capsys, "cost", "--stack", "dev", "--prices", str(tiny), "--format", "json")[0] == 0
 
 
 # --- interrupted runs ----------------------------------------------------------------------------------------------
@@ -417,7 +411,7 @@ def test_brackets_and_controls_in_a_stack_are_shown_as_written_and_alike_in_prev
     stack = _hostile_stack(tmp_path, value)
     tables = {}
     for command in ("preview", "cost", "check"):
-        code, out, err = run(capsys, command, "--stack", str(stack))
+        code, out, err = run_cli(capsys, command, "--stack", str(stack))
         assert code == 0 and "Traceback" not in err and "unexpected" not in err, err
         assert not any(c in out for c in _RAW), out
         tables[command] = out[out.index("Policy violations"):] if command != "cost" else ""
@@ -435,7 +429,7 @@ def test_controls_in_a_cluster_name_are_escaped_in_every_format(tmp_path, capsys
     clusters.write_text(json.dumps({"clusters": [{"cluster_name": name, "spark_version": "17.3.x-scala2.13",
                                                   "node_type_id": "g5.xlarge", "num_workers": 2}]}))
     for fmt in ("table", "github", "junit", "sarif", "json"):  # the formats an audit takes
-        code, out, err = run(capsys, "check", "--cluster-json", str(clusters), "--format", fmt)
+        code, out, err = run_cli(capsys, "check", "--cluster-json", str(clusters), "--format", fmt)
         assert code in (0, 1) and "Traceback" not in err, (fmt, err)
         if fmt in ("sarif", "json"):  # JSON escapes them itself, and keeps the value exact
             assert "\\u001b" in out and "\x1b" not in out
@@ -493,7 +487,7 @@ def _endpoint(**over):
     ({"dbx-ai-infra:tags": {"workload": "w", "cost_center": "c\x1b[2J"}}, "control character \\x1b"),
 ])
 def test_values_past_databricks_limits_are_invalid_input(write_stack, capsys, change, fragment):
-    code, _, err = run(capsys, "preview", "--stack", str(write_stack({**BASE_CONFIG, **change})))
+    code, _, err = run_cli(capsys, "preview", "--stack", str(write_stack({**BASE_CONFIG, **change})))
     assert code == 2 and fragment in err and "Fix:" in err, err
     assert "\x1b" not in err and "\x00" not in err
 
@@ -508,24 +502,24 @@ def test_numbers_python_will_not_read_are_named_not_leaked(tmp_path, capsys, tex
     """`first_on_demand: 1e400` was read as infinity, hence absent; 5,000 digits leaked Python's limit text."""
     path = tmp_path / "c.json"
     path.write_text(text)
-    code, _, err = run(capsys, "check", "--cluster-json", str(path))
+    code, _, err = run_cli(capsys, "check", "--cluster-json", str(path))
     assert code == 2 and fragment in err and "set_int_max_str_digits" not in err, err
 
 
 def test_a_stack_number_of_5000_digits_is_invalid_input(write_stack, capsys):
     text = write_stack(BASE_CONFIG).read_text().replace("num_workers: 2", "num_workers: " + "9" * 5000, 1)
-    code, _, err = run(capsys, "preview", "--stack", str(write_stack(text=text)))
+    code, _, err = run_cli(capsys, "preview", "--stack", str(write_stack(text=text)))
     assert code == 2 and "more than 4,300 digits" in err and "set_int_max_str_digits" not in err
 
 
 def test_a_plan_with_an_absurd_number_given_to_against_is_invalid_input(tmp_path, capsys):
     """-1e308 in a saved plan was "unexpected InvalidOperation" (the decimal arithmetic of costs)."""
-    code, out, _ = run(capsys, "preview", "--stack", "dev", "--json")
+    code, out, _ = run_cli(capsys, "preview", "--stack", "dev", "--json")
     plan = json.loads(out)
     plan["cost"]["total"]["monthly"]["expected"] = -1e308
     base = tmp_path / "base.json"
     base.write_text(json.dumps(plan))
-    code, _, err = run(capsys, "cost", "--stack", "dev", "--against", str(base))
+    code, _, err = run_cli(capsys, "cost", "--stack", "dev", "--against", str(base))
     assert code == 2 and "cost.total.monthly.expected" in err and "unexpected" not in err
 
 
@@ -538,7 +532,7 @@ def test_a_plan_with_an_absurd_number_given_to_against_is_invalid_input(tmp_path
 def test_advise_thresholds_out_of_order_or_range_are_refused(tmp_path, capsys, advise, fragment):
     config = tmp_path / "pc.json"
     config.write_text(json.dumps({"advise": advise}))
-    code, _, err = run(capsys, "check", "--stack", "dev", "--policy-config", str(config))
+    code, _, err = run_cli(capsys, "check", "--stack", "dev", "--policy-config", str(config))
     assert code == 2 and fragment in err, err
 
 
@@ -548,10 +542,10 @@ def test_an_out_inside_a_directory_the_run_reads_is_refused(tmp_path, capsys):
     exports.mkdir()
     (exports / "clusters.json").write_text(json.dumps({"clusters": []}))
     for out in (exports / "report.json", exports / "sub" / ".." / "r.json"):
-        code, _, err = run(capsys, "check", "--cluster-json", str(exports), "--json", "--out", str(out))
+        code, _, err = run_cli(capsys, "check", "--cluster-json", str(exports), "--json", "--out", str(out))
         assert code == 2 and "a directory this run reads" in err
     assert sorted(p.name for p in exports.iterdir()) == ["clusters.json"]
-    code, _, _ = run(capsys, "check", "--cluster-json", str(exports), "--json", "--out", str(tmp_path / "r.json"))
+    code, _, _ = run_cli(capsys, "check", "--cluster-json", str(exports), "--json", "--out", str(tmp_path / "r.json"))
     assert code == 0 and (tmp_path / "r.json").exists()
 
 
@@ -561,5 +555,5 @@ def test_bidirectional_overrides_in_a_name_are_shown_escaped(tmp_path, capsys):
     path.write_text(json.dumps({"clusters": [{"cluster_name": "gpu\u202etxt.exe", "num_workers": 1,
                                               "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge"}]}))
     for fmt in ("table", "github", "junit"):
-        code, out, err = run(capsys, "check", "--cluster-json", str(path), "--format", fmt)
+        code, out, err = run_cli(capsys, "check", "--cluster-json", str(path), "--format", fmt)
         assert "\u202e" not in out + err and "gpu\\u202etxt.exe" in out, fmt

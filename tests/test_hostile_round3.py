@@ -7,15 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from dbx_ai_infra.cli.cli import main
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 # --- 3. two outputs, one path ----------------------------------------------------------------------------------------
 
@@ -25,7 +19,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 ])
 def test_two_outputs_on_one_path_are_refused_before_any_work(capsys, tmp_path: Path, argv):
     (tmp_path / "usage").mkdir()
-    code, out, err = run(capsys, *(a.format(tmp=tmp_path) for a in argv))
+    code, out, err = run_cli(capsys, *(a.format(tmp=tmp_path) for a in argv))
     assert code == 2 and "name the same path" in err and "Fix: give each its own path" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["usage"]  # nothing written
 
@@ -68,7 +62,7 @@ def _copy_with(exports: Path, tmp_path: Path, name: str, column: str, value: str
 def test_a_value_that_cannot_be_true_is_exit_2_naming_file_row_and_column(capsys, exports, tmp_path, name, column,
                                                                           value, must):
     usage = _copy_with(exports, tmp_path, name, column, value)
-    code, out, err = run(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
+    code, out, err = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
     assert code == 2 and out == "" and "Traceback" not in err
     assert f"{usage / name}.csv: data row 3, column {column}" in err and must in err
 
@@ -76,12 +70,12 @@ def test_a_value_that_cannot_be_true_is_exit_2_naming_file_row_and_column(capsys
 def test_duplicate_billing_rows_are_dropped_and_counted(capsys, exports, tmp_path):
     import shutil
 
-    clean = run(capsys, "advise", "--stack", "prod", "--usage", str(exports), "--json")[1]
+    clean = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(exports), "--json")[1]
     doubled = tmp_path / "usage"
     shutil.copytree(exports, doubled)
     lines = (exports / "usage.csv").read_text().splitlines(keepends=True)
     (doubled / "usage.csv").write_text("".join(lines + lines[1:]))  # every billing row twice
-    code, out, _ = run(capsys, "advise", "--stack", "prod", "--usage", str(doubled), "--json")
+    code, out, _ = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(doubled), "--json")
     doc, before = json.loads(out), json.loads(clean)
     assert code == 0 and f"{len(lines) - 1} exact duplicate row(s) of {doubled / 'usage.csv'} dropped" in \
         " ".join(doc["notes"])
@@ -96,11 +90,11 @@ def test_a_directory_base_of_another_stack_or_cloud_is_refused(capsys, tmp_path)
     plans.mkdir()
     assert main(["preview", "--stack", "prod", "--json", "--out", str(plans / "azure-prod.json")]) == 0
     capsys.readouterr()
-    code, out, err = run(capsys, "cost", "--stack", "azure-prod", "--stack", "dev", "--against", str(plans))
+    code, out, err = run_cli(capsys, "cost", "--stack", "azure-prod", "--stack", "dev", "--against", str(plans))
     assert code == 2 and "holds the plan of stack prod (aws), not of azure-prod (azure)" in err
     assert "Traceback" not in err
     # a base named on its own may be any stack (the diff says which)
-    assert run(capsys, "cost", "--stack", "azure-prod", "--against", str(plans / "azure-prod.json"))[0] == 0
+    assert run_cli(capsys, "cost", "--stack", "azure-prod", "--against", str(plans / "azure-prod.json"))[0] == 0
 
 
 # --- 7. numbers that are not finite -------------------------------------------------------------------------------------
@@ -113,7 +107,7 @@ def test_a_non_finite_number_in_a_stack_is_refused_at_the_input(write_stack, cap
 
     config = copy.deepcopy(BASE_CONFIG)
     text = __import__("yaml").safe_dump({"config": config}) + f"  dbx-ai-infra:budget:\n    monthly_expected_max: {value}\n"
-    code, out, err = run(capsys, "check", "--stack", str(write_stack(text=text)), "--json")
+    code, out, err = run_cli(capsys, "check", "--stack", str(write_stack(text=text)), "--json")
     assert code == 2 and "budget.monthly_expected_max" in err and "Traceback" not in err and out == ""
 
 
@@ -136,27 +130,27 @@ def _plan(tmp_path: Path, doc: object, raw: bytes | None = None) -> Path:
 def test_a_plan_that_changes_nothing_is_a_plan(capsys, tmp_path):
     path = _plan(tmp_path, {"format_version": "1.2", "terraform_version": "1.9.0",
                             "planned_values": {"root_module": {}}, "configuration": {"root_module": {}}})
-    code, _, err = run(capsys, "check", "--terraform-plan", str(path))
+    code, _, err = run_cli(capsys, "check", "--terraform-plan", str(path))
     assert code == 0, err
 
 
 def test_a_byte_order_mark_is_no_content(capsys, tmp_path):
     good = (Path(__file__).resolve().parent.parent / "examples" / "terraform" / "plan-good.json").read_bytes()
-    code, _, err = run(capsys, "check", "--terraform-plan", str(_plan(tmp_path, None, b"\xef\xbb\xbf" + good)))
+    code, _, err = run_cli(capsys, "check", "--terraform-plan", str(_plan(tmp_path, None, b"\xef\xbb\xbf" + good)))
     assert code == 0, err
 
 
 def test_a_change_without_its_change_object_is_named(capsys, tmp_path):
     path = _plan(tmp_path, {"format_version": "1.2", "terraform_version": "1.9.0", "resource_changes": [
         {"address": "databricks_cluster.x", "type": "databricks_cluster", "name": "x"}]})
-    code, _, err = run(capsys, "check", "--terraform-plan", str(path))
+    code, _, err = run_cli(capsys, "check", "--terraform-plan", str(path))
     assert code == 2 and "resource_changes[0] (databricks_cluster.x)" in err and "no change object" in err
 
 
 @pytest.mark.parametrize("version", ["0.1", "2.0"])
 def test_a_plan_format_this_does_not_read_is_named_by_its_version(capsys, tmp_path, version):
     path = _plan(tmp_path, {"format_version": version, "resource_changes": []})
-    code, _, err = run(capsys, "check", "--terraform-plan", str(path))
+    code, _, err = run_cli(capsys, "check", "--terraform-plan", str(path))
     assert code == 2 and f"format_version: is '{version}'" in err and "1.x" in err
 
 
@@ -173,7 +167,7 @@ def test_an_export_directory_that_cannot_be_written_is_exit_2(capsys, tmp_path, 
     else:
         (tmp_path / "file").write_text("x")
         out = str(tmp_path / "file" / "tf")
-    code, _, err = run(capsys, "export-terraform", "--stack", "dev", "--out", out)
+    code, _, err = run_cli(capsys, "export-terraform", "--stack", "dev", "--out", out)
     assert code == 2 and "--out" in err and "Fix:" in err and "unexpected" not in err
     assert not (tmp_path / "main.tf.json").exists() and not (tmp_path / "nowhere").exists()
 
@@ -182,10 +176,10 @@ def test_an_export_directory_that_cannot_be_written_is_exit_2(capsys, tmp_path, 
 
 def test_a_plant_the_stack_has_no_workload_for_is_exit_2_before_anything_is_written(capsys, tmp_path):
     out = tmp_path / "exports"
-    code, stdout, err = run(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--plant", "training-resized")
+    code, stdout, err = run_cli(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--plant", "training-resized")
     assert code == 2 and "training-resized plants on a training workload, and stack dev has none" in err
     assert stdout == "" and not out.exists()
-    code, stdout, _ = run(capsys, "sample-usage", "--stack", "prod", "--out", str(out), "--plant", "training-resized",
+    code, stdout, _ = run_cli(capsys, "sample-usage", "--stack", "prod", "--out", str(out), "--plant", "training-resized",
                           "--days", "1")
     assert code == 0 and json.loads(stdout)["planted"] == {"training-resized": "prod-training-run"}
 
@@ -193,7 +187,7 @@ def test_a_plant_the_stack_has_no_workload_for_is_exit_2_before_anything_is_writ
 # --- 13. small promises --------------------------------------------------------------------------------------------------
 
 def test_cost_takes_json_as_preview_and_check_do(capsys):
-    code, out, _ = run(capsys, "cost", "--stack", "dev", "--json")
+    code, out, _ = run_cli(capsys, "cost", "--stack", "dev", "--json")
     assert code == 0 and json.loads(out)["cost"]["total"]["complete"] is True
 
 
@@ -209,7 +203,7 @@ def test_the_example_team_rule_flags_a_pool_backed_gpu_cluster(capsys):
 
     examples = Path(__file__).resolve().parent.parent / "examples" / "rules"
     try:
-        code, out, _ = run(capsys, "check", "--stack", "prod", "--rules", str(examples), "--json")
+        code, out, _ = run_cli(capsys, "check", "--stack", "prod", "--rules", str(examples), "--json")
     finally:
         forget_team_rules()
     flagged = {v["resource_name"] for v in json.loads(out)["violations"] if v["policy"] == "acme-gpu-require-owner-tag"}
@@ -237,7 +231,7 @@ HEAD = ("config:\n  dbx-ai-infra:cloud: aws\n  dbx-ai-infra:gpu_family: a10g\n  
      "known key (it holds characters that are not ASCII", "dev.\u0430utotermination"),
 ])
 def test_a_message_names_the_field_the_place_and_a_real_fix(write_stack, capsys, tail, said, not_said):
-    code, _, err = run(capsys, "check", "--stack", str(write_stack(text=HEAD + tail)))
+    code, _, err = run_cli(capsys, "check", "--stack", str(write_stack(text=HEAD + tail)))
     assert code == 2 and said in err and not_said not in err and "Traceback" not in err, err
 
 
@@ -251,7 +245,7 @@ def test_a_message_names_the_field_the_place_and_a_real_fix(write_stack, capsys,
 def test_a_value_that_cannot_be_read_names_the_guilty_file_line_and_column(capsys, exports, tmp_path, name, column,
                                                                            value, said):
     usage = _copy_with(exports, tmp_path, name, column, value)
-    code, _, err = run(capsys, "advise", "--stack", "prod", "--usage", str(usage))
+    code, _, err = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(usage))
     assert code == 2 and f"{usage / name}.csv: {said}" in err, err
     assert "clusters.csv" not in err and "SELECT" not in err and "strict mode" not in err and "Traceback" not in err
 
@@ -272,8 +266,8 @@ def test_epoch_milliseconds_are_read_in_the_gpu_timeline_too(capsys, exports, tm
             row[i] = str(int(datetime.fromisoformat(row[i].replace("+00", "+00:00")).timestamp() * 1000))
     with (usage / "gpu_timeline.csv").open("w", newline="") as handle:
         csv.writer(handle).writerows(rows)
-    as_iso = json.loads(run(capsys, "advise", "--stack", "prod", "--usage", str(exports), "--json")[1])
-    code, out, _ = run(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
+    as_iso = json.loads(run_cli(capsys, "advise", "--stack", "prod", "--usage", str(exports), "--json")[1])
+    code, out, _ = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
     assert code == 0 and json.loads(out)["findings"] == as_iso["findings"]
 
 
@@ -290,5 +284,5 @@ def test_a_file_that_cannot_be_read_at_all_is_exit_2_naming_it(capsys, exports, 
         (usage / "gpu_timeline.csv").unlink()
         guilty = usage / "gpu_timeline.parquet"
         guilty.write_bytes(b"PAR1" + bytes(range(256)) * 10 + b"PAR1")
-    code, _, err = run(capsys, "advise", "--stack", "prod", "--usage", str(usage))
+    code, _, err = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(usage))
     assert code == 2 and f"{guilty}:" in err and "cannot be read" in err and "unexpected" not in err

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_TF = REPO / "examples" / "terraform" / "code"
@@ -192,14 +193,6 @@ def _live_workers(tmp_path: Path) -> list[str]:
 
 # --- 2. a budget's increase limits against an empty base ---------------------------------------------------------------
 
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    from dbx_ai_infra.cli.cli import main
-
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize("limit", [{"increase_max": 10}, {"increase_max_percent": 5}])
 def test_a_new_stack_against_a_directory_of_base_plans_is_judged_as_all_increase(write_stack, capsys, tmp_path,
                                                                                   limit):
@@ -214,7 +207,7 @@ def test_a_new_stack_against_a_directory_of_base_plans_is_judged_as_all_increase
     stack = write_stack(config, name="fresh")
     bases = tmp_path / "bases"
     bases.mkdir()
-    code, out, err = _run(capsys, "cost", "--stack", str(stack), "--against", str(bases), "--json")
+    code, out, err = run_cli(capsys, "cost", "--stack", str(stack), "--against", str(bases), "--json")
     assert code == 1, err
     (finding,) = [v for v in json.loads(out)["violations"] if v["policy"] == "databricks-stack-budget"]
     assert "($0.00 -> $" in finding["message"] and "fresh-inference-cluster" in finding["message"]
@@ -222,8 +215,8 @@ def test_a_new_stack_against_a_directory_of_base_plans_is_judged_as_all_increase
     assert json.loads(out)["diff"] is None  # the report still shows a new stack
     # held: a stack with its base plan there is compared with it, and within its limit passes
     config["dbx-ai-infra:budget"] = {"increase_max": 10}
-    assert _run(capsys, "preview", "--stack", str(stack), "--json", "--out", str(bases / "fresh.json"))[0] in (0, 1)
-    assert _run(capsys, "cost", "--stack", str(write_stack(config, name="fresh")), "--against", str(bases))[0] == 0
+    assert run_cli(capsys, "preview", "--stack", str(stack), "--json", "--out", str(bases / "fresh.json"))[0] in (0, 1)
+    assert run_cli(capsys, "cost", "--stack", str(write_stack(config, name="fresh")), "--against", str(bases))[0] == 0
 
 
 # --- 3. strings where numbers belong --------------------------------------------------------------------------------
@@ -257,7 +250,7 @@ def test_a_string_where_a_number_belongs_in_a_stack_is_refused_in_every_kind(wri
     for part in inner:
         target = target.setdefault(part, {})
     target[field] = value
-    code, out, err = _run(capsys, "cost", "--stack", str(write_stack(config, name="strings")), "--json")
+    code, out, err = run_cli(capsys, "cost", "--stack", str(write_stack(config, name="strings")), "--json")
     assert code == 2 and out == "" and "Traceback" not in err
     for name in ("extra.training", "serve.inference", "nb.dev"):
         err = err.replace(f".{name}.", f".{name.split('.')[0]}.")
@@ -286,14 +279,14 @@ def test_a_word_where_terraform_takes_a_number_is_exit_2_and_a_quoted_number_is_
     module = tmp_path / "tf"
     module.mkdir()
     (module / "main.tf").write_text(text.format(v='"many"'))
-    code, out, err = _run(capsys, "cost", "--terraform", str(module), "--json")
+    code, out, err = run_cli(capsys, "cost", "--terraform", str(module), "--json")
     assert code == 2 and out == "" and where in err and "'many', where a number belongs" in err, err
     assert "Fix: write a number" in err
     (module / "main.tf").write_text(text.format(v='"3"'))  # terraform converts a quoted number
-    code, quoted, err = _run(capsys, "cost", "--terraform", str(module), "--json")
+    code, quoted, err = run_cli(capsys, "cost", "--terraform", str(module), "--json")
     (module / "main.tf").write_text(text.format(v="3"))
     assert code == 0, err
-    assert json.loads(quoted)["cost"]["total"] == json.loads(_run(capsys, "cost", "--terraform", str(module),
+    assert json.loads(quoted)["cost"]["total"] == json.loads(run_cli(capsys, "cost", "--terraform", str(module),
                                                                    "--json")[1])["cost"]["total"]
 
 
@@ -302,7 +295,7 @@ def test_a_word_where_the_clusters_api_has_a_number_is_exit_2(capsys, tmp_path):
     export.write_text(json.dumps({"clusters": [{"cluster_name": "gpu", "node_type_id": "g5.xlarge",
                                                 "autoscale": {"min_workers": "many", "max_workers": 4},
                                                 "spark_version": "15.4.x-gpu-ml-scala2.12"}]}))
-    code, out, err = _run(capsys, "check", "--cluster-json", str(export), "--json")
+    code, out, err = run_cli(capsys, "check", "--cluster-json", str(export), "--json")
     assert code == 2 and out == "" and f"{export}: clusters[0].autoscale.min_workers: is 'many'" in err
 
 
@@ -321,7 +314,7 @@ def test_one_cluster_in_two_export_files_is_counted_once_with_a_note(capsys, tmp
     folder = tmp_path / "export"
     _export(folder, "a.json")
     _export(folder, "b.json")
-    code, out, err = _run(capsys, "check", "--cluster-json", str(folder), "--json")
+    code, out, err = run_cli(capsys, "check", "--cluster-json", str(folder), "--json")
     assert code == 0 and json.loads(out)["checked"]["clusters"] == 1 and json.loads(out)["checked"]["gpu_clusters"] == 1
     assert "1 object(s) listed twice in the export, read once: cluster_id 0101-abc" in err
     assert str(folder / "a.json") in err and str(folder / "b.json") in err
@@ -331,7 +324,7 @@ def test_one_cluster_id_with_two_different_records_is_exit_2_naming_both(capsys,
     folder = tmp_path / "export"
     _export(folder, "a.json")
     _export(folder, "b.json", workers=8)
-    code, out, err = _run(capsys, "check", "--cluster-json", str(folder), "--json")
+    code, out, err = run_cli(capsys, "check", "--cluster-json", str(folder), "--json")
     assert code == 2 and out == "" and f"{folder / 'b.json'}: clusters[0]: lists cluster_id 0101-abc again" in err
     assert str(folder / "a.json") in err and "Fix:" in err
 
@@ -348,7 +341,7 @@ def test_a_repeat_inside_one_streamed_file_is_compared_with_the_first_record_whe
     again = dict(reversed(list(cluster("0101-b", 3).items())))
     export = tmp_path / "clusters.json"
     export.write_text(json.dumps({"clusters": first}) + "\n" + json.dumps({"clusters": [again]}, indent=3))
-    code, out, err = _run(capsys, "check", "--cluster-json", str(export), "--json")
+    code, out, err = run_cli(capsys, "check", "--cluster-json", str(export), "--json")
     assert code == 0 and json.loads(out)["checked"]["clusters"] == 3
     assert "1 object(s) listed twice in the export, read once: cluster_id 0101-b" in err
     # the streamed reading itself (a refusal there would fall back to reading the file whole, which agrees)
@@ -359,7 +352,7 @@ def test_a_repeat_inside_one_streamed_file_is_compared_with_the_first_record_whe
     once = _Once([stream])
     assert [once.new(item, (0, i)) for i, item in enumerate(stream)] == [True, True, True, False]
     export.write_text(json.dumps({"clusters": first}) + "\n" + json.dumps({"clusters": [cluster("0101-b", 9)]}))
-    code, out, err = _run(capsys, "check", "--cluster-json", str(export), "--json")
+    code, out, err = run_cli(capsys, "check", "--cluster-json", str(export), "--json")
     assert code == 2 and out == "" and "lists cluster_id 0101-b again, with other settings than" in err
 
 
@@ -370,7 +363,7 @@ def test_one_resource_declared_in_two_tf_files_is_refused_as_terraform_does(caps
     text = TF_STRINGS["cluster"][0].format(v="2")
     (module / "a.tf").write_text(text)
     (module / "b.tf").write_text(text)
-    code, out, err = _run(capsys, "cost", "--terraform", str(module), "--json")
+    code, out, err = run_cli(capsys, "cost", "--terraform", str(module), "--json")
     assert code == 2 and out == "" and "declared twice" in err
 
 
@@ -402,11 +395,11 @@ def test_sample_usage_interrupted_once_files_are_being_written_leaves_nothing(tm
 
 def test_sample_usage_writes_its_directory_in_one_move_and_leaves_nothing_beside_it(capsys, tmp_path):
     out = tmp_path / "exports"
-    code, _, _ = _run(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--days", "1")
+    code, _, _ = run_cli(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--days", "1")
     assert code == 0 and (out / "clusters.csv").is_file()
     assert [p.name for p in tmp_path.iterdir()] == ["exports"]  # no staging directory left beside it
     (out / "notes.txt").write_text("mine")  # held: an existing directory is refused, nothing in it touched
-    code, _, err = _run(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--days", "1")
+    code, _, err = run_cli(capsys, "sample-usage", "--stack", "dev", "--out", str(out), "--days", "1")
     assert code == 2 and "--out" in err and (out / "notes.txt").read_text() == "mine"
 
 
@@ -420,7 +413,7 @@ def test_a_report_in_the_terraform_directory_is_refused_only_where_terraform_rea
     module.mkdir()
     (module / "main.tf").write_text(TF_STRINGS["cluster"][0].format(v="2"))
     monkeypatch.chdir(module)
-    code, _, err = _run(capsys, "check", "--terraform", ".", "--format", "sarif", "--out", out)
+    code, _, err = run_cli(capsys, "check", "--terraform", ".", "--format", "sarif", "--out", out)
     if refused:
         assert code == 2 and "a directory this run reads" in err and not (module / out).exists()
     else:
@@ -430,8 +423,8 @@ def test_a_report_in_the_terraform_directory_is_refused_only_where_terraform_rea
 def test_a_report_in_an_export_directory_is_refused_only_as_json(capsys, tmp_path):
     folder = tmp_path / "export"
     _export(folder, "a.json")
-    assert _run(capsys, "check", "--cluster-json", str(folder), "--out", str(folder / "report.json"))[0] == 2
-    assert _run(capsys, "check", "--cluster-json", str(folder), "--format", "sarif", "--out",
+    assert run_cli(capsys, "check", "--cluster-json", str(folder), "--out", str(folder / "report.json"))[0] == 2
+    assert run_cli(capsys, "check", "--cluster-json", str(folder), "--format", "sarif", "--out",
                 str(folder / "report.sarif"))[0] == 0
 
 
@@ -443,11 +436,11 @@ def test_cost_terraform_names_the_module_and_the_base_as_given(capsys, tmp_path,
     (module / "main.tf").write_text(TF_STRINGS["cluster"][0].format(v="2"))
     (tmp_path / "base-checkout").mkdir()
     monkeypatch.chdir(module)
-    code, out, _ = _run(capsys, "cost", "--terraform", ".")
+    code, out, _ = run_cli(capsys, "cost", "--terraform", ".")
     assert code == 0 and out.startswith("Terraform module . (aws) - 1 resources") and "Stack  (" not in out
-    code, out, _ = _run(capsys, "cost", "--terraform", ".", "--against", "../base-checkout")
+    code, out, _ = run_cli(capsys, "cost", "--terraform", ".", "--against", "../base-checkout")
     assert "Cost change: base-checkout -> ." in out and "None" not in out
-    code, out, _ = _run(capsys, "cost", "--terraform", ".", "--json")
+    code, out, _ = run_cli(capsys, "cost", "--terraform", ".", "--json")
     assert json.loads(out)["stack"] == "."
 
 
@@ -459,12 +452,12 @@ def test_the_table_says_which_region_the_figures_are_of(capsys, tmp_path, region
     module.mkdir()
     (module / "main.tf").write_text(TF_STRINGS["cluster"][0].format(v="2").replace(
         "  autoscale", '  custom_tags = { workload_type = "inference" }\n  autoscale'))
-    code, out, err = _run(capsys, "cost", "--terraform", str(module), "--region", region)
+    code, out, err = run_cli(capsys, "cost", "--terraform", str(module), "--region", region)
     if region == "eu-wst-1":
         assert code == 2 and "eu-west-1" in err, err
         return
     assert "Prices: AWS ca-west-1 prices" in out.replace("\n", " "), out
-    doc = json.loads(_run(capsys, "cost", "--terraform", str(module), "--region", region, "--json")[1])
+    doc = json.loads(run_cli(capsys, "cost", "--terraform", str(module), "--region", region, "--json")[1])
     unpriced = [e for e in doc["cost"]["resources"].values() if e.get("unpriced")]
     assert unpriced and all("ca-west-1" in e["unpriced"] for e in unpriced)
 
@@ -494,7 +487,7 @@ def test_a_module_that_only_serves_is_priced_on_the_cloud_its_endpoints_say(caps
     module = tmp_path / "serving"
     module.mkdir()
     (module / "main.tf").write_text(SERVING_ONLY.format(workload=workload))
-    code, out, err = _run(capsys, "cost", "--terraform", str(module), "--json", *(["--region", region] if region
+    code, out, err = run_cli(capsys, "cost", "--terraform", str(module), "--json", *(["--region", region] if region
                                                                                   else []))
     assert code == 0, err
     doc = json.loads(out)
@@ -507,7 +500,7 @@ def test_a_serving_only_module_whose_cloud_cannot_be_known_says_what_it_priced(c
     module = tmp_path / "serving"
     module.mkdir()
     (module / "main.tf").write_text(SERVING_ONLY.format(workload="GPU_MEDIUM"))
-    code, out, err = _run(capsys, "cost", "--terraform", str(module), "--json")
+    code, out, err = run_cli(capsys, "cost", "--terraform", str(module), "--json")
     assert code == 0 and "names node types of no cloud" not in err
     assert any("AWS" in n for n in json.loads(out)["cost"]["notes"] if "cloud" in n)
 
@@ -538,7 +531,7 @@ def test_a_parquet_file_with_bytes_cut_from_its_middle_is_exit_2_naming_it(capsy
     data = guilty.read_bytes()
     at = int(len(data) * where)
     guilty.write_bytes(data[:at] + data[at + 100:])
-    code, out, err = _run(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
+    code, out, err = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
     assert code == 2 and out == "" and f"{guilty}: cannot be read: the file is damaged" in err, err
     assert "unexpected" not in err and "Traceback" not in err and "Fix: export gpu_timeline again" in err
 
@@ -573,7 +566,7 @@ def test_binary_garbage_after_good_rows_is_named_by_file_and_line_in_our_words(c
                                                                        for _ in range(3000))
     with (usage / "requests.csv").open("ab") as handle:
         handle.write(tail)
-    code, out, err = _run(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
+    code, out, err = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
     assert code == 2 and out == "" and f"{usage / 'requests.csv'}: line {rows + 1}" in err, err
     for engine_words in ("Possible fixes", "strict_mode", "state machine", "RFC 4180", "Original Line", "Traceback"):
         assert engine_words not in err
@@ -593,7 +586,7 @@ def _usage_stack(write_stack, usage: dict) -> Path:
 def test_a_serving_usage_key_under_a_workload_says_whose_it_is(write_stack, capsys):
     """The issue's case: the key, under a dev workload (`workloads:`), was "not a known key ... did you mean" itself,
     listed as allowed: the list was the stack's usage keys, not the workload's."""
-    code, _, err = _run(capsys, "cost", "--stack", str(_usage_stack(
+    code, _, err = run_cli(capsys, "cost", "--stack", str(_usage_stack(
         write_stack, {"nb": {"serving_active_hours_per_month": 10}})))
     assert code == 2 and "usage.nb.serving_active_hours_per_month" in err
     assert "belongs to Model Serving endpoints, not to a workload" in err
@@ -601,14 +594,14 @@ def test_a_serving_usage_key_under_a_workload_says_whose_it_is(write_stack, caps
 
 
 def test_a_usage_key_of_another_role_names_the_role(write_stack, capsys):
-    code, _, err = _run(capsys, "cost", "--stack", str(_usage_stack(write_stack,
+    code, _, err = run_cli(capsys, "cost", "--stack", str(_usage_stack(write_stack,
                                                                      {"dev": {"training_hours_per_month": 10}})))
     assert code == 2 and "usage.dev.training_hours_per_month does not apply to dev" in err
     assert "it is a training workload's" in err and "Fix: remove it, or move it under a training workload's" in err
 
 
 def test_a_misspelt_workload_usage_key_lists_the_workloads_keys(write_stack, capsys):
-    code, _, err = _run(capsys, "cost", "--stack", str(_usage_stack(write_stack,
+    code, _, err = run_cli(capsys, "cost", "--stack", str(_usage_stack(write_stack,
                                                                      {"nb": {"dev_hours_per_workday": 4}})))
     assert code == 2 and "did you mean 'dev_hours_per_working_day'" in err
     allowed = err.split("allowed keys here: ", 1)[1]

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli_json
 
-from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.pricing.serverless import serverless_data
 
 RULE = "databricks-serverless-require-usage-policy"
@@ -57,12 +57,6 @@ def _plan(policy: str | None) -> dict[str, Any]:
         change("databricks_model_serving_provisioned_throughput", "llm", _pt_after(policy))]}
 
 
-def _run(capsys, *argv: str) -> tuple[int, Any]:
-    code = main([*argv, "--json"])
-    out = capsys.readouterr().out
-    return code, json.loads(out) if out.strip() else {}
-
-
 def _findings(doc: Any, rule: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
 
@@ -82,12 +76,12 @@ def _findings(doc: Any, rule: str) -> list[dict[str, Any]]:
 def test_a_terraform_plans_serverless_job_and_endpoint_are_judged_and_priced(capsys, tmp_path: Path) -> None:
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(_plan(None)))
-    _, doc = _run(capsys, "check", "--terraform-plan", str(path))
+    _, doc = run_cli_json(capsys, "check", "--terraform-plan", str(path))
     named = {f.get("resource_name") or f.get("resource") for f in _findings(doc, RULE)}
     assert named == {"databricks_job.ft", "databricks_model_serving_provisioned_throughput.llm"}
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"serverless_gpu_dbu_per_gpu_hour": {"aws": {"GPU_8xH100": TEST_DBU}}}))
-    _, cost = _run(capsys, "cost", "--terraform-plan", str(path), "--prices", str(prices))
+    _, cost = run_cli_json(capsys, "cost", "--terraform-plan", str(path), "--prices", str(prices))
     entries = {e["name"]: e for stack in cost.get("stacks", [cost]) for e in stack["cost"]["resources"].values()}
     job = entries["databricks_job.ft"]
     assert job["compute_kind"] == "serverless_gpu" and job["gpus"] == 16
@@ -95,7 +89,7 @@ def test_a_terraform_plans_serverless_job_and_endpoint_are_judged_and_priced(cap
     pt = entries["databricks_model_serving_provisioned_throughput.llm"]
     assert pt["model_units"] == 10 and pt["monthly"]["expected"] is None and "per-model-unit" in pt["unpriced"]
     path.write_text(json.dumps(_plan("policy-1")))
-    _, doc = _run(capsys, "check", "--terraform-plan", str(path))
+    _, doc = run_cli_json(capsys, "check", "--terraform-plan", str(path))
     assert not _findings(doc, RULE)
 
 
@@ -138,7 +132,7 @@ resource "databricks_model_serving_provisioned_throughput" "llm" {
 
 def test_terraform_code_as_written_is_judged_the_same_way(capsys, tmp_path: Path) -> None:
     (tmp_path / "main.tf").write_text(HCL)
-    _, doc = _run(capsys, "check", "--terraform", str(tmp_path))
+    _, doc = run_cli_json(capsys, "check", "--terraform", str(tmp_path))
     named = {f.get("resource_name") or f.get("resource") for f in _findings(doc, RULE)}
     assert named == {"databricks_job.ft", "databricks_model_serving_provisioned_throughput.llm"}
     tags = _findings(doc, "databricks-resource-require-tags")
@@ -155,10 +149,10 @@ def test_a_workspace_exports_serverless_gpu_job_is_judged_and_priced(capsys, tmp
                                                  "parameters": ["--checkpoint-dir", "/Volumes/ml/ck/ck"]}}]}
     path = tmp_path / "jobs.json"
     path.write_text(json.dumps({"jobs": [{"job_id": 7, "settings": settings}]}))
-    _, doc = _run(capsys, "check", "--cluster-json", str(path))
+    _, doc = run_cli_json(capsys, "check", "--cluster-json", str(path))
     assert _findings(doc, RULE)
     assert not _findings(doc, "databricks-export-unrecognised-field")  # compute, environments: the SDK's own
     settings["budget_policy_id"] = "policy-1"
     path.write_text(json.dumps({"jobs": [{"job_id": 7, "settings": settings}]}))
-    _, doc = _run(capsys, "check", "--cluster-json", str(path))
+    _, doc = run_cli_json(capsys, "check", "--cluster-json", str(path))
     assert not _findings(doc, RULE)

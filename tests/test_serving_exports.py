@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli_json
 from test_workspace_live import workspace  # noqa: F401 - the fixture: a local server replaying the API
 
 from dbx_ai_infra.cli.cli import main
@@ -47,12 +48,6 @@ def pt_endpoint(name: str = "llm", **entity: Any) -> dict[str, Any]:
             "tags": TAGS, "ai_gateway": GATEWAY, "config": {"config_version": 1, "served_entities": [served]}}
 
 
-def run(capsys, *argv: str) -> tuple[int, Any]:
-    code = main([*argv, "--json"])
-    out = capsys.readouterr().out
-    return code, json.loads(out) if out.strip() else {}
-
-
 def findings(doc: Any, rule: str) -> list[dict[str, Any]]:
     return [v for v in doc.get("violations", []) if v["policy"] == rule]
 
@@ -75,7 +70,7 @@ def test_an_exports_endpoints_are_read_told_apart_and_judged(capsys, tmp_path: P
     bare = pt_endpoint("llm")
     bare.pop("ai_gateway")
     path = write(tmp_path, "endpoints.json", [prod_gpu, cpu, bare])
-    code, doc = run(capsys, "check", "--cluster-json", str(path))
+    code, doc = run_cli_json(capsys, "check", "--cluster-json", str(path))
     checked = doc["checked"]
     assert (checked["serving_endpoints"], checked["gpu_serving_endpoints"],
             checked["provisioned_throughput_serving_endpoints"]) == (3, 1, 1)
@@ -94,7 +89,7 @@ def test_an_exports_endpoints_are_read_told_apart_and_judged(capsys, tmp_path: P
 def test_an_exports_endpoints_are_priced_like_the_same_endpoint_in_a_terraform_plan(capsys, tmp_path: Path) -> None:
     """workload_size Small is concurrency 4-4 (ServedEntityOutput.workload_size); priced as a plan stating it."""
     path = write(tmp_path, "serving-endpoints.json", {"endpoints": [gpu_endpoint("chat"), pt_endpoint("llm")]})
-    code, cost = run(capsys, "cost", "--cluster-json", str(path))
+    code, cost = run_cli_json(capsys, "cost", "--cluster-json", str(path))
     assert code == 0
     got = entries(cost)
     capsys.readouterr()
@@ -108,7 +103,7 @@ def test_an_exports_endpoints_are_priced_like_the_same_endpoint_in_a_terraform_p
         {"address": "databricks_model_serving.chat", "mode": "managed", "type": "databricks_model_serving",
          "name": "chat", "change": {"actions": ["create"], "before": None, "after_unknown": {},
                                     "after": {"name": "chat", "config": [{"served_entities": [entity]}]}}}]}
-    _, same = run(capsys, "cost", "--terraform-plan", str(write(tmp_path, "plan.json", plan)))
+    _, same = run_cli_json(capsys, "cost", "--terraform-plan", str(write(tmp_path, "plan.json", plan)))
     assert chat["monthly"] == entries(same)["databricks_model_serving.chat"]["monthly"]
     llm = got["llm"]  # provisioned throughput: named unpriced (no public per-model-unit rate), never $0
     assert llm["compute_kind"] == "provisioned_throughput" and llm["model_units"] == 50
@@ -124,14 +119,14 @@ def test_a_list_response_holds_no_compute_so_its_endpoints_are_not_judged_and_un
                "config": {"served_entities": [{"name": "chat-3", "entity_name": "ml.models.chat",
                                                "entity_version": "3"}]}}
     path = write(tmp_path, "endpoints.json", {"endpoints": [summary]})
-    code, doc = run(capsys, "check", "--cluster-json", str(path))
+    code, doc = run_cli_json(capsys, "check", "--cluster-json", str(path))
     not_judged = findings(doc, "databricks-serving-disallow-scale-to-zero-in-production")
     assert [f["enforcement"] for f in not_judged] == ["not-judged"]
     assert "serving-endpoints get" in not_judged[0]["message"]
     assert code == 0
     assert main(["check", "--cluster-json", str(path), "--fail-on-unknown"]) == 1
     capsys.readouterr()
-    _, cost = run(capsys, "cost", "--cluster-json", str(path))
+    _, cost = run_cli_json(capsys, "cost", "--cluster-json", str(path))
     chat = entries(cost)["chat"]
     assert chat["monthly"]["expected"] is None and "not known" in chat["unpriced"]
 
@@ -149,11 +144,11 @@ def test_served_models_a_custom_size_and_a_tokens_per_second_band(capsys, tmp_pa
                        provisioned_model_units=None, min_provisioned_throughput=0, max_provisioned_throughput=9500)
     del band["config"]["served_entities"][0]["provisioned_model_units"]
     path = write(tmp_path, "endpoints.json", [legacy, custom, band])
-    _, doc = run(capsys, "check", "--cluster-json", str(path))
+    _, doc = run_cli_json(capsys, "check", "--cluster-json", str(path))
     assert doc["checked"]["gpu_serving_endpoints"] == 2
     assert doc["checked"]["provisioned_throughput_serving_endpoints"] == 1
     assert not findings(doc, "databricks-serving-provisioned-throughput-model-units")
-    _, cost = run(capsys, "cost", "--cluster-json", str(path))
+    _, cost = run_cli_json(capsys, "cost", "--cluster-json", str(path))
     got = entries(cost)
     assert got["legacy"]["node_type_id"] == "GPU_SMALL" and got["legacy"]["monthly"]["expected"] > 0
     assert got["custom"]["monthly"]["expected"] is None and "XLarge-custom" in got["custom"]["unpriced"]
@@ -174,7 +169,7 @@ def test_cost_cluster_json_refuses_against(capsys, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("doc", [{"endpoints": []}, {"endpoints": None, "next_page_token": None}])
 def test_an_empty_endpoints_page_is_an_empty_export(capsys, tmp_path: Path, doc: Any) -> None:
-    code, out = run(capsys, "check", "--cluster-json", str(write(tmp_path, "e.json", doc)))
+    code, out = run_cli_json(capsys, "check", "--cluster-json", str(write(tmp_path, "e.json", doc)))
     assert code == 0 and out["checked"]["serving_endpoints"] == 0
 
 
@@ -202,7 +197,7 @@ def test_a_live_read_gets_each_endpoint_whole_and_judges_it_like_an_export(works
         ("/api/2.0/serving-endpoints/hidden", 403, {}, {"error_code": "PERMISSION_DENIED", "message": "no CAN_VIEW"}),
     ]
     saved = tmp_path / "export"
-    code, doc = run(capsys, "check", "--workspace", "--save-export", str(saved))
+    code, doc = run_cli_json(capsys, "check", "--workspace", "--save-export", str(saved))
     assert code == 1
     checked = doc["checked"]
     assert (checked["serving_endpoints"], checked["gpu_serving_endpoints"],
@@ -212,12 +207,12 @@ def test_a_live_read_gets_each_endpoint_whole_and_judges_it_like_an_export(works
     assert scale == {"chat": "mandatory", "hidden": "not-judged"}
     # the saved export, read offline, gives the same verdicts, and is priced
     assert (saved / "serving-endpoints.json").is_file()
-    _, again = run(capsys, "check", "--cluster-json", str(saved))
+    _, again = run_cli_json(capsys, "check", "--cluster-json", str(saved))
     def key(v: dict[str, Any]) -> tuple[str, str]:
         return v["policy"], v["urn"]
 
     assert sorted(again["violations"], key=key) == sorted(doc["violations"], key=key)  # files are read in path order
-    _, cost = run(capsys, "cost", "--cluster-json", str(saved))
+    _, cost = run_cli_json(capsys, "cost", "--cluster-json", str(saved))
     got = entries(cost)
     assert got["chat"]["monthly"]["expected"] > 0 and got["hidden"]["monthly"]["expected"] is None
 

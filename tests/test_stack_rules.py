@@ -10,10 +10,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import config_for
+from conftest import config_for, run_cli
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
-from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.policies.pack import build_policies
 from dbx_ai_infra.policies.registry import RULES_BY_NAME, evaluate_resource, evaluate_stack, stack_rules
 from dbx_ai_infra.policies.rule import Rule, StackView
@@ -22,12 +21,6 @@ BUDGET = "databricks-stack-budget"
 REGISTERED = "databricks-serving-require-registered-model"
 ENDPOINT = {"entity": "ai.models.chat", "entity_version": "1", "model": {"params_billions": 7, "precision": "fp16"},
             "rate_limit_per_user_per_minute": 30}
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def stack(write_stack, name: str = "test", *, budget: float, registered: bool) -> str:
@@ -50,7 +43,7 @@ def policy_config(tmp_path, doc: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("command", ["preview", "check"])
 def test_preview_and_check_judge_every_stack_rule_failing_and_passing(write_stack, capsys, command):
-    code, out, _ = run(capsys, command, "--stack", stack(write_stack, budget=100, registered=False), "--json")
+    code, out, _ = run_cli(capsys, command, "--stack", stack(write_stack, budget=100, registered=False), "--json")
     found = stack_findings_of(json.loads(out))
     assert code == 1
     (over,) = found[BUDGET]
@@ -58,7 +51,7 @@ def test_preview_and_check_judge_every_stack_rule_failing_and_passing(write_stac
     assert "over budget.monthly_expected_max $100.00" in over["message"]
     (unregistered,) = found[REGISTERED]
     assert unregistered["resource_name"] == "test-serving-chat"  # on the endpoint its finding names
-    code, out, err = run(capsys, command, "--stack", stack(write_stack, "ok", budget=10 ** 6, registered=True),
+    code, out, err = run_cli(capsys, command, "--stack", stack(write_stack, "ok", budget=10 ** 6, registered=True),
                          "--json")
     assert code == 0 and stack_findings_of(json.loads(out)) == {BUDGET: [], REGISTERED: []}
     assert "ai.models.chat version 1 must be registered in catalog ai before" in err  # the rule's note
@@ -68,17 +61,17 @@ def test_preview_and_check_judge_every_stack_rule_failing_and_passing(write_stac
                                      {"all": "disabled"}])
 def test_the_policy_config_disables_stack_rules_as_it_does_resource_rules(write_stack, capsys, tmp_path, setting):
     bad = stack(write_stack, budget=100, registered=False)
-    code, out, err = run(capsys, "check", "--stack", bad, "--json", "--policy-config", policy_config(tmp_path, setting))
+    code, out, err = run_cli(capsys, "check", "--stack", bad, "--json", "--policy-config", policy_config(tmp_path, setting))
     assert code == 0 and stack_findings_of(json.loads(out)) == {BUDGET: [], REGISTERED: []}
     assert "must be registered" not in err
-    code, _, _ = run(capsys, "cost", "--stack", bad, "--policy-config", policy_config(tmp_path, setting))
+    code, _, _ = run_cli(capsys, "cost", "--stack", bad, "--policy-config", policy_config(tmp_path, setting))
     assert code == 0
 
 
 def test_an_advisory_stack_rule_is_reported_and_fails_nothing(write_stack, capsys, tmp_path):
     bad = stack(write_stack, budget=100, registered=False)
     config = policy_config(tmp_path, {BUDGET: "advisory", REGISTERED: "advisory"})
-    code, out, _ = run(capsys, "check", "--stack", bad, "--json", "--policy-config", config)
+    code, out, _ = run_cli(capsys, "check", "--stack", bad, "--json", "--policy-config", config)
     found = stack_findings_of(json.loads(out))
     assert code == 0 and [v["enforcement"] for v in found[BUDGET] + found[REGISTERED]] == ["advisory", "advisory"]
 
@@ -86,9 +79,9 @@ def test_an_advisory_stack_rule_is_reported_and_fails_nothing(write_stack, capsy
 def test_cost_fails_on_the_rules_about_cost_alone(write_stack, capsys):
     """``cost``'s exit gate is the stack rules that judge cost (the budget); the registered-model finding is in its
     report but is check's to fail on."""
-    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack, budget=100, registered=True), "--format", "json")
+    code, out, _ = run_cli(capsys, "cost", "--stack", stack(write_stack, budget=100, registered=True), "--format", "json")
     assert code == 1 and stack_findings_of(json.loads(out))[BUDGET]
-    code, out, _ = run(capsys, "cost", "--stack", stack(write_stack, "unreg", budget=10 ** 6, registered=False),
+    code, out, _ = run_cli(capsys, "cost", "--stack", stack(write_stack, "unreg", budget=10 ** 6, registered=False),
                        "--format", "json")
     found = stack_findings_of(json.loads(out))
     assert code == 0 and found[REGISTERED] and not found[BUDGET]

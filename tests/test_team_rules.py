@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
-from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.policies.registry import forget_team_rules
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,46 +25,40 @@ def built_in_rules_after():
     forget_team_rules()
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_the_example_rule_judges_a_stack_and_an_export_and_takes_a_level(tmp_path, capsys):
-    code, out, err = run(capsys, "check", "--stack", "dev", "--rules", str(EXAMPLE), "--json")
+    code, out, err = run_cli(capsys, "check", "--stack", "dev", "--rules", str(EXAMPLE), "--json")
     assert code == 0, err
     found = [v for v in json.loads(out)["violations"] if v["policy"] == NAME]
     assert found and all(v["enforcement"] == "advisory" for v in found)
     config = tmp_path / "pc.json"
     config.write_text(json.dumps({NAME: "mandatory"}))
-    assert run(capsys, "check", "--stack", "dev", "--rules", str(EXAMPLE), "--policy-config", str(config))[0] == 1
+    assert run_cli(capsys, "check", "--stack", "dev", "--rules", str(EXAMPLE), "--policy-config", str(config))[0] == 1
     export = tmp_path / "c.json"
     export.write_text(json.dumps({"clusters": [{"cluster_name": "gpu", "node_type_id": "g5.xlarge", "num_workers": 1,
                                                 "spark_version": "17.3.x-gpu-ml-scala2.13",
                                                 "custom_tags": {"owner": "ana"}},
                                                {"cluster_name": "gpu2", "node_type_id": "g5.xlarge", "num_workers": 1,
                                                 "spark_version": "17.3.x-gpu-ml-scala2.13"}]}))
-    code, out, _ = run(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--format", "sarif")
+    code, out, _ = run_cli(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--format", "sarif")
     results = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == NAME]
     assert [r["locations"][0]["logicalLocations"][0]["name"] for r in results] == ["gpu2"]
 
 
 def test_without_rules_the_team_rule_is_gone_again(capsys):
-    code, out, _ = run(capsys, "check", "--stack", "dev", "--json")
+    code, out, _ = run_cli(capsys, "check", "--stack", "dev", "--json")
     assert not [v for v in json.loads(out)["violations"] if v["policy"] == NAME]
 
 
 def test_a_module_that_does_not_load_or_defines_no_rule_is_invalid_input(tmp_path, capsys):
     (tmp_path / "broken.py").write_text("import nope_not_a_module\n")
-    code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
+    code, _, err = run_cli(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
     assert code == 2 and f"{tmp_path / 'broken.py'}: does not load: ModuleNotFoundError" in err
     (tmp_path / "broken.py").write_text("RULE = 42\n")
-    code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
+    code, _, err = run_cli(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
     assert code == 2 and "RULE: is missing or not a dbx_ai_infra.policies.rule.Rule" in err
     (tmp_path / "broken.py").write_text((EXAMPLE / "require_owner_tag.py").read_text().replace(
         NAME, "databricks-resource-require-tags"))
-    code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
+    code, _, err = run_cli(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
     assert code == 2 and "is a rule already" in err and "Traceback" not in err
 
 
@@ -75,7 +69,7 @@ def test_a_team_stack_rule_is_invalid_input(tmp_path, capsys):
         "from dbx_ai_infra.policies.rule import Rule\n"
         "RULE = Rule(name='team-stack', description='d', enforcement='mandatory', remediation='r', scope='stack',\n"
         "            stack_check=lambda stack, config: [])\n")
-    code, _, err = run(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
+    code, _, err = run_cli(capsys, "check", "--stack", "dev", "--rules", str(tmp_path))
     assert code == 2 and f"{tmp_path / 'stacky.py'}: RULE.scope: is 'stack'" in err and "Traceback" not in err
 
 
@@ -154,7 +148,7 @@ def test_os_exit_at_import_is_exit_2_naming_the_file(tmp_path):
 
 def test_a_rule_that_prints_never_corrupts_the_json_on_stdout(tmp_path, capsys):
     folder = _rules_dir(tmp_path, "print('loading')", "    print('judging', view.resource_type)\n    return []")
-    code, out, err = run(capsys, "check", "--stack", "dev", "--rules", str(folder), "--json")
+    code, out, err = run_cli(capsys, "check", "--stack", "dev", "--rules", str(folder), "--json")
     assert code == 0 and json.loads(out)["stack"] == "dev"  # stdout is the JSON alone
     assert "loading" in err and "judging" in err
 
@@ -183,17 +177,17 @@ def test_typed_thresholds_take_the_policy_config_and_rules_of_the_untyped_form_s
                                                 "custom_tags": {"owner": "ana"}}]}))
     config = tmp_path / "pc.json"
     config.write_text(json.dumps({NAME: {"enforcementLevel": "mandatory", "tag": "team"}}))
-    code, out, _ = run(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--policy-config",
+    code, out, _ = run_cli(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--policy-config",
                        str(config), "--json")
     assert code == 1 and any("'team' tag" in v["message"] for v in json.loads(out)["violations"])
     config.write_text(json.dumps({NAME: {"tag": ""}}))
-    code, _, err = run(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--policy-config",
+    code, _, err = run_cli(capsys, "check", "--cluster-json", str(export), "--rules", str(EXAMPLE), "--policy-config",
                        str(config))
     assert code == 2 and f"{NAME}.tag" in err and "at least 1 character" in err
     legacy = tmp_path / "legacy"
     legacy.mkdir()
     (legacy / "limit.py").write_text(LEGACY_RULE)
-    code, out, err = run(capsys, "check", "--cluster-json", str(export), "--rules", str(legacy), "--json")
+    code, out, err = run_cli(capsys, "check", "--cluster-json", str(export), "--rules", str(legacy), "--json")
     assert code == 1, err
     assert [v["message"] for v in json.loads(out)["violations"] if v["policy"] == "acme-legacy-limit"] == \
         ["over 3. Fix: lower it."]

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli_doc
 
-from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.sources.hcl import read_terraform
 from dbx_ai_infra.sources.tfscope import Scope, expression
 from dbx_ai_infra.sources.tfvalues import Unknown
@@ -26,15 +26,8 @@ ROLE_RULES = {SPOT, "databricks-cluster-disallow-autoscaled-or-spot-training", "
               "databricks-training-require-checkpoint-location"}
 
 
-def run(capsys, *argv: str) -> tuple[int, Any, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return code, json.loads(out) if out.strip().startswith("{") else out, err
-
-
 def test_a_module_with_a_for_each_call_is_judged_per_instance_at_its_file_and_line(capsys) -> None:
-    code, doc, err = run(capsys, "check", "--terraform", str(MODULE), "--json")
+    code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(MODULE), "--json")
     assert code == 1, err
     spot = sorted({v["resource_name"] for v in doc["violations"] if v["policy"] == SPOT})
     # terraform.tfvars names two models and turns spot on: one all-spot GPU inference cluster per instance
@@ -44,7 +37,7 @@ def test_a_module_with_a_for_each_call_is_judged_per_instance_at_its_file_and_li
     assert not etl & ROLE_RULES and "databricks-resource-require-access-control" not in etl
     assert doc["checked"]["clusters"] == 3 and doc["checked"]["gpu_clusters"] == 2
 
-    code, sarif, _ = run(capsys, "check", "--terraform", str(MODULE), "--format", "sarif")
+    code, sarif, _ = run_cli_doc(capsys, "check", "--terraform", str(MODULE), "--format", "sarif")
     places = {(r["locations"][0]["logicalLocations"][0]["name"] if r["locations"][0].get("logicalLocations")
                else r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
                r["locations"][0]["physicalLocation"]["region"]["startLine"])
@@ -56,7 +49,7 @@ def test_a_module_with_a_for_each_call_is_judged_per_instance_at_its_file_and_li
 def test_a_var_file_wins_over_terraform_tfvars(capsys, tmp_path: Path) -> None:
     on_demand = tmp_path / "on-demand.tfvars"
     on_demand.write_text('spot_inference = false\n')
-    code, doc, err = run(capsys, "check", "--terraform", str(MODULE), "--var-file", str(on_demand), "--json")
+    code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(MODULE), "--var-file", str(on_demand), "--json")
     assert code == 0, doc
     assert not [v for v in doc["violations"] if v["policy"] == SPOT]
 
@@ -88,7 +81,7 @@ resource "aws_s3_bucket" "logs" {
   bucket = "logs"
 }
 ''')
-    code, doc, err = run(capsys, "check", "--terraform", str(code_dir), "--json")
+    code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(code_dir), "--json")
     assert code in (0, 1)
     assert [v["enforcement"] for v in doc["violations"] if v["resource_name"] == "databricks_cluster.odd"
             and v["policy"] == "databricks-cluster-require-runtime-key"] == ["not-judged"]  # unknown: not judged
@@ -98,12 +91,12 @@ resource "aws_s3_bucket" "logs" {
     assert doc["checked"]["clusters"] == 1
 
     (code_dir / "broken.tf").write_text('resource "databricks_cluster" "x" {\n  cluster_name = \n}\n')
-    code, out, err = run(capsys, "check", "--terraform", str(code_dir))
+    code, out, err = run_cli_doc(capsys, "check", "--terraform", str(code_dir))
     assert code == 2 and "broken.tf" in err and "is not HCL" in err
 
 
 def test_cost_prices_each_instance_and_diffs_two_versions_of_the_code(capsys, tmp_path: Path) -> None:
-    code, doc, err = run(capsys, "cost", "--terraform", str(MODULE), "--format", "json")
+    code, doc, err = run_cli_doc(capsys, "cost", "--terraform", str(MODULE), "--format", "json")
     assert code == 0, err
     names = sorted(e["name"] for e in doc["cost"]["resources"].values())
     assert names == ["databricks_cluster.etl", 'module.serving["chat"].databricks_cluster.this',
@@ -115,7 +108,7 @@ def test_cost_prices_each_instance_and_diffs_two_versions_of_the_code(capsys, tm
     shutil.copytree(MODULE, head)
     tfvars = head / "terraform.tfvars"
     tfvars.write_text(tfvars.read_text().replace("max = 8", "max = 12"))
-    code, doc, err = run(capsys, "cost", "--terraform", str(head), "--against", str(MODULE), "--format", "json")
+    code, doc, err = run_cli_doc(capsys, "cost", "--terraform", str(head), "--against", str(MODULE), "--format", "json")
     assert code == 0, err
     changed = [r for r in doc["diff"]["rows"] if r["status"] != "unchanged"]
     assert [r["name"] for r in changed] == ['module.serving["chat"].databricks_cluster.this']
@@ -170,12 +163,12 @@ resource "databricks_cluster" "etl" {
   }
 }
 ''')
-    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, _ = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     secrets = [v for v in doc["violations"] if v["policy"] == "databricks-cluster-disallow-plaintext-secrets"]
     assert secrets == []
     (tmp_path / "main.tf").write_text((tmp_path / "main.tf").read_text().replace(
         '"{{secrets/${var.scope}/${data.azurerm_key_vault_secret.k.name}}}"', '"s3cr3t-value"'))
-    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, _ = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert code == 1 and [v["policy"] for v in doc["violations"]
                           if v["policy"] == "databricks-cluster-disallow-plaintext-secrets"]
 
@@ -231,7 +224,7 @@ def test_a_runtime_chosen_by_a_data_source_is_judged_by_its_arguments(arguments,
     (tmp_path / "main.tf").write_text(f'variable "gpu" {{}}\nvariable "lts" {{}}\n'
                                       f'data "databricks_spark_version" "pick" {{\n  {arguments}\n}}\n'
                                       + GPU_CLUSTER.format(runtime="data.databricks_spark_version.pick.id"))
-    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, _ = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     found = {(v["policy"], v["enforcement"]) for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)}
     assert found == expected
     assert all("data.databricks_spark_version.pick" in v["message"] for v in doc["violations"]
@@ -240,7 +233,7 @@ def test_a_runtime_chosen_by_a_data_source_is_judged_by_its_arguments(arguments,
 
 def test_a_runtime_known_only_after_apply_is_not_judged(capsys, tmp_path) -> None:
     (tmp_path / "main.tf").write_text(GPU_CLUSTER.format(runtime="module.runtimes.gpu_lts"))
-    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, _ = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert not [v for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)
                 and v["enforcement"] != "not-judged"]
 
@@ -266,7 +259,7 @@ def test_a_plan_s_configuration_names_the_data_source_that_chooses_the_runtime(c
                                                               "data.databricks_spark_version.pick"]}}}]}}}
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
-    code, doc, _ = run(capsys, "check", "--terraform-plan", str(path), "--json")
+    code, doc, _ = run_cli_doc(capsys, "check", "--terraform-plan", str(path), "--json")
     found = {(v["policy"], v["enforcement"]) for v in doc["violations"] if v["policy"] in (RUNTIME_MATCH, SUPPORTED)}
     assert code == 1 and found == {(RUNTIME_MATCH, "mandatory"), (SUPPORTED, "advisory")}
 
@@ -295,15 +288,15 @@ resource "databricks_cluster" "serve" {{
 }}
 '''
     (tmp_path / "main.tf").write_text(cluster.format(arguments="min_gpus = 1\n  local_disk = true"))
-    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, _ = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert code == 1 and SPOT in {v["policy"] for v in doc["violations"]}
     assert doc["checked"]["gpu_clusters"] == 1
     (tmp_path / "main.tf").write_text(cluster.format(arguments="min_cores = 8"))
-    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, _ = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert doc["checked"]["gpu_clusters"] == 1  # its GPU ML runtime still says so
     (tmp_path / "main.tf").write_text(cluster.format(arguments="min_cores = 8").replace("17.3.x-gpu-ml-scala2.13",
                                                                                       "17.3.x-scala2.13"))
-    code, doc, _ = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, _ = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert doc["checked"]["gpu_clusters"] == 0
 
 
@@ -329,16 +322,16 @@ resource "databricks_token" "ci" {
 }
 ''')
     (tmp_path / "fleet.tf").write_text(fleet)
-    code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert code == 2 and "fleet.tf:2: databricks_cluster.fleet: expands to more than 10,000 instances" in err, err
     (tmp_path / "fleet.tf").unlink()
-    code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert "resources of other providers are not read: aws_s3_bucket" in err
     assert code == 1 and doc["checked"]["clusters"] == 0
     exceptions = tmp_path / "exceptions.yaml"
     exceptions.write_text("- rule: databricks-token-require-lifetime\n  resource: databricks_token.ci\n"
                           "  reason: rotated by the vault job\n")
-    code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--exceptions", str(exceptions), "--json")
+    code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--exceptions", str(exceptions), "--json")
     assert code == 0, doc
 
 
@@ -346,7 +339,7 @@ def test_a_base_with_no_terraform_code_yet_is_zero_and_everything_is_new(capsys,
     """A repository's first pull request: the base branch's checkout has no .tf yet."""
     empty = tmp_path / "base"
     empty.mkdir()
-    code, doc, err = run(capsys, "cost", "--terraform", str(MODULE), "--against", str(empty), "--format", "json")
+    code, doc, err = run_cli_doc(capsys, "cost", "--terraform", str(MODULE), "--against", str(empty), "--format", "json")
     assert code == 0, err
     assert {r["status"] for r in doc["diff"]["rows"] if r["status"] != "total"} == {"added"}
 

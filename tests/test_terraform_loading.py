@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli_doc
 
-from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.sources.hcl import read_terraform
 
 CLUSTER = '''resource "databricks_cluster" "{name}" {{
@@ -27,13 +27,6 @@ CLUSTER = '''resource "databricks_cluster" "{name}" {{
   custom_tags = {{ workload = "etl", cost_center = "data" }}
 }}
 '''
-
-
-def run(capsys, *argv: str) -> tuple[int, Any, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return code, json.loads(out) if out.strip().startswith("{") else out, err
 
 
 def clusters(path: Path, *var_files: str) -> dict[str, dict[str, Any]]:
@@ -67,7 +60,7 @@ def test_a_directory_with_only_tf_json_is_read_and_one_with_nothing_terraform_lo
     (only_json / "main.tf.json").write_text(json.dumps({"resource": [{"databricks_cluster": [{"gpu": {
         "cluster_name": "gpu", "spark_version": "17.3.x-gpu-ml-scala2.13", "node_type_id": "g5.xlarge",
         "num_workers": 2}}]}]}))
-    code, doc, err = run(capsys, "check", "--terraform", str(only_json), "--json")
+    code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(only_json), "--json")
     assert code in (0, 1) and doc["checked"]["clusters"] == 1, err
 
     nothing = tmp_path / "nothing"
@@ -75,7 +68,7 @@ def test_a_directory_with_only_tf_json_is_read_and_one_with_nothing_terraform_lo
     (nothing / ".main.tf").write_text(CLUSTER.format(name="hidden"))
     (nothing / "README.md").write_text("# not a module\n")
     for command in ("check", "cost"):
-        code, _, err = run(capsys, command, "--terraform", str(nothing))
+        code, _, err = run_cli_doc(capsys, command, "--terraform", str(nothing))
         assert code == 2 and "holds no file Terraform would load" in err and str(nothing) in err, err
 
 
@@ -158,7 +151,7 @@ resource "databricks_cluster" "c" {
     assert after["library"] == [{"jar": "only.jar"}] and "dynamic" not in after
 
     (tmp_path / "z_override.tf").write_text('resource "databricks_cluster" "other" {\n  num_workers = 1\n}\n')
-    code, _, err = run(capsys, "check", "--terraform", str(tmp_path))
+    code, _, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path))
     assert code == 2 and "z_override.tf" in err and "databricks_cluster.other" in err
     assert "Missing resource to override" in err
 
@@ -166,19 +159,19 @@ resource "databricks_cluster" "c" {
 def test_the_same_address_in_two_files_is_exit_2_naming_both(capsys, tmp_path: Path) -> None:
     (tmp_path / "a.tf").write_text(CLUSTER.format(name="etl"))
     (tmp_path / "b.tf").write_text("# the same cluster again\n\n" + CLUSTER.format(name="etl"))
-    code, _, err = run(capsys, "check", "--terraform", str(tmp_path))
+    code, _, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path))
     assert code == 2, err
     assert "databricks_cluster.etl" in err and f"{tmp_path / 'a.tf'}:1" in err and f"{tmp_path / 'b.tf'}:3" in err
     assert 'Duplicate resource "databricks_cluster" configuration' in err
     (tmp_path / "b.tf").write_text('module "m" {\n  source = "./m"\n}\nmodule "m" {\n  source = "./m"\n}\n')
-    code, _, err = run(capsys, "check", "--terraform", str(tmp_path))
+    code, _, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path))
     assert code == 2 and "module.m" in err and "Duplicate module call" in err
 
 
 def test_a_byte_order_mark_is_accepted(capsys, tmp_path: Path) -> None:
     (tmp_path / "main.tf").write_bytes(b"\xef\xbb\xbf" + CLUSTER.format(name="bom").encode())
     (tmp_path / "terraform.tfvars").write_bytes(b"\xef\xbb\xbfunused = 1\n")
-    code, doc, err = run(capsys, "check", "--terraform", str(tmp_path), "--json")
+    code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert code == 0 and doc["checked"]["clusters"] == 1, err
 
 
@@ -205,12 +198,12 @@ resource "databricks_cluster" "c" {
     json_file = tmp_path / "prod.json"
     json_file.write_text('{"d": "var-file-json"}')
     assert clusters(tmp_path, str(json_file))["databricks_cluster.c"]["cluster_name"].endswith("-var-file-json")
-    code, _, err = run(capsys, "check", "--terraform", str(tmp_path), "--var-file", str(json_file), "--json")
+    code, _, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--var-file", str(json_file), "--json")
     assert code in (0, 1), err  # read (the cluster's findings aside); it was exit 2 before
 
     hcl_as_json = tmp_path / "wrong.json"
     hcl_as_json.write_text('d = "x"\n')  # Terraform reads a .json var file as JSON: "Invalid JSON keyword"
-    code, _, err = run(capsys, "check", "--terraform", str(tmp_path), "--var-file", str(hcl_as_json))
+    code, _, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--var-file", str(hcl_as_json))
     assert code == 2 and "wrong.json" in err and "is not JSON" in err
 
 
@@ -219,7 +212,7 @@ def test_a_var_file_that_is_a_directory_is_exit_2(capsys, tmp_path: Path, monkey
     (tmp_path / "main.tf").write_text(CLUSTER.format(name="etl"))
     (tmp_path / "dir").mkdir()
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(capsys, "check", "--terraform", ".", "--var-file", as_given)
+    code, _, err = run_cli_doc(capsys, "check", "--terraform", ".", "--var-file", as_given)
     assert code == 2 and "is a directory" in err, err
 
 

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import BASE_CONFIG
+from conftest import BASE_CONFIG, run_cli
 
-from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.dbxtypes.vocabulary import WORKLOAD_TAG
 
 CLUSTER, JOB = "databricks:index/cluster:Cluster", "databricks:index/job:Job"
@@ -34,14 +33,8 @@ ESTATE: dict[str, Any] = {
 }
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def plan_json(capsys, path: Path) -> dict[str, Any]:
-    code, out, err = run(capsys, "preview", "--stack", str(path), "--json")
+    code, out, err = run_cli(capsys, "preview", "--stack", str(path), "--json")
     assert code == 0, err
     return json.loads(out)
 
@@ -77,7 +70,7 @@ def test_each_workload_gets_its_own_cluster_policy_tag_prices_and_sizing(write_s
     assert [z["workload"] for z in plan["sizing"]] == ["training", "inference", "dev", "chat", "embed", "ft-a"]
     assert sizing["embed"]["section"] == "inference" and sizing["embed"]["need_gb"] == 2.4
     assert sizing["chat"]["need_gb"] == 16.8
-    code, table, _ = run(capsys, "preview", "--stack", str(write_stack(ESTATE)))
+    code, table, _ = run_cli(capsys, "preview", "--stack", str(write_stack(ESTATE)))
     assert code == 0 and "embed (inference): 1B x 2 B x 1.2 = 2.4 GB" in table
 
 
@@ -150,7 +143,7 @@ def test_a_bad_or_colliding_name_is_exit_2_with_the_rule(write_stack, capsys, tm
     for key, value in sections.items():
         config.pop(f"dbx-ai-infra:{key}") if value is None else config.update({f"dbx-ai-infra:{key}": value})
     out = tmp_path / "plan.json"
-    code, _, err = run(capsys, "preview", "--stack", str(write_stack(config)), "--json", "--out", str(out))
+    code, _, err = run_cli(capsys, "preview", "--stack", str(write_stack(config)), "--json", "--out", str(out))
     assert code == 2 and rule in err and "dbx-ai-infra:workloads" in err and "Traceback" not in err
     assert not out.exists()
 
@@ -166,7 +159,7 @@ def test_a_bad_or_colliding_name_is_exit_2_with_the_rule(write_stack, capsys, tm
     ({"usage": {"ghost": {"inference_hours_per_month": 5}}}, "usage.ghost names no workload"),
 ])
 def test_a_key_that_names_no_workload_is_refused(write_stack, capsys, sections, rule):
-    code, _, err = run(capsys, "preview", "--stack", str(write_stack(with_(ESTATE, **sections))))
+    code, _, err = run_cli(capsys, "preview", "--stack", str(write_stack(with_(ESTATE, **sections))))
     assert code == 2 and rule in err, err
 
 
@@ -176,7 +169,7 @@ def test_a_cost_diff_has_a_row_per_changed_workload(write_stack, capsys, tmp_pat
     base = write_stack(ESTATE, name="base")
     changed = copy.deepcopy(ESTATE)
     changed["dbx-ai-infra:workloads"]["embed"]["max_workers"] = 6
-    code, out, err = run(capsys, "cost", "--stack", str(write_stack(changed, name="head")), "--against", str(base),
+    code, out, err = run_cli(capsys, "cost", "--stack", str(write_stack(changed, name="head")), "--against", str(base),
                          "--format", "json")
     assert code == 0, err
     rows = json.loads(out)["diff"]["rows"]
@@ -191,7 +184,7 @@ def test_a_finding_on_a_workload_points_at_its_workloads_entry(write_stack, caps
     config = copy.deepcopy(ESTATE)
     config["dbx-ai-infra:workloads"]["ft-a"]["gpu_family"] = "a10g"  # multi-node training without an interconnect
     path = write_stack(config)
-    code, out, _ = run(capsys, "check", "--stack", str(path), "--format", "github")
+    code, out, _ = run_cli(capsys, "check", "--stack", str(path), "--format", "github")
     lines = path.read_text().splitlines()
     start = next(i for i, line in enumerate(lines, 1) if line.strip() == "ft-a:")
     own = next(i for i, line in enumerate(lines, 1) if i > start and line.strip().startswith("gpu_family:"))
@@ -220,7 +213,7 @@ def test_the_job_compute_advice_pairs_each_cluster_with_its_own_job(write_stack,
 
 
 def _advise(capsys, stack: Path, usage: Path, out: Path, *extra: str) -> dict[str, Any]:
-    code, _, err = run(capsys, "advise", "--stack", str(stack), "--usage", str(usage), "--json", "--out", str(out),
+    code, _, err = run_cli(capsys, "advise", "--stack", str(stack), "--usage", str(usage), "--json", "--out", str(out),
                        *extra)
     assert code == 0, err
     return json.loads(out.read_text())
@@ -292,7 +285,7 @@ def test_an_advise_proposal_edits_the_workloads_entry_and_the_stack_accepts_it(w
         for part in key.removeprefix("dbx-ai-infra:").split(".")[1:]:
             node = node[part]
         assert node == value
-    code, _, err = run(capsys, "check", "--stack", str(nxt))
+    code, _, err = run_cli(capsys, "check", "--stack", str(nxt))
     assert code == 0, err
 
 
