@@ -6,7 +6,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, resize, resize_text
+from dbx_ai_infra.advise.edits import resize, resize_text
+from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num
 from dbx_ai_infra.advise.targets import Target
 
 

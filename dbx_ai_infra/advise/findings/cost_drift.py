@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-from dbx_ai_infra.advise.record import (
-    Context,
-    FindingSpec,
-    Outcome,
-    Plant,
-    Proposal,
-    Row,
-    num,
-    usage_edit,
-    usage_figure,
-    usage_key,
-)
+from dbx_ai_infra.advise.edits import usage_edit, usage_figure, usage_key
+from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num
 from dbx_ai_infra.advise.targets import Target
 from dbx_ai_infra.dbxtypes.money import money
 from dbx_ai_infra.dbxtypes.vocabulary import HOURS_PER_MONTH

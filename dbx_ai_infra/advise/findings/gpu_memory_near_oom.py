@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, workload_spec
+from dbx_ai_infra.advise.edits import workload_spec
+from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num
 from dbx_ai_infra.advise.targets import Target
 from dbx_ai_infra.gpucatalog import load_catalog
 

@@ -4,18 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dbx_ai_infra.advise.record import (
-    Context,
-    FindingSpec,
-    Outcome,
-    Plant,
-    Proposal,
-    Row,
-    at_least_one,
-    num,
-    resize,
-    workload_spec,
-)
+from dbx_ai_infra.advise.edits import at_least_one, resize, workload_spec
+from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num
 from dbx_ai_infra.advise.targets import Target
 
 

@@ -5,18 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from dbx_ai_infra.advise.record import (
-    Context,
-    FindingSpec,
-    Outcome,
-    Plant,
-    Proposal,
-    Row,
-    figure,
-    num,
-    resize,
-    workload_spec,
-)
+from dbx_ai_infra.advise.edits import resize, workload_spec
+from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, figure, num
 from dbx_ai_infra.advise.targets import Target
 from dbx_ai_infra.gpucatalog import load_catalog
 

@@ -5,17 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dbx_ai_infra.advise.record import (
-    Context,
-    FindingSpec,
-    Outcome,
-    Plant,
-    Proposal,
-    Row,
-    concurrency_step,
-    figure,
-    num,
-)
+from dbx_ai_infra.advise.edits import concurrency_step
+from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, figure, num
 from dbx_ai_infra.advise.targets import EndpointTarget
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, concurrency_step, num
+from dbx_ai_infra.advise.edits import concurrency_step
+from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num
 from dbx_ai_infra.advise.targets import EndpointTarget
 from dbx_ai_infra.dbxtypes.vocabulary import MAX_CONCURRENCY_PER_MODEL
 

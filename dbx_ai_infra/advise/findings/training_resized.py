@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num, resize
+from dbx_ai_infra.advise.edits import resize
+from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num
 from dbx_ai_infra.advise.targets import Target
 
 
