@@ -127,6 +127,9 @@ def test_a_stack_rule_judges_no_resource_and_a_resource_rule_no_stack(plan_of):
     assert {v.policy for v in violations} <= names
     with pytest.raises(ValueError, match="has a stack_check"):
         Rule(name="x", description="d", enforcement="mandatory", remediation="r", scope="stack")
+    with pytest.raises(ValueError, match="has a check"):  # a resource rule still needs its check
+        Rule(name="x", description="d", enforcement="mandatory", remediation="r",
+             resource_types=("databricks:index/cluster:Cluster",))
     with pytest.raises(ValueError, match="judges no resource"):
         Rule(name="x", description="d", enforcement="mandatory", remediation="r", scope="stack",
              resource_types=("databricks:index/cluster:Cluster",), stack_check=lambda stack, config: [])

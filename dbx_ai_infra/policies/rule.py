@@ -172,10 +172,9 @@ class Rule:
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):
             raise ValueError(f"rule {self.name}: enforcement must be mandatory or advisory, got {self.enforcement!r}")
-        if (self.scope == "stack") != (self.stack_check is not None):
-            raise ValueError(f"rule {self.name}: a stack rule (scope stack) has a stack_check, and only a stack rule")
-        if self.scope in ("stack", "stacks") and self.resource_types:
-            raise ValueError(f"rule {self.name}: a rule of scope {self.scope} judges no resource: no resource_types")
+        problem = next((message for wrong, message in _SCOPE_PROBLEMS if wrong(self)), None)
+        if problem is not None:
+            raise ValueError(f"rule {self.name}: {problem}")
         if self.settings is not None:
             defaults, schema = self.settings().model_dump(), threshold_schema(self.settings)
             # given again only as a copy of the rule (dataclasses.replace passes every field)
@@ -188,3 +187,14 @@ class Rule:
         if set(self.threshold_schema) - set(self.thresholds):
             unknown = sorted(set(self.threshold_schema) - set(self.thresholds))
             raise ValueError(f"rule {self.name}: schema for unknown thresholds {unknown}")
+
+
+#: What a rule's kind (`Rule.scope`) asks of its other fields: (the rule is wrong, what it must do).
+_SCOPE_PROBLEMS: tuple[tuple[Callable[[Rule], bool], str], ...] = (
+    (lambda rule: (rule.scope == "stack") != (rule.stack_check is not None),
+     "a stack rule (scope stack) has a stack_check, and only a stack rule"),
+    (lambda rule: rule.scope in ("stack", "stacks") and bool(rule.resource_types),
+     "a rule of scope stack or stacks judges no resource: no resource_types"),
+    (lambda rule: rule.scope in ("resource", "plan") and rule.check is _judged_per_stack,
+     "a rule of scope resource or plan has a check (of each view of its resource_types)"),
+)
