@@ -20,7 +20,7 @@ from dbx_ai_infra.cli.commands.args import (
     stacks_arg,
     var_file_arg,
 )
-from dbx_ai_infra.cli.commands.workspace_cli import Check, fail_args, first_problem, workspace_args
+from dbx_ai_infra.cli.commands.workspace_cli import Check, baseline_args, fail_args, first_problem, workspace_args
 from dbx_ai_infra.reports import formats
 
 #: cost fails on the stack's budget alone: its other findings are check's to fail on.
@@ -47,11 +47,7 @@ PREVIEW = Command(
 
 def _check_arguments(p: argparse.ArgumentParser) -> None:
     stacks_arg(p.add_mutually_exclusive_group())
-    p.add_argument("--write-baseline", metavar="FILE",
-                   help="also record today's findings in FILE (a baseline, for --baseline in later runs)")
-    p.add_argument("--baseline", metavar="FILE",
-                   help="report the findings FILE holds as baselined (they fail nothing) and fail only on new ones; "
-                        "list the baselined ones that are gone as fixed")
+    baseline_args(p)
     p.add_argument("--terraform-plan", metavar="FILE",
                    help="a Terraform plan's JSON (terraform show -json PLANFILE): its databricks_cluster, _job, "
                         "_instance_pool, _cluster_policy and _model_serving changes, checked like an export, named by "

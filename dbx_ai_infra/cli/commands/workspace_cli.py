@@ -33,13 +33,18 @@ def workspace_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None
                         "(one object, lists, a mix, pages one after another), or a directory of such files")
 
 
-def findings_args(p: argparse.ArgumentParser) -> None:
-    """What a run that judges findings takes: a baseline, accepted exceptions, and how it fails."""
+def baseline_args(p: argparse.ArgumentParser) -> None:
+    """A baseline: today's findings recorded, or an earlier record's findings reported as baselined."""
     p.add_argument("--write-baseline", metavar="FILE",
                    help="also record today's findings in FILE (a baseline, for --baseline in later runs)")
     p.add_argument("--baseline", metavar="FILE",
                    help="report the findings FILE holds as baselined (they fail nothing) and fail only on new ones; "
                         "list the baselined ones that are gone as fixed")
+
+
+def findings_args(p: argparse.ArgumentParser) -> None:
+    """What a run that judges findings takes: a baseline, accepted exceptions, and how it fails."""
+    baseline_args(p)
     p.add_argument("--exceptions", metavar="FILE",
                    help="accepted findings (YAML or JSON, the stack's exceptions shape: rule, resource as the report "
                         "names it, reason, expires)")
