@@ -82,11 +82,20 @@ def _classic_job(resource: Resource, node_type_id: str, workers: int, cloud: str
     return resource.model_copy(update={"inputs": inputs})
 
 
-def _message(this: str, that: str, current: float, other: float, alternative: str, switch: str) -> str:
+def _workload_key(resource: Resource) -> str:
+    """The stack key of the job's workload (its workload tag; ``training`` without one)."""
+    return workload_key(str((resource.inputs.get("tags") or {}).get(WORKLOAD_TAG) or "training"))
+
+
+def _advice(advice_id: str, resource: Resource, current: float, other: float, this: str, that: str,
+            alternative: str, switch: str) -> Advice:
+    """The job's month (``this`` way, ``current``) against the other way's (``that``, ``other``): ``alternative``
+    says what the other way runs, ``switch`` how to move to it when it is cheaper."""
     cheaper = (f"{that} is cheaper by {money(current - other)} a month" if other < current
                else f"{this} is cheaper by {money(other - current)} a month")
-    return (f"{alternative} would cost {money(other)} a month against {this}'s {money(current)}: {cheaper}. Fix: "
-            f"{switch if other < current else 'none needed.'}")
+    return Advice(id=advice_id, urn=resource.urn, resource_name=resource.name, monthly_cost_delta=other - current,
+                  message=f"{alternative} would cost {money(other)} a month against {this}'s {money(current)}: "
+                          f"{cheaper}. Fix: {switch if other < current else 'none needed.'}")
 
 
 def classic_training_gpus(resource: Resource, cloud: str, catalog: Any = None) -> tuple[Any, int] | None:
@@ -116,14 +125,11 @@ def _classic_side(plan: Plan, resource: Resource, current: float, hours: float, 
     other = _monthly(plan, _serverless_job(resource, accelerator, rounded), prices)
     if other is None:
         return None
-    workload = str((resource.inputs.get("tags") or {}).get(WORKLOAD_TAG) or "training")
-    return Advice(id=JOB_CLUSTER_VS_SERVERLESS_GPU, urn=resource.urn, resource_name=resource.name,
-                  monthly_cost_delta=other - current, message=_message(
-                      "this job cluster", "serverless GPU", current, other,
-                      f"serverless GPU for the same GPUs ({gpus} x {node.gpu} of {node.node_type_id} workers -> "
-                      f"{rounded} GPUs on {accelerator}{nearest}, {hours:g} h)",
-                      f"set dbx-ai-infra:{workload_key(workload)}.compute: serverless_gpu with accelerator: "
-                      f"{accelerator} and gpus: {rounded} (and drop its cluster settings)."))
+    return _advice(JOB_CLUSTER_VS_SERVERLESS_GPU, resource, current, other, "this job cluster", "serverless GPU",
+                   f"serverless GPU for the same GPUs ({gpus} x {node.gpu} of {node.node_type_id} workers -> "
+                   f"{rounded} GPUs on {accelerator}{nearest}, {hours:g} h)",
+                   f"set dbx-ai-infra:{_workload_key(resource)}.compute: serverless_gpu with accelerator: "
+                   f"{accelerator} and gpus: {rounded} (and drop its cluster settings).")
 
 
 def _serverless_side(plan: Plan, resource: Resource, current: float, hours: float, prices: PriceBook,
@@ -144,15 +150,12 @@ def _serverless_side(plan: Plan, resource: Resource, current: float, hours: floa
     other = _monthly(plan, _classic_job(resource, node.node_type_id, workers, plan.cloud, driver), prices)
     if other is None:
         return None
-    workload = str((resource.inputs.get("tags") or {}).get(WORKLOAD_TAG) or "training")
-    return Advice(id=SERVERLESS_GPU_VS_JOB_CLUSTER, urn=resource.urn, resource_name=resource.name,
-                  monthly_cost_delta=other - current, message=_message(
-                      "serverless GPU", "the job cluster", current, other,
-                      f"a classic job cluster for the same GPUs ({gpus} x {acc.gpu} of {acc.name} -> {workers} "
-                      f"{node.node_type_id} workers of {node.gpu_count} GPUs, spot with an on-demand {driver} "
-                      f"driver, {hours:g} h)",
-                      f"set dbx-ai-infra:{workload_key(workload)}.compute: classic with num_workers: {workers} and "
-                      f"gpu_family: {node.family} (drop accelerator and gpus)."))
+    return _advice(SERVERLESS_GPU_VS_JOB_CLUSTER, resource, current, other, "serverless GPU", "the job cluster",
+                   f"a classic job cluster for the same GPUs ({gpus} x {acc.gpu} of {acc.name} -> {workers} "
+                   f"{node.node_type_id} workers of {node.gpu_count} GPUs, spot with an on-demand {driver} "
+                   f"driver, {hours:g} h)",
+                   f"set dbx-ai-infra:{_workload_key(resource)}.compute: classic with num_workers: {workers} and "
+                   f"gpu_family: {node.family} (drop accelerator and gpus).")
 
 
 def serverless_gpu_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> list[Advice]:
