@@ -64,6 +64,14 @@ def read_tfvars(path: Path) -> dict[str, Any]:
 # A module tree as a plan
 # --------------------------------------------------------------------------------------------------------------------
 
+def _skipped(scope: Scope, walk: _Walk, what: str, meta: str, at: tuple[str, str, int]) -> list[tuple[str, Scope]]:
+    """No instances: the block's ``meta`` (count, for_each) is known only at apply; noted, and the block skipped."""
+    _, file, line = at
+    scope.notes.append(f"{what}: {meta} is not known here, so it is skipped")
+    walk.skip(what, f"its {meta} is not known here (known only at apply)", file, line)
+    return []
+
+
 def _instances(body: Mapping[str, Any], scope: Scope, what: str, walk: _Walk,
                at: tuple[str, str, int]) -> list[tuple[str, Scope]]:
     """The instances of a block with ``count`` or ``for_each`` (address suffix and scope each), counted against the
@@ -77,17 +85,13 @@ def _instances(body: Mapping[str, Any], scope: Scope, what: str, walk: _Walk,
     if "count" in body:
         count = tfexpand.count_of(value(body["count"], scope), what, where)
         if count is None:
-            scope.notes.append(f"{what}: count is not known here, so it is skipped")
-            walk.skip(what, "its count is not known here (known only at apply)", file, line)
-            return []
+            return _skipped(scope, walk, what, "count", at)
         walk.expansion.add(configured, what, count, where)
         return [(f"[{i}]", scope.instance(count=i)) for i in range(count)]
     if "for_each" in body:
         each = tfexpand.for_each_of(value(body["for_each"], scope), what, where)
         if each is None:
-            scope.notes.append(f"{what}: for_each is not known here, so it is skipped")
-            walk.skip(what, "its for_each is not known here (known only at apply)", file, line)
-            return []
+            return _skipped(scope, walk, what, "for_each", at)
         walk.expansion.add(configured, what, len(each), where)
         return [(f'["{k}"]', scope.instance(each=(k, v))) for k, v in each.items()]
     walk.expansion.add(configured, what, 1, where)

@@ -239,15 +239,21 @@ class _Evaluator:
     # --- conditionals and operators ----------------------------------------------------------------------------------
 
     @staticmethod
-    def condition(value: Any) -> Any:
+    def typed(value: Any, kind: Any, convert: Callable[[Any], Any], what: str, wrong: str) -> Any:
+        """``value`` converted as an operator takes it (``convert``; an unknown stays unknown, now of ``kind``);
+        null, or a value that does not convert, is an error naming ``what`` (``wrong``: the conversion's failure)."""
         if isinstance(value, Unknown):
-            return Unknown(BOOL, value.why)
+            return Unknown(kind, value.why)
         if value is None:
-            raise EvalError("a condition cannot be null")
+            raise EvalError(f"{what} cannot be null")
         try:
-            return to_bool(value)
+            return convert(value)
         except ConversionError as exc:
-            raise EvalError(f"a condition must be a bool: {exc}") from None
+            raise EvalError(f"{wrong}: {exc}") from None
+
+    @classmethod
+    def condition(cls, value: Any) -> Any:
+        return cls.typed(value, BOOL, to_bool, "a condition", "a condition must be a bool")
 
     def conditional(self, node: Node, symbols: dict[str, Any]) -> Any:
         condition = self.condition(self.eval(node[1], symbols))
@@ -266,16 +272,9 @@ class _Evaluator:
         value = self.operand(operand)
         return value if isinstance(value, Unknown) else number(-value)
 
-    @staticmethod
-    def operand(value: Any) -> Any:
-        if isinstance(value, Unknown):
-            return Unknown(NUMBER, value.why)
-        if value is None:
-            raise EvalError("an arithmetic operand cannot be null")
-        try:
-            return to_number(value)
-        except ConversionError as exc:
-            raise EvalError(f"an arithmetic operand: {exc}") from None
+    @classmethod
+    def operand(cls, value: Any) -> Any:
+        return cls.typed(value, NUMBER, to_number, "an arithmetic operand", "an arithmetic operand")
 
     def binary(self, node: Node, symbols: dict[str, Any]) -> Any:
         _, op, left_node, right_node = node
