@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,13 @@ def _type(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or str(annotation)
 
 
+def _head(title: str, intro: str, columns: Sequence[str] = ()) -> list[str]:
+    """A generated page's first lines: the marker, its title, its introduction, and its table's header if it has one
+    (``columns``)."""
+    table = [f"| {' | '.join(columns)} |", "|" + "---|" * len(columns)] if columns else []
+    return [GENERATED, "", f"# {title}", "", intro, "", *table]
+
+
 def stack_fields() -> str:
     from dbx_ai_infra.stackspec import models
 
@@ -79,11 +86,9 @@ def stack_fields() -> str:
         ("`budget`", models.BudgetSpec), ("an entry of `exceptions`", models.ExceptionSpec),
         ("`monitoring`", models.MonitoringSpec),
     ]
-    lines = [GENERATED, "", "# Stack fields", "",
-             "Every field of a stack file, section by section, as the stack spec "
-             "(`dbx_ai_infra/stackspec/models.py`) defines it: "
-             "its type, its default and what it means. Unknown keys are errors. The narrative, with examples: "
-             "[stack inputs](../stack-inputs.md).", ""]
+    lines = _head("Stack fields", "Every field of a stack file, section by section, as the stack spec "
+                  "(`dbx_ai_infra/stackspec/models.py`) defines it: its type, its default and what it means. Unknown "
+                  "keys are errors. The narrative, with examples: [stack inputs](../stack-inputs.md).")
     for title, model in sections:
         lines += [f"## {title}", "", _cell((model.__doc__ or "").strip().split("\n\n")[0]).replace("``", "`"), "",
                   "| field | type | default | meaning |", "|---|---|---|---|"]
@@ -97,12 +102,10 @@ def stack_fields() -> str:
 def policies() -> str:
     from dbx_ai_infra.policies.registry import RULES_BY_NAME, STACK_RULES
 
-    lines = [GENERATED, "", "# Policy index", "",
-             "Every rule of the policy pack, by id: its default level, what it checks, on what, and how to fix a "
-             "finding. A stack's `dbx-ai-infra:policy` section or `--policy-config` moves a level or a threshold "
-             "([policies](../policies.md)).", "",
-             "| rule id | level | severity | checks | on | how to fix | thresholds (default) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = _head("Policy index", "Every rule of the policy pack, by id: its default level, what it checks, on "
+                  "what, and how to fix a finding. A stack's `dbx-ai-infra:policy` section or `--policy-config` moves "
+                  "a level or a threshold ([policies](../policies.md)).",
+                  ("rule id", "level", "severity", "checks", "on", "how to fix", "thresholds (default)"))
     stack_level = {r.name for r in STACK_RULES}
     for rule in RULES_BY_NAME.values():
         on = "the whole stack" if rule.name in stack_level else ", ".join(
@@ -127,10 +130,9 @@ def cli() -> str:
 
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: the page is the same on every machine
     top = parser()
-    lines = [GENERATED, "", "# CLI reference", "",
-             "Each command's `--help`, as the parser prints it (`python -m stackplan` and the installed `stackplan` "
-             "command take the same arguments). The narrative: [the command line](../cli.md).", "",
-             "```text", top.format_help().rstrip(), "```", ""]
+    lines = [*_head("CLI reference", "Each command's `--help`, as the parser prints it (`python -m stackplan` and "
+                    "the installed `stackplan` command take the same arguments). The narrative: [the command "
+                    "line](../cli.md)."), "```text", top.format_help().rstrip(), "```", ""]
     for name, sub in _subcommands(top):
         lines += [f"## `{name}`", "", "```text", sub.format_help().rstrip(), "```", ""]
     return "\n".join(lines)
@@ -139,12 +141,10 @@ def cli() -> str:
 def advise_findings() -> str:
     from dbx_ai_infra.advise.findings import FINDINGS, PLANTS
 
-    lines = [GENERATED, "", "# Advise findings", "",
-             "Every finding `advise` reports, by id (a contract), from its registry "
-             "(`dbx_ai_infra/advise/findings/`): its severity, what it is about, what it means, and whether "
-             "`sample-usage --plant` can plant it. The narrative: [observe and advise](../advise.md).", "",
-             "| finding | severity | about | what it means | thresholds it reads | plantable |",
-             "|---|---|---|---|---|---|"]
+    lines = _head("Advise findings", "Every finding `advise` reports, by id (a contract), from its registry "
+                  "(`dbx_ai_infra/advise/findings/`): its severity, what it is about, what it means, and whether "
+                  "`sample-usage --plant` can plant it. The narrative: [observe and advise](../advise.md).",
+                  ("finding", "severity", "about", "what it means", "thresholds it reads", "plantable"))
     for f in FINDINGS:
         lines.append(f"| `{f.id}` | {f.severity} | {f.subject} | {_cell(f.summary)} | "
                      f"{', '.join(f'`{t}`' for t in f.thresholds)} | {'yes' if f.id in PLANTS else 'no'} |")
