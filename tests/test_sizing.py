@@ -284,34 +284,6 @@ def test_retired_azure_v100_is_never_picked(catalog):
     assert "families on azure: t4, a10g, a100, a100-80gb, h100" in message
 
 
-def test_nothing_big_enough(catalog):
-    need = memory_need_gb(70, "bf16", "training")  # 1120 GB
-    with pytest.raises(SizingError) as excinfo:
-        pick_node_type(catalog, "aws", "a100", need)
-    message = str(excinfo.value)
-    assert "1120 GB" in message
-    assert "p4d.24xlarge" in message and "320 GB" in message  # the largest node and its memory
-    assert "precision" in message and "LoRA" in message
-    assert "larger GPU family" in message and "a100-80gb" in message
-
-
-def test_nothing_big_enough_points_to_a_family_that_fits(catalog):
-    with pytest.raises(SizingError) as excinfo:
-        pick_node_type(catalog, "aws", "t4", 100)
-    message = str(excinfo.value)
-    assert "100 GB" in message and "g4dn.12xlarge" in message and "64 GB" in message
-    # p3.16xlarge (128 GB) holds it and is the smallest fit among the other families.
-    assert "v100 (p3.16xlarge, 128 GB)" in message
-
-
-def test_nothing_big_enough_anywhere_suggests_splitting(catalog):
-    with pytest.raises(SizingError) as excinfo:
-        pick_node_type(catalog, "aws", "h100", 5000)
-    message = str(excinfo.value)
-    assert "5000 GB" in message and "p5.48xlarge" in message and "640 GB" in message
-    assert "split" in message
-
-
 def test_pinned_valid_node_is_returned(catalog):
     node = pick_node_type(catalog, "aws", "a10g", 16.8, pinned="g5.4xlarge")
     assert node.node_type_id == "g5.4xlarge"
@@ -321,6 +293,13 @@ def test_pinned_valid_node_is_returned(catalog):
 
 
 @pytest.mark.parametrize("need, pinned, said", [
+    pytest.param(("aws", "a100", memory_need_gb(70, "bf16", "training")), None,
+                 ("1120 GB", "p4d.24xlarge", "320 GB", "precision", "LoRA", "larger GPU family", "a100-80gb"),
+                 id="nothing big enough: the largest node, what shrinks the need, a larger family"),
+    pytest.param(("aws", "t4", 100), None, ("100 GB", "g4dn.12xlarge", "64 GB", "v100 (p3.16xlarge, 128 GB)"),
+                 id="nothing big enough: the smallest fit among the other families"),
+    pytest.param(("aws", "h100", 5000), None, ("5000 GB", "p5.48xlarge", "640 GB", "split"),
+                 id="nothing big enough anywhere: split"),
     pytest.param(("aws", "a10g", 16.8), "g5.mega", ("'g5.mega'", "not a known", "g5.xlarge", "g5.12xlarge",
                                                     "drop the pin"), id="unknown node type: a few of the family's"),
     pytest.param(("azure", "t4", 10), "Standard_D4s_v3", ("CPU node type", "Standard_NC4as_T4_v3"), id="cpu node"),
@@ -336,7 +315,7 @@ def test_pinned_valid_node_is_returned(catalog):
     pytest.param(("gcp", "l4", 300), "g2-standard-96", ("192 GB", "300 GB", "precision", "LoRA"),
                  id="too small, nothing larger in the family"),
 ])
-def test_a_pinned_node_type_that_cannot_serve_is_refused_saying_why(catalog, need, pinned, said):
+def test_a_need_no_node_type_serves_is_refused_saying_why(catalog, need, pinned, said):
     with pytest.raises(SizingError) as excinfo:
         pick_node_type(catalog, *need, pinned=pinned)
     message = str(excinfo.value)
