@@ -41,8 +41,8 @@ class PolicyConfig:
     thresholds: Mapping[str, Mapping[str, int | float]] = field(default_factory=dict)
     #: The ``advise`` section's overrides (`dbx_ai_infra.dbxtypes.advise_thresholds.ADVISE_THRESHOLDS` names).
     advise: Mapping[str, float | None] = field(default_factory=dict)
-    # : Retired rules the config still names (`dbx_ai_infra.policies.ruleset.RETIRED`): read, without effect, each with
-    # a note.
+    #: Retired rules the config still names (`dbx_ai_infra.policies.ruleset.RETIRED`): read, without effect, each
+    #: with a note.
     retired: tuple[str, ...] = ()
 
     def notes(self, where: str = "policy config") -> list[str]:

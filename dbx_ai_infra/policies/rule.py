@@ -124,6 +124,10 @@ class Rule:
     check: Check = _judged_per_stack
     remediation: str
     severity: Literal["low", "medium", "high", "critical"] = "high"
+    #: Where a built-in rule is listed (the pack's policies, the reports, the policy index), ascending: mandatory
+    #: rules first; a new rule takes a free number (a test holds them unique). A team's rules are listed after the
+    #: built-in ones, in the order of their files.
+    order: int = 0
     #: The rule's typed thresholds (a `Thresholds` subclass); ``thresholds`` and ``threshold_schema`` are read from
     #: it. A team rule may still give those two as plain mappings instead (the form before typed thresholds).
     settings: type[Thresholds] | None = None

@@ -3,91 +3,37 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from dbx_ai_infra.policies import rules
 from dbx_ai_infra.policies.rule import Rule
-from dbx_ai_infra.policies.rules import (
-    avoid_retiring_node_types,
-    configure_single_node,
-    configure_single_node_shuffle_partitions,
-    configure_worker_bounds,
-    disallow_all_privileges_account_users,
-    disallow_all_spot_inference,
-    disallow_autoscaled_or_spot_training,
-    disallow_node_type_with_pool,
-    disallow_plaintext_secrets,
-    disallow_scale_to_zero_in_production,
-    disallow_spark_submit_task,
-    flag_unrecognised_export_fields,
-    prefer_auto_zone,
-    prefer_interconnect_for_multi_node_training,
-    require_access_control,
-    require_api_conformance,
-    require_autotermination,
-    require_complete_autoscale_bounds,
-    require_gpu_memory_fit,
-    require_matching_cloud_attributes,
-    require_matching_runtime,
-    require_pinned_pip_libraries,
-    require_provisioned_throughput_model_units,
-    require_registered_model,
-    require_runtime_key,
-    require_serverless_usage_policy,
-    require_service_principal_job_owner,
-    require_serving_inference_table,
-    require_serving_rate_limit,
-    require_serving_workload_type_fit,
-    require_supported_runtime,
-    require_tags,
-    require_token_lifetime,
-    require_training_checkpoints,
-    require_volumes_for_caches,
-    stack_budget,
-    unique_in_metastore,
-)
 
-#: Every rule, mandatory ones first; the pack lists its policies in this order.
-ALL_RULES: tuple[Rule, ...] = (
-    require_api_conformance.RULE,
-    disallow_all_spot_inference.RULE,
-    disallow_autoscaled_or_spot_training.RULE,
-    configure_worker_bounds.RULE,
-    require_complete_autoscale_bounds.RULE,
-    require_matching_cloud_attributes.RULE,
-    require_runtime_key.RULE,
-    require_matching_runtime.RULE,
-    disallow_node_type_with_pool.RULE,
-    require_autotermination.RULE,
-    configure_single_node.RULE,
-    require_tags.RULE,
-    require_pinned_pip_libraries.RULE,
-    disallow_plaintext_secrets.RULE,
-    disallow_all_privileges_account_users.RULE,
-    require_token_lifetime.RULE,
-    disallow_spark_submit_task.RULE,
-    require_serving_workload_type_fit.RULE,
-    disallow_scale_to_zero_in_production.RULE,
-    require_volumes_for_caches.RULE,
-    configure_single_node_shuffle_partitions.RULE,
-    require_training_checkpoints.RULE,
-    require_gpu_memory_fit.RULE,
-    avoid_retiring_node_types.RULE,
-    prefer_interconnect_for_multi_node_training.RULE,
-    prefer_auto_zone.RULE,
-    require_supported_runtime.RULE,
-    require_serving_inference_table.RULE,
-    require_serving_rate_limit.RULE,
-    require_serverless_usage_policy.RULE,
-    require_provisioned_throughput_model_units.RULE,
-    flag_unrecognised_export_fields.RULE,
-    require_access_control.RULE,
-    require_service_principal_job_owner.RULE,
-)
+
+def registered() -> tuple[Rule, ...]:
+    """Every built-in rule: the ``RULE`` of each module of `dbx_ai_infra.policies.rules` (a module whose name starts
+    with ``_`` is a helper), in `Rule.order`. A rule registers itself by being a module there: a new rule is its
+    module (and its tests), no list to extend."""
+    found = []
+    for module in pkgutil.iter_modules(rules.__path__):
+        if module.name.startswith("_"):
+            continue
+        rule = getattr(importlib.import_module(f"{rules.__name__}.{module.name}"), "RULE", None)
+        if not isinstance(rule, Rule):
+            raise TypeError(f"{rules.__name__}.{module.name} defines no RULE (a dbx_ai_infra.policies.rule.Rule)")
+        found.append(rule)
+    return tuple(sorted(found, key=lambda rule: rule.order))
+
+
+_REGISTERED = registered()
+#: Every resource rule, mandatory ones first; the pack lists its policies in this order.
+ALL_RULES: tuple[Rule, ...] = tuple(rule for rule in _REGISTERED if rule.scope in ("resource", "plan"))
 #: Rules that judge a stack as a whole, not one resource: the stack rules (``scope`` ``"stack"``, `stack_rules`),
 #: judged once per stack by `dbx_ai_infra.policies.evaluate.evaluate_stack` wherever stacks are judged, and the
 #: many-stacks rule (``"stacks"``); their names, levels and exceptions work as any rule's.
-STACK_RULES: tuple[Rule, ...] = (stack_budget.RULE, require_registered_model.RULE, unique_in_metastore.RULE)
+STACK_RULES: tuple[Rule, ...] = tuple(rule for rule in _REGISTERED if rule.scope in ("stack", "stacks"))
 #: A team's own resource rules, loaded from ``--rules DIR`` for this run (`use_team_rules`): judged like the built-in
 #: ones, after them.
 TEAM_RULES: list[Rule] = []

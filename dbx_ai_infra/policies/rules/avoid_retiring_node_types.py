@@ -43,6 +43,7 @@ def _instead(cloud: str, family: str) -> str:
 
 RULE = Rule(
     name="databricks-cluster-avoid-retiring-node-types",
+    order=240,
     description="Clusters and pools should not use node types that are retired or being retired (node catalog).",
     enforcement="advisory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),

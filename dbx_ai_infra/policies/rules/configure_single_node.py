@@ -54,6 +54,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-configure-single-node",
+    order=110,
     description=("Clusters without workers must be configured as single-node clusters: with is_single_node and kind "
                  "CLASSIC_PREVIEW, or (the legacy form) with the singleNode profile, a local Spark master and the "
                  "ResourceClass tag."),

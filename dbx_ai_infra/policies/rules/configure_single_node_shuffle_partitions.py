@@ -34,6 +34,7 @@ class Settings(Thresholds):
 
 RULE = Rule(
     name="databricks-cluster-configure-single-node-shuffle-partitions",
+    order=210,
     description="Single-node clusters should not set spark.sql.shuffle.partitions above the configured limit.",
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),

@@ -51,6 +51,7 @@ class Settings(Thresholds):
 
 RULE = Rule(
     name="databricks-cluster-configure-worker-bounds",
+    order=40,
     description=("Clusters must set either num_workers or autoscale, with max_workers above min_workers (the API "
                  "refuses an equal pair) and no more workers than the configured cap."),
     enforcement="mandatory",

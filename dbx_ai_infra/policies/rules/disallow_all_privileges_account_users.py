@@ -39,6 +39,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-uc-disallow-all-privileges-to-account-users",
+    order=150,
     description="Unity Catalog grants must not give ALL_PRIVILEGES to the account users group.",
     enforcement="mandatory",
     resource_types=(GRANTS, GRANT),

@@ -77,6 +77,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-disallow-all-spot-inference",
+    order=20,
     description=("Inference clusters must keep the driver and the minimum workers on on-demand capacity, and instance "
                  "pools for inference or training must not be spot-only."),
     enforcement="mandatory",

@@ -37,6 +37,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-disallow-autoscaled-or-spot-training",
+    order=30,
     description=("Training clusters must have a fixed number of workers and must not run on spot capacity without "
                  "fallback."),
     enforcement="mandatory",

@@ -26,6 +26,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-disallow-node-type-with-instance-pool",
+    order=90,
     description="Clusters on an instance pool must not also set a node type for the same nodes.",
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),

@@ -28,6 +28,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-disallow-plaintext-secrets",
+    order=140,
     description=("Spark configuration and environment variables must reference secrets from a secret scope instead "
                  "of holding them in plain text."),
     enforcement="mandatory",

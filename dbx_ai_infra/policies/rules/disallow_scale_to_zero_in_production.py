@@ -43,6 +43,7 @@ class Settings(Thresholds):
 
 RULE = Rule(
     name="databricks-serving-disallow-scale-to-zero-in-production",
+    order=190,
     description="GPU serving endpoints of production stacks (production_stacks in the policy config) must not "
                 "scale to zero.",
     enforcement="mandatory",

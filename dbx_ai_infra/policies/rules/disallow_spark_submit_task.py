@@ -32,6 +32,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-job-disallow-spark-submit-task",
+    order=170,
     description="Job tasks must not use the deprecated spark_submit_task.",
     enforcement="mandatory",
     resource_types=(JOB,),

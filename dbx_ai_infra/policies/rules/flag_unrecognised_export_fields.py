@@ -24,6 +24,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-export-unrecognised-field",
+    order=320,
     description=("A cluster, job or instance pool read from a workspace export holds a field or enum value that "
                  "neither databricks-sdk's request and response types nor the API reference define."),
     enforcement="advisory",

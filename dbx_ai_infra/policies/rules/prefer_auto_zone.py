@@ -34,6 +34,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-prefer-auto-zone",
+    order=260,
     description="GPU clusters on AWS should set aws_attributes.zone_id to auto rather than pin one zone.",
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),

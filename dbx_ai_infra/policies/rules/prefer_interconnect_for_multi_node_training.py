@@ -81,6 +81,7 @@ class Settings(Thresholds):
 
 RULE = Rule(
     name="databricks-cluster-prefer-interconnect-for-multi-node-training",
+    order=250,
     description=("Training across several nodes should use node types with a GPU interconnect (EFA, InfiniBand, "
                  "GPUDirect) of at least min_interconnect_gbps."),
     enforcement="advisory",

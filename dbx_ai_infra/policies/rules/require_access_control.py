@@ -44,6 +44,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-resource-require-access-control",
+    order=330,
     description="Clusters and jobs a plan creates should be named by a Permissions resource granting their users "
                 "access (a cluster dedicated to one person needs none).",
     enforcement="advisory",

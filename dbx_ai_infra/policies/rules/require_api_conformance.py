@@ -263,6 +263,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-api-conformance",
+    order=10,
     description=("Every cluster, job, pool, catalog, schema, volume and grant must be what the Databricks API takes: "
                  "fields and enum values of databricks-sdk's types, and the API's documented cross-field limits."),
     enforcement="mandatory",

@@ -47,6 +47,7 @@ class Settings(Thresholds):
 
 RULE = Rule(
     name="databricks-cluster-require-autotermination",
+    order=100,
     description=("All-purpose clusters must terminate automatically after an idle period no longer than the configured "
                  "limit; an inference cluster may never terminate (0), keeping its on-demand base up."),
     enforcement="mandatory",

@@ -33,6 +33,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-complete-autoscale-bounds",
+    order=50,
     description="An autoscale block must set both min_workers and max_workers.",
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),

@@ -45,6 +45,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-gpu-memory-fit",
+    order=230,
     description=("Node types should have at least the GPU memory the model is estimated to need, given by the custom "
                  "tag gpu_memory_need_gb."),
     enforcement="advisory",

@@ -42,6 +42,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-matching-cloud-attributes",
+    order=60,
     description=("Clusters and instance pools must set at most one cloud attributes block, the one of their node "
                  "type's cloud."),
     enforcement="mandatory",

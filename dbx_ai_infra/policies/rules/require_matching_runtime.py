@@ -84,6 +84,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-matching-runtime",
+    order=80,
     description=("GPU node types must run a GPU ML runtime without Photon, and a GPU ML runtime must run on GPU node "
                  "types."),
     enforcement="mandatory",

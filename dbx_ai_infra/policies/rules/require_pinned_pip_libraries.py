@@ -45,6 +45,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-library-require-pinned-pip-versions",
+    order=130,
     description=("Python libraries installed from PyPI on clusters, job tasks and library resources must be pinned "
                  "to an exact version."),
     enforcement="mandatory",

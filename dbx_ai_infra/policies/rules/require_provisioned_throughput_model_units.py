@@ -50,6 +50,7 @@ class Settings(Thresholds):
 
 RULE = Rule(
     name="databricks-serving-provisioned-throughput-model-units",
+    order=310,
     description="Provisioned-throughput endpoints must provision at least min_model_units model units, of a model "
                 "Databricks provisions in model units.",
     enforcement="advisory",

@@ -53,6 +53,7 @@ def check(stack: StackView, config: Mapping[str, Any]) -> list[StackFinding]:
 
 RULE = Rule(
     name=NAME,
+    order=1010,
     description=("A serving endpoint serving a model of a catalog the same stack creates is declared to come after the "
                  "model version's registration (model_registered: true): on the first run no version exists there."),
     enforcement="mandatory",

@@ -35,6 +35,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-runtime-key",
+    order=70,
     description="A cluster's spark_version must be a Databricks Runtime key (like 15.4.x-scala2.12), not an Apache "
                 "Spark version.",
     enforcement="mandatory",

@@ -32,6 +32,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-serverless-require-usage-policy",
+    order=300,
     description="Serverless GPU jobs and serving endpoints must carry a serverless usage (budget) policy, so their "
                 "spend is attributable.",
     enforcement="advisory",

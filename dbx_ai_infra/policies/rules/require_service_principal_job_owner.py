@@ -35,6 +35,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-job-require-service-principal-owner",
+    order=340,
     description="A job whose Permissions name an owner (IS_OWNER) should be owned by a service principal, not a "
                 "person or a group.",
     enforcement="advisory",

@@ -25,6 +25,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-serving-require-inference-table",
+    order=280,
     description="Serving endpoints should log requests and responses to an inference table in Unity Catalog.",
     enforcement="advisory",
     resource_types=ENDPOINT_TYPES,

@@ -24,6 +24,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-serving-require-rate-limit",
+    order=290,
     description="Serving endpoints should set an AI Gateway rate limit.",
     enforcement="advisory",
     resource_types=ENDPOINT_TYPES,

@@ -41,6 +41,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-serving-require-fitting-workload-type",
+    order=180,
     description="GPU serving endpoints must use a workload type their cloud offers, with at least the GPU memory "
                 "the model needs (the endpoint's tag gpu_memory_need_gb).",
     enforcement="mandatory",

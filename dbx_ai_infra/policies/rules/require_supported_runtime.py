@@ -62,6 +62,7 @@ class Settings(Thresholds):
 
 RULE = Rule(
     name="databricks-cluster-require-supported-runtime",
+    order=270,
     description="Clusters should run an LTS Databricks Runtime that is still supported (the dated runtime table).",
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),

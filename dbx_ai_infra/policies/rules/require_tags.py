@@ -33,6 +33,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-resource-require-tags",
+    order=120,
     description="Clusters, job clusters, serverless GPU jobs, instance pools and serving endpoints must carry the "
                 "tags workload and cost_center.",
     enforcement="mandatory",

@@ -56,6 +56,7 @@ class Settings(Thresholds):
 
 RULE = Rule(
     name="databricks-token-require-lifetime",
+    order=160,
     description="Personal access tokens and on-behalf-of tokens must expire: lifetime_seconds set, within the "
                 "policy's maximum when it sets one.",
     enforcement="mandatory",

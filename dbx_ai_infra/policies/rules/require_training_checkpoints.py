@@ -54,6 +54,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-training-require-checkpoint-location",
+    order=220,
     description=("Training clusters should define a checkpoint location through CHECKPOINT_DIR or a --checkpoint-dir "
                  "task parameter."),
     enforcement="advisory",

@@ -33,6 +33,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
 
 RULE = Rule(
     name="databricks-cluster-require-volumes-for-caches",
+    order=200,
     description=("Model caches, checkpoints and other paths in cluster environment variables should live on Unity "
                  "Catalog volumes rather than DBFS."),
     enforcement="advisory",

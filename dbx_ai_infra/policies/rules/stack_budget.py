@@ -131,6 +131,7 @@ PACK_SETTINGS = {
 
 RULE = Rule(
     name=NAME,
+    order=1000,
     description="A stack's expected and full-size monthly cost, and what a change adds, stay within its budget.",
     enforcement="mandatory",
     scope="stack",

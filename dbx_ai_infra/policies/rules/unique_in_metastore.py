@@ -84,6 +84,7 @@ def collisions(stacks: Sequence[StackClaims]) -> dict[str, list[str]]:
 
 RULE = Rule(
     name=NAME,
+    order=1020,
     description=("Two stacks that can share a metastore (same cloud, same or unset region) never create the same "
                  "catalog, schema or storage root (judged by a run of several stacks, --all)."),
     enforcement="mandatory",
