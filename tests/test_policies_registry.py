@@ -200,3 +200,30 @@ def test_thresholds_are_typed_per_rule_and_declared_once() -> None:
     with pytest.raises(ValueError, match="declare thresholds once"):
         Rule(name="team-twice", description="d", enforcement="advisory", resource_types=(CLUSTER,),
              check=lambda view, config: [], remediation="r", settings=Bounded, thresholds={"ceiling": 5})
+
+
+def test_a_rule_is_handed_only_the_views_it_takes() -> None:
+    """Issue 56, item 5: a rule declares the kinds of view it takes; the evaluators hand it those alone (a job's
+    cluster definitions to a rule of cluster definitions, the job's own view to a rule of resources), so a check
+    needs no isinstance guard; a rule that declares none takes every kind."""
+    from dbx_ai_infra.dbxtypes.shape import ClusterShape
+    from dbx_ai_infra.dbxtypes.vocabulary import JOB
+    from dbx_ai_infra.policies.registry import messages_for_views, views_of
+    from dbx_ai_infra.policies.rule import ResourceView
+
+    cluster = {"spark_version": "15.4.x-scala2.12", "node_type_id": "m5.xlarge", "num_workers": 1}
+    job = {"name": "nightly", "job_clusters": [{"job_cluster_key": "main", "new_cluster": cluster}],
+           "tasks": [{"task_key": "t", "job_cluster_key": "main", "notebook_task": {"notebook_path": "/n"}}]}
+    views = views_of(JOB, job, "api")
+
+    def named(view, config) -> list[str]:
+        return [f"a {type(view).__name__}. Fix: none."]
+
+    def rule(*takes) -> Rule:
+        return Rule(name="team-kinds", description="d", enforcement="advisory", resource_types=(JOB,), check=named,
+                    remediation="r", **({"takes": takes} if takes else {}))
+
+    assert messages_for_views(rule(ClusterShape), views, {}) == ["job_clusters[main].new_cluster: a ClusterShape. Fix: none."]
+    assert messages_for_views(rule(ResourceView), views, {}) == ["a ResourceView. Fix: none."]
+    assert sorted(messages_for_views(rule(), views, {})) == [
+        "a ResourceView. Fix: none.", "job_clusters[main].new_cluster: a ClusterShape. Fix: none."]

@@ -191,3 +191,33 @@ def test_typed_thresholds_take_the_policy_config_and_rules_of_the_untyped_form_s
     assert code == 1, err
     assert [v["message"] for v in json.loads(out)["violations"] if v["policy"] == "acme-legacy-limit"] == \
         ["over 3. Fix: lower it."]
+
+
+KIND_RULE = '''
+from dbx_ai_infra.dbxtypes.vocabulary import JOB
+from dbx_ai_infra.policies.rule import ResourceView, Rule
+
+
+def check(view, config):
+    return [f"handed a {type(view).__name__}. Fix: none."]
+
+
+RULE = Rule(name="acme-job-kind", description="d", enforcement="advisory", resource_types=(JOB,), check=check,
+            remediation="none", takes=(ResourceView,))
+'''
+
+
+def test_a_team_rule_is_handed_only_the_kind_of_view_it_takes(tmp_path, capsys):
+    """Issue 56, item 5: a rule declares the views it takes (``takes``); a job's cluster definitions never reach a
+    rule that takes the job's own view, in the team's process as in this one."""
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "kind.py").write_text(KIND_RULE)
+    cluster = {"spark_version": "15.4.x-scala2.12", "node_type_id": "m5.xlarge", "num_workers": 1}
+    export = tmp_path / "jobs.json"
+    export.write_text(json.dumps({"jobs": [{"job_id": 1, "settings": {
+        "name": "nightly", "job_clusters": [{"job_cluster_key": "main", "new_cluster": cluster}],
+        "tasks": [{"task_key": "t", "job_cluster_key": "main", "notebook_task": {"notebook_path": "/n"}}]}}]}))
+    code, out, err = run_cli(capsys, "check", "--cluster-json", str(export), "--rules", str(tmp_path / "rules"), "--json")
+    assert code == 1, err  # the job's cluster lacks the required tags (a built-in rule)
+    assert [v["message"] for v in json.loads(out)["violations"] if v["policy"] == "acme-job-kind"] == \
+        ["handed a ResourceView. Fix: none."]

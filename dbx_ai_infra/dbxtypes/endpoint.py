@@ -1,8 +1,8 @@
 """One reading of a Model Serving endpoint's definition (``databricks.ModelServing``): its served entities, AI Gateway
 settings and tags, from Pulumi's camelCase inputs or the API's (a Terraform plan's) snake_case. The serving rules
-(`dbx_ai_infra.policies.serving_view`), the cost model (`dbx_ai_infra.pricing.kinds.serving_endpoint`) and advise
-(`dbx_ai_infra.advise.targets`) read an endpoint through it, as they read a cluster through
-`dbx_ai_infra.dbxtypes.shape`."""
+(`dbx_ai_infra.policies.rules`, each taking an endpoint's `ResourceView`), the cost model
+(`dbx_ai_infra.pricing.kinds.serving_endpoint`) and advise (`dbx_ai_infra.advise.targets`) read an endpoint through
+it, as they read a cluster through `dbx_ai_infra.dbxtypes.shape`."""
 
 from __future__ import annotations
 

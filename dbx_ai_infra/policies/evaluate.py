@@ -192,9 +192,8 @@ def messages_for_views(rule: Rule, views: Iterable[View], thresholds: Mapping[st
     one finding per rule per resource (`one_finding`), as the offline evaluators and the pack report them."""
     found: list[tuple[str, str]] = []
     for view in views:
-        if view.resource_type not in rule.resource_types or view.source not in rule.sources:
-            continue
-        found += [(view.label, message) for message in rule.check(view, thresholds)]
+        if rule.judges(view):
+            found += [(view.label, message) for message in rule.check(view, thresholds)]
     if one:
         return one_finding(found)
     return [f"{label}: {message}" if label else message for label, message in found]
@@ -272,13 +271,13 @@ def _judge_rule(rule: Rule, level: str, thresholds: Mapping[str, Any], views: li
     """One rule over one resource's views (`messages_for_views`, inline: it runs for every rule of every resource):
     its finding, the views a team rule judges in its process, and what it could not judge. Each view comes with
     `may_be_unknown` of it, read once for all the rules: only such a view's fields are looked up."""
-    types, sources, check = rule.resource_types, rule.sources, rule.check
+    types, sources, takes, check = rule.resource_types, rule.sources, rule.takes, rule.check
     found: list[tuple[str, str]] = []
     unjudged: list[tuple[str, str]] = []
     judged: list[View] = []
     for view, maybe in views:
-        if view.resource_type not in types or view.source not in sources:
-            continue
+        if view.resource_type not in types or view.source not in sources or not isinstance(view, takes):
+            continue  # `Rule.judges`, inline
         unknown = _not_judged(rule, view, target.source) if maybe else None
         if unknown is not None:
             unjudged.append((view.label, unknown))
@@ -308,7 +307,7 @@ def _not_judged(rule: Rule, view: View, source: Source) -> str | None:
 def _team_calls(batch: TeamBatch, rule: Rule, level: str, thresholds: Mapping[str, Any], views: list[View],
                 out: list[Violation], urn: str, name: str) -> None:
     """A team rule's calls over one resource's views, to ``batch``; its finding goes to ``out`` once answered."""
-    judged = [view for view in views if view.resource_type in rule.resource_types and view.source in rule.sources]
+    judged = [view for view in views if rule.judges(view)]
     finding = _Finding(out, rule.name, level, urn, name, len(judged))
     assert isinstance(rule.check, RemoteCheck)
     for view in judged:

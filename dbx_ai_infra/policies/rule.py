@@ -32,7 +32,12 @@ class ResourceView:
 
 #: What a rule's ``check`` receives: a cluster definition, an instance pool, or another resource.
 View = ClusterShape | PoolShape | ResourceView
-Check = Callable[[View, Mapping[str, Any]], list[str]]
+#: A kind of view (`Rule.takes`).
+ViewKind = type[ClusterShape] | type[PoolShape] | type[ResourceView]
+#: Every kind of view, by name (how a team rule's process names the kinds its rule takes).
+VIEW_KINDS: Mapping[str, ViewKind] = MappingProxyType({k.__name__: k for k in (ClusterShape, PoolShape, ResourceView)})
+#: ``check(view, config)``: ``view`` is of a kind the rule takes (`Rule.takes`), so a check annotates it as such.
+Check = Callable[[Any, Mapping[str, Any]], list[str]]
 
 
 @dataclass(frozen=True)
@@ -111,10 +116,11 @@ class Rule:
     """One policy.
 
     ``check(view, config)`` is a pure function returning violation messages, each ending with a ``Fix: ...`` hint.
-    ``config`` holds this rule's thresholds (``thresholds`` merged with any overrides). The registry calls ``check``
+    ``config`` holds this rule's thresholds (``thresholds`` merged with any overrides). The evaluators call ``check``
     once per cluster definition (a ``ClusterShape``) for Clusters and Jobs, once per pool (a ``PoolShape``), and
-    once per resource (a ``ResourceView``) for the other types in ``resource_types``. A stack rule (``scope``
-    ``"stack"``) judges no resource: its ``stack_check(stack, config)`` is called once per stack, with a `StackView`.
+    once per resource (a ``ResourceView``, a Job's own too) for the other types in ``resource_types``: each view of
+    a kind the rule ``takes`` (`judges`). A stack rule (``scope`` ``"stack"``) judges no resource: its
+    ``stack_check(stack, config)`` is called once per stack, with a `StackView`.
     """
 
     name: str
@@ -165,13 +171,22 @@ class Rule:
     #: judged on that resource (`dbx_ai_infra.policies.evaluate.unknown_fields`): never a finding from an unknown, never
     #: a pass. ``field(argument)`` reads an argument of the data source that selects the field (``spark_version(gpu)``).
     reads: tuple[str, ...] = ()
+    #: The kinds of view ``check`` takes (a cluster definition, a pool, another resource): the evaluators hand it
+    #: no other, so a check starts with its own question, not with an ``isinstance`` guard.
+    takes: tuple[ViewKind, ...] = (ClusterShape, PoolShape, ResourceView)
     #: Whether the rule is about a view at all (the role rules: GPU compute; auto-termination: an all-purpose
-    #: cluster): one it is not about is not reported as not judged. None: every view of its resource types.
-    concerns: Callable[[View], bool] | None = None
+    #: cluster): one it is not about is not reported as not judged. None: every view it takes (`judges`); asked
+    #: only of those, so it too takes the rule's kinds.
+    concerns: Callable[[Any], bool] | None = None
     #: For a rule whose typed ``settings`` live in another process (a team rule, `dbx_ai_infra.policies.team_process`):
     #: checks a policy config's values for it there, returning the first problem's message or None.
     settings_check: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, repr=False,
                                                                              compare=False)
+
+    def judges(self, view: View) -> bool:
+        """Whether ``check`` is called on ``view``: of the rule's resource types, sources and kinds of view."""
+        return view.resource_type in self.resource_types and view.source in self.sources and \
+            isinstance(view, self.takes)
 
     def __post_init__(self) -> None:
         if self.enforcement not in ("mandatory", "advisory"):

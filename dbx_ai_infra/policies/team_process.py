@@ -33,7 +33,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.errors import InputError, Problem
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import VIEW_KINDS, Rule, View
 from dbx_ai_infra.policies.ruleset import _BY_NAME, TEAM_RULES
 from dbx_ai_infra.policies.team import TeamRuleFailure
 from dbx_ai_infra.policies.team_worker import write_frame
@@ -264,7 +264,8 @@ def _rule(process: TeamProcess, meta: Mapping[str, Any], where: str) -> Rule:
                 threshold_schema=MappingProxyType({k: MappingProxyType(v) for k, v in
                                                    meta["threshold_schema"].items()}),
                 stack_fields=tuple(meta["stack_fields"]), sources=tuple(meta["sources"]), scope=meta["scope"],
-                reads=tuple(meta.get("reads") or ()), settings_check=settings_check)
+                reads=tuple(meta.get("reads") or ()), settings_check=settings_check,
+                takes=tuple(VIEW_KINDS[kind] for kind in meta.get("takes") or VIEW_KINDS))
 
 
 def load_team_rules(directory: str, timeout: float | None = None) -> list[Rule]:

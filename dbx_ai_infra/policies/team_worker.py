@@ -94,7 +94,8 @@ def _meta(rule: Any) -> dict[str, Any]:
             "thresholds": dict(rule.thresholds), "threshold_schema": {k: dict(v) for k, v in
                                                                        rule.threshold_schema.items()},
             "stack_fields": list(rule.stack_fields), "sources": list(rule.sources), "scope": rule.scope,
-            "typed": rule.settings is not None, "reads": list(getattr(rule, "reads", ()))}
+            "typed": rule.settings is not None, "reads": list(getattr(rule, "reads", ())),
+            "takes": [kind.__name__ for kind in getattr(rule, "takes", ())]}
 
 
 def _settings_problem(rule: Any, values: Mapping[str, Any]) -> str | None:

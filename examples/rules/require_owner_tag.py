@@ -1,9 +1,9 @@
 """An example team rule (`check --rules examples/rules`): every GPU cluster names the person who answers for it.
 
 A team rule is a module defining ``RULE``, a ``dbx_ai_infra.policies.rule.Rule``: ``check(view, config)`` receives each
-cluster
-definition as a ``ClusterShape`` (its Clusters API fields, snake_case, in ``view.props``; its tags in ``view.tags``),
-each instance pool as a ``PoolShape`` and other resources as a ``ResourceView``, and returns messages that end with a
+cluster definition as a ``ClusterShape`` (its Clusters API fields, snake_case, in ``view.props``; its tags in
+``view.tags``), each instance pool as a ``PoolShape`` and other resources as a ``ResourceView``, of the kinds the rule
+``takes`` (this one: cluster definitions only, a job's clusters among them), and returns messages that end with a
 ``Fix: ...`` hint. ``config`` holds the rule's thresholds: the defaults of its typed ``settings`` (a
 ``dbx_ai_infra.policies.rule.Thresholds`` model) overlaid by the policy config, which is checked against the model's
 fields. (A rule
@@ -20,15 +20,13 @@ from pydantic import Field
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
 from dbx_ai_infra.policies.common import gpu_node
-from dbx_ai_infra.policies.rule import Rule, Thresholds, View
+from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     # a GPU node type, or a GPU runtime: a cluster on an instance pool names no node type of its own, but a GPU ML
     # runtime runs on GPU nodes only
-    gpu = any(gpu_node(n) for n in view.node_type_ids) or "-gpu-" in (view.spark_version or "") \
-        if isinstance(view, ClusterShape) else False
-    if not gpu:
+    if not (any(gpu_node(n) for n in view.node_type_ids) or "-gpu-" in (view.spark_version or "")):
         return []
     tag = config["tag"]
     if view.tags.get(tag):
@@ -49,6 +47,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     remediation="Add the owner tag.",
     severity="medium",
     settings=Settings,

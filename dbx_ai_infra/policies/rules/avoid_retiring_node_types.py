@@ -9,12 +9,10 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, PoolShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL, JOB
 from dbx_ai_infra.policies.common import catalog
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, (ClusterShape, PoolShape)):
-        return []
+def check(view: ClusterShape | PoolShape, config: Mapping[str, Any]) -> list[str]:
     node_types = view.node_type_ids
     out = []
     for node_type in node_types:
@@ -48,6 +46,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,
+    takes=(ClusterShape, PoolShape),
     stack_fields=('node_type_id', 'gpu_family'),
     remediation="Move to a current node type of the family, or to a current GPU family of the cloud.",
     severity="medium",

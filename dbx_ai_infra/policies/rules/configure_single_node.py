@@ -13,7 +13,7 @@ from dbx_ai_infra.dbxtypes.vocabulary import (
     SINGLE_NODE_PROFILE_KEY,
     SINGLE_NODE_TAGS,
 )
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
 def missing_settings(view: ClusterShape) -> list[str]:
@@ -30,8 +30,8 @@ def missing_settings(view: ClusterShape) -> list[str]:
     return missing
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or not view.is_single_node:
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+    if not view.is_single_node:
         return []
     cluster = view.props
     if cluster.get("is_single_node") is True and cluster.get("kind") == "CLASSIC_PREVIEW":
@@ -61,6 +61,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('node_type_id',),
     remediation=("Set is_single_node true with kind CLASSIC_PREVIEW, or (the legacy form, without kind) spark_conf "
                  "spark.databricks.cluster.profile=singleNode and spark.master=local[*] plus custom tag "
@@ -68,5 +69,5 @@ RULE = Rule(
     severity="medium",
     reads=("num_workers", "autoscale", "is_single_node", "spark_conf", "custom_tags"),
     # an unknown worker count reads as 0 workers: such a cluster is not judged either
-    concerns=lambda view: isinstance(view, ClusterShape) and view.is_single_node,
+    concerns=lambda view: view.is_single_node,
 )

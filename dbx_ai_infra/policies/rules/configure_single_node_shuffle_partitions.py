@@ -9,11 +9,11 @@ from pydantic import Field
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, as_number
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB, MAX_SINGLE_NODE_SHUFFLE_PARTITIONS, SHUFFLE_PARTITIONS_KEY
-from dbx_ai_infra.policies.rule import Rule, Thresholds, View
+from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or not view.is_single_node:
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+    if not view.is_single_node:
         return []
     limit = config.get("max_single_node_shuffle_partitions", MAX_SINGLE_NODE_SHUFFLE_PARTITIONS)
     value = as_number(view.spark_conf.get(SHUFFLE_PARTITIONS_KEY))  # "auto" and absent: no verdict
@@ -39,6 +39,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('shuffle_partitions',),
     remediation="Set spark.sql.shuffle.partitions near the driver's core count on single-node clusters.",
     severity="low",

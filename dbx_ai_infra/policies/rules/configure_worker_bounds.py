@@ -9,12 +9,10 @@ from pydantic import Field
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, as_number
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB, MAX_WORKERS_CAP, autoscale_max_floor, autoscale_range_problem
-from dbx_ai_infra.policies.rule import Rule, Thresholds, View
+from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape):
-        return []
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     cap = config.get("max_workers_cap", MAX_WORKERS_CAP)
     num_workers = as_number(view.props.get("num_workers"))
     out = []
@@ -57,6 +55,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('num_workers', 'min_workers', 'max_workers'),
     remediation="Choose num_workers or autoscale, keep max_workers above min_workers and stay within max_workers_cap.",
     severity="high",

@@ -7,7 +7,7 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.shape import as_list, as_mapping, is_set
 from dbx_ai_infra.dbxtypes.vocabulary import GRANT, GRANTS
-from dbx_ai_infra.policies.rule import ResourceView, Rule, View
+from dbx_ai_infra.policies.rule import ResourceView, Rule
 
 _SECURABLES = ("metastore", "catalog", "schema", "volume", "table", "function", "model", "external_location",
                "storage_credential", "credential", "share", "foreign_connection")
@@ -21,9 +21,7 @@ def _is_all_privileges(privilege: Any) -> bool:
     return isinstance(privilege, str) and privilege.strip().upper().replace(" ", "_") == "ALL_PRIVILEGES"
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type not in (GRANTS, GRANT):
-        return []
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
     props = view.props
     securable = next((f"{k} '{props[k]}'" for k in _SECURABLES if is_set(props.get(k))), "the securable")
     entries = as_list(props.get("grants")) if view.resource_type == GRANTS else [props]
@@ -44,6 +42,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(GRANTS, GRANT),
     check=check,
+    takes=(ResourceView,),
     stack_fields=('grants',),
     remediation="Grant least-privilege sets (USE_CATALOG, USE_SCHEMA, READ_VOLUME, ...) to named groups.",
     severity="critical",

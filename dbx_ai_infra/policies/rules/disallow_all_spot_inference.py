@@ -18,7 +18,7 @@ from dbx_ai_infra.dbxtypes.vocabulary import (
     on_demand_base,
 )
 from dbx_ai_infra.policies.common import ROLE_READS
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
 def _check_cluster(view: ClusterShape) -> list[str]:
@@ -67,12 +67,8 @@ def _check_pool(pool: PoolShape) -> list[str]:
     return out
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if isinstance(view, ClusterShape):
-        return _check_cluster(view)
-    if isinstance(view, PoolShape):
-        return _check_pool(view)
-    return []
+def check(view: ClusterShape | PoolShape, config: Mapping[str, Any]) -> list[str]:
+    return _check_cluster(view) if isinstance(view, ClusterShape) else _check_pool(view)
 
 
 RULE = Rule(
@@ -83,6 +79,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,
+    takes=(ClusterShape, PoolShape),
     stack_fields=('spot_above_base', 'min_workers'),
     remediation=("Set first_on_demand to min_workers + 1 in the cloud attributes block, use a spot-with-fallback or "
                  "on-demand availability, and keep instance pools for inference and training on-demand."),

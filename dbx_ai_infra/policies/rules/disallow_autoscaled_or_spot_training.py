@@ -8,11 +8,11 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, as_mapping
 from dbx_ai_infra.dbxtypes.vocabulary import ATTRIBUTES_BLOCK, CLUSTER, JOB, SPOT_WITH_FALLBACK, SPOT_WITHOUT_FALLBACK
 from dbx_ai_infra.policies.common import ROLE_READS
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or view.role != "training":
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+    if view.role != "training":
         return []
     out = []
     if view.autoscale is not None:
@@ -43,9 +43,10 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('spot', 'first_on_demand', 'num_workers'),
     remediation="Replace autoscale with num_workers and use a spot-with-fallback or on-demand availability.",
     severity="high",
     reads=ROLE_READS,
-    concerns=lambda view: isinstance(view, ClusterShape) and view.gpu,
+    concerns=lambda view: view.gpu,
 )

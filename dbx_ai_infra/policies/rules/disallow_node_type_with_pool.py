@@ -7,14 +7,12 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, is_set
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 _PAIRS = (("instance_pool_id", "node_type_id"), ("driver_instance_pool_id", "driver_node_type_id"))
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape):
-        return []
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     cluster = view.props
     return [
         f"sets both {pool} and {node} ({cluster[node]}); the API rejects the pair because the pool decides the node "
@@ -31,6 +29,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('node_type_id',),
     remediation="Remove node_type_id (driver_node_type_id) when instance_pool_id (driver_instance_pool_id) is set.",
     severity="medium",

@@ -8,12 +8,10 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
 from dbx_ai_infra.policies.common import looks_like_secret
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape):
-        return []
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     out = []
     for field, settings in (("spark_env_vars", view.spark_env_vars), ("spark_conf", view.spark_conf)):
         for key, value in settings.items():
@@ -34,6 +32,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('spark_env_vars',),
     remediation="Move the credential into a Databricks secret scope and reference it as {{secrets/<scope>/<key>}}.",
     severity="critical",

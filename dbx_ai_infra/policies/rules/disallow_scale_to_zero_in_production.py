@@ -9,17 +9,14 @@ from pydantic import Field
 
 from dbx_ai_infra.dbxtypes.endpoint import endpoint_tags, served_entities
 from dbx_ai_infra.dbxtypes.vocabulary import MODEL_SERVING_ENDPOINT, STACK_TAG
-from dbx_ai_infra.policies.rule import Rule, Thresholds, View
-from dbx_ai_infra.policies.serving_view import endpoint_props
+from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds
 
 #: The shipped production stacks; a policy config names a project's own (``production_stacks``).
 DEFAULT_PRODUCTION_STACKS = ("prod", "azure-prod")
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    props = endpoint_props(view)
-    if props is None:
-        return []
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
+    props = view.props
     stack = endpoint_tags(props).get(STACK_TAG)
     if stack not in tuple(config.get("production_stacks", DEFAULT_PRODUCTION_STACKS)):
         return []
@@ -49,6 +46,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(MODEL_SERVING_ENDPOINT,),
     check=check,
+    takes=(ResourceView,),
     reads=("config.served_entities.workload_type", "config.served_entities.scale_to_zero_enabled"),
     stack_fields=("scale_to_zero",),
     remediation="Set scale_to_zero_enabled false on GPU endpoints of production stacks.",

@@ -14,12 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.vocabulary import JOB
-from dbx_ai_infra.policies.rule import ResourceView, Rule, View
+from dbx_ai_infra.policies.rule import ResourceView, Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type != JOB:
-        return []
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
     job = view.props
     tasks = [t for t in job.get("tasks") or [] if isinstance(t, Mapping)]
     found = [f"tasks[{t.get('task_key')}]" for t in tasks if t.get("spark_submit_task") is not None]
@@ -37,6 +35,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(JOB,),
     check=check,
+    takes=(ResourceView,),
     remediation="Use a spark_jar_task, spark_python_task or python_wheel_task instead of spark_submit_task.",
     severity="medium",
 )

@@ -15,12 +15,10 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
 from dbx_ai_infra.policies.common import gpu_node
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape):
-        return []
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     attributes = view.props.get("aws_attributes")
     zone = attributes.get("zone_id") if isinstance(attributes, Mapping) else None
     if not isinstance(zone, str) or not zone or zone.lower() == "auto":
@@ -39,6 +37,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     remediation="Set aws_attributes.zone_id to auto.",
     severity="medium",
     stack_fields=(),

@@ -17,7 +17,7 @@ from pydantic import Field
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
 from dbx_ai_infra.policies.common import catalog
-from dbx_ai_infra.policies.rule import Rule, Thresholds, View
+from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 DEFAULT_MIN_INTERCONNECT_GBPS = 200
 DEFAULT_MIN_TRAINING_NODES = 2
@@ -28,8 +28,8 @@ def _bandwidth(node: Any) -> float | None:
     return max(figures) if figures else None
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or view.role != "training" or not view.node_type_id:
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+    if view.role != "training" or not view.node_type_id:
         return []
     workers = view.max_workers
     if workers < config.get("min_training_nodes", DEFAULT_MIN_TRAINING_NODES):
@@ -87,6 +87,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('gpu_family', 'node_type_id', 'num_workers'),
     remediation="Train on fewer, larger nodes, or on a family with a GPU interconnect (A100/H100 nodes).",
     severity="medium",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dbx_ai_infra.dbxtypes.shape import ClusterShape, PoolShape
+from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
 from dbx_ai_infra.policies.rule import ResourceView, Rule, View
 
@@ -25,8 +25,8 @@ def _concerns(view: View) -> bool:
     return not (isinstance(view, ClusterShape) and view.props.get("single_user_name"))
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if isinstance(view, PoolShape) or view.access is None or view.access:  # not known here, or granted
+def check(view: ClusterShape | ResourceView, config: Mapping[str, Any]) -> list[str]:
+    if view.access is None or view.access:  # not known here, or granted
         return []
     if isinstance(view, ClusterShape) and view.resource_type == CLUSTER:
         if view.props.get("single_user_name"):
@@ -50,6 +50,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape, ResourceView),
     remediation="Add a databricks_permissions (databricks.Permissions) for the cluster or job, granting the group "
                 "that uses it.",
     severity="medium",

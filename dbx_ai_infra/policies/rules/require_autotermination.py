@@ -9,15 +9,15 @@ from pydantic import Field
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import ALL_PURPOSE, CLUSTER, MAX_AUTOTERMINATION_MINUTES
-from dbx_ai_infra.policies.rule import Rule, Thresholds, View
+from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 #: What an absent autotermination_minutes means: the provider applies 60 to Pulumi inputs; in Clusters API JSON an
 #: absent field means auto-termination is off.
 ABSENT_MEANS = {"pulumi": 60, "api": 0}
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or view.compute_kind != ALL_PURPOSE:
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+    if view.compute_kind != ALL_PURPOSE:
         return []
     limit = config.get("max_autotermination_minutes", MAX_AUTOTERMINATION_MINUTES)
     value = view.autotermination_minutes
@@ -53,10 +53,11 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER,),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('autotermination_minutes',),
     remediation="Set autotermination_minutes to a value between 10 and max_autotermination_minutes.",
     severity="high",
     settings=Settings,
     reads=("autotermination_minutes",),
-    concerns=lambda view: isinstance(view, ClusterShape) and view.compute_kind == ALL_PURPOSE,
+    concerns=lambda view: view.compute_kind == ALL_PURPOSE,
 )

@@ -14,12 +14,10 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape):
-        return []
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     block = view.props.get("autoscale")
     if not isinstance(block, Mapping):
         return []
@@ -38,6 +36,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=("min_workers", "max_workers"),
     remediation="Set autoscale.min_workers and autoscale.max_workers, or a fixed num_workers.",
     severity="medium",

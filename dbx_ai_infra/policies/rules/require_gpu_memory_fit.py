@@ -8,16 +8,14 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, as_number, is_set
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, JOB
 from dbx_ai_infra.policies.common import catalog
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape):
-        return []
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     raw = view.tags.get(GPU_MEMORY_NEED_TAG)
     if not is_set(raw):
         return []
@@ -51,6 +49,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('node_type_id', 'model', 'gpu_family'),
     remediation=("Pick a node type whose total GPU memory covers gpu_memory_need_gb, or shrink the model "
                  "(quantisation)."),

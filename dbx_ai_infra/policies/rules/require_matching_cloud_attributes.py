@@ -8,12 +8,10 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, PoolShape
 from dbx_ai_infra.dbxtypes.vocabulary import ATTRIBUTES_BLOCK, CLOUD_NAMES, CLUSTER, INSTANCE_POOL, JOB
 from dbx_ai_infra.policies.common import catalog
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, (ClusterShape, PoolShape)):
-        return []
+def check(view: ClusterShape | PoolShape, config: Mapping[str, Any]) -> list[str]:
     node_types = view.node_type_ids
     blocks = view.blocks
     out = []
@@ -48,6 +46,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,
+    takes=(ClusterShape, PoolShape),
     stack_fields=('node_type_id', 'cloud'),
     remediation="Keep only aws_attributes, azure_attributes or gcp_attributes, matching the node type's cloud.",
     severity="high",

@@ -16,7 +16,7 @@ from dbx_ai_infra.dbxtypes.vocabulary import (
     SelectedValue,
 )
 from dbx_ai_infra.policies.common import gpu_node
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 
 def _is_gpu_runtime(spark_version: str) -> bool:
@@ -53,9 +53,7 @@ def _selected(spark_version: SelectedValue, view: ClusterShape) -> list[str]:
     return out
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape):
-        return []
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     cluster = view.props
     spark_version = view.spark_version
     if isinstance(spark_version, SelectedValue):
@@ -90,6 +88,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('runtime', 'node_type_id'),
     remediation=("Pair '-gpu-ml-' runtimes with GPU node types and CPU runtimes with CPU node types; disable Photon "
                  "on GPUs."),

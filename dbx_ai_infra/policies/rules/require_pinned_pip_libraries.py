@@ -8,7 +8,7 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, pypi_packages
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB, LIBRARY
 from dbx_ai_infra.policies.common import is_pinned_pip, pip_name
-from dbx_ai_infra.policies.rule import ResourceView, Rule, View
+from dbx_ai_infra.policies.rule import ResourceView, Rule
 
 
 def _message(found: list[tuple[str, str]]) -> str:
@@ -27,7 +27,7 @@ def _message(found: list[tuple[str, str]]) -> str:
             f"release. Fix: pin {'it' if len(places) == 1 else 'each'}, e.g. '{example}'.")
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
+def check(view: ClusterShape | ResourceView, config: Mapping[str, Any]) -> list[str]:
     if isinstance(view, ClusterShape):
         found = [("libraries", spec) for spec in view.libraries]
         for task in view.tasks:
@@ -35,7 +35,7 @@ def check(view: View, config: Mapping[str, Any]) -> list[str]:
             # a Jobs API 2.0 job holds its one task's libraries itself (no task_key)
             where = f"tasks[{key}].libraries" if key else "the job's libraries (Jobs API 2.0)"
             found += [(where, spec) for spec in pypi_packages(task.get("libraries"))]
-    elif isinstance(view, ResourceView) and view.resource_type == LIBRARY:
+    elif view.resource_type == LIBRARY:  # a Job's own view holds no libraries: its clusters' and tasks' do
         found = [("the library resource", spec) for spec in pypi_packages([view.props])]
     else:
         return []
@@ -51,6 +51,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, LIBRARY),
     check=check,
+    takes=(ClusterShape, ResourceView),
     stack_fields=('libraries',),
     remediation="Write every pypi package as name==version (extras allowed: name[extra]==version).",
     severity="medium",

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from dbx_ai_infra.dbxtypes.serverless import provisioned_entity
 from dbx_ai_infra.dbxtypes.vocabulary import PROVISIONED_THROUGHPUT_ENDPOINT
-from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds, View
+from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds
 
 #: The legacy model families Databricks provisions in tokens-per-second bands, not model units (Databricks docs,
 #: Foundation Model APIs, "Model units": Meta Llama 3.3, 3.2 3B and 1B, 3.1, GTE v1.5, BGE v1.5, DeepSeek R1, Meta
@@ -19,9 +19,7 @@ from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds, View
 BAND_FAMILIES = re.compile(r"(llama[-_]?v?[23]|gte|bge|deepseek[-_]?r1|dbrx|mistral|mixtral|mpt)", re.I)
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type != PROVISIONED_THROUGHPUT_ENDPOINT:
-        return []
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
     e = provisioned_entity(view.props)
     if e.band is not None and e.model_units is None:
         # a legacy family provisioned in a tokens-per-second band, as Databricks provisions it (read from a
@@ -56,6 +54,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(PROVISIONED_THROUGHPUT_ENDPOINT,),
     check=check,
+    takes=(ResourceView,),
     reads=("config.served_entities.provisioned_model_units",),
     stack_fields=("provisioned_throughput",),
     remediation="Provision at least min_model_units model units of a model-unit foundation model.",

@@ -16,15 +16,15 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB, UNKNOWN_VALUE
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 #: A runtime key: a version with its ``.x`` wildcard, variants, and the Scala version; ``custom:`` keys are the
 #: custom images Databricks support provides.
 RUNTIME_KEY = re.compile(r"^(?:\d+(?:\.\d+)?\.x(?:-[a-z0-9]+)*-scala\d+\.\d+|custom:.+)$")
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or not view.spark_version or view.spark_version == UNKNOWN_VALUE:
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+    if not view.spark_version or view.spark_version == UNKNOWN_VALUE:
         return []
     if RUNTIME_KEY.match(view.spark_version):
         return []
@@ -41,6 +41,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=("runtime",),
     remediation="Use a runtime key from the Clusters API's spark-versions list (e.g. 15.4.x-gpu-ml-scala2.12).",
     severity="high",

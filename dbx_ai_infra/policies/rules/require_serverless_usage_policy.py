@@ -7,22 +7,18 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.serverless import serverless_gpu_tasks, usage_policy
 from dbx_ai_infra.dbxtypes.vocabulary import ENDPOINT_TYPES, JOB
-from dbx_ai_infra.policies.rule import ResourceView, Rule, View
+from dbx_ai_infra.policies.rule import ResourceView, Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
     """A serverless GPU job (a job with a task on ``compute.hardware_accelerator`` or an ``ai_runtime_task``) or an
     endpoint without ``budget_policy_id`` (``usage_policy_id``): its serverless usage lands on no policy."""
-    if not isinstance(view, ResourceView):
-        return []
     if view.resource_type == JOB:
         if not serverless_gpu_tasks(view.props):
             return []
         what = "this serverless GPU job"
-    elif view.resource_type in ENDPOINT_TYPES:
+    else:  # a serving endpoint (its resource types are a job's and the endpoints')
         what = "this serving endpoint"
-    else:
-        return []
     if usage_policy(view.props) is not None:
         return []
     return [f"{what} carries no serverless usage (budget) policy, so its serverless spend is attributed to no team "
@@ -38,6 +34,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(JOB, *ENDPOINT_TYPES),
     check=check,
+    takes=(ResourceView,),
     stack_fields=("usage_policy_id",),
     remediation="Set budget_policy_id (stack: dbx-ai-infra:usage_policy_id) on serverless GPU jobs and serving "
                 "endpoints.",

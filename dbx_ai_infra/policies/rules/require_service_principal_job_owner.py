@@ -15,12 +15,12 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.vocabulary import JOB
 from dbx_ai_infra.policies.access import principal
-from dbx_ai_infra.policies.rule import ResourceView, Rule, View
+from dbx_ai_infra.policies.rule import ResourceView, Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type != JOB or not isinstance(view.access, tuple):
-        return []  # not a job, or its access not known here (none, or a Permissions whose target is unknown)
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
+    if not isinstance(view.access, tuple):
+        return []  # its access not known here (none, or a Permissions whose target is unknown)
     out = []
     for control in view.access:
         if str(control.get("permission_level", "")).upper() != "IS_OWNER":
@@ -41,6 +41,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(JOB,),
     check=check,
+    takes=(ResourceView,),
     remediation="Give IS_OWNER to a service principal (service_principal_name) and CAN_MANAGE_RUN to people.",
     severity="medium",
     scope="plan",

@@ -8,14 +8,11 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.endpoint import gateway
 from dbx_ai_infra.dbxtypes.shape import as_mapping
 from dbx_ai_infra.dbxtypes.vocabulary import ENDPOINT_TYPES
-from dbx_ai_infra.policies.rule import Rule, View
-from dbx_ai_infra.policies.serving_view import endpoint_props
+from dbx_ai_infra.policies.rule import ResourceView, Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    props = endpoint_props(view)
-    if props is None:
-        return []
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
+    props = view.props
     table = as_mapping(gateway(props).get("inference_table_config"))
     if table.get("enabled") is True and table.get("catalog_name") and table.get("schema_name"):
         return []
@@ -30,6 +27,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=ENDPOINT_TYPES,
     check=check,
+    takes=(ResourceView,),
     stack_fields=("inference_table",),
     remediation="Enable the AI Gateway inference table (catalog, schema, enabled: true).",
     severity="medium",

@@ -8,14 +8,11 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.endpoint import gateway
 from dbx_ai_infra.dbxtypes.shape import as_list
 from dbx_ai_infra.dbxtypes.vocabulary import ENDPOINT_TYPES
-from dbx_ai_infra.policies.rule import Rule, View
-from dbx_ai_infra.policies.serving_view import endpoint_props
+from dbx_ai_infra.policies.rule import ResourceView, Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    props = endpoint_props(view)
-    if props is None:
-        return []
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
+    props = view.props
     if as_list(gateway(props).get("rate_limits")) or as_list(props.get("rate_limits")):
         return []
     return ["the endpoint has no rate limit: one caller in a loop can hold every GPU replica. Fix: set an AI Gateway "
@@ -29,6 +26,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=ENDPOINT_TYPES,
     check=check,
+    takes=(ResourceView,),
     stack_fields=("rate_limit_per_user_per_minute",),
     remediation="Add ai_gateway.rate_limits with key user and renewal_period minute.",
     severity="medium",

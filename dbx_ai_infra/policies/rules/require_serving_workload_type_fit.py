@@ -9,14 +9,11 @@ from dbx_ai_infra.dbxtypes.endpoint import endpoint_tags, served_entities
 from dbx_ai_infra.dbxtypes.shape import as_number
 from dbx_ai_infra.dbxtypes.vocabulary import CLOUD_TAG, GPU_MEMORY_NEED_TAG, MODEL_SERVING_ENDPOINT
 from dbx_ai_infra.gpucatalog.serving import load_serving_catalog
-from dbx_ai_infra.policies.rule import Rule, View
-from dbx_ai_infra.policies.serving_view import endpoint_props
+from dbx_ai_infra.policies.rule import ResourceView, Rule
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    props = endpoint_props(view)
-    if props is None:
-        return []
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
+    props = view.props
     catalog = load_serving_catalog()
     tags = endpoint_tags(props)
     cloud, need = tags.get(CLOUD_TAG), as_number(tags.get(GPU_MEMORY_NEED_TAG))
@@ -47,6 +44,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(MODEL_SERVING_ENDPOINT,),
     check=check,
+    takes=(ResourceView,),
     reads=("config.served_entities.workload_type",),
     stack_fields=("workload_type", "model"),
     remediation="Pick the smallest workload type of the cloud whose total GPU memory holds the model, or leave "

@@ -22,7 +22,7 @@ from pydantic import Field
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB, UNKNOWN_ARGUMENT, SelectedValue
 from dbx_ai_infra.gpucatalog.runtimes import current_lts, verdict
-from dbx_ai_infra.policies.rule import Rule, Thresholds, View
+from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 
 def _supported_lts(today: date) -> str:
@@ -30,8 +30,8 @@ def _supported_lts(today: date) -> str:
     return ", ".join(f"{r.label} (to {r.end_of_support})" for r in current) or "a current LTS release"
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or not view.spark_version:
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+    if not view.spark_version:
         return []
     if isinstance(view.spark_version, SelectedValue):  # chosen at each apply by a databricks_spark_version
         lts = view.spark_version.arguments.get("long_term_support")
@@ -67,6 +67,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     remediation="Move to a supported LTS runtime.",
     severity="medium",
     settings=Settings,

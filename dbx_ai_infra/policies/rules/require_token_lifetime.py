@@ -17,14 +17,12 @@ from pydantic import Field
 
 from dbx_ai_infra.dbxtypes.shape import as_number
 from dbx_ai_infra.dbxtypes.vocabulary import OBO_TOKEN, TOKEN, UNKNOWN_VALUE
-from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds, View
+from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds
 
 NEVER = -1  # the token API's expiry_time of a token with no lifetime
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ResourceView) or view.resource_type not in (TOKEN, OBO_TOKEN):
-        return []
+def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
     props = view.props
     what = "on-behalf-of token" if view.resource_type == OBO_TOKEN else "token"
     if "expiry_time" in props and "lifetime_seconds" not in props:  # the token API's view of an existing token
@@ -62,6 +60,7 @@ RULE = Rule(
     enforcement="mandatory",
     resource_types=(TOKEN, OBO_TOKEN),
     check=check,
+    takes=(ResourceView,),
     remediation="Set lifetime_seconds on the token (and keep it within max_lifetime_seconds), and rotate it.",
     severity="high",
     settings=Settings,

@@ -7,7 +7,7 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, as_list, as_mapping, is_set
 from dbx_ai_infra.dbxtypes.vocabulary import CHECKPOINT_DIR_ARG, CHECKPOINT_DIR_ENV, CLUSTER, JOB, JOBS_COMPUTE
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 FLAGS = (CHECKPOINT_DIR_ARG, "--checkpoint_dir")
 PARAMETER_NAMES = ("checkpoint_dir", "checkpoint-dir")
@@ -37,8 +37,8 @@ def _job_parameter(job: Mapping[str, Any] | None) -> bool:
                for p in as_list(job.get("parameters")))
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape) or view.role != "training":
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+    if view.role != "training":
         return []
     if is_set(view.spark_env_vars.get(CHECKPOINT_DIR_ENV)):
         return []
@@ -60,6 +60,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('checkpoint_volume', 'job'),
     remediation=("Set spark_env_vars CHECKPOINT_DIR (or the task parameter --checkpoint-dir) to a Unity Catalog "
                  "volume path."),

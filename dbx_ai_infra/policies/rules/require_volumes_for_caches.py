@@ -7,7 +7,7 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB
-from dbx_ai_infra.policies.rule import Rule, View
+from dbx_ai_infra.policies.rule import Rule
 
 #: Env vars that hold model caches or checkpoints; named in the message so the reader knows what moves.
 CACHE_VARS = frozenset({"HF_HOME", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
@@ -18,9 +18,7 @@ def _on_dbfs(value: Any) -> bool:
     return isinstance(value, str) and (value.startswith("/dbfs/") or value.lower().startswith("dbfs:/"))
 
 
-def check(view: View, config: Mapping[str, Any]) -> list[str]:
-    if not isinstance(view, ClusterShape):
-        return []
+def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     out = []
     for key, value in view.spark_env_vars.items():
         if not _on_dbfs(value):
@@ -39,6 +37,7 @@ RULE = Rule(
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,
+    takes=(ClusterShape,),
     stack_fields=('spark_env_vars', 'model_cache_volume'),
     remediation=("Use /Volumes/<catalog>/<schema>/<volume>/... paths for HF_HOME, TRANSFORMERS_CACHE, CHECKPOINT_DIR "
                  "and similar."),
