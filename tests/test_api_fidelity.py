@@ -12,6 +12,7 @@ from conftest import BASE_CONFIG, SHIPPED, resources, run_cli
 
 from dbx_ai_infra.dbxtypes.shape import cluster_shape
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, GRANTS, INSTANCE_POOL, JOB, SCHEMA, VOLUME
+from dbx_ai_infra.gpucatalog.runtime_libraries import library_table
 from dbx_ai_infra.guardrails import evaluate, evaluate_shape
 from dbx_ai_infra.policies.registry import RULES_BY_NAME, rule_messages
 
@@ -29,8 +30,10 @@ def test_libraries_sit_on_the_training_task_and_the_rule_refuses_them_on_a_job_c
     (job,) = [r for r in resources(plan_of("prod"), "job:Job")]
     inputs = job["inputs"]
     assert "libraries" not in inputs["jobClusters"][0]["newCluster"]
-    assert inputs["tasks"][0]["libraries"] == [{"pypi": {"package": "transformers==4.44.2"}},
-                                               {"pypi": {"package": "peft==0.12.0"}}]
+    # prod names transformers and peft bare: its runtime's (17.3 LTS ML) pins from the runtime library table
+    pins = library_table().runtimes["17.3"].pins
+    assert inputs["tasks"][0]["libraries"] == [{"pypi": {"package": f"transformers=={pins['transformers']}"}},
+                                               {"pypi": {"package": f"peft=={pins['peft']}"}}]
     broken = copy.deepcopy(inputs)
     broken["jobClusters"][0]["newCluster"]["libraries"] = inputs["tasks"][0]["libraries"]
     (message,) = conformance(JOB, broken)

@@ -7,6 +7,7 @@ from conftest import cluster, config_for, resources
 
 from dbx_ai_infra.components import DevClusterArgs, InferenceClusterArgs, TrainingClusterArgs
 from dbx_ai_infra.engine.engine import run_program
+from dbx_ai_infra.gpucatalog.runtime_libraries import library_table
 from dbx_ai_infra.stackspec import load_stack
 
 BLOCKS = {"aws": "awsAttributes", "azure": "azureAttributes", "gcp": "gcpAttributes"}
@@ -181,7 +182,9 @@ def test_prod_training_uses_a100_sized_for_13b_full_fine_tune(plan_of):
     assert c["nodeTypeId"] == "p4d.24xlarge"  # 13B x 16 bytes = 208 GB > the 8 x 24 GB of g5.48xlarge
     assert c["customTags"]["gpu_memory_need_gb"] == "208"
     (task,) = job["inputs"]["tasks"]
-    assert [lib["pypi"]["package"] for lib in task["libraries"]] == ["transformers==4.44.2", "peft==0.12.0"]
+    pins = library_table().runtimes["17.3"].pins  # prod (17.3 LTS ML) names them bare: the runtime's pins
+    assert [lib["pypi"]["package"] for lib in task["libraries"]] == [f"transformers=={pins['transformers']}",
+                                                                      f"peft=={pins['peft']}"]
 
 
 ARGS = dict(cloud="aws", spark_version="17.3.x-gpu-ml-scala2.13", node_type_id="g5.xlarge",

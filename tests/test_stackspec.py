@@ -60,7 +60,8 @@ INVALID = [
     ("missing tag", with_changes(tags={"workload": "genai"}), ["dbx-ai-infra:tags", "cost_center"]),
     ("reserved tag", with_changes(tags={"workload": "a", "cost_center": "b", "workload_type": "x"}),
      ["dbx-ai-infra:tags", "workload_type"]),
-    ("unpinned library", with_changes(inference__libraries=["vllm"]), ["inference.libraries", "package==x.y.z"]),
+    # a version range is no pin (a bare name is: it takes the runtime's pin, tests/test_runtime_libraries.py)
+    ("unpinned library", with_changes(inference__libraries=["vllm>=0.5"]), ["inference.libraries", "package==x.y.z"]),
     ("no workload", with_changes(training=None, inference=None, dev=None), ["no workload"]),
     ("cpu runtime", with_changes(runtime="17.3.x-scala2.13"), ["dbx-ai-infra:runtime", "gpu-ml"]),
     ("missing field", with_changes(single_user_name=None), ["dbx-ai-infra:single_user_name", "Field required"]),

@@ -41,6 +41,14 @@ def is_pinned_pip(spec: Any) -> bool:
 
 
 _REQUIREMENT_NAME = re.compile(r"^\s*(" + _NAME + r"\s*" + _EXTRAS + r")")
+_BARE = re.compile(r"^" + _NAME + _EXTRAS + r"$")
+
+
+def is_bare_pip(spec: Any) -> bool:
+    """True when a pip requirement is a project name alone (``peft``, ``transformers[torch]``): no version, no
+    specifier, no URL. A stack's workload takes the runtime's pin for such a name
+    (`dbx_ai_infra.gpucatalog.runtime_libraries`)."""
+    return isinstance(spec, str) and bool(_BARE.match(spec))
 
 
 def pip_name(spec: Any) -> str | None:

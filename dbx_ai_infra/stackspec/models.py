@@ -28,7 +28,7 @@ from pydantic import (
 
 from dbx_ai_infra.dbxtypes.clouds import profile, region_problem
 from dbx_ai_infra.dbxtypes.errors import FIX_MARK
-from dbx_ai_infra.dbxtypes.pip import is_pinned_pip
+from dbx_ai_infra.dbxtypes.pip import is_bare_pip, is_pinned_pip
 from dbx_ai_infra.dbxtypes.prices import PriceOverrides
 from dbx_ai_infra.dbxtypes.sdk_types import enum_values
 from dbx_ai_infra.dbxtypes.unity_catalog import privilege_problems
@@ -184,7 +184,9 @@ class WorkloadSpec(_Spec):
 
     gpu_family: GpuFamily | None = Field(None, description="GPU family for this workload. Default: the stack's.")
     node_type_id: str | None = Field(None, description="Pin a node type instead of sizing from the model.")
-    libraries: list[str] = Field(default_factory=list, description="Pinned pip packages (pkg==x.y.z).")
+    libraries: list[str] = Field(default_factory=list, description=(
+        "Pip packages: pinned (pkg==x.y.z), or a bare name (transformers, peft, accelerate, vllm) that takes the "
+        "runtime's pin from the runtime library table (docs/stack-inputs.md, library pins per runtime)."))
     single_user_name: str | None = Field(None, min_length=1, description=(
         "The user (or service principal, by application id) this workload's clusters are dedicated to, and its job "
         "runs as. Default: the stack's single_user_name. A dev workload is dedicated to a person: a service "
@@ -1227,8 +1229,9 @@ class StackSpec(_Spec):
                 raise ValueError(f"{w.key}.checkpoint_volume {section.checkpoint_volume!r} is not a volume of "
                                  f"unity_catalog; volumes: {', '.join(sorted(refs))}")
             for lib in section.libraries:
-                if not is_pinned_pip(lib):
-                    raise ValueError(f"{w.key}.libraries: {lib!r} is not pinned; write it as package==x.y.z")
+                if not (is_pinned_pip(lib) or is_bare_pip(lib)):
+                    raise ValueError(f"{w.key}.libraries: {lib!r} is not pinned; write it as package==x.y.z, or "
+                                     f"as the bare name (e.g. transformers) to take the runtime's pin")
         self._usage_applies(workloads)
         self._permission_targets(workloads)
         self._people_on_interactive(workloads)

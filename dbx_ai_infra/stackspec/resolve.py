@@ -22,6 +22,7 @@ from dbx_ai_infra.gpucatalog import (
     load_catalog,
 )
 from dbx_ai_infra.gpucatalog.accelerators import SERVERLESS_GPU_CLOUDS, SERVERLESS_GPU_DOCS, Accelerator, accelerator
+from dbx_ai_infra.gpucatalog.runtime_libraries import resolve_libraries
 from dbx_ai_infra.gpucatalog.serving import (
     SDK_ENUM,
     ServingSizingError,
@@ -159,6 +160,9 @@ class ResolvedStack:
     warnings: list[str] = field(default_factory=list)
     #: The training workloads on serverless GPU, by name (they have no node: not in ``workloads``).
     serverless: dict[str, ServerlessWorkload] = field(default_factory=dict)
+    #: Each workload's libraries as installed, by name: a bare name in the stack takes the runtime's pin
+    #: (`workload_libraries`).
+    libraries: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _estimate(section: SectionSpec, role: str) -> Estimate | None:
@@ -242,19 +246,41 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
             continue
         workloads[name] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
                                    driver=driver, name=name, key=key)
-    uc = spec.unity_catalog
-    if uc.storage_root is None and not uc.existing_catalog:
-        warnings.append(f"{PROJECT}:unity_catalog: neither storage_root nor existing_catalog is set: a workspace "
-                        "whose metastore has no storage root (the default for workspaces enabled for Unity Catalog "
-                        f"automatically) refuses to create catalog {uc.catalog}, and everything under it. Fix: set "
-                        "storage_root to the catalog's managed location, or existing_catalog: true to use a catalog "
-                        "that exists.")
-    warnings += storage_prerequisites(spec) + endpoint_identity(spec) + user_run_as(spec) + always_on(spec, source)
-    warnings += compute_access(spec) + driver_notes(spec) + entry_point_notes(spec) + multi_node_notes(serverless)
+    warnings += catalog_location(spec) + storage_prerequisites(spec) + endpoint_identity(spec) + user_run_as(spec)
+    warnings += always_on(spec, source) + compute_access(spec) + driver_notes(spec) + entry_point_notes(spec)
+    warnings += multi_node_notes(serverless)
+    libraries = workload_libraries(spec, problems, warnings)
     endpoints = _endpoints(spec, problems, warnings)
     if problems:
         raise InputError(source, problems)
-    return ResolvedStack(spec, source, workloads, endpoints, dict(limits or {}), warnings, serverless)
+    return ResolvedStack(spec, source, workloads, endpoints, dict(limits or {}), warnings, serverless, libraries)
+
+
+def catalog_location(spec: StackSpec) -> list[str]:
+    """A catalog the stack creates with no managed location of its own, as the preview says it."""
+    uc = spec.unity_catalog
+    if uc.storage_root is not None or uc.existing_catalog:
+        return []
+    return [f"{PROJECT}:unity_catalog: neither storage_root nor existing_catalog is set: a workspace whose metastore "
+            "has no storage root (the default for workspaces enabled for Unity Catalog automatically) refuses to "
+            f"create catalog {uc.catalog}, and everything under it. Fix: set storage_root to the catalog's managed "
+            "location, or existing_catalog: true to use a catalog that exists."]
+
+
+def workload_libraries(spec: StackSpec, problems: list[Problem], warnings: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each workload's libraries as its cluster (or serverless environment) installs them: a bare name takes the
+    runtime's pin from the runtime library table (dbx_ai_infra/gpucatalog/runtime_libraries.yaml), a pin of the
+    workload's own is kept and judged against the runtime: one its Python cannot install is a problem (pip refuses
+    it), one that needs another torch is a note (`resolve_libraries`)."""
+    out = {}
+    for name, w in spec.named_workloads().items():
+        serverless = isinstance(w.spec, TrainingSpec) and w.spec.serverless
+        found = resolve_libraries(list(w.spec.libraries), None if serverless else spec.runtime)
+        problems += [Problem(f"{PROJECT}:{w.key}.libraries", f"{lib}: {what}", fix)
+                     for lib, what, fix in found.problems]
+        warnings += [f"{PROJECT}:{w.key}.libraries: {note}" for note in found.notes]
+        out[name] = tuple(found.libraries)
+    return out
 
 
 def _serverless(spec: StackSpec, named: NamedWorkload, catalog: Catalog, problems: list[Problem],
@@ -390,8 +416,8 @@ def entry_point_notes(spec: StackSpec) -> list[str]:
         if s.model.method == "lora" and not any((pip_name(lib) or "").split("[")[0].lower() == "peft"
                                                 for lib in s.libraries):
             out.append(f"{PROJECT}:{w.key}: the project's train.py trains LoRA with Hugging Face peft, which "
-                       f"{w.key}.libraries does not list: add it, pinned (docs/training.md), unless the runtime "
-                       f"ships it; without it the run fails (exit 1).")
+                       f"{w.key}.libraries does not list: add it (bare, peft: the runtime's pin; docs/training.md), "
+                       f"unless the runtime ships it; without it the run fails (exit 1).")
         if s.model.precision not in TRAIN_DTYPES:
             out.append(f"{PROJECT}:{w.key}: the project's train.py loads the weights in bf16 and quantizes nothing "
                        f"(no QLoRA), but the workload is sized for {s.model.precision} weights: it will not fit. "
