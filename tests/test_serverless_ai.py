@@ -55,7 +55,9 @@ def test_serverless_gpu_training_is_a_job_task_on_the_accelerator_in_a_serverles
     (env,) = job.inputs["environments"]
     assert task["compute"] == {"hardwareAccelerator": "GPU_8xH100"}
     assert task["environmentKey"] == env["environmentKey"]
-    assert env["spec"]["dependencies"] == SERVERLESS["libraries"] and env["spec"]["environmentVersion"]
+    # environment 5's base environment has no torch: the job installs Databricks' tested one beside the libraries
+    assert env["spec"]["dependencies"] == [*SERVERLESS["libraries"], "torch==2.9.0"]
+    assert env["spec"]["environmentVersion"] == "5"
     python = task["sparkPythonTask"]
     assert python["pythonFile"].startswith("/Volumes/") and python["pythonFile"].endswith("/train.py")
     params = python["parameters"]
@@ -375,6 +377,15 @@ def test_export_terraform_writes_the_provisioned_throughput_endpoint_and_the_ser
     perms = [p for p in doc["resource"]["databricks_permissions"].values() if "serving_endpoint_id" in p]
     assert perms and all("databricks_model_serving_provisioned_throughput." in p["serving_endpoint_id"]
                          for p in perms)
+
+
+def test_a_workload_that_pins_its_own_torch_keeps_it_and_gets_no_second_one(write_stack):
+    """train.py imports torch, which serverless GPU environment 5's base environment lacks: the job adds torch==2.9.0
+    (Databricks' tested version) only when the workload names no torch of its own, in any spelling of the name."""
+    own = {**SERVERLESS, "gpus": 8, "libraries": ["Torch==2.8.0", "transformers==4.46.0"]}
+    (job,) = _of(build_plan(str(write_stack(_config(own)))), "job:Job")
+    (env,) = job.inputs["environments"]
+    assert env["spec"]["dependencies"] == ["Torch==2.8.0", "transformers==4.46.0"]
 
 
 def test_no_shipped_stack_trains_on_more_serverless_gpus_than_its_job_can_run(capsys):

@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_databricks as databricks
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from dbx_ai_infra.dbxtypes.vocabulary import (
     CHECKPOINT_DIR_ARG,
     GPUS_ARG,
     RESUME_ARG,
     SERVERLESS_ENVIRONMENT_KEY,
+    SERVERLESS_ENVIRONMENT_TORCH,
     SERVERLESS_ENVIRONMENT_VERSION,
     SERVERLESS_TRAINING_TYPE,
     STACK_TAG,
@@ -30,6 +33,13 @@ from dbx_ai_infra.dbxtypes.vocabulary import (
 
 from ._common import AccessArgs, child_options, identity, permissions, role_tags
 from .training_cluster import TrainingJobArgs, _timeout, run_as
+
+
+def environment_dependencies(libraries: Sequence[str]) -> list[str]:
+    """The serverless environment's dependencies: the workload's pinned libraries, and Databricks' tested torch when
+    they name none (environment 5's base environment has no torch, and train.py imports it)."""
+    names = {canonicalize_name(Requirement(lib).name) for lib in libraries}
+    return [*libraries, *(() if "torch" in names else (SERVERLESS_ENVIRONMENT_TORCH,))]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,7 +109,7 @@ class ServerlessGpuTraining(pulumi.ComponentResource):
             environments=[databricks.JobEnvironmentArgs(
                 environment_key=SERVERLESS_ENVIRONMENT_KEY,
                 spec=databricks.JobEnvironmentSpecArgs(environment_version=SERVERLESS_ENVIRONMENT_VERSION,
-                                                       dependencies=list(args.libraries) or None))],
+                                                       dependencies=environment_dependencies(args.libraries)))],
             tasks=[task],
             budget_policy_id=args.usage_policy_id,
             opts=child)

@@ -204,6 +204,12 @@ TRAINING_COMPUTES: Final = ("classic", SERVERLESS_GPU)
 #: jobs on through ``compute.hardware_accelerator`` (2026-07-24); the workload's pinned libraries are its
 #: ``dependencies`` (pulumi-databricks 1.118 ``JobEnvironmentSpecArgs``: environment_version, dependencies).
 SERVERLESS_ENVIRONMENT_VERSION: Final = "5"
+#: The torch that environment's job installs when the workload names none: serverless GPU environment 5's default base
+#: environment has no torch ("based on customer feedback ... torch is not included in the base environment of version
+#: 5"; Databricks tested torch 2.9.0 and says to install ``torch==2.9.0`` as a dependency to use it), and train.py
+#: imports torch (Databricks release notes, serverless GPU environment version 5,
+#: https://learn.microsoft.com/azure/databricks/release-notes/serverless/environment-version/five-gpu, read 2026-12-06).
+SERVERLESS_ENVIRONMENT_TORCH: Final = "torch==2.9.0"
 #: The environment key of that environment, which the task names (``environment_key``).
 SERVERLESS_ENVIRONMENT_KEY: Final = "train"
 #: The entry point's GPU count argument: on serverless GPU the task runs on one accelerator node and the entry point
