@@ -59,7 +59,7 @@ def __getattr__(name: str) -> Any:
     """``STACKS`` (every stack file under stacks/, the shipped ones and a user's own), read when a test module first
     imports it: each is previewed and checked like the others, as the README's "Adding a stack" promises."""
     if name == "STACKS":
-        from dbx_ai_infra.stackspec import available_stacks
+        from dbx_ai_infra.dbxtypes.stack_files import available_stacks
 
         globals()["STACKS"] = stacks = tuple(available_stacks())
         return stacks

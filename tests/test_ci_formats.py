@@ -169,7 +169,7 @@ def test_a_finding_points_at_its_field_else_the_top_level_setting_else_its_secti
 
 
 def test_bare_keys_point_at_their_line_too(capsys, tmp_path):
-    from dbx_ai_infra.stackspec import section_lines
+    from dbx_ai_infra.dbxtypes.stack_files import section_lines
 
     stack = tmp_path / "Pulumi.bare.yaml"
     stack.write_text("# a comment\nconfig:\n  cloud: aws\n\n  training:\n    num_workers: 2\n")
@@ -193,7 +193,7 @@ def test_junit_file_attributes_hold_one_path_each(capsys):
     import xml.etree.ElementTree as ET
 
     from dbx_ai_infra.cli.cli import main
-    from dbx_ai_infra.stackspec import available_stacks
+    from dbx_ai_infra.dbxtypes.stack_files import available_stacks
 
     assert main(["check", "--all", "--format", "junit"]) in (0, 1)
     root = ET.fromstring(capsys.readouterr().out.encode())

@@ -232,7 +232,8 @@ def test_a_price_override_typo_reads_the_same_from_the_stack_and_from_prices(wri
 def test_every_shipped_stack_shows_its_sizing_in_the_preview_json_and_reports(capsys):
     from markupsafe import escape as html_escape
 
-    from dbx_ai_infra.stackspec import available_stacks, load_stack
+    from dbx_ai_infra.dbxtypes.stack_files import available_stacks
+    from dbx_ai_infra.stackspec import load_stack
 
     for stack in available_stacks():
         resolved = load_stack(stack).resolved

@@ -157,9 +157,9 @@ def test_the_pack_reads_a_usage_section_keyed_by_workload_as_the_offline_engine_
     a role's entry the default of that role's workloads, the same assumptions the offline preview prices by."""
     import yaml
 
+    from dbx_ai_infra.dbxtypes.stack_files import STACKS_DIR
     from dbx_ai_infra.policies.pack import pack_assumptions
     from dbx_ai_infra.stackspec import load_stack
-    from dbx_ai_infra.stackspec.load import STACKS_DIR
 
     plan = plan_of("estate")
     resources = [{"urn": r["urn"], "id": r["id"], "type": r["type"], "name": r["name"], "inputs": r["inputs"]}

@@ -15,8 +15,8 @@ import pytest
 from junitparser import JUnitXml
 
 from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.stack_files import available_stacks
 from dbx_ai_infra.policies.registry import RULES_BY_NAME
-from dbx_ai_infra.stackspec import available_stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())

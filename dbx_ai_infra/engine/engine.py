@@ -18,11 +18,12 @@ from pulumi.runtime import mocks
 from dbx_ai_infra import PACKAGE_DIR, pulumi_private
 from dbx_ai_infra.dbxtypes.errors import ProgramError
 from dbx_ai_infra.dbxtypes.plan import Plan, Resource
+from dbx_ai_infra.dbxtypes.stack_files import display_path
 from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES, PROJECT, STACK_TYPE
 from dbx_ai_infra.engine.heap import settled
 from dbx_ai_infra.engine.mocks import mock_id, mock_state
 from dbx_ai_infra.stackspec import LoadedStack
-from dbx_ai_infra.stackspec.load import PROGRAM_STACK, display_path
+from dbx_ai_infra.stackspec.load import PROGRAM_STACK
 
 #: The Pulumi program (the project's __main__.py runs it under `pulumi up`).
 PROGRAM = PACKAGE_DIR / "program.py"

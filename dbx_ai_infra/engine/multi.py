@@ -16,13 +16,12 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.errors import InputError, ProgramError
 from dbx_ai_infra.dbxtypes.plan import Plan, Violation
+from dbx_ai_infra.dbxtypes.stack_files import display_path, stack_file_for
 from dbx_ai_infra.dbxtypes.text import printable
 from dbx_ai_infra.dbxtypes.vocabulary import CATALOG, EXTERNAL_LOCATION, SCHEMA
 from dbx_ai_infra.engine.exits import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS
 from dbx_ai_infra.policies.registry import load_policy_config
 from dbx_ai_infra.policies.rules import unique_in_metastore
-from dbx_ai_infra.stackspec import stack_file_for
-from dbx_ai_infra.stackspec.load import display_path
 
 
 @dataclass

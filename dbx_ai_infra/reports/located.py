@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.plan import NOT_JUDGED, Plan, Violation
+from dbx_ai_infra.dbxtypes.stack_files import section_lines
 from dbx_ai_infra.dbxtypes.text import printable
 from dbx_ai_infra.dbxtypes.vocabulary import SECTIONS, section_of_urn, workload_key
 from dbx_ai_infra.policies.registry import RULES_BY_NAME
 from dbx_ai_infra.reports.baseline import fingerprint
 from dbx_ai_infra.sources.drift import DRIFT_STACK_FIELDS
-from dbx_ai_infra.stackspec import section_lines
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_NAME = "dbx-ai-infra stackplan"

@@ -1,7 +1,8 @@
 """Reading stacks: the stack YAML file (offline engine) or the Pulumi config (``pulumi up``).
 
-This module is the only code that reads stack YAML. Both paths end in :func:`spec_from_config`, so a stack
-is validated the same way whether ``python -m stackplan`` or the Pulumi CLI runs the program.
+This module is the only code that reads a stack's settings from stack YAML (where stack files are, and the line a
+setting is on, are `dbx_ai_infra.dbxtypes.stack_files`). Both paths end in :func:`spec_from_config`, so a stack is
+validated the same way whether ``python -m stackplan`` or the Pulumi CLI runs the program.
 """
 
 from __future__ import annotations
@@ -17,17 +18,14 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from dbx_ai_infra import PACKAGE_DIR
-from dbx_ai_infra.dbxtypes.documents import compose_yaml, key_lines, not_a_file, parse_yaml, read_text
+from dbx_ai_infra.dbxtypes.documents import parse_yaml, read_text
 from dbx_ai_infra.dbxtypes.errors import InputError, Problem, problems_from_pydantic
+from dbx_ai_infra.dbxtypes.stack_files import STACKS_DIR, display_path, stack_file_for
 from dbx_ai_infra.dbxtypes.vocabulary import DEFAULT_RUNTIME, PROJECT
 
 from .models import ExceptionSpec, StackSpec
 from .resolve import ResolvedStack, resolve
 
-#: The shipped stacks: the checkout's stacks/ (Pulumi.yaml's stackConfigDir), or their copies in an installed package.
-STACKS_DIR = next((d for d in (PACKAGE_DIR.parent / "stacks", PACKAGE_DIR / "stacks")
-                   if (d.parent / "Pulumi.yaml").is_file() or d.parent == PACKAGE_DIR), PACKAGE_DIR / "stacks")
 #: Config namespaces other than the project's that a stack file may carry (provider and engine settings).
 FOREIGN_NAMESPACES = ("databricks", "pulumi")
 #: Top-level keys Pulumi allows in a stack file besides ``config``.
@@ -57,30 +55,6 @@ class LoadedStack:
     @property
     def spec(self) -> StackSpec:
         return self.resolved.spec
-
-
-def display_path(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except (ValueError, OSError, RuntimeError):  # outside the cwd, or a symbolic link loop
-        return str(path)
-
-
-def available_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
-    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml"))
-
-
-def stack_file_for(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
-    """A stack name (``dev``) means ``stacks/Pulumi.dev.yaml``; anything path-like is a file."""
-    looks_like_path = "/" in stack or stack.endswith((".yaml", ".yml")) or Path(stack).exists()
-    path = Path(stack) if looks_like_path else stacks_dir / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        names = ", ".join(available_stacks(stacks_dir)) or "none"
-        what = "stack file" if looks_like_path else f"stack {stack!r}"
-        raise InputError.single(
-            display_path(path), "", f"{what} {not_a_file(path)}.",
-            f"pass a stack name ({names}) or the path of a stack YAML file.")
-    return path
 
 
 #: Stack names the Pulumi CLI takes: letters, digits, hyphens, underscores and periods, at most 100 characters
@@ -122,24 +96,6 @@ def read_stack_file(path: Path) -> dict[str, Any]:
         raise InputError.single(source, "config", "is missing or not a mapping.",
                                     "add config: with dbx-ai-infra:cloud, dbx-ai-infra:gpu_family, ...")
     return config
-
-
-def section_lines(path: Path) -> dict[str, int]:
-    """The line of each ``dbx-ai-infra:<setting>`` in a stack file, by its bare name (``training``, ``tags``, ...), and
-    of each field below it by its dotted path (``inference.min_workers``, ``serving.endpoints.chat.scale_to_zero``,
-    three levels down); ``config`` itself under ``""``. Findings point there."""
-    tree = compose_yaml(read_text(path, "stack file"), display_path(path))  # one parse for every mapping in it
-    lines = {"": key_lines(tree).get("config", 1)}
-
-    def walk(path: tuple[str, ...], dotted: str, depth: int) -> None:
-        for key, line in key_lines(tree, path).items():
-            name = f"{dotted}.{key}" if dotted else key.removeprefix(f"{PROJECT}:")
-            lines[name] = line
-            if depth < 3:  # serving.endpoints.<name>.<field>
-                walk((*path, key), name, depth + 1)
-
-    walk(("config",), "", 0)
-    return lines
 
 
 def _to_pulumi_value(value: Any) -> str:

@@ -1,4 +1,6 @@
-"""What the commands share: the stacks of a run, the files it reads, the policy config, and writing a report."""
+"""What the commands share: the files a run reads, the policy config, baselines, and writing a report. (The stacks of
+a run and each one's trip through the pipeline are `dbx_ai_infra.cli.commands.stacks`'s: a workspace's audit loads
+no stack.)"""
 
 from __future__ import annotations
 
@@ -8,14 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.errors import InputError
-from dbx_ai_infra.engine.exits import EXIT_OK, EXIT_VIOLATIONS
+from dbx_ai_infra.dbxtypes.stack_files import available_stacks, stack_file_for
 from dbx_ai_infra.engine.inputs import read_json
-from dbx_ai_infra.engine.multi import StackRun
 from dbx_ai_infra.engine.output import check_out, write_text
-from dbx_ai_infra.engine.pipeline import Options, build
 from dbx_ai_infra.policies.registry import load_policy_config
 from dbx_ai_infra.reports import baseline
-from dbx_ai_infra.stackspec import available_stacks, stack_file_for
 
 #: The arguments that name files a run reads (``--out`` may not be one of them).
 INPUT_ARGS = ("stack", "against", "prices", "cluster_json", "terraform_plan", "terraform", "var_file",
@@ -72,33 +71,8 @@ def emit(args: argparse.Namespace, text: str, out: str | None = None) -> None:
     write_text(text, out if out is not None else getattr(args, "out", None), inputs(args), directory_reads(args))
 
 
-def stacks(args: argparse.Namespace) -> list[str]:
-    """The stacks of this run: each ``--stack``, or every stack under ``stacks/`` with ``--all``."""
-    if getattr(args, "all", False):
-        names = available_stacks()
-        if not names:
-            raise InputError.single("stacks/", "", "holds no Pulumi.<stack>.yaml file.", "add one, or pass --stack.")
-        return names
-    return list(dict.fromkeys(args.stack or []))
-
-
-def several(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "all", False)) or len(set(args.stack or [])) > 1
-
-
 def fmt(args: argparse.Namespace) -> str:
     return "json" if getattr(args, "json", False) else str(args.format)
-
-
-def plan_run(stack: str, args: argparse.Namespace, config: Any, *, cost: bool) -> StackRun:
-    """One stack through the pipeline, as a run of a command: its notes on stderr, exit 1 on a mandatory finding."""
-    built = build(stack, Options(config, getattr(args, "prices", None), policies=True, cost=cost,
-                                 region=getattr(args, "region", None)))
-    for note in built.notes:
-        print(f"note: {note}", file=sys.stderr)
-    plan = built.plan
-    return StackRun(stack, plan.stack_file or stack, plan=plan,
-                    exit=EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK)
 
 
 def with_baseline(args: argparse.Namespace, violations: list[Any], source_of: dict[str, str]) -> list[Any]:

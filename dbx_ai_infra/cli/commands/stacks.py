@@ -9,9 +9,10 @@ from typing import Any
 
 from dbx_ai_infra.cli.commands import common
 from dbx_ai_infra.dbxtypes.errors import InputError
+from dbx_ai_infra.dbxtypes.stack_files import available_stacks
 from dbx_ai_infra.engine.exits import EXIT_OK, EXIT_VIOLATIONS
 from dbx_ai_infra.engine.multi import StackRun, metastore_violations, run_each, worst
-from dbx_ai_infra.engine.pipeline import stack_violations
+from dbx_ai_infra.engine.pipeline import Options, build, stack_violations
 from dbx_ai_infra.policies.registry import stack_rules
 from dbx_ai_infra.pricing import diff_costs
 from dbx_ai_infra.reports import formats
@@ -20,12 +21,37 @@ from dbx_ai_infra.sources.bases import base_plan, empty_base
 from dbx_ai_infra.sources.terraform import priced_terraform_plan
 
 
+def stacks(args: argparse.Namespace) -> list[str]:
+    """The stacks of this run: each ``--stack``, or every stack under ``stacks/`` with ``--all``."""
+    if getattr(args, "all", False):
+        names = available_stacks()
+        if not names:
+            raise InputError.single("stacks/", "", "holds no Pulumi.<stack>.yaml file.", "add one, or pass --stack.")
+        return names
+    return list(dict.fromkeys(args.stack or []))
+
+
+def several(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "all", False)) or len(set(args.stack or [])) > 1
+
+
+def plan_run(stack: str, args: argparse.Namespace, config: Any, *, cost: bool) -> StackRun:
+    """One stack through the pipeline, as a run of a command: its notes on stderr, exit 1 on a mandatory finding."""
+    built = build(stack, Options(config, getattr(args, "prices", None), policies=True, cost=cost,
+                                 region=getattr(args, "region", None)))
+    for note in built.notes:
+        print(f"note: {note}", file=sys.stderr)
+    plan = built.plan
+    return StackRun(stack, plan.stack_file or stack, plan=plan,
+                    exit=EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK)
+
+
 def cmd_preview(args: argparse.Namespace) -> int:
     config = common.policy_config(args)
-    runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=True), what="preview",
-                    keep_errors=common.several(args))
+    runs = run_each(stacks(args), lambda s: plan_run(s, args, config, cost=True), what="preview",
+                    keep_errors=several(args))
     metastore_violations(runs, config)  # two stacks that would create one catalog, schema or storage root
-    report = StacksReport("preview", runs, common.several(args), config)
+    report = StacksReport("preview", runs, several(args), config)
     common.emit(args, formats.render(common.fmt(args), report))
     return worst(runs)
 
@@ -36,8 +62,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     fmt = common.fmt(args)
     common.check_baseline_out(args)
     pages = fmt in ("markdown", "html")  # a page shows what the stack costs beside its findings
-    runs = run_each(common.stacks(args), lambda s: common.plan_run(s, args, config, cost=pages), what="check",
-                    keep_errors=common.several(args))
+    runs = run_each(stacks(args), lambda s: plan_run(s, args, config, cost=pages), what="check",
+                    keep_errors=several(args))
     metastore_violations(runs, config)  # two stacks that would create one catalog, schema or storage root
     plans = [(r, r.plan) for r in runs if r.plan is not None]
     # each finding's stack, by its resource's URN (a stack-level finding, a budget's, is on the stack's own URN)
@@ -49,7 +75,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             mine = {v.urn for v in plan.violations or []}
             plan.violations = [v for v in marked if v.urn in mine]
             run.exit = EXIT_VIOLATIONS if plan.has_mandatory else EXIT_OK
-    common.emit(args, formats.render(fmt, StacksReport("check", runs, common.several(args), config)))
+    common.emit(args, formats.render(fmt, StacksReport("check", runs, several(args), config)))
     code = worst(runs)
     return EXIT_OK if args.soft_fail and code == EXIT_VIOLATIONS else code
 
@@ -64,7 +90,7 @@ def _base_for(stack: str, args: argparse.Namespace) -> str | None:
     if against.is_dir():
         base = against / f"{stack}.json"
         return str(base) if base.is_file() else None
-    if common.several(args):
+    if several(args):
         raise InputError.single(args.against, "--against", "is one base, but this run prices several stacks.",
                                 "pass a directory of base plans, STACK.json each (`preview --json` on the base "
                                 "branch writes them).")
@@ -114,7 +140,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
             run = StackRun(plan.stack, stack, plan=plan)
             run.base = args.against
         else:
-            run = common.plan_run(stack, args, config, cost=True)
+            run = plan_run(stack, args, config, cost=True)
         assert run.plan is not None
         new = False
         if not terraform:
@@ -144,8 +170,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
             run.exit = EXIT_VIOLATIONS
         return run
 
-    sources = [terraform] if terraform else common.stacks(args)
-    runs = run_each(sources, work, what="cost", keep_errors=common.several(args))
-    report = StacksReport("cost", runs, common.several(args), config, against=args.against)
+    sources = [terraform] if terraform else stacks(args)
+    runs = run_each(sources, work, what="cost", keep_errors=several(args))
+    report = StacksReport("cost", runs, several(args), config, against=args.against)
     common.emit(args, formats.render(common.fmt(args), report))
     return worst(runs)

@@ -1,5 +1,6 @@
 """The declarations of ``preview``, ``check`` and ``cost``: their arguments and usage checks (the work is in
-`dbx_ai_infra.cli.commands.stacks`, and for ``check`` of Terraform in `dbx_ai_infra.cli.commands.workspace`).
+`dbx_ai_infra.cli.commands.stacks`; for ``check`` of Terraform, where
+`dbx_ai_infra.cli.commands.workspace_cli.audit_work` sends it).
 ``check --cluster-json|--workspace`` (with ``--stack``: drift) is the documented alias of ``audit`` and ``drift``
 (`dbx_ai_infra.cli.commands.workspace_cli`)."""
 
@@ -20,7 +21,14 @@ from dbx_ai_infra.cli.commands.args import (
     stacks_arg,
     var_file_arg,
 )
-from dbx_ai_infra.cli.commands.workspace_cli import Check, baseline_args, fail_args, first_problem, workspace_args
+from dbx_ai_infra.cli.commands.workspace_cli import (
+    Check,
+    audit_work,
+    baseline_args,
+    fail_args,
+    first_problem,
+    workspace_args,
+)
 from dbx_ai_infra.reports import formats
 
 #: cost fails on the stack's budget alone: its other findings are check's to fail on.
@@ -144,10 +152,10 @@ def _alias_note(args: argparse.Namespace) -> str:
 def _check(args: argparse.Namespace) -> int:
     """Stacks or Terraform (check's own), or a workspace: audit's and drift's, run as their alias."""
     kind = _kind(args)
-    work = {"drift": "cmd_drift", "audit": "cmd_audit"}.get(kind)
-    if work is None:
+    if kind == "check":
         return lazy("dbx_ai_infra.cli.commands.stacks", "cmd_check")(args)
-    code = lazy("dbx_ai_infra.cli.commands.workspace", work)(args)
+    work = lazy("dbx_ai_infra.cli.commands.drift", "cmd_drift") if kind == "drift" else audit_work(args)
+    code = work(args)
     if args.cluster_json or args.workspace:  # after the report: a run that fails or is interrupted says only that
         print(_alias_note(args), file=sys.stderr)
     return code

@@ -1,14 +1,19 @@
-"""``audit --cluster-json|--workspace`` (alias ``check --cluster-json|--workspace``) and ``check --terraform|
---terraform-plan``: the rules over what runs in a workspace or what Terraform would make; ``drift`` (alias ``check
---stack STACK --cluster-json|--workspace``): where the workspace differs from the stack; with ``--cluster-policy``,
-each cluster against a policy definition."""
+"""``audit --cluster-json|--workspace`` (alias ``check --cluster-json|--workspace``) and ``check --terraform-plan``:
+the rules over what runs in a workspace (an export or a live read) or what a Terraform plan would make; with
+``--cluster-policy``, each cluster against a policy definition.
+
+The other audits' work lives beside it, each loaded only by the run that needs it (`audit_work` in
+`dbx_ai_infra.cli.commands.workspace_cli` picks one): Terraform code (``check --terraform``) in
+`dbx_ai_infra.cli.commands.terraform`, accepted findings (``--exceptions``, the stack spec's shape) in
+`dbx_ai_infra.cli.commands.accepted`, and ``drift`` (a stack through the pipeline) in
+`dbx_ai_infra.cli.commands.drift`. An audit of an export loads neither the Terraform reader, nor the stack spec,
+nor the engine."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dbx_ai_infra.cli.commands import common
@@ -16,21 +21,21 @@ from dbx_ai_infra.dbxtypes.errors import InputError, clip
 from dbx_ai_infra.dbxtypes.plan import NOT_JUDGED
 from dbx_ai_infra.dbxtypes.shape import shapes_of_resource
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER
-from dbx_ai_infra.engine.exceptions import apply_exceptions
 from dbx_ai_infra.engine.exits import EXIT_OK, EXIT_VIOLATIONS
 from dbx_ai_infra.engine.inputs import read_json
-from dbx_ai_infra.engine.pipeline import build_plan
 from dbx_ai_infra.guardrails import DefinitionError, evaluate_shape, parse_definition
-from dbx_ai_infra.policies.registry import RULES_BY_NAME
 from dbx_ai_infra.reports import formats
-from dbx_ai_infra.reports.reportdoc import AuditReport, DriftReport
-from dbx_ai_infra.sources.audit import ExportAudit, audit_export_path, audit_items, read_export
-from dbx_ai_infra.sources.drift import drift
+from dbx_ai_infra.reports.reportdoc import AuditReport
+from dbx_ai_infra.sources.audit import ExportAudit, audit_export_path, audit_items
 from dbx_ai_infra.sources.exports import export_items, require_terraform_plan
-from dbx_ai_infra.sources.hcl import terraform_module_read
-from dbx_ai_infra.sources.tfexpand import Skipped, not_evaluated_violations
 from dbx_ai_infra.sources.workspace import read_workspace, save_export
-from dbx_ai_infra.stackspec.load import load_exceptions_file
+
+#: Where an audit's findings come from: (the source as the report names it, the audit) from the arguments, the policy
+#: config and what the report asks of the audit (``places``, ``clusters``: `dbx_ai_infra.sources.audit.audit_items`).
+Audited = Callable[[argparse.Namespace, Any, dict[str, bool]], tuple[str, ExportAudit]]
+#: What a run does to the findings before the baselines see them (``--exceptions``:
+#: `dbx_ai_infra.cli.commands.accepted.accept`).
+Accept = Callable[[argparse.Namespace, ExportAudit], None]
 
 
 def read_live(args: argparse.Namespace) -> tuple[str, list[Any]]:
@@ -70,54 +75,32 @@ def cluster_policy_results(clusters: list[Mapping[str, Any]], policy_path: str) 
     return results
 
 
-def _not_evaluated(audit: ExportAudit, skipped: list[Skipped]) -> None:
-    """The blocks of Terraform code not evaluated (count/for_each not known here, a module not read): counted, and
-    one advisory finding each at its file and line, so every format lists them (SARIF as notes)."""
-    audit.counts["not_evaluated"] = len(skipped)
-    for finding, block in zip(not_evaluated_violations(skipped), skipped, strict=True):
-        audit.violations.append(finding)
-        audit.names.add(block.address)
-        if block.file:
-            audit.files[finding.urn] = block.file
-            if block.line:
-                audit.lines[finding.urn] = block.line
+def audit_workspace(args: argparse.Namespace, config: Any, wanted: dict[str, bool]) -> tuple[str, ExportAudit]:
+    """A live read (``--workspace``), or an export or a Terraform plan read like one (``check --terraform-plan``)."""
+    if args.workspace:
+        source, items = read_live(args)
+        return source, audit_items(items, config, **wanted)
+    source = getattr(args, "terraform_plan", None) or args.cluster_json
+    audit = audit_export_path(source, config, **wanted)
+    for note in audit.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return source, audit
 
 
-def cmd_audit(args: argparse.Namespace) -> int:
-    """``audit --cluster-json FILE|DIR`` or ``audit --workspace`` (and their alias ``check --cluster-json|
-    --workspace``); ``check --terraform PATH`` or ``--terraform-plan FILE``."""
+def run_audit(args: argparse.Namespace, audited: Audited = audit_workspace, accept: Accept | None = None) -> int:
+    """An audit's run: its findings (``audited``), those accepted (``accept``), the baselines, the report and the
+    exit code."""
     if getattr(args, "terraform_plan", None):  # a file that is no Terraform plan is exit 2 before any work
         require_terraform_plan(args.terraform_plan)
+    if getattr(args, "exceptions", None) and accept is None:  # `audit_work` sends these runs to the module reading it
+        raise TypeError("an audit with --exceptions runs through dbx_ai_infra.cli.commands.accepted")
     config = common.policy_config(args)
     fmt = common.fmt(args)
     common.check_baseline_out(args)
     wanted = {"places": fmt in formats.FINDING_FORMATS, "clusters": bool(args.cluster_policy)}
-    if args.workspace:
-        source, items = read_live(args)
-        audit = audit_items(items, config, **wanted)
-    elif getattr(args, "terraform", None):  # Terraform code as written, read as the plan Terraform would make
-        source = args.terraform
-        code = terraform_module_read(args.terraform, args.var_file)
-        audit = audit_items(code.items, config, **wanted)
-        for item in code.items:  # located by file and line: the address needs no label beside it
-            if item.name in code.lines:
-                audit.files[item.urn], audit.lines[item.urn] = code.lines[item.name]
-                audit.labels.pop(item.urn, None)
-        _not_evaluated(audit, code.not_evaluated)
-    else:  # an export, or a Terraform plan read like one (check --terraform-plan)
-        source = getattr(args, "terraform_plan", None) or args.cluster_json
-        audit = audit_export_path(source, config, **wanted)
-        for note in audit.notes:
-            print(f"note: {note}", file=sys.stderr)
-    if getattr(args, "exceptions", None):  # accepted findings, the stack's exceptions shape, named as reported
-
-
-        audit.violations, notes = apply_exceptions(
-            audit.violations, load_exceptions_file(args.exceptions), rules=list(RULES_BY_NAME),
-            resources=audit.names, today=datetime.now(UTC).date(), source=args.exceptions, field="exceptions",
-            of="the plan or export")
-        for note in notes:
-            print(f"note: {note}", file=sys.stderr)
+    source, audit = audited(args, config, wanted)
+    if accept is not None:
+        accept(args, audit)
     common.write_baseline(args, audit.violations, {})  # a workspace export's findings: source "workspace"
     audit.violations = common.with_baseline(args, audit.violations, {})
     report = AuditReport(source, audit, config, cluster_policy_results(audit.clusters, args.cluster_policy)
@@ -130,15 +113,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if failed and not args.soft_fail else EXIT_OK
 
 
-def cmd_drift(args: argparse.Namespace) -> int:
-    """``drift --stack STACK --workspace|--cluster-json`` (and its alias ``check --stack STACK --workspace|
-    --cluster-json``, where a Terraform plan is read like an export): where the workspace differs from the stack."""
-    config = common.policy_config(args)
-    export = getattr(args, "terraform_plan", None) or args.cluster_json
-    against, items = read_live(args) if args.workspace else (export, read_export(export))
-    plan = build_plan(args.stack[0], policy_config=config, with_policies=False)
-    found = drift(plan, items)
-    plan.violations = found
-    report = DriftReport(plan, against, found, {i.urn: i.source for i in items}, config)
-    common.emit(args, formats.render(common.fmt(args), report))
-    return EXIT_OK
+def cmd_audit(args: argparse.Namespace) -> int:
+    """``audit --cluster-json FILE|DIR`` or ``audit --workspace`` (and their alias ``check --cluster-json|
+    --workspace``); ``check --terraform-plan FILE``."""
+    return run_audit(args)

@@ -1,14 +1,14 @@
 """The declarations of ``audit`` (the rules over what runs in a workspace: an export or a live read) and ``drift``
-(where a workspace differs from a stack): their arguments and usage checks. Their work is
-`dbx_ai_infra.cli.commands.workspace`. ``check --cluster-json|--workspace`` (with ``--stack``: drift) stays their
-documented alias (`dbx_ai_infra.cli.commands.stacks_cli`)."""
+(where a workspace differs from a stack): their arguments and usage checks, and which module does their work
+(`audit_work`; drift's is `dbx_ai_infra.cli.commands.drift`). ``check --cluster-json|--workspace`` (with
+``--stack``: drift) stays their documented alias (`dbx_ai_infra.cli.commands.stacks_cli`)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 
-from dbx_ai_infra.cli.commands.args import Command, common, format_arg, lazy
+from dbx_ai_infra.cli.commands.args import Command, Run, common, format_arg, lazy
 from dbx_ai_infra.reports import formats
 from dbx_ai_infra.sources.workspace import CONNECT_TIMEOUT_S, HTTP_TIMEOUT_S, RETRY_BUDGET_S
 
@@ -98,12 +98,27 @@ def _audit_problem(args: argparse.Namespace) -> str | None:
     return first_problem(args, AUDIT_CHECKS)
 
 
+def audit_work(args: argparse.Namespace) -> Run:
+    """The work of an audit, by what it reads: Terraform code (``check --terraform``), findings a team accepts
+    (``--exceptions``: the stack spec's shape), else a workspace or a Terraform plan. Each is its own module, so an
+    audit of an export loads neither the Terraform reader nor the stack spec's models."""
+    if getattr(args, "terraform", None):
+        return lazy("dbx_ai_infra.cli.commands.terraform", "cmd_terraform")
+    if getattr(args, "exceptions", None):
+        return lazy("dbx_ai_infra.cli.commands.accepted", "cmd_audit")
+    return lazy("dbx_ai_infra.cli.commands.workspace", "cmd_audit")
+
+
+def _audit(args: argparse.Namespace) -> int:
+    return audit_work(args)(args)
+
+
 AUDIT = Command(
     "audit", "evaluate the policies on what runs in a workspace: an export or a live read",
     "  python -m stackplan audit --cluster-json clusters.json\n"
     "  python -m stackplan audit --cluster-json export/ --cluster-policy policy.json\n"
     "  python -m stackplan audit --workspace --profile prod --save-export export/ --format sarif --out audit.sarif\n",
-    _audit_arguments, lazy("dbx_ai_infra.cli.commands.workspace", "cmd_audit"), _audit_problem)
+    _audit_arguments, _audit, _audit_problem)
 
 
 def _drift_arguments(p: argparse.ArgumentParser) -> None:
@@ -132,4 +147,4 @@ DRIFT = Command(
     "drift", "where a workspace (an export or a live read) differs from a stack",
     "  python -m stackplan drift --stack prod --cluster-json examples/workspace-export\n"
     "  python -m stackplan drift --stack prod --workspace --profile prod --format sarif --out drift.sarif\n",
-    _drift_arguments, lazy("dbx_ai_infra.cli.commands.workspace", "cmd_drift"), _drift_problem)
+    _drift_arguments, lazy("dbx_ai_infra.cli.commands.drift", "cmd_drift"), _drift_problem)
