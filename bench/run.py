@@ -523,7 +523,7 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     for n in s.growth_sizes:
         clusters = workload.make_clusters(n)
         path = workload.write_cluster_json(clusters, tmp / f"clusters-{n}.json")
-        cmd = [PY, "-m", "stackplan", "check", "--cluster-json", str(path), "--json"]
+        cmd = [PY, "-m", "stackplan", "audit", "--cluster-json", str(path), "--json"]
         out = tmp / f"check-{n}.json"
         log(f"growth: {n} clusters, warm-up run and verification")
         run_child(cmd, stdout=out, ok=(0, 1))
@@ -591,7 +591,7 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         return f"{r:.2f} -> {verdict} (within {LINEAR_WITHIN}x)"
 
     rep.add("## 2. Growth: policy check of N generated clusters\n\n"
-            "`python -m stackplan check --cluster-json FILE --json` as a whole process, and `evaluate_plan` "
+            "`python -m stackplan audit --cluster-json FILE --json` as a whole process, and `evaluate_plan` "
             "in-process over a plan holding the same clusters as `databricks:index/cluster:Cluster` resources in "
             f"camelCase. {s.growth_rounds} interleaved rounds after a warm-up; times are the fastest round "
             "(the median in brackets), because on this shared VM noise only ever adds time and the per-cluster "
@@ -629,7 +629,7 @@ def section_growth(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------------------------
 
 def section_audit(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
-    """`check --cluster-json` over a mixed export of clusters and jobs, growing to 10,000 clusters and 5,000 jobs."""
+    """`audit --cluster-json` over a mixed export of clusters and jobs, growing to 10,000 clusters and 5,000 jobs."""
     from dbx_ai_infra.policies.registry import evaluate_export
     from dbx_ai_infra.sources.exports import export_items
 
@@ -638,7 +638,7 @@ def section_audit(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     evaluate_export(export_items(json.loads(warm.read_text()), str(warm)))  # catalog load, regex compile
     for n_clusters, n_jobs in s.audit_sizes:
         path = workload.write_workspace_export(n_clusters, n_jobs, tmp / f"export-{n_clusters}.json")
-        cmd = [PY, "-m", "stackplan", "check", "--cluster-json", str(path), "--json"]
+        cmd = [PY, "-m", "stackplan", "audit", "--cluster-json", str(path), "--json"]
         log(f"audit: {n_clusters} clusters + {n_jobs} jobs")
         out = tmp / f"audit-{n_clusters}.json"
         proc = measure(cmd, max(1, s.growth_rounds // 2), stdout=out, ok=(0, 1))
@@ -655,7 +655,7 @@ def section_audit(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
     ratio = (results[big]["inproc"] / big) / (results[prev]["inproc"] / prev)
     verdict = "linear" if 1 / LINEAR_WITHIN <= ratio <= LINEAR_WITHIN else "NOT linear"
     rep.add("## 2b. Workspace audit: clusters and jobs\n\n"
-            "`python -m stackplan check --cluster-json EXPORT --json` over one file holding `{\"clusters\": [...], "
+            "`python -m stackplan audit --cluster-json EXPORT --json` over one file holding `{\"clusters\": [...], "
             "\"jobs\": [...]}` (each job runs one generated cluster definition as its job cluster), and "
             "`evaluate_export(export_items(...))` in-process (the fastest of at least 3 runs, after a warm-up).\n\n"
             + table(["clusters + jobs", "GPU clusters + GPU job clusters", "findings", "process wall", "peak RSS",
@@ -910,7 +910,7 @@ def section_peer(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
         path = workload.write_cluster_json(clusters, tmp / f"peer-{n}.json")
         tf = workload.write_terraform(clusters, tmp / f"tf-{n}")
         tf_files = len(list(tf.glob("*.tf")))
-        ours_cmd = [PY, "-m", "stackplan", "check", "--cluster-json", str(path), "--json"]
+        ours_cmd = [PY, "-m", "stackplan", "audit", "--cluster-json", str(path), "--json"]
         ours_out, same_out = tmp / f"ours-{n}.json", tmp / f"same-{n}.json"
         same_cmd = ours_cmd + ["--policy-config", str(same_rules)]
         run_child(ours_cmd, stdout=ours_out, ok=(0, 1))
@@ -948,7 +948,7 @@ def section_peer(s: Settings, rep: Report, tmp: Path) -> dict[str, Any]:
             "bounds, cloud attributes, runtime flavour, node type with pool, required tags, auto-termination):\n\n"
             "    checkov -d DIR --framework terraform --external-checks-dir bench/checkov_checks --skip-download "
             "--compact --quiet -o json\n\n"
-            f"against `python -m stackplan check --cluster-json FILE --json` (all {N_RULES} rules, and with a policy "
+            f"against `python -m stackplan audit --cluster-json FILE --json` (all {N_RULES} rules, and with a policy "
             f"config that disables the {N_RULES - len(set(workload.PEER_RULES))} rules checkov has no twin for). "
             "Whole processes, median of "
             f"{s.peer_rounds} interleaved round(s) after a warm-up; `x checkov` = ours / checkov (below 1: ours is "
@@ -1084,14 +1084,14 @@ What the tables measure:
    (the provider SDK the program needs). Each shipped stack's `python -m stackplan preview --stack S` is timed as a
    whole process and shown as a ratio to that floor. Then `bench/phases.py` splits one preview per stack into
    phases (imports, program run under Pulumi mocks, policy evaluation, pricing, rendering), in a fresh process.
-2. **Growth.** 10 to 5,000 generated Clusters API clusters through `check --cluster-json` (wall time and peak RSS of
+2. **Growth.** 10 to 5,000 generated Clusters API clusters through `audit --cluster-json` (wall time and peak RSS of
    the process) and through `evaluate_plan` in-process (the same clusters as Pulumi `Cluster` resources), with the
    time per cluster and a linearity check.
    **2b** audits a mixed workspace export of up to 10,000 clusters and 5,000 jobs; **2c** runs `advise` over a
    month of GPU telemetry in Parquet (60 eight-GPU nodes, about 21 million `gpu_timeline` rows) against one DuckDB
    scan of the same files, and prints how the time grows with rows.
 3. **Peer.** The same clusters as Terraform, scanned by checkov with 8 equivalent custom checks, against our
-   `check --cluster-json`; the findings of both are compared with what the generator planted, so the comparison
+   `audit --cluster-json`; the findings of both are compared with what the generator planted, so the comparison
    only counts when both find the same violations.
 4. **Terraform code.** `check --terraform` over a tree of 5,000 `.tf` files (each with its variables, locals and one
    cluster): as the reader ran before its parse cache (one process, no cache), cold (an empty cache: parsed on all
@@ -1197,7 +1197,7 @@ def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
         r = growth["results"][5000]
         if floor:
             ratio = r["wall"] / floor["floor"]
-            row("`check --cluster-json` of 5,000 clusters <= 0.4x", f"{ratio:.2f}x", ratio <= 0.4)
+            row("`audit --cluster-json` of 5,000 clusters <= 0.4x", f"{ratio:.2f}x", ratio <= 0.4)
         row("60 us or less per extra cluster", us(r["marginal"]), r["marginal"] <= 60e-6)
         row("memory added over a 10-cluster run <= 3x the JSON size", f"{r['rss_over_json']:.1f}x",
             r["rss_over_json"] <= 3)
@@ -1259,9 +1259,9 @@ def _export_floor_headline(summary: dict[str, Any]) -> list[str]:
         return []
     g, floor = summary["growth"], summary["floor"]["floor"]
     if not any(r["wall"] < floor for r in g["results"].values()):
-        return ["- `check --cluster-json` is above the floor at every size."]
+        return ["- `audit --cluster-json` is above the floor at every size."]
     n0 = min(g["results"])
-    return [f"- `check --cluster-json` does not import pulumi_databricks: its process at {n0:,} clusters takes "
+    return [f"- `audit --cluster-json` does not import pulumi_databricks: its process at {n0:,} clusters takes "
             f"{secs(g['results'][n0]['wall'])}, {g['results'][n0]['wall'] / floor:.2f}x the floor, and "
             f"stays below the floor up to {max(n for n, r in g['results'].items() if r['wall'] < floor):,} "
             "clusters."]

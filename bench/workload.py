@@ -8,7 +8,7 @@ writers drop that key.
 
 The same clusters can be written as:
 
-* Clusters API JSON (``write_cluster_json``), what ``python -m stackplan check --cluster-json`` reads;
+* Clusters API JSON (``write_cluster_json``), what ``python -m stackplan audit --cluster-json`` reads;
 * a plan with ``databricks:index/cluster:Cluster`` resources in Pulumi's camelCase (``make_plan``), what
   ``dbx_ai_infra.policies.registry.evaluate_plan`` reads;
 * Terraform ``databricks_cluster`` resources in HCL (``write_terraform``), what checkov scans.
