@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -30,7 +31,9 @@ Number = Annotated[int | float, Field(ge=-MAX_PLAN_NUMBER, le=MAX_PLAN_NUMBER)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    #: ``defer_build``: a model's validator and serializer are built when it is first used, not when this module is
+    #: imported (an audit of an export makes violations only: it never builds a plan's cost models).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (plain dicts and lists); fields never set are left out."""
@@ -368,7 +371,10 @@ class Plan(_Model):
         return f"urn:pulumi:{self.stack}::{self.project}::pulumi:pulumi:Stack::{self.project}-{self.stack}"
 
 
-_RESOURCES = TypeAdapter(list[Resource])
+@cache
+def _resources() -> TypeAdapter[list[Resource]]:
+    """The validator of a plan's resources, built at its first use."""
+    return TypeAdapter(list[Resource])
 
 
 def resources_of(doc: Any, source: str = "plan") -> list[Resource]:
@@ -376,7 +382,7 @@ def resources_of(doc: Any, source: str = "plan") -> list[Resource]:
     if not isinstance(doc, Mapping) or "resources" not in doc:
         raise InputError.single(source, "resources", "is missing.", "pass a plan with a 'resources' list.")
     try:
-        return _RESOURCES.validate_python(doc["resources"])
+        return _resources().validate_python(doc["resources"])
     except ValidationError as exc:
         raise InputError(source, problems_from_pydantic(exc, prefix="resources")) from None
 
