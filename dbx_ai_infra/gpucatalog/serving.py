@@ -24,7 +24,7 @@ SERVING_FILE = Path(__file__).resolve().parent / "serving_types.yaml"
 class ServingOffer(BaseModel):
     """GPUs Model Serving offers on one cloud; ``dbu_per_hour`` is one replica's, None where no public figure exists."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     gpu: str
     gpu_count: int = Field(ge=1)
@@ -45,7 +45,7 @@ class CpuServingType(BaseModel):
     """One CPU workload type of one cloud: no GPU, billed per unit of provisioned concurrency
     (``dbu_per_concurrency_hour``; None where no public figure exists). Sizing never picks one."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     workload_type: str
     dbu_per_concurrency_hour: float | None = Field(default=None, gt=0)
@@ -55,7 +55,7 @@ class CpuServingType(BaseModel):
 
 
 class LaunchPrice(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     value: float = Field(ge=0)
     source: str
@@ -63,7 +63,9 @@ class LaunchPrice(BaseModel):
 
 
 class _ServingFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    #: ``defer_build`` (here and above): the validators are built when the serving catalog is first read, which a
+    #: run that judges no endpoint never does.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     types: dict[str, list[ServingType]]
     not_offered: dict[str, dict[str, str]] = Field(default_factory=dict)

@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dbx_ai_infra.engine import exits
+from dbx_ai_infra.engine import exits, heap
 from dbx_ai_infra.reports import formats
 
 Run = Callable[[argparse.Namespace], int]
@@ -64,9 +64,12 @@ class Command:
 
 
 def lazy(module: str, name: str) -> Run:
-    """A command's work, imported when it runs, not when the parser is built."""
+    """A command's work, imported when it runs, not when the parser is built (with the collector paused, as the
+    entry point imports the command line: `dbx_ai_infra.engine.heap.settled`)."""
     def command(args: argparse.Namespace) -> int:
-        return int(getattr(importlib.import_module(module), name)(args))
+        with heap.settled():
+            work = getattr(importlib.import_module(module), name)
+        return int(work(args))
 
     command.__qualname__ = command.__name__ = name
     return command
