@@ -48,11 +48,21 @@ class _Parser(argparse.ArgumentParser):
             self.exit(EXIT_INVALID)
 
 
+class _Version(argparse._VersionAction):
+    """argparse's ``--version``, its line made when it is asked for: the installed distribution's version is read
+    from its metadata, which a run of any other command need not pay for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,  # noqa: ANN401
+                 option_string: str | None = None) -> None:
+        self.version = f"{invoked_as()} {version()}"
+        super().__call__(parser, namespace, values, option_string)
+
+
 def parser() -> argparse.ArgumentParser:
     top = _Parser(prog="python -m stackplan",
                                   description="Offline preview, policy check and cost review of dbx-ai-infra stacks.",
                                   epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    top.add_argument("--version", action="version", version=f"{invoked_as()} {version()}")
+    top.add_argument("--version", action=_Version)
     # the commands' parsers are `_Parser`s too (argparse makes them of the top's class)
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]", top.add_subparsers(dest="command", required=True))
     for command in declared():
