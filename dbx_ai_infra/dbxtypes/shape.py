@@ -129,6 +129,8 @@ def normalize_props(props: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def as_number(value: Any) -> float | int | None:
     """A finite int or float from a number or a numeric string; ``None`` for anything else (booleans included)."""
+    if type(value) is int:  # the common case first (a bool's type is bool)
+        return value
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
@@ -157,7 +159,7 @@ def is_set(value: Any) -> bool:
 
 def _text(value: Any) -> str | None:
     """A text field as text; a `str` already (a `SelectedValue` with its data source among them) is kept as it is."""
-    if not is_set(value):
+    if value is None or value == "":  # not `is_set`: a call fewer, for each text field of each cluster
         return None
     return value if isinstance(value, str) else str(value)
 
@@ -176,10 +178,19 @@ def pypi_packages(libraries: Any) -> tuple[str, ...]:
 # Clouds and roles
 # --------------------------------------------------------------------------------------------------------------------
 
+#: `ATTRIBUTES_BLOCK`'s (cloud, block key) pairs, in its order.
+_BLOCK_KEYS = tuple(ATTRIBUTES_BLOCK.items())
+
+
 def cloud_blocks(props: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The cloud attribute blocks present (not ``None``) in snake_case props, keyed by cloud, in aws/azure/gcp
     order."""
-    return {cloud: as_mapping(props.get(key)) for cloud, key in ATTRIBUTES_BLOCK.items() if props.get(key) is not None}
+    blocks = {}
+    for cloud, key in _BLOCK_KEYS:
+        block = props.get(key)
+        if block is not None:
+            blocks[cloud] = block if type(block) is dict else as_mapping(block)
+    return blocks
 
 
 def declared_availability(block: Mapping[str, Any], cloud: str) -> str | None:
@@ -416,7 +427,14 @@ def cluster_shape(props: Mapping[str, Any], *, compute_kind: ComputeKind = ALL_P
     a node type when there is neither block nor hint; ``gpu_node`` tells a GPU node type (without it, only the
     runtime tells GPU compute).
     """
-    p = dict(props) if normalized else normalize_props(props)
+    return _cluster_shape(dict(props) if normalized else normalize_props(props), compute_kind, source, label,
+                          resource_type, job, tasks, cloud, node_cloud, gpu_node)
+
+
+def _cluster_shape(p: dict[str, Any], compute_kind: ComputeKind, source: Source, label: str, resource_type: str,
+                   job: Mapping[str, Any] | None, tasks: Iterable[Mapping[str, Any]], cloud: str | None,
+                   node_cloud: NodeCloud | None, gpu_node: NodeGpu | None) -> ClusterShape:
+    """`cluster_shape` of ``p``, snake_case props of its own (the shape keeps it as its ``props``)."""
     tags: dict[str, Any] = dict(as_mapping(job.get("tags"))) if job else {}
     tags.update(as_mapping(p.get("custom_tags")))
     scale = p.get("autoscale")
@@ -487,10 +505,9 @@ def shapes_of_resource(resource_type: str, props: Mapping[str, Any] | None, sour
     """The cluster definitions inside a resource: one all-purpose shape for a ``Cluster`` (a job cluster when API
     JSON says ``cluster_source: JOB``), one shape per job cluster and task cluster of a ``Job``, none otherwise."""
     if resource_type == CLUSTER:
-        p = source_props(props, source)
+        p = source_props(props, source)  # a copy of its own: the shape keeps it
         kind: ComputeKind = JOBS_COMPUTE if str(p.get("cluster_source", "")).upper() == "JOB" else ALL_PURPOSE
-        return [cluster_shape(p, compute_kind=kind, source=source, cloud=cloud, node_cloud=node_cloud,
-                              gpu_node=gpu_node, normalized=True)]
+        return [_cluster_shape(p, kind, source, "", CLUSTER, None, (), cloud, node_cloud, gpu_node)]
     if resource_type == JOB:
         return job_cluster_shapes(source_props(props, source), source, cloud=cloud, node_cloud=node_cloud,
                                   gpu_node=gpu_node)

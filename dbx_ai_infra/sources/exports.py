@@ -592,20 +592,27 @@ class ExportStream:
     def _list(self, pos: int, prefix: str, key: str, count: int) -> Generator[ExportItem, None, tuple[int, int]]:
         """The items of one list of a list response, its text from after its ``[``; returns the position after its
         ``]`` and the count of the response's items so far."""
-        if self.text.startswith("]", pos):
+        text, source, kind, space = self.text, self.source, CONTAINERS[key], _SPACE.match
+        if text.startswith("]", pos):
             return pos + 1, count
+        at = f"{prefix}.{key}" if prefix else key
         i = 0
-        while True:
-            element, pos = self._value(pos)
-            if not isinstance(element, Mapping):
+        while True:  # the loop of every element of an export: `_value`, `_expect` and `_space` written out
+            try:
+                element, pos = self._decode(text, pos)
+            except ValueError:  # as `_value`
+                raise NotStreamable("syntax") from None
+            if type(element) is not dict and not isinstance(element, Mapping):
                 raise NotStreamable("element")
-            where = f"{prefix}.{key}[{i}]" if prefix else f"{key}[{i}]"
-            yield _item(CONTAINERS[key], element, where, count, self.source)
+            yield _item(kind, element, f"{at}[{i}]", count, source)
             i, count = i + 1, count + 1
-            mark, pos = self._expect(pos, ",]")
+            pos = space(text, pos).end()  # type: ignore[union-attr]  # matches the empty string too
+            mark = text[pos:pos + 1]
             if mark == "]":
-                return pos, count
-            pos = self._space(pos)
+                return pos + 1, count
+            if mark != ",":
+                raise NotStreamable("structure")
+            pos = space(text, pos + 1).end()  # type: ignore[union-attr]
 
 
 def stream_export_file(path: Any, what: str = "cluster JSON") -> ExportStream:

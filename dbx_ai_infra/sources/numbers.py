@@ -100,7 +100,10 @@ def _is_number(value: Any) -> bool:
 def check_numbers(kind: str, props: Mapping[str, Any], where: str, source: str) -> None:
     """`InputError` for the first field of ``props`` (a resource of ``kind``, at ``where`` in ``source``) that holds
     what is not a number where a number belongs."""
-    if all(_all_numbers(props, parts) for parts in _PARTS.get(kind, ())):
+    for parts in _PARTS.get(kind, ()):
+        if not _all_numbers(props, parts):
+            break
+    else:
         return
     for field in NUMERIC_FIELDS.get(kind, ()):  # the first field that is not, named with its path
         for path, value in _values(props, field.split("."), ""):
