@@ -392,7 +392,7 @@ def test_no_shipped_stack_trains_on_more_serverless_gpus_than_its_job_can_run(ca
     """The shipped serverless stack's first training run must start: its job's task on compute.hardware_accelerator
     runs on one accelerator node, so a shipped stack asks for no more GPUs than one node has (the preview's note and
     train.py's refusal are for a user's stack that does)."""
-    from dbx_ai_infra.stackspec import available_stacks
+    from dbx_ai_infra.dbxtypes.stack_files import available_stacks
 
     stacks = available_stacks()
     assert "serverless" in stacks
