@@ -9,7 +9,7 @@ per node and minute under ``gpu_timeline/``). A missing input is an empty relati
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -231,81 +231,133 @@ def _json(text: str, path: str, dialect: str) -> str:
     return f"get_json_object({text}, '{path}')" if dialect != "duckdb" else f"json_extract_string({text}, '{path}')"
 
 
+def _as_ts(types: Mapping[str, str], column: str, dialect: str) -> str:
+    """A time column (`_ts`) under its own name."""
+    return f"{_ts(types, column, dialect)} AS {column}"
+
+
+def _clusters_view(types: Mapping[str, str], dialect: str, src: str) -> str:
+    def tag(key: str) -> str:
+        return _field(types, "tags", key, dialect)
+
+    return (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(cluster_name AS STRING) AS "
+            f"cluster_name, {tag(STACK_TAG)} AS tag_stack, "
+            f"{tag(ROLE_TAG)} AS tag_role, "
+            f"{tag(WORKLOAD_TAG)} AS tag_workload FROM {src}")
+
+
+def _node_timeline_view(types: Mapping[str, str], dialect: str, src: str) -> str:
+    return (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
+            f"instance_id, {_as_ts(types, 'start_time', dialect)}, {_as_ts(types, 'end_time', dialect)}, "
+            f"CAST(driver AS BOOLEAN) AS driver, CAST(cpu_user_percent AS DOUBLE) AS cpu_user_percent, "
+            f"CAST(cpu_system_percent AS DOUBLE) AS cpu_system_percent, CAST(cpu_wait_percent AS DOUBLE) "
+            f"AS cpu_wait_percent, CAST(mem_used_percent AS DOUBLE) AS mem_used_percent, "
+            f"CAST(network_sent_bytes AS DOUBLE) AS network_sent_bytes, CAST(network_received_bytes AS "
+            f"DOUBLE) AS network_received_bytes, CAST(node_type AS STRING) AS node_type FROM {src}")
+
+
+def _gpu_timeline_view(types: Mapping[str, str], dialect: str, src: str) -> str:
+    return (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
+            f"instance_id, CAST(driver AS BOOLEAN) AS driver, CAST(gpu_index AS INTEGER) AS gpu_index, "
+            f"{_as_ts(types, 'start_time', dialect)}, {_as_ts(types, 'end_time', dialect)}, "
+            f"CAST(gpu_util_percent AS DOUBLE) AS gpu_util_percent, CAST(gpu_mem_used_mb AS DOUBLE) AS "
+            f"gpu_mem_used_mb, CAST(gpu_mem_total_mb AS DOUBLE) AS gpu_mem_total_mb FROM {src}")
+
+
+#: An event's time, per dialect: epoch milliseconds as the API writes them, or an ISO 8601 time as a SQL export
+#: writes it.
+_EVENT_TIME: Mapping[str, str] = {
+    "duckdb": "CAST(CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
+              "THEN to_timestamp(CAST(timestamp AS DOUBLE) / 1000) "
+              "ELSE CAST(CAST(timestamp AS VARCHAR) AS TIMESTAMPTZ) END AS TIMESTAMP)",
+    "databricks": "CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
+                  "THEN timestamp_millis(CAST(TRY_CAST(timestamp AS DOUBLE) AS BIGINT)) "
+                  "ELSE CAST(CAST(timestamp AS STRING) AS TIMESTAMP) END",
+}
+
+
+def _dialect_choice(table: Mapping[str, str], dialect: str) -> str:
+    """``table``'s entry for ``dialect``: DuckDB's, or Spark's for any other dialect."""
+    return table["duckdb"] if dialect == "duckdb" else table["databricks"]
+
+
+def _cluster_events_view(types: Mapping[str, str], dialect: str, src: str) -> str:
+    at = _dialect_choice(_EVENT_TIME, dialect)
+    details = _dialect_choice({"duckdb": "details", "databricks": "CAST(details AS STRING)"}, dialect)
+    return (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, {at} AS at, "
+            f"CAST(type AS STRING) AS type, {_json(details, '$.reason.code', dialect)} AS reason_code, "
+            f"TRY_CAST({_json(details, '$.current_num_workers', dialect)} AS INTEGER) AS "
+            f"current_workers, TRY_CAST({_json(details, '$.target_num_workers', dialect)} AS INTEGER) "
+            f"AS target_workers FROM {src}")
+
+
+def _usage_cluster(types: Mapping[str, str], dialect: str) -> str:
+    """usage's cluster id: a flattened ``cluster_id`` column, else ``usage_metadata.cluster_id``."""
+    if "cluster_id" in types:
+        return "CAST(cluster_id AS STRING)"
+    return _field(types, "usage_metadata", "cluster_id", dialect)
+
+
+def _usage_endpoint(types: Mapping[str, str], dialect: str) -> str:
+    """usage's serving endpoint: a serving endpoint's rows name it in usage_metadata.endpoint_name (optional: clusters
+    only without it); a flattened ``endpoint_name`` column, else the metadata's key when the metadata can hold it (a
+    struct that declares it, or a map / JSON string), else NULL."""
+    if "endpoint_name" in types:
+        return "CAST(endpoint_name AS STRING)"
+    meta = types.get("usage_metadata", "").lower()
+    if meta and ("endpoint_name" in meta or not meta.startswith("struct")):
+        return _field(types, "usage_metadata", "endpoint_name", dialect)
+    return "CAST(NULL AS STRING)"
+
+
+def _usage_view(types: Mapping[str, str], dialect: str, src: str) -> str:
+    return (f"SELECT {_as_ts(types, 'usage_start_time', dialect)}, {_ts(types, 'usage_end_time', dialect)} AS "
+            f"usage_end_time, CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS "
+            f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, "
+            f"{_usage_cluster(types, dialect)} AS cluster_id, "
+            f"{_usage_endpoint(types, dialect)} AS endpoint_name FROM {src}")
+
+
+def _list_prices_view(types: Mapping[str, str], dialect: str, src: str) -> str:
+    price = "pricing_default" if "pricing_default" in types else _field(types, "pricing", "default", dialect)
+    return (f"SELECT CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS usage_unit, "
+            f"{_as_ts(types, 'price_start_time', dialect)}, {_as_ts(types, 'price_end_time', dialect)}, "
+            f"CAST({price} AS DOUBLE) AS price FROM {src} WHERE coalesce(currency_code, 'USD') = 'USD'")
+
+
+def _serving_requests_view(types: Mapping[str, str], dialect: str, src: str) -> str:
+    # a sampled table logs a share of the requests: each row stands for 1 / sampling_fraction of them
+    sampled = ("coalesce(CAST(sampling_fraction AS DOUBLE), CAST(1 AS DOUBLE))" if "sampling_fraction" in types
+               else "CAST(1 AS DOUBLE)")
+    return (f"SELECT CAST(endpoint_name AS STRING) AS endpoint_name, {_as_ts(types, 'request_time', dialect)}, "
+            f"CAST(status_code AS INTEGER) AS status_code, CAST(execution_duration_ms AS DOUBLE) AS "
+            f"duration_ms, {sampled} AS sampling_fraction FROM {src}")
+
+
+def _requests_view(types: Mapping[str, str], dialect: str, src: str) -> str:
+    return (f"SELECT {_as_ts(types, 'request_time', dialect)}, CAST(cluster_id AS STRING) AS cluster_id, "
+            f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
+
+
+#: The SELECT that normalizes each input (its column types, the dialect, the relation it reads); any other name
+#: reads as ``requests``.
+_VIEWS: Mapping[str, Callable[[Mapping[str, str], str, str], str]] = {
+    "clusters": _clusters_view, "node_timeline": _node_timeline_view, "gpu_timeline": _gpu_timeline_view,
+    "cluster_events": _cluster_events_view, "usage": _usage_view, "list_prices": _list_prices_view,
+    "serving_requests": _serving_requests_view, "requests": _requests_view,
+}
+
+
 def view_sql(name: str, inp: Input | None, types: Mapping[str, str], dialect: str = "duckdb",
              source: str | None = None) -> str:
     """``CREATE VIEW <name>`` normalizing one input (or an empty relation when it is absent), in ``dialect``
     (``duckdb``, or ``databricks`` for Spark); ``source`` is the relation to read (default: the input's reader)."""
     head = f"CREATE OR REPLACE TEMP VIEW {name} AS "
-
-    def ts(column: str) -> str:
-        return f"{_ts(types, column, dialect)} AS {column}"
-
-    def field(column: str, key: str) -> str:
-        return _field(types, column, key, dialect)
-
     if inp is None:
         empty = _EMPTY[name] if dialect == "duckdb" else _EMPTY[name].replace("VARCHAR", "STRING")
         return head + f"SELECT {empty} WHERE false"
-    src = source or (inp.reader if inp.reader else f"{name}_json")
-    if name == "clusters":
-        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(cluster_name AS STRING) AS "
-                       f"cluster_name, {field('tags', STACK_TAG)} AS tag_stack, "
-                       f"{field('tags', ROLE_TAG)} AS tag_role, "
-                       f"{field('tags', WORKLOAD_TAG)} AS tag_workload FROM {src}")
-    if name == "node_timeline":
-        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
-                       f"instance_id, {ts('start_time')}, {ts('end_time')}, "
-                       f"CAST(driver AS BOOLEAN) AS driver, CAST(cpu_user_percent AS DOUBLE) AS cpu_user_percent, "
-                       f"CAST(cpu_system_percent AS DOUBLE) AS cpu_system_percent, CAST(cpu_wait_percent AS DOUBLE) "
-                       f"AS cpu_wait_percent, CAST(mem_used_percent AS DOUBLE) AS mem_used_percent, "
-                       f"CAST(network_sent_bytes AS DOUBLE) AS network_sent_bytes, CAST(network_received_bytes AS "
-                       f"DOUBLE) AS network_received_bytes, CAST(node_type AS STRING) AS node_type FROM {src}")
-    if name == "gpu_timeline":
-        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
-                       f"instance_id, CAST(driver AS BOOLEAN) AS driver, CAST(gpu_index AS INTEGER) AS gpu_index, "
-                       f"{ts('start_time')}, {ts('end_time')}, "
-                       f"CAST(gpu_util_percent AS DOUBLE) AS gpu_util_percent, CAST(gpu_mem_used_mb AS DOUBLE) AS "
-                       f"gpu_mem_used_mb, CAST(gpu_mem_total_mb AS DOUBLE) AS gpu_mem_total_mb FROM {src}")
-    if name == "cluster_events":
-        # epoch milliseconds as the API writes them, or an ISO 8601 time as a SQL export writes it
-        at = ("CAST(CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
-              "THEN to_timestamp(CAST(timestamp AS DOUBLE) / 1000) "
-              "ELSE CAST(CAST(timestamp AS VARCHAR) AS TIMESTAMPTZ) END AS TIMESTAMP)" if dialect == "duckdb" else
-              "CASE WHEN TRY_CAST(timestamp AS DOUBLE) IS NOT NULL "
-              "THEN timestamp_millis(CAST(TRY_CAST(timestamp AS DOUBLE) AS BIGINT)) "
-              "ELSE CAST(CAST(timestamp AS STRING) AS TIMESTAMP) END")
-        details = "details" if dialect == "duckdb" else "CAST(details AS STRING)"
-        return head + (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, {at} AS at, "
-                       f"CAST(type AS STRING) AS type, {_json(details, '$.reason.code', dialect)} AS reason_code, "
-                       f"TRY_CAST({_json(details, '$.current_num_workers', dialect)} AS INTEGER) AS "
-                       f"current_workers, TRY_CAST({_json(details, '$.target_num_workers', dialect)} AS INTEGER) "
-                       f"AS target_workers FROM {src}")
-    if name == "usage":
-        cluster = "CAST(cluster_id AS STRING)" if "cluster_id" in types else field("usage_metadata", "cluster_id")
-        # a serving endpoint's rows name it in usage_metadata.endpoint_name (optional: clusters only without it)
-        meta = types.get("usage_metadata", "").lower()
-        endpoint = ("CAST(endpoint_name AS STRING)" if "endpoint_name" in types else
-                    field("usage_metadata", "endpoint_name") if meta and ("endpoint_name" in meta or not
-                                                                         meta.startswith("struct")) else
-                    "CAST(NULL AS STRING)")
-        return head + (f"SELECT {ts('usage_start_time')}, {_ts(types, 'usage_end_time', dialect)} AS "
-                       f"usage_end_time, CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS "
-                       f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, {cluster} AS cluster_id, "
-                       f"{endpoint} AS endpoint_name FROM {src}")
-    if name == "list_prices":
-        price = "pricing_default" if "pricing_default" in types else field("pricing", "default")
-        return head + (f"SELECT CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS usage_unit, "
-                       f"{ts('price_start_time')}, {ts('price_end_time')}, "
-                       f"CAST({price} AS DOUBLE) AS price FROM {src} WHERE coalesce(currency_code, 'USD') = 'USD'")
-    if name == "serving_requests":
-        # a sampled table logs a share of the requests: each row stands for 1 / sampling_fraction of them
-        sampled = ("coalesce(CAST(sampling_fraction AS DOUBLE), CAST(1 AS DOUBLE))" if "sampling_fraction" in types
-                   else "CAST(1 AS DOUBLE)")
-        return head + (f"SELECT CAST(endpoint_name AS STRING) AS endpoint_name, {ts('request_time')}, "
-                       f"CAST(status_code AS INTEGER) AS status_code, CAST(execution_duration_ms AS DOUBLE) AS "
-                       f"duration_ms, {sampled} AS sampling_fraction FROM {src}")
-    return head + (f"SELECT {ts('request_time')}, CAST(cluster_id AS STRING) AS cluster_id, "
-                   f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
+    src = source or inp.reader or f"{name}_json"
+    return head + _VIEWS.get(name, _requests_view)(types, dialect, src)
 
 
 #: The table an API response is loaded into, and its columns (all text; the view casts them).

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -304,76 +304,131 @@ def plant_targets(plan: Plan, planted: Iterable[str], only: Iterable[str] | None
     return targets, endpoints, where
 
 
+def _check_plants(planted: set[str]) -> None:
+    """`ValueError` naming the plants that are not in `PLANTS`."""
+    unknown = planted - set(PLANTS)
+    if unknown:
+        raise ValueError(f"unknown plants {sorted(unknown)}; use {', '.join(PLANTS)}")
+
+
+def _endpoint_plants(where: dict[str, str]) -> dict[str, set[str]]:
+    """The serving plants on each endpoint (by its workload)."""
+    on_endpoint: dict[str, set[str]] = {}
+    for plant_id, workload in where.items():
+        if PLANT_ROLE[plant_id] == "serving":
+            on_endpoint.setdefault(workload, set()).add(plant_id)
+    return on_endpoint
+
+
+def _all_runs(targets: list[Target], where: dict[str, str], stack: str, days: float, full_window: bool
+              ) -> tuple[list[Run], dict[str, Target]]:
+    """Every target's runs (with the cluster plants placed on it), and the target each run's cluster is of."""
+    runs: list[Run] = []
+    by_cluster: dict[str, Target] = {}
+    for target in targets:
+        mine = {p for p, w in where.items() if w == target.workload and PLANT_ROLE[p] != "serving"}
+        for run in _runs_for(target, stack, days, mine, full_window):
+            runs.append(run)
+            by_cluster[run.cluster_id] = target
+    return runs, by_cluster
+
+
+def _reclaim_minutes(con: Any, runs: list[Run], events: list[dict[str, Any]]) -> None:
+    """Table ``reclaim_minutes``: 3 slow minutes after each reclaim (the breach the finding looks for), in minutes of
+    its run."""
+    reclaims = [(e["cluster_id"], (e["timestamp"] // 60000) - int(START.timestamp() // 60)) for e in events
+                if e["type"] == "NODES_LOST"]
+    con.execute("CREATE TABLE reclaim_minutes (cluster_id VARCHAR, minute BIGINT)")
+    starts = {r.cluster_id: r.start for r in runs}
+    for cluster_id, minute in reclaims:
+        con.executemany("INSERT INTO reclaim_minutes VALUES (?, ?)",
+                        [(cluster_id, minute - starts[cluster_id] + k) for k in range(3)])
+
+
+def _parquet_tables(usage: str, prices: str) -> list[tuple[str, str]]:
+    """clusters, usage and list_prices as a Parquet export has them: tags a map, usage_metadata and pricing structs."""
+    return [
+        ("clusters", "SELECT DISTINCT cluster_id, cluster_name, CAST(json_transform(tags, "
+                     "'\"MAP(VARCHAR, VARCHAR)\"') AS MAP(VARCHAR, VARCHAR)) AS tags FROM runs"),
+        ("usage", f"SELECT usage_start_time, usage_end_time, sku_name, usage_unit, usage_quantity, "
+                  f"struct_pack(cluster_id := cluster_id, endpoint_name := endpoint_name) AS usage_metadata "
+                  f"FROM ({usage})"),
+        ("list_prices", "SELECT DISTINCT sku AS sku_name, 'USD' AS currency_code, 'DBU' AS usage_unit, "
+                        "TIMESTAMPTZ '2026-01-01 00:00:00+00' AS price_start_time, "
+                        "CAST(NULL AS TIMESTAMPTZ) AS price_end_time, "
+                        f"struct_pack(\"default\" := usd_per_dbu) AS pricing FROM ({prices})"),
+    ]
+
+
+def _csv_tables(usage: str, prices: str) -> list[tuple[str, str]]:
+    """clusters, usage and list_prices as a CSV export has them: tags JSON text, the metadata and pricing flattened."""
+    return [
+        ("clusters", "SELECT DISTINCT cluster_id, cluster_name, tags FROM runs"),
+        ("usage", usage),
+        ("list_prices", "SELECT DISTINCT sku AS sku_name, 'USD' AS currency_code, 'DBU' AS usage_unit, "
+                        "'2026-01-01T00:00:00Z' AS price_start_time, NULL AS price_end_time, "
+                        f"usd_per_dbu AS pricing_default FROM ({prices})"),
+    ]
+
+
+@dataclass(frozen=True)
+class _Format:
+    """How an export format is written: the file extension, DuckDB's COPY options, its shape of the billing tables."""
+
+    ext: str
+    how: str
+    billing: Callable[[str, str], list[tuple[str, str]]]
+
+
+#: The formats exports are written in; any other ``fmt`` writes CSV.
+_FORMATS: dict[str, _Format] = {
+    "parquet": _Format("parquet", "(FORMAT parquet)", _parquet_tables),
+    "csv": _Format("csv", "(FORMAT csv, HEADER true)", _csv_tables),
+}
+
+
+def _export_tables(con: Any, endpoints: list[EndpointTarget], on_endpoint: dict[str, set[str]], days: float,
+                   form: _Format) -> list[tuple[str, str]]:
+    """Each export file's name and the query that fills it (creating table ``traffic`` when there are endpoints)."""
+    tables = [("gpu_timeline", _GPU), ("node_timeline", _NODE_TIMELINE), ("requests", _REQUESTS)]
+    start, minutes = START.strftime("%Y-%m-%d %H:%M:%S+00"), int(days * 24 * 60)
+    usage, prices = _USAGE, "SELECT DISTINCT sku, usd_per_dbu FROM runs"
+    if endpoints:
+        con.execute(f"CREATE TABLE traffic AS {_traffic_sql(endpoints, on_endpoint)}")
+        tables.append(("serving_requests", _SERVING.format(start=start, logged=LOGGED_PER_MINUTE, minutes=minutes)))
+        usage += " UNION ALL " + _SERVING_USAGE.format(start=start, sku=SERVING_SKU, minutes=minutes)
+        prices += f" UNION SELECT DISTINCT '{SERVING_SKU}', usd_per_dbu FROM traffic"
+    return tables + form.billing(usage, prices)
+
+
+def _write_events(out: Path, events: list[dict[str, Any]]) -> None:
+    """``cluster_events.jsonl``: one event a line, as the API returns them."""
+    with open(out / "cluster_events.jsonl", "w", encoding="utf-8") as handle:
+        for event in events:
+            handle.write(json.dumps(event) + "\n")
+
+
 def write_exports(out: str | Path, plan: Plan, *, plant: Iterable[str] = (), days: float = 7, fmt: str = "csv",
                   full_window: bool = False, only: Iterable[str] | None = None) -> dict[str, Any]:
     """Write the exports of ``plan``'s clusters to ``out`` (created); returns what was planted where."""
     duckdb = load_duckdb()
 
     planted = set(plant)
-    unknown = planted - set(PLANTS)
-    if unknown:
-        raise ValueError(f"unknown plants {sorted(unknown)}; use {', '.join(PLANTS)}")
+    _check_plants(planted)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     targets, endpoints, where = plant_targets(plan, planted, only)
-    runs: list[Run] = []
-    by_cluster: dict[str, Target] = {}
-    on_endpoint: dict[str, set[str]] = {}
-    for plant_id, workload in where.items():
-        if PLANT_ROLE[plant_id] == "serving":
-            on_endpoint.setdefault(workload, set()).add(plant_id)
-    for target in targets:
-        mine = {p for p, w in where.items() if w == target.workload and PLANT_ROLE[p] != "serving"}
-        for run in _runs_for(target, plan.stack, days, mine, full_window):
-            runs.append(run)
-            by_cluster[run.cluster_id] = target
+    runs, by_cluster = _all_runs(targets, where, plan.stack, days, full_window)
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     con.execute(f"CREATE TABLE runs AS {_runs_sql(runs)}")
     con.execute(_NODES.format(start=START.strftime("%Y-%m-%d %H:%M:%S+00")))
     events = _events(runs, by_cluster, where)
-    reclaims = [(e["cluster_id"], (e["timestamp"] // 60000) - int(START.timestamp() // 60)) for e in events
-                if e["type"] == "NODES_LOST"]
-    con.execute("CREATE TABLE reclaim_minutes (cluster_id VARCHAR, minute BIGINT)")
-    starts = {r.cluster_id: r.start for r in runs}
-    for cluster_id, minute in reclaims:  # 3 slow minutes after a reclaim (the breach the finding looks for)
-        con.executemany("INSERT INTO reclaim_minutes VALUES (?, ?)",
-                        [(cluster_id, minute - starts[cluster_id] + k) for k in range(3)])
-    ext = "parquet" if fmt == "parquet" else "csv"
-    how = "(FORMAT parquet)" if ext == "parquet" else "(FORMAT csv, HEADER true)"
-
-    def copy(name: str, sql: str) -> None:
-        con.execute(f"COPY ({sql}) TO '{out / f'{name}.{ext}'}' {how}")
-
-    copy("gpu_timeline", _GPU)
-    copy("node_timeline", _NODE_TIMELINE)
-    copy("requests", _REQUESTS)
-    start, minutes = START.strftime("%Y-%m-%d %H:%M:%S+00"), int(days * 24 * 60)
-    usage, prices = _USAGE, "SELECT DISTINCT sku, usd_per_dbu FROM runs"
-    if endpoints:
-        con.execute(f"CREATE TABLE traffic AS {_traffic_sql(endpoints, on_endpoint)}")
-        copy("serving_requests", _SERVING.format(start=start, logged=LOGGED_PER_MINUTE, minutes=minutes))
-        usage += " UNION ALL " + _SERVING_USAGE.format(start=start, sku=SERVING_SKU, minutes=minutes)
-        prices += f" UNION SELECT DISTINCT '{SERVING_SKU}', usd_per_dbu FROM traffic"
-    if ext == "parquet":
-        copy("clusters", "SELECT DISTINCT cluster_id, cluster_name, CAST(json_transform(tags, "
-                         "'\"MAP(VARCHAR, VARCHAR)\"') AS MAP(VARCHAR, VARCHAR)) AS tags FROM runs")
-        copy("usage", f"SELECT usage_start_time, usage_end_time, sku_name, usage_unit, usage_quantity, "
-                      f"struct_pack(cluster_id := cluster_id, endpoint_name := endpoint_name) AS usage_metadata "
-                      f"FROM ({usage})")
-        copy("list_prices", "SELECT DISTINCT sku AS sku_name, 'USD' AS currency_code, 'DBU' AS usage_unit, "
-                            "TIMESTAMPTZ '2026-01-01 00:00:00+00' AS price_start_time, "
-                            "CAST(NULL AS TIMESTAMPTZ) AS price_end_time, "
-                            f"struct_pack(\"default\" := usd_per_dbu) AS pricing FROM ({prices})")
-    else:
-        copy("clusters", "SELECT DISTINCT cluster_id, cluster_name, tags FROM runs")
-        copy("usage", usage)
-        copy("list_prices", "SELECT DISTINCT sku AS sku_name, 'USD' AS currency_code, 'DBU' AS usage_unit, "
-                            "'2026-01-01T00:00:00Z' AS price_start_time, NULL AS price_end_time, "
-                            f"usd_per_dbu AS pricing_default FROM ({prices})")
-    with open(out / "cluster_events.jsonl", "w", encoding="utf-8") as handle:
-        for event in events:
-            handle.write(json.dumps(event) + "\n")
+    _reclaim_minutes(con, runs, events)
+    form = _FORMATS.get(fmt, _FORMATS["csv"])
+    for name, sql in _export_tables(con, endpoints, _endpoint_plants(where), days, form):
+        con.execute(f"COPY ({sql}) TO '{out / f'{name}.{form.ext}'}' {form.how}")
+    _write_events(out, events)
     rows = con.execute("SELECT count(*) FROM nodes").fetchone()
     con.close()
     return {"planted": where, "runs": len(runs), "node_minutes": rows[0] if rows else 0, "days": days}

@@ -32,6 +32,41 @@ def _holds(grants: dict[tuple[str, str], list[str]], principal: str, securable: 
     return privilege in held or "ALL_PRIVILEGES" in held
 
 
+def _written_volumes(spec: StackSpec) -> set[str]:
+    """The Volumes the workloads write: the model cache, each training checkpoint Volume, the collector's samples."""
+    uc = spec.unity_catalog
+    written = {uc.model_cache_volume} | {w.spec.checkpoint_volume for w in spec.named_workloads().values()
+                                         if isinstance(w.spec, TrainingSpec)}
+    if spec.monitoring.enabled:  # the GPU collector writes its samples there
+        written.add(spec.monitoring.volume)
+    return written
+
+
+def _identity_grants(grants: dict[tuple[str, str], list[str]], spec: StackSpec) -> None:
+    """What each identity a cluster runs as (the stack's, a workload's own) needs: USE on the catalog and every schema,
+    READ_VOLUME on every Volume, WRITE_VOLUME on those the workloads write."""
+    uc = spec.unity_catalog
+    written = _written_volumes(spec)
+    for user in spec.identities():
+        _add(grants, user, "catalog", "USE_CATALOG")
+        for schema, schema_spec in uc.schemas.items():
+            _add(grants, user, schema, "USE_SCHEMA")
+            for volume in schema_spec.volumes:
+                ref = f"{schema}.{volume.name}"
+                _add(grants, user, ref, "READ_VOLUME", *(("WRITE_VOLUME",) if ref in written else ()))
+
+
+def _link_chain(grants: dict[tuple[str, str], list[str]], principal: str, securable: str) -> None:
+    """The USE privileges a grant on ``securable`` (a schema or a Volume) needs above it: USE_CATALOG, and for a
+    Volume USE_SCHEMA on its schema (unless held there or on the catalog)."""
+    if not _holds(grants, principal, "catalog", "USE_CATALOG"):
+        _add(grants, principal, "catalog", "USE_CATALOG")
+    schema = securable.split(".", 1)[0]
+    if "." in securable and not (_holds(grants, principal, schema, "USE_SCHEMA")
+                                 or _holds(grants, principal, "catalog", "USE_SCHEMA")):
+        _add(grants, principal, schema, "USE_SCHEMA")
+
+
 def effective_grants(spec: StackSpec) -> list[GrantSpec]:
     """Every grant the stack makes, one per (principal, securable), in a stable order (see the module docstring)."""
     uc = spec.unity_catalog
@@ -40,28 +75,10 @@ def effective_grants(spec: StackSpec) -> list[GrantSpec]:
         _add(grants, grant.principal, grant.securable, *grant.privileges)
     for registrar in uc.registrars:  # MLflow's model registration in Unity Catalog: CREATE_MODEL on the schema
         _add(grants, registrar, uc.models_schema, "USE_SCHEMA", "CREATE_MODEL")
-
-    written = {uc.model_cache_volume} | {w.spec.checkpoint_volume for w in spec.named_workloads().values()
-                                         if isinstance(w.spec, TrainingSpec)}
-    if spec.monitoring.enabled:  # the GPU collector writes its samples there
-        written.add(spec.monitoring.volume)
-    for user in spec.identities():  # each identity a cluster runs as (the stack's, a workload's own)
-        _add(grants, user, "catalog", "USE_CATALOG")
-        for schema, schema_spec in uc.schemas.items():
-            _add(grants, user, schema, "USE_SCHEMA")
-            for volume in schema_spec.volumes:
-                ref = f"{schema}.{volume.name}"
-                _add(grants, user, ref, "READ_VOLUME", *(("WRITE_VOLUME",) if ref in written else ()))
-
+    _identity_grants(grants, spec)
     for principal, securable in list(grants):
-        if securable == "catalog":
-            continue
-        if not _holds(grants, principal, "catalog", "USE_CATALOG"):
-            _add(grants, principal, "catalog", "USE_CATALOG")
-        schema = securable.split(".", 1)[0]
-        if "." in securable and not (_holds(grants, principal, schema, "USE_SCHEMA")
-                                     or _holds(grants, principal, "catalog", "USE_SCHEMA")):
-            _add(grants, principal, schema, "USE_SCHEMA")
+        if securable != "catalog":
+            _link_chain(grants, principal, securable)
 
     order = {"catalog": 0}
     return [GrantSpec(principal=p, privileges=privs, securable=s)

@@ -180,6 +180,109 @@ def _measured(need_gb: float, model: Estimate | None) -> Estimate:
                     rule="memory_need_gb: a measured need, overriding the model's estimate")
 
 
+def _sharding(section: SectionSpec) -> str:
+    """How the section's model is sharded across nodes (``none`` without a model)."""
+    return section.model.sharding if section.model is not None else "none"
+
+
+def _family_problem(spec: StackSpec, named: NamedWorkload, catalog: Catalog) -> Problem | None:
+    """The workload's GPU family (its own, else the stack's) when the catalog has no node type of it on the cloud."""
+    section = named.spec
+    family = section.gpu_family or spec.gpu_family
+    if family in catalog.families(spec.cloud):
+        return None
+    where = f"{named.key}.gpu_family" if section.gpu_family else "gpu_family"
+    return Problem(f"{PROJECT}:{where}", f"GPU family {family!r} has no Databricks node type on {spec.cloud}.",
+                   f"use one of: {', '.join(catalog.families(spec.cloud))}.")
+
+
+def _need(section: SectionSpec, role: str) -> tuple[Estimate | None, float | None]:
+    """The estimate that sizes the workload (a measured ``memory_need_gb`` overrides the model's) and its GB."""
+    est = _estimate(section, role)
+    if section.memory_need_gb is not None:  # measured: it overrides the model's estimate
+        est = _measured(section.memory_need_gb, est)
+    return est, est.need_gb if est else None
+
+
+def _sharding_problem(section: SectionSpec, key: str) -> Problem | None:
+    """A model sharded across nodes with a measured need, or outside training."""
+    sharding = _sharding(section)
+    if sharding == "none":
+        return None
+    if section.memory_need_gb is not None:
+        return Problem(f"{PROJECT}:{key}.memory_need_gb", f"is set with model.sharding {sharding}: a measured need "
+                       "is one node's, a sharded need is spread over every GPU.", "remove one of them.")
+    if not isinstance(section, TrainingSpec):
+        return Problem(f"{PROJECT}:{key}.model.sharding", f"is {sharding}, but sharding across nodes is for "
+                       f"training.", "remove it (inference shards over one node's GPUs).")
+    return None
+
+
+def _choose(spec: StackSpec, catalog: Catalog, section: SectionSpec, role: str, need: float | None
+            ) -> tuple[NodeChoice, float | None]:
+    """The node for the need (`SizingError` when none fits) and what one node holds: a sharded training job's node
+    holds its share with the overhead (its tag, which the GPU-memory-fit policy reads), any other the whole need."""
+    family = section.gpu_family or spec.gpu_family
+    sharding = _sharding(section)
+    if isinstance(section, TrainingSpec) and sharding != "none":
+        choice = choose_sharded_node(catalog, spec.cloud, family, need or 0.0, section.workers, sharding,
+                                     pinned=section.node_type_id)
+        return choice, round((need or 0.0) * SHARDING_OVERHEAD / section.workers, 2)
+    return choose_node(catalog, spec.cloud, family, need or 0.0, pinned=section.node_type_id,
+                       workload="training" if role == "training" else "inference"), need
+
+
+def _cpu_driver(spec: StackSpec, catalog: Catalog, section: ClusterWorkloadSpec, key: str
+                ) -> tuple[NodeType | None, Problem | None]:
+    """The CPU driver node (``driver: cpu``): the pinned ``driver_node_type_id`` or the catalog's default."""
+    driver = catalog.cpu_driver(spec.cloud, section.driver_node_type_id)
+    if driver is not None:
+        return driver, None
+    offered = ", ".join(n.node_type_id for n in catalog.cpu_drivers if n.cloud == spec.cloud) or "none"
+    return None, Problem(f"{PROJECT}:{key}.driver_node_type_id", f"{section.driver_node_type_id!r} is not a CPU "
+                         f"driver node type of {spec.cloud} in the node catalog.", f"use one of: {offered}.")
+
+
+def _driver(spec: StackSpec, catalog: Catalog, section: SectionSpec, key: str
+            ) -> tuple[NodeType | None, Problem | None]:
+    """The workload's CPU driver node (None: a GPU driver of the workers' type), or the problem with its driver."""
+    if not isinstance(section, ClusterWorkloadSpec):
+        return None, None
+    if driver_choice(section)[0] == "cpu":
+        return _cpu_driver(spec, catalog, section, key)
+    if section.driver_node_type_id is not None:
+        return None, Problem(f"{PROJECT}:{key}.driver_node_type_id", "is set but driver is gpu.",
+                             "set driver: cpu, or remove driver_node_type_id.")
+    return None, None
+
+
+def _workload(spec: StackSpec, named: NamedWorkload, catalog: Catalog, problems: list[Problem]) -> Workload | None:
+    """A (non-serverless) workload's node; None when a problem (added to ``problems``) stops it."""
+    section, role, key = named.spec, named.section, named.key
+    family = _family_problem(spec, named, catalog)
+    if family is not None:
+        if family not in problems:  # a stack-wide family is reported once, not per workload
+            problems.append(family)
+        return None
+    est, need = _need(section, role)
+    sharding = _sharding_problem(section, key)
+    if sharding is not None:
+        problems.append(sharding)
+        return None
+    try:
+        choice, need = _choose(spec, catalog, section, role, need)
+    except SizingError as exc:
+        field_path = f"{PROJECT}:{key}.node_type_id" if section.node_type_id else f"{PROJECT}:{key}.model"
+        problems.append(Problem(field_path, str(exc)))
+        return None
+    driver, driver_problem = _driver(spec, catalog, section, key)
+    if driver_problem is not None:
+        problems.append(driver_problem)
+        return None
+    return Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
+                    driver=driver, name=named.name, key=key)
+
+
 def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
             limits: Mapping[str, Any] | None = None) -> ResolvedStack:
     """Pick each workload's node type; every problem names its field."""
@@ -189,63 +292,14 @@ def resolve(spec: StackSpec, source: str, catalog: Catalog | None = None,
     serverless: dict[str, ServerlessWorkload] = {}
     warnings: list[str] = []
     for name, named in spec.named_workloads().items():
-        section, role, key = named.spec, named.section, named.key
-        if isinstance(section, TrainingSpec) and section.serverless:
+        if isinstance(named.spec, TrainingSpec) and named.spec.serverless:
             found = _serverless(spec, named, catalog, problems, warnings)
             if found is not None:
                 serverless[name] = found
             continue
-        family = section.gpu_family or spec.gpu_family
-        if family not in catalog.families(spec.cloud):
-            where = f"{key}.gpu_family" if section.gpu_family else "gpu_family"
-            problem = Problem(
-                f"{PROJECT}:{where}", f"GPU family {family!r} has no Databricks node type on {spec.cloud}.",
-                f"use one of: {', '.join(catalog.families(spec.cloud))}.")
-            if problem not in problems:  # a stack-wide family is reported once, not per workload
-                problems.append(problem)
-            continue
-        est = _estimate(section, role)
-        if section.memory_need_gb is not None:  # measured: it overrides the model's estimate
-            est = _measured(section.memory_need_gb, est)
-        need = est.need_gb if est else None
-        field_path = f"{PROJECT}:{key}.node_type_id" if section.node_type_id else f"{PROJECT}:{key}.model"
-        sharding = section.model.sharding if section.model is not None else "none"
-        if sharding != "none" and section.memory_need_gb is not None:
-            problems.append(Problem(f"{PROJECT}:{key}.memory_need_gb", f"is set with model.sharding {sharding}: a "
-                                    "measured need is one node's, a sharded need is spread over every GPU.",
-                                    "remove one of them."))
-            continue
-        if sharding != "none" and not isinstance(section, TrainingSpec):
-            problems.append(Problem(f"{PROJECT}:{key}.model.sharding", f"is {sharding}, but sharding across nodes "
-                                    f"is for training.", "remove it (inference shards over one node's GPUs)."))
-            continue
-        try:
-            if isinstance(section, TrainingSpec) and sharding != "none":
-                choice = choose_sharded_node(catalog, spec.cloud, family, need or 0.0, section.workers, sharding,
-                                             pinned=section.node_type_id)
-                # what one node holds (its tag, which the GPU-memory-fit policy reads): its share with the overhead
-                need = round((need or 0.0) * SHARDING_OVERHEAD / section.workers, 2)
-            else:
-                choice = choose_node(catalog, spec.cloud, family, need or 0.0, pinned=section.node_type_id,
-                                     workload="training" if role == "training" else "inference")
-        except SizingError as exc:
-            problems.append(Problem(field_path, str(exc)))
-            continue
-        driver = None
-        if isinstance(section, ClusterWorkloadSpec) and driver_choice(section)[0] == "cpu":
-            driver = catalog.cpu_driver(spec.cloud, section.driver_node_type_id)
-            if driver is None:
-                offered = ", ".join(n.node_type_id for n in catalog.cpu_drivers if n.cloud == spec.cloud) or "none"
-                problems.append(Problem(f"{PROJECT}:{key}.driver_node_type_id",
-                                        f"{section.driver_node_type_id!r} is not a CPU driver node type of "
-                                        f"{spec.cloud} in the node catalog.", f"use one of: {offered}."))
-                continue
-        elif isinstance(section, ClusterWorkloadSpec) and section.driver_node_type_id is not None:
-            problems.append(Problem(f"{PROJECT}:{key}.driver_node_type_id", "is set but driver is gpu.",
-                                    "set driver: cpu, or remove driver_node_type_id."))
-            continue
-        workloads[name] = Workload(role, choice.node, need, est, choice, pinned=section.node_type_id is not None,
-                                   driver=driver, name=name, key=key)
+        workload = _workload(spec, named, catalog, problems)
+        if workload is not None:
+            workloads[name] = workload
     warnings += catalog_location(spec) + storage_prerequisites(spec) + endpoint_identity(spec) + user_run_as(spec)
     warnings += always_on(spec, source) + compute_access(spec) + driver_notes(spec) + entry_point_notes(spec)
     warnings += multi_node_notes(serverless)
