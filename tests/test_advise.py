@@ -781,3 +781,29 @@ def test_the_advise_table_keeps_ids_workloads_and_money_whole_at_80_columns(advi
     for f in doc["findings"]:
         assert any(money(f["monthly_cost_delta"]) in line for line in lines)  # it was "-$2,565.…"
         assert any(f["id"] in line and f["workload"] in line for line in lines)
+
+
+def test_a_usage_metadata_struct_without_endpoint_name_reads_as_clusters_only(tmp_path: Path) -> None:
+    """A Parquet bill whose usage_metadata struct has no endpoint_name field (a workspace without serving endpoints):
+    its rows are clusters' (endpoint_name NULL), the cluster id read from the struct."""
+    from dbx_ai_infra.advise.sources import column_types, find_inputs, load_duckdb, view_sql
+
+    duckdb = load_duckdb()
+    con = duckdb.connect()
+    usage = tmp_path / "usage.parquet"
+    con.execute("COPY (SELECT TIMESTAMPTZ '2026-11-01 00:00:00+00' AS usage_start_time, "
+                "TIMESTAMPTZ '2026-11-01 01:00:00+00' AS usage_end_time, 'PREMIUM_ALL_PURPOSE_COMPUTE' AS sku_name, "
+                "'DBU' AS usage_unit, 2.5 AS usage_quantity, struct_pack(cluster_id := 'c-1') AS usage_metadata) "
+                f"TO '{usage}' (FORMAT parquet)")
+    inp = find_inputs(str(tmp_path))["usage"]
+    con.execute(view_sql("usage", inp, column_types(con, inp)))
+    assert con.execute("SELECT cluster_id, endpoint_name, usage_quantity FROM usage").fetchall() == [
+        ("c-1", None, 2.5)]
+
+
+def test_write_exports_refuses_an_unknown_plant_before_writing_anything(tmp_path: Path) -> None:
+    out = tmp_path / "usage"
+    with pytest.raises(ValueError, match=r"unknown plants \['no-such-finding'\]; use ") as raised:
+        write_exports(out, build_plan("prod", with_policies=False, with_cost=True), plant=["no-such-finding"], days=1)
+    assert all(p in str(raised.value) for p in PLANTS)
+    assert not out.exists()

@@ -179,6 +179,21 @@ def test_a_volume_grant_gets_its_schema(write_stack, capsys):
         "readers"] == ["USE_SCHEMA"]
 
 
+def test_a_volume_grant_needs_no_use_schema_its_principal_holds_another_way(write_stack, capsys):
+    # USE_SCHEMA on the catalog reaches every schema, ALL_PRIVILEGES on the schema holds it: none is added there
+    code, out, _ = run_cli(capsys, "preview", "--json", "--stack", _stack(write_stack, unity_catalog={"grants": [
+        {"principal": "readers", "privileges": ["USE_CATALOG", "USE_SCHEMA"]},
+        {"principal": "readers", "privileges": ["READ_VOLUME"], "securable": "processed.datasets"},
+        {"principal": "owners", "privileges": ["ALL_PRIVILEGES"], "securable": "raw"},
+        {"principal": "owners", "privileges": ["WRITE_VOLUME"], "securable": "raw.corpus"}]}))
+    grants = _grants(json.loads(out))
+    assert code == 0
+    assert grants["ai_test"]["readers"] == ["USE_CATALOG", "USE_SCHEMA"] and "readers" not in grants[
+        "ai_test.processed"] and grants["ai_test.processed.datasets"]["readers"] == ["READ_VOLUME"]
+    assert grants["ai_test"]["owners"] == ["USE_CATALOG"] and grants["ai_test.raw"]["owners"] == ["ALL_PRIVILEGES"]
+    assert grants["ai_test.raw.corpus"]["owners"] == ["WRITE_VOLUME"]
+
+
 # --- mock ids shaped like the provider's -------------------------------------------------------------------------
 
 def test_unity_catalog_ids_are_names_as_the_provider_makes_them(plan_of):
