@@ -751,3 +751,21 @@ def test_total_is_finite_for_extreme_but_valid_assumptions():
     assert all(math.isfinite(v) for v in cost["total"]["monthly"].values())
     e = entry(cost, "serve")
     assert e["monthly"]["expected"] == 0  # the burst cannot exceed the hours the base is up
+
+
+def test_a_total_past_any_real_cost_is_invalid_input_though_each_entry_is_not():
+    """$/DBU overrides that leave each resource's cost under MAX_PLAN_NUMBER but put the plan's sums past it: the
+    cost refuses the figures (no resource named: the sum is what is too large), never a total of that size."""
+    from dbx_ai_infra.dbxtypes.plan import MAX_PLAN_NUMBER
+    from dbx_ai_infra.engine.pipeline import build_plan
+
+    plan = build_plan("prod", with_policies=False, with_cost=False)
+    rate = 1e11
+    book = load_prices({"usd_per_dbu": {"aws": {"all_purpose": rate, "jobs_compute": rate}}})
+    with pytest.raises(InputError, match=r"prices: the figures give a cost that is not a finite number\. Fix: check "
+                                         r"the price overrides for figures too large"):
+        pricing.price_plan(plan, book)
+    # each entry alone is under the bound (a resource past it is named instead)
+    single = [plan.model_copy(update={"resources": [r]}) for r in plan.resources]
+    assert all(abs(e.monthly.expected or 0) <= MAX_PLAN_NUMBER for one in single
+               for e in pricing.price_plan(one, book).resources.values())

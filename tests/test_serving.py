@@ -262,3 +262,32 @@ def test_offers_without_an_api_name_are_recorded_but_never_chosen():
     assert a100_40.source and a100_40.date and a100_40.doubt
     # a model that would fit it is sized to a named type, never to the unnamed offer
     assert choose_serving_type(catalog, "aws", 300).workload_type == "GPU_XLARGE_8"
+
+
+def _with_need(plan: Any, need: str | None) -> Any:
+    """``plan`` with the inference cluster's and the endpoint's GPU memory need tag set to ``need`` (None: removed)."""
+    from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, GPU_MEMORY_NEED_TAG, MODEL_SERVING_ENDPOINT
+
+    resources = []
+    for r in plan.resources:
+        inputs = dict(r.inputs)
+        if r.type == CLUSTER:
+            tags = {k: v for k, v in inputs["customTags"].items() if k != GPU_MEMORY_NEED_TAG}
+            inputs["customTags"] = tags if need is None else {**tags, GPU_MEMORY_NEED_TAG: need}
+        elif r.type == MODEL_SERVING_ENDPOINT:
+            tags = [t for t in inputs["tags"] if t["key"] != GPU_MEMORY_NEED_TAG]
+            inputs["tags"] = tags if need is None else [*tags, {"key": GPU_MEMORY_NEED_TAG, "value": need}]
+        resources.append(r.model_copy(update={"inputs": inputs}))
+    return plan.model_copy(update={"resources": resources})
+
+
+def test_the_serving_comparison_leaves_out_what_it_cannot_size():
+    """No GPU memory need tag, or a need that neither a Model Serving type nor a node of any family holds: neither side
+    is compared."""
+    from dbx_ai_infra.engine.pipeline import build_plan
+    from dbx_ai_infra.pricing import load_prices, serving_comparison
+
+    plan, book = build_plan("prod", with_policies=False, with_cost=True), load_prices()
+    assert {a.id for a in serving_comparison(plan, book)} == {"cluster-vs-endpoint", "endpoint-vs-cluster"}
+    assert serving_comparison(_with_need(plan, None), book) == []
+    assert serving_comparison(_with_need(plan, "5000"), book) == []

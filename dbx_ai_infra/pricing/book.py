@@ -442,6 +442,138 @@ def _serverless_layer(serverless: dict[str, dict[str, dict[str, tuple[float, str
                 serverless.setdefault(name, {}).setdefault(cloud, {})[key] = (value, origin)
 
 
+@dataclass
+class _Layered:
+    """rates.yaml's tier and spot factors, and what the override layers set over them, each figure with where it came
+    from (an override's origin)."""
+
+    tier: str
+    tier_source: str
+    spot: dict[str, float]
+    #: ``{cloud: (source, date, estimate)}`` of each spot factor.
+    spot_src: dict[str, tuple[str, str | None, bool]]
+    dbu_overrides: dict[str, dict[str, float]]
+    dbu_src: dict[tuple[str, str], str]
+    serving: dict[str, dict[str, tuple[float, str]]]
+    serverless: dict[str, dict[str, dict[str, tuple[float, str]]]]
+
+    @classmethod
+    def of_rates(cls, data: Mapping[str, Any]) -> _Layered:
+        """rates.yaml's figures, no override yet (`_read_rates`' data)."""
+        return cls(tier=data["default_tier"], tier_source="rates.yaml default_tier",
+                   spot={cloud: fig["value"] for cloud, fig in data["spot_factor"].items()},
+                   spot_src={cloud: (fig["source"], fig["date"], fig["estimate"])
+                             for cloud, fig in data["spot_factor"].items()},
+                   dbu_overrides={}, dbu_src={}, serving={}, serverless={})
+
+    def spot_overridden(self) -> frozenset[str]:
+        """The clouds whose spot factor an override sets."""
+        return frozenset(c for c, (src, _, _) in self.spot_src.items() if src.startswith("override"))
+
+
+def _tier_layer(state: _Layered, layer: PriceOverrides, origin: str) -> None:
+    """An override layer's tier, over the earlier ones'."""
+    if layer.tier is not None:
+        state.tier, state.tier_source = layer.tier, origin
+
+
+def _spot_layer(state: _Layered, layer: PriceOverrides, origin: str) -> None:
+    """An override layer's spot factors per cloud, over the earlier ones' (not an estimate, undated)."""
+    for cloud, value in layer.spot_factor.items():
+        state.spot[cloud] = value
+        state.spot_src[cloud] = (origin, None, False)
+
+
+def _dbu_layer(state: _Layered, layer: PriceOverrides, origin: str) -> None:
+    """An override layer's $/DBU per cloud and compute kind, over the earlier ones' (for any tier)."""
+    for cloud, kinds in layer.usd_per_dbu.items():
+        for kind, value in kinds.items():
+            state.dbu_overrides.setdefault(cloud, {})[kind] = value
+            state.dbu_src[(cloud, kind)] = origin
+
+
+def _serving_layer(state: _Layered, layer: PriceOverrides, origin: str) -> None:
+    """An override layer's serving DBU/h per cloud and workload type, over the earlier ones'."""
+    for cloud, types in layer.serving_dbu_per_hour.items():
+        for workload_type, value in types.items():
+            state.serving.setdefault(cloud, {})[workload_type] = (value, origin)
+
+
+def _serverless_part(state: _Layered, layer: PriceOverrides, origin: str) -> None:
+    _serverless_layer(state.serverless, layer, origin)
+
+
+#: What each override layer sets besides node prices, one function a field group.
+_LAYER_PARTS = (_tier_layer, _spot_layer, _dbu_layer, _serving_layer, _serverless_part)
+
+
+def _apply_layers(state: _Layered, nodes: dict[str, NodePrice], layers: list[PriceOverrides], known: set[str]
+                  ) -> None:
+    """Each override layer in order over the book's figures (a later one wins)."""
+    for layer in layers:
+        origin = f"override ({layer.origin})" if layer.origin else "override"
+        _override_nodes(nodes, layer, origin, known)
+        for part in _LAYER_PARTS:
+            part(state, layer, origin)
+
+
+def _regional_serving(regional: Regional, cloud: str, tier: str) -> tuple[float, str, str] | None:
+    """The priced region's model-serving $/DBU on ``cloud`` (value, source, date); None: it is a reference region,
+    or the regional data has no such rate."""
+    found = regional.serving_rate(cloud, tier)
+    if found is None or regional.is_reference(cloud):
+        return None
+    return found
+
+
+def _rate_source(cloud: str, kind: str, state: _Layered, data: Mapping[str, Any], regional: Regional,
+                 rates: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any] | None:
+    """The ``sources`` entry of the $/DBU of ``kind`` on ``cloud`` at the book's tier: an override's; else the priced
+    region's model-serving rate (which then replaces rates.yaml's in ``rates``); else rates.yaml's; None: the cloud has
+    no rate at that tier."""
+    tier = state.tier
+    figure = f"usd_per_dbu.{cloud}.{tier}.{kind}"
+    if (cloud, kind) in state.dbu_src:
+        return _source_entry(figure, state.dbu_overrides[cloud][kind], state.dbu_src[(cloud, kind)], None)
+    found = _regional_serving(regional, cloud, tier) if kind == MODEL_SERVING else None
+    if found is not None:
+        value, source, date = found
+        rates[cloud][tier][kind] = value
+        return _source_entry(figure, value, f"regions.yaml: {source} ({regional.region(cloud)})", date)
+    if tier in data["usd_per_dbu"][cloud]:
+        fig = data["usd_per_dbu"][cloud][tier][kind]
+        return _source_entry(figure, fig["value"], fig["source"], fig["date"])
+    return None
+
+
+def _book_sources(state: _Layered, data: Mapping[str, Any], regional: Regional,
+                  rates: dict[str, dict[str, dict[str, float]]]) -> list[dict[str, Any]]:
+    """The book's ``sources``: the tier, each cloud's $/DBU per compute kind, spot factor, and the DBU on spot."""
+    sources: list[dict[str, Any]] = [_source_entry("tier", state.tier, state.tier_source, None)]
+    for cloud in CLOUDS:
+        for kind in COMPUTE_KINDS:
+            entry = _rate_source(cloud, kind, state, data, regional, rates)
+            if entry is not None:
+                sources.append(entry)
+    sources += [_source_entry(f"spot_factor.{cloud}", state.spot[cloud], *state.spot_src[cloud]) for cloud in CLOUDS]
+    sources.append(_source_entry("dbu_discount_on_spot", 0.0, data["dbu_on_spot_source"], None))
+    return sources
+
+
+def _rates_of(data: Mapping[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """rates.yaml's $/DBU values: ``{cloud: {tier: {kind: $/DBU}}}``."""
+    return {cloud: {t: {k: fig["value"] for k, fig in kinds.items()} for t, kinds in tiers.items()}
+            for cloud, tiers in data["usd_per_dbu"].items()}
+
+
+def _descriptions(catalog: Any, data: Mapping[str, Any]) -> dict[str, str]:
+    """What each source key stands for: the catalog's, rates.yaml's and the VM price tables'."""
+    descriptions = dict(getattr(catalog, "sources", {}) or {})
+    descriptions.update(data["sources"])
+    descriptions.update(vm_sources())
+    return descriptions
+
+
 def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
                 *more: PriceOverrides | Mapping[str, Any] | None, catalog: Any = None,
                 region: str | None = None) -> PriceBook:
@@ -457,65 +589,19 @@ def load_prices(overrides: PriceOverrides | Mapping[str, Any] | None = None,
     layers = [_validate_overrides(o, f"price overrides #{i + 1}") for i, o in enumerate((overrides, *more))
               if o is not None]
 
-    tier = data["default_tier"]
-    tier_source = "rates.yaml default_tier"
-    spot = {cloud: fig["value"] for cloud, fig in data["spot_factor"].items()}
-    spot_src = {cloud: (fig["source"], fig["date"], fig["estimate"]) for cloud, fig in data["spot_factor"].items()}
-    dbu_overrides: dict[str, dict[str, float]] = {}
-    dbu_src: dict[tuple[str, str], str] = {}
+    state = _Layered.of_rates(data)
     nodes = _catalog_nodes(catalog)
     regional = Regional(region, load_regions(sources=tuple(data["sources"])))
     if region is not None:
         check_region(region, regional.tables)
     _regional_nodes(nodes, regional)
-    serving: dict[str, dict[str, tuple[float, str]]] = {}
-    serverless: dict[str, dict[str, dict[str, tuple[float, str]]]] = {}
-
     known = {n.node_type_id for n in [*catalog, *getattr(catalog, "cpu_nodes", ())]}
-    for layer in layers:
-        origin = f"override ({layer.origin})" if layer.origin else "override"
-        _override_nodes(nodes, layer, origin, known)
-        if layer.tier is not None:
-            tier, tier_source = layer.tier, origin
-        for cloud, value in layer.spot_factor.items():
-            spot[cloud] = value
-            spot_src[cloud] = (origin, None, False)
-        for cloud, kinds in layer.usd_per_dbu.items():
-            for kind, value in kinds.items():
-                dbu_overrides.setdefault(cloud, {})[kind] = value
-                dbu_src[(cloud, kind)] = origin
-        for cloud, types in layer.serving_dbu_per_hour.items():
-            for workload_type, value in types.items():
-                serving.setdefault(cloud, {})[workload_type] = (value, origin)
-        _serverless_layer(serverless, layer, origin)
+    _apply_layers(state, nodes, layers, known)
 
-    rates = {cloud: {t: {k: fig["value"] for k, fig in kinds.items()} for t, kinds in tiers.items()}
-             for cloud, tiers in data["usd_per_dbu"].items()}
-
-    sources: list[dict[str, Any]] = [_source_entry("tier", tier, tier_source, None)]
-    for cloud in CLOUDS:
-        for kind in COMPUTE_KINDS:
-            figure = f"usd_per_dbu.{cloud}.{tier}.{kind}"
-            if (cloud, kind) in dbu_src:
-                sources.append(_source_entry(figure, dbu_overrides[cloud][kind], dbu_src[(cloud, kind)], None))
-            elif kind == MODEL_SERVING and (found := regional.serving_rate(cloud, tier)) is not None \
-                    and not regional.is_reference(cloud):
-                value, source, date = found
-                rates[cloud][tier][kind] = value
-                sources.append(_source_entry(figure, value, f"regions.yaml: {source} ({regional.region(cloud)})", date))
-            elif tier in data["usd_per_dbu"][cloud]:
-                fig = data["usd_per_dbu"][cloud][tier][kind]
-                sources.append(_source_entry(figure, fig["value"], fig["source"], fig["date"]))
-    for cloud in CLOUDS:
-        src, date, estimate = spot_src[cloud]
-        sources.append(_source_entry(f"spot_factor.{cloud}", spot[cloud], src, date, estimate))
-    sources.append(_source_entry("dbu_discount_on_spot", 0.0, data["dbu_on_spot_source"], None))
-
-    descriptions = dict(getattr(catalog, "sources", {}) or {})
-    descriptions.update(data["sources"])
-    descriptions.update(vm_sources())
-    return PriceBook(currency=data["currency"], tier=tier, rates=copy.deepcopy(rates), dbu_overrides=dbu_overrides,
-                     spot_factors=spot, nodes=nodes, regions=dict(data["regions"]), sources=sources,
-                     source_descriptions=descriptions, serving_overrides=serving, regional=regional,
-                     spot_overridden=frozenset(c for c, (src, _, _) in spot_src.items() if src.startswith("override")),
-                     serverless_overrides=serverless)
+    rates = _rates_of(data)
+    sources = _book_sources(state, data, regional, rates)
+    return PriceBook(currency=data["currency"], tier=state.tier, rates=copy.deepcopy(rates),
+                     dbu_overrides=state.dbu_overrides, spot_factors=state.spot, nodes=nodes,
+                     regions=dict(data["regions"]), sources=sources, source_descriptions=_descriptions(catalog, data),
+                     serving_overrides=state.serving, regional=regional, spot_overridden=state.spot_overridden(),
+                     serverless_overrides=state.serverless)

@@ -11,10 +11,12 @@ same size and hours; the cheapest one, when it is cheaper, is named with the mon
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.money import money
-from dbx_ai_infra.dbxtypes.plan import Advice, Plan, Resource
+from dbx_ai_infra.dbxtypes.plan import Advice, CostEntry, Plan, Resource
 from dbx_ai_infra.dbxtypes.shape import as_number, shapes_of_resource
 from dbx_ai_infra.dbxtypes.vocabulary import (
     CLUSTER,
@@ -108,6 +110,108 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+@dataclass(frozen=True)
+class _Priced:
+    """A priced resource of the plan: its cost entry, expected monthly cost and hours a month (both known)."""
+
+    resource: Resource
+    entry: CostEntry
+    monthly: float
+    hours: float
+
+
+@dataclass(frozen=True)
+class _Sizing:
+    """What the comparison prices the other option with: the plan's cloud, the prices and both catalogs."""
+
+    cloud: str
+    prices: PriceBook
+    catalog: Any
+    serving: Any
+
+
+def _cluster_as_endpoint(priced: _Priced, sizing: _Sizing) -> Advice | None:
+    """An inference cluster against a Model Serving endpoint sized for its model (``gpu_memory_need_gb``): a replica
+    per base GPU worker, 4 provisioned concurrency each, warm for the cluster's hours. None: not an inference cluster,
+    or no endpoint type or price for it."""
+    if priced.entry.workload_type != "inference":
+        return None
+    (shape,) = shapes_of_resource(CLUSTER, priced.resource.inputs, cloud=sizing.cloud)
+    need = as_number(shape.tags.get(GPU_MEMORY_NEED_TAG))
+    if need is None:
+        return None
+    try:
+        wtype = choose_serving_type(sizing.serving, sizing.cloud, need).workload_type
+    except ServingSizingError:
+        return None
+    replicas = max(1, int(shape.min_workers))
+    other = endpoint_monthly(sizing.cloud, wtype, 4 * replicas, priced.hours, sizing.prices)
+    if other is None:
+        return None
+    return _comparison(
+        CLUSTER_VS_ENDPOINT, priced.resource, priced.monthly, other, ("cluster", "endpoint"),
+        f"a Model Serving endpoint for the same model ({need:g} GB -> {wtype}, {_plural(replicas, 'replica')} "
+        f"for the {_plural(replicas, 'base worker')}, {priced.entry.hours_per_month:g} h)",
+        "serve it from dbx-ai-infra:serving if the model runs there (MLflow pyfunc, no Spark).")
+
+
+def _endpoint_need(resource: Resource) -> float | None:
+    """An endpoint's GPU memory need: its ``gpu_memory_need_gb`` tag (None: untagged)."""
+    return next((as_number(t.get("value")) for t in resource.inputs.get("tags") or []
+                 if isinstance(t, dict) and t.get("key") == GPU_MEMORY_NEED_TAG), None)
+
+
+def _family_node(catalog: Any, cloud: str, family: str, need: float) -> Any:
+    """The node the sizer picks for an inference need in ``family`` (None: no node of the family holds it)."""
+    try:
+        return choose_node(catalog, cloud, family, need, workload="inference").node
+    except SizingError:
+        return None
+
+
+def _cheapest_node(sizing: _Sizing, need: float) -> tuple[float, str] | None:
+    """(on-demand $/h, node type) of the cheapest node the sizer picks for ``need`` in any family of the cloud; None:
+    no family holds it at a known price. The first family listed wins a tie."""
+    best: tuple[float, str] | None = None
+    for family in sizing.catalog.families(sizing.cloud):
+        node = _family_node(sizing.catalog, sizing.cloud, family, need)
+        hourly = None if node is None else on_demand_node_hourly(sizing.prices, sizing.cloud, node.node_type_id)
+        if hourly is not None and (best is None or hourly < best[0]):
+            best = (hourly, node.node_type_id)
+    return best
+
+
+def _endpoint_as_cluster(priced: _Priced, sizing: _Sizing) -> Advice | None:
+    """A Model Serving endpoint against an inference cluster of the node the sizer picks for its model (the cheapest
+    family of the cloud), a driver and a worker per base replica, on demand, for the endpoint's hours. None: the
+    endpoint has no need tag or no node count, or no node holds the need."""
+    need = _endpoint_need(priced.resource)
+    if need is None or priced.entry.nodes is None:
+        return None
+    best = _cheapest_node(sizing, need)
+    if best is None:
+        return None
+    replicas = max(1, int(priced.entry.nodes.min))
+    other = (1 + replicas) * best[0] * priced.hours
+    return _comparison(
+        ENDPOINT_VS_CLUSTER, priced.resource, priced.monthly, other, ("endpoint", "cluster"),
+        f"an inference cluster for the same model ({need:g} GB -> {best[1]}, a driver and "
+        f"{_plural(replicas, 'worker')}, on demand, {priced.entry.hours_per_month:g} h)",
+        "an inference cluster (dbx-ai-infra:inference) if the traffic is steady.")
+
+
+#: The other option each resource type is compared with.
+_COMPARED: dict[str, Callable[[_Priced, _Sizing], Advice | None]] = {
+    CLUSTER: _cluster_as_endpoint, MODEL_SERVING_ENDPOINT: _endpoint_as_cluster}
+
+
+def _priced(resource: Resource, entry: CostEntry | None) -> _Priced | None:
+    """The resource with its expected monthly cost and hours; None when the cost has either unknown."""
+    if entry is None or entry.monthly.expected is None or entry.hours_per_month is None:
+        return None
+    return _Priced(resource, entry, float(entry.monthly.expected), float(entry.hours_per_month))
+
+
 def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> list[Advice]:
     """For each inference cluster, what a Model Serving endpoint sized for the same model would cost at the same
     hours; for each endpoint, what an inference cluster would; the cheaper option named (`Advice`, the delta is the
@@ -116,55 +220,15 @@ def serving_comparison(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
     Like for like: a replica per GPU worker of the cluster's base (4 provisioned concurrency each), warm for the
     cluster's hours; a cluster of the node the sizer picks for the endpoint's model (the cheapest family of the
     cloud that holds it), a driver and a worker per base replica, on demand, for the endpoint's hours."""
-    catalog = catalog or load_catalog()
-    serving = load_serving_catalog()
+    sizing = _Sizing(plan.cloud, prices, catalog or load_catalog(), load_serving_catalog())
     cost = plan.cost if plan.cost is not None else price_plan(plan, prices)
     out: list[Advice] = []
     for resource in plan.resources:
-        entry = cost.resources.get(resource.urn)
-        if entry is None or entry.monthly.expected is None or entry.hours_per_month is None:
-            continue
-        if resource.type == CLUSTER and entry.workload_type == "inference":
-            (shape,) = shapes_of_resource(CLUSTER, resource.inputs, cloud=plan.cloud)
-            need = as_number(shape.tags.get(GPU_MEMORY_NEED_TAG))
-            if need is None:
-                continue
-            try:
-                wtype = choose_serving_type(serving, plan.cloud, need).workload_type
-            except ServingSizingError:
-                continue
-            replicas = max(1, int(shape.min_workers))
-            other = endpoint_monthly(plan.cloud, wtype, 4 * replicas, float(entry.hours_per_month), prices)
-            if other is None:
-                continue
-            out.append(_comparison(
-                CLUSTER_VS_ENDPOINT, resource, float(entry.monthly.expected), other, ("cluster", "endpoint"),
-                f"a Model Serving endpoint for the same model ({need:g} GB -> {wtype}, {_plural(replicas, 'replica')} "
-                f"for the {_plural(replicas, 'base worker')}, {entry.hours_per_month:g} h)",
-                "serve it from dbx-ai-infra:serving if the model runs there (MLflow pyfunc, no Spark)."))
-        elif resource.type == MODEL_SERVING_ENDPOINT:
-            need = next((as_number(t.get("value")) for t in resource.inputs.get("tags") or []
-                         if isinstance(t, dict) and t.get("key") == GPU_MEMORY_NEED_TAG), None)
-            if need is None or entry.nodes is None:
-                continue
-            best: tuple[float, str] | None = None
-            for family in catalog.families(plan.cloud):
-                try:
-                    node = choose_node(catalog, plan.cloud, family, need, workload="inference").node
-                except SizingError:
-                    continue
-                hourly = on_demand_node_hourly(prices, plan.cloud, node.node_type_id)
-                if hourly is not None and (best is None or hourly < best[0]):
-                    best = (hourly, node.node_type_id)
-            if best is None:
-                continue
-            replicas = max(1, int(entry.nodes.min))
-            other = (1 + replicas) * best[0] * float(entry.hours_per_month)
-            out.append(_comparison(
-                ENDPOINT_VS_CLUSTER, resource, float(entry.monthly.expected), other, ("endpoint", "cluster"),
-                f"an inference cluster for the same model ({need:g} GB -> {best[1]}, a driver and "
-                f"{_plural(replicas, 'worker')}, on demand, {entry.hours_per_month:g} h)",
-                "an inference cluster (dbx-ai-infra:inference) if the traffic is steady."))
+        priced = _priced(resource, cost.resources.get(resource.urn))
+        compare = _COMPARED.get(resource.type)
+        advice = compare(priced, sizing) if priced is not None and compare is not None else None
+        if advice is not None:
+            out.append(advice)
     return out
 
 

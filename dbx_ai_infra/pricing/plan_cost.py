@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from dbx_ai_infra.dbxtypes.clouds import profile
 from dbx_ai_infra.dbxtypes.errors import InputError
-from dbx_ai_infra.dbxtypes.plan import MAX_PLAN_NUMBER, Cost, CostEntry, Plan, coerce_plan
+from dbx_ai_infra.dbxtypes.plan import MAX_PLAN_NUMBER, Cost, CostEntry, Plan, Resource, coerce_plan
 from dbx_ai_infra.dbxtypes.vocabulary import CLOUDS, ROLES
 
 from .book import PriceBook
@@ -19,6 +19,67 @@ from .model import MODEL_NOTES, REFERENCE_NOTE, PricingContext, _assumptions, _S
 
 #: The phases of pricing, in order (`dbx_ai_infra.pricing.kinds.kind.ResourceKind.phase`).
 PHASES = sorted({k.phase for k in KINDS})
+
+
+def _check_cloud(plan: Plan | Mapping[str, Any]) -> None:
+    """`InputError` for a plan's JSON whose cloud is not one of `CLOUDS`."""
+    if isinstance(plan, Mapping) and plan.get("cloud") not in CLOUDS:
+        raise InputError.single("plan", "cloud", f"got {plan.get('cloud')!r}.", f"use one of {', '.join(CLOUDS)}.")
+
+
+def _index(typed: Plan, ctx: PricingContext) -> None:
+    """What each kind notes of the plan before anything is priced (`ResourceKind.index`)."""
+    for r in typed.resources:
+        kind = kind_of(r.type)
+        if kind is not None and kind.index is not None:
+            kind.index(r, ctx)
+
+
+def _price_one(price: Callable[[Resource, PricingContext], CostEntry | None], r: Resource, ctx: PricingContext
+               ) -> CostEntry | None:
+    """One resource priced by its kind; `InputError` when the figures give it a cost past any real one."""
+    try:
+        return price(r, ctx)
+    except ValidationError:  # a figure past any real cost: infinite, NaN, or beyond MAX_PLAN_NUMBER
+        raise InputError.single("prices", "", f"the figures give {r.name} a cost that is not a finite "
+                                f"number of a sane size.", "check the price overrides for figures too large "
+                                "(such as 1e308).") from None
+
+
+def _entries(typed: Plan, ctx: PricingContext) -> dict[str, CostEntry]:
+    """Each priced resource's entry by URN, priced phase by phase (`PHASES`), in plan order."""
+    entries: dict[str, CostEntry] = {}
+    for phase in PHASES:
+        for r in typed.resources:
+            kind = kind_of(r.type)
+            if kind is None or kind.price is None or kind.phase != phase:
+                continue
+            entry = _price_one(kind.price, r, ctx)
+            if entry is not None:
+                entries[r.urn] = entry
+    order = {r.urn: i for i, r in enumerate(typed.resources)}  # plan order
+    return dict(sorted(entries.items(), key=lambda kv: order.get(kv[0], 0)))
+
+
+def _by_workload(entries: Mapping[str, CostEntry]) -> dict[str, float]:
+    """The priced entries' monthly expected cost by role (a job's clusters each by its own), in `ROLES` order."""
+    by_workload: dict[str, float] = {}
+    for e in entries.values():
+        if not e.priced:
+            continue
+        for part in e.clusters or [e]:
+            role = str(part.workload_type)
+            by_workload[role] = by_workload.get(role, 0.0) + float(part.monthly.expected or 0)
+    rank: dict[str, int] = {role: i for i, role in enumerate(ROLES)}
+    return dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
+
+
+def _check_finite(total: Mapping[str, Any]) -> None:
+    """`InputError` when a total is not a finite number of a sane size (figures too large in the overrides)."""
+    if not all(math.isfinite(v) and abs(v) <= MAX_PLAN_NUMBER
+               for v in (total["hourly"], total["hourly_max"], *total["monthly"].values())):
+        raise InputError.single("prices", "", "the figures give a cost that is not a finite number.",
+                                "check the price overrides for figures too large (such as 1e308).")
 
 
 def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
@@ -30,48 +91,16 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
     invalid usage
     assumptions.
     """
-    if isinstance(plan, Mapping) and plan.get("cloud") not in CLOUDS:
-        raise InputError.single("plan", "cloud", f"got {plan.get('cloud')!r}.", f"use one of {', '.join(CLOUDS)}.")
+    _check_cloud(plan)
     typed = coerce_plan(plan)
     used = _Sources(prices)
     used.use("tier")
     ctx = PricingContext(cloud=typed.cloud, prices=prices, a=_assumptions(typed), used=used)
-    for r in typed.resources:
-        kind = kind_of(r.type)
-        if kind is not None and kind.index is not None:
-            kind.index(r, ctx)
-    entries: dict[str, CostEntry] = {}
-    for phase in PHASES:
-        for r in typed.resources:
-            kind = kind_of(r.type)
-            if kind is None or kind.price is None or kind.phase != phase:
-                continue
-            try:
-                entry = kind.price(r, ctx)
-            except ValidationError:  # a figure past any real cost: infinite, NaN, or beyond MAX_PLAN_NUMBER
-                raise InputError.single("prices", "", f"the figures give {r.name} a cost that is not a finite "
-                                        f"number of a sane size.", "check the price overrides for figures too large "
-                                        "(such as 1e308).") from None
-            if entry is not None:
-                entries[r.urn] = entry
-    order = {r.urn: i for i, r in enumerate(typed.resources)}  # plan order
-    entries = dict(sorted(entries.items(), key=lambda kv: order.get(kv[0], 0)))
-
-    priced = [e for e in entries.values() if e.priced]
+    _index(typed, ctx)
+    entries = _entries(typed, ctx)
     total = _total(entries)
-    monthly = total["monthly"]
-    by_workload: dict[str, float] = {}
-    for e in priced:
-        for part in e.clusters or [e]:
-            role = str(part.workload_type)
-            by_workload[role] = by_workload.get(role, 0.0) + float(part.monthly.expected or 0)
-    rank: dict[str, int] = {role: i for i, role in enumerate(ROLES)}
-    by_workload = dict(sorted(by_workload.items(), key=lambda kv: (rank.get(kv[0], len(ROLES)), kv[0])))
-
-    if not all(math.isfinite(v) and abs(v) <= MAX_PLAN_NUMBER
-               for v in (total["hourly"], total["hourly_max"], *monthly.values())):
-        raise InputError.single("prices", "", "the figures give a cost that is not a finite number.",
-                                "check the price overrides for figures too large (such as 1e308).")
+    by_workload = _by_workload(entries)
+    _check_finite(total)
     return Cost.model_validate({
         "currency": prices.currency,
         "tier": prices.tier,
@@ -87,8 +116,6 @@ def price_plan(plan: Plan | Mapping[str, Any], prices: PriceBook) -> Cost:
         "assumptions": dict(ctx.a),
         "notes": [*MODEL_NOTES, *region_notes(prices, typed.cloud, used.used)],
     })
-
-
 
 
 def _total(entries: Mapping[str, CostEntry]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from dbx_ai_infra.dbxtypes.plan import CostEntry, Resource
 from dbx_ai_infra.dbxtypes.serverless import GpuTask, serverless_gpu_tasks
-from dbx_ai_infra.dbxtypes.shape import as_mapping, normalize_props, shapes_of_resource
+from dbx_ai_infra.dbxtypes.shape import ClusterShape, as_mapping, normalize_props, shapes_of_resource
 from dbx_ai_infra.dbxtypes.vocabulary import JOB, JOBS_COMPUTE, ROLE_TAG, SERVERLESS_GPU
 
 from ..model import _MONEY_KEYS, PricingContext, _entry_head, _nodes_of, _Unpriced, _unpriced_entry, assumption
@@ -26,29 +26,31 @@ def facts(inputs: Mapping[str, Any]) -> str:
     return "; ".join([*(f"job cluster: {cluster_facts(c)}" for c in shapes), *gpu, retries])
 
 
-def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
-    """The job's clusters, each priced (``clusters``), summed; None for a job on an existing cluster (it costs
-    nothing of its own)."""
-    shapes = shapes_of_resource(JOB, resource.inputs, cloud=ctx.cloud)
-    if not shapes:
-        gpu_tasks = serverless_gpu_tasks(resource.inputs)
-        return _serverless_price(resource, gpu_tasks, ctx) if gpu_tasks else None
-    entry = _entry_head(resource)
-    parts: list[dict[str, Any]] = []
-    reasons: list[str] = []  # a cluster not priced at all
-    months: list[str] = []  # a cluster priced by the hour only
-    for shape in shapes:
-        try:
-            part = ctx.price_cluster(shape)
-        except _Unpriced as why:
-            reasons.append(f"{shape.label}: {why}")
-            part = _unpriced_entry({"workload_type": shape.role, "compute_kind": JOBS_COMPUTE,
-                                    "node_type_id": shape.node_type_id, "nodes": _nodes_of(shape)}, str(why))
-        else:
-            if part["unpriced"]:  # priced by the hour, its month unknown
-                months.append(f"{shape.label}: {part['unpriced']}")
-        part["cluster"] = shape.label
-        parts.append(part)
+#: What a job with one cluster takes over from its cluster's entry, when the cluster's entry has it.
+_ONE_CLUSTER_KEYS = ("driver_node_type_id", "instance_pool", "availability", "first_on_demand", "spot_nodes",
+                     "hours_per_month", "hours_basis", "burst_hours_per_month", "extra_workers_expected")
+
+
+def _price_part(shape: ClusterShape, ctx: PricingContext) -> tuple[dict[str, Any], str | None, str | None]:
+    """One cluster of the job priced (its entry, named by ``cluster``), with why it is not priced at all, or why its
+    month is unknown (priced by the hour only)."""
+    reason = month = None
+    try:
+        part = ctx.price_cluster(shape)
+    except _Unpriced as why:
+        reason = f"{shape.label}: {why}"
+        part = _unpriced_entry({"workload_type": shape.role, "compute_kind": JOBS_COMPUTE,
+                                "node_type_id": shape.node_type_id, "nodes": _nodes_of(shape)}, str(why))
+    else:
+        if part["unpriced"]:  # priced by the hour, its month unknown
+            month = f"{shape.label}: {part['unpriced']}"
+    part["cluster"] = shape.label
+    return part, reason, month
+
+
+def _clusters_head(entry: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+    """The job's role ("mixed" across roles), node types, compute kind, nodes and clusters; with one cluster, its
+    driver, pool, availability and hours too."""
     roles = sorted({p["workload_type"] for p in parts})
     node_types = list(dict.fromkeys(str(p["node_type_id"]) for p in parts if p.get("node_type_id")))
     entry.update({
@@ -59,31 +61,55 @@ def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
         "clusters": parts,
     })
     if len(parts) == 1:
-        for key in ("driver_node_type_id", "instance_pool", "availability", "first_on_demand", "spot_nodes",
-                    "hours_per_month", "hours_basis", "burst_hours_per_month", "extra_workers_expected"):
-            if key in parts[0]:
-                entry[key] = parts[0][key]
+        entry.update({key: parts[0][key] for key in _ONE_CLUSTER_KEYS if key in parts[0]})
+
+
+def _hourly_totals(entry: dict[str, Any], parts: list[dict[str, Any]], months: list[str]) -> None:
+    """Every cluster priced by the hour, some month unknown: the job's $/hour, its month unknown."""
+    entry.update({k: sum(p[k] for p in parts) for k in ("hourly", "hourly_max", "dbu_hourly")})
+    entry.update({"all_on_demand_monthly_expected": None, "saving_monthly_expected": None,
+                  "dbu_monthly_expected": None, "monthly": {"min": None, "expected": None, "max": None},
+                  "unpriced": "; ".join(months)})
+
+
+def _monthly_totals(entry: dict[str, Any], parts: list[dict[str, Any]], _months: list[str]) -> None:
+    """Every cluster priced by the month: the job's money figures, its clusters' sums."""
+    entry.update({k: sum(p[k] for p in parts) for k in (*_MONEY_KEYS, "dbu_hourly", "dbu_monthly_expected")})
+    entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
+    entry["unpriced"] = None
+
+
+def _spot_basis(entry: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+    """The spot basis of the job's clusters, on the job's own entry too (issue 53, item 2): its factor when they share
+    one; with several clusters, each cluster's basis names its cluster."""
+    spotted = [p for p in parts if p.get("spot_factor") is not None]
+    if not spotted:
+        return
+    factors = {p["spot_factor"] for p in spotted}
+    entry["spot_factor"] = next(iter(factors)) if len(factors) == 1 else None
+    entry["spot_basis"] = "; ".join(dict.fromkeys(
+        p["spot_basis"] if len(parts) == 1 else f"{p['cluster']}: spot x {p['spot_factor']:.3f} ({p['spot_basis']})"
+        for p in spotted if p.get("spot_basis")))
+
+
+def price(resource: Resource, ctx: PricingContext) -> CostEntry | None:
+    """The job's clusters, each priced (``clusters``), summed; None for a job on an existing cluster (it costs
+    nothing of its own)."""
+    shapes = shapes_of_resource(JOB, resource.inputs, cloud=ctx.cloud)
+    if not shapes:
+        gpu_tasks = serverless_gpu_tasks(resource.inputs)
+        return _serverless_price(resource, gpu_tasks, ctx) if gpu_tasks else None
+    entry = _entry_head(resource)
+    priced = [_price_part(shape, ctx) for shape in shapes]
+    parts = [part for part, _, _ in priced]
+    reasons = [reason for _, reason, _ in priced if reason is not None]  # a cluster not priced at all
+    months = [month for _, _, month in priced if month is not None]  # a cluster priced by the hour only
+    _clusters_head(entry, parts)
     ctx.note_pool_users(shapes, entry["workload_type"])
     if reasons:
         return CostEntry.model_validate(_unpriced_entry(entry, "; ".join([*reasons, *months])))
-    if months:  # every cluster priced by the hour, some month unknown: the job's $/hour, its month unknown
-        entry.update({k: sum(p[k] for p in parts) for k in ("hourly", "hourly_max", "dbu_hourly")})
-        entry.update({"all_on_demand_monthly_expected": None, "saving_monthly_expected": None,
-                      "dbu_monthly_expected": None, "monthly": {"min": None, "expected": None, "max": None},
-                      "unpriced": "; ".join(months)})
-    else:
-        entry.update({k: sum(p[k] for p in parts) for k in (*_MONEY_KEYS, "dbu_hourly", "dbu_monthly_expected")})
-        entry["monthly"] = {m: sum(p["monthly"][m] for p in parts) for m in ("min", "expected", "max")}
-        entry["unpriced"] = None
-    # the spot basis of the job's clusters, on the job's own entry too (issue 53, item 2): its factor when they share
-    # one; with several, each cluster's basis names its cluster
-    spotted = [p for p in parts if p.get("spot_factor") is not None]
-    if spotted:
-        factors = {p["spot_factor"] for p in spotted}
-        entry["spot_factor"] = next(iter(factors)) if len(factors) == 1 else None
-        entry["spot_basis"] = "; ".join(dict.fromkeys(
-            p["spot_basis"] if len(parts) == 1 else f"{p['cluster']}: spot x {p['spot_factor']:.3f} ({p['spot_basis']})"
-            for p in spotted if p.get("spot_basis")))
+    (_hourly_totals if months else _monthly_totals)(entry, parts, months)
+    _spot_basis(entry, parts)
     return CostEntry.model_validate(entry)
 
 
