@@ -4,6 +4,7 @@ shipped stack, or left it unsafe, each held by a test that failed before."""
 from __future__ import annotations
 
 import copy
+import csv
 import json
 import os
 import re
@@ -432,8 +433,16 @@ def test_the_loop_outlives_a_sample_it_cannot_write(tmp_path):
     assert done.returncode == 0 and "loop ended after 3 rounds" in log and log.count("sample failed") == 3
 
 
-def test_the_memory_columns_are_documented_as_mib_which_advise_reads():
-    script = (ROOT / "dbx_ai_infra" / "collector" / "gpu_collector.sh").read_text()
-    assert "gpu_mem_used_mb,gpu_mem_total_mb" in script and "MiB" in script
+@pytestmark_bash
+def test_the_memory_columns_are_documented_as_mib_which_advise_reads(tmp_path):
+    """The collector writes nvidia-smi's MiB under the contract's names (an A100 40GB's memory: 40960 = 40 x 1024),
+    as the collector page says and advise reads them."""
+    env = _collector_env(tmp_path, GPU_TIMELINE_DIR=str(tmp_path / "volume"), COLLECTOR_ONCE="1")
+    subprocess.run(["bash", str(ROOT / "dbx_ai_infra" / "collector" / "gpu_collector.sh")], env=env, timeout=60,
+                   check=True, capture_output=True)
+    (sample,) = (tmp_path / "volume").rglob("*.csv")
+    with sample.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["gpu_mem_total_mb"] for r in rows} == {"40960"} and rows[0]["gpu_mem_used_mb"] == "38211"
     page = " ".join((ROOT / "docs" / "collector.md").read_text().split())
     assert "`gpu_mem_used_mb` and `gpu_mem_total_mb` hold MiB" in page
