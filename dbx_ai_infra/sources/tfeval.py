@@ -366,12 +366,16 @@ class _Evaluator:
             raise EvalError("file() takes one path")
         return self.context.read_file(path)
 
+    def two(self, arg_nodes: list[Node], symbols: dict[str, Any], usage: str) -> tuple[Any, Any]:
+        """The values of a call's two arguments; another count of arguments is the error ``usage``."""
+        if len(arg_nodes) != 2:
+            raise EvalError(usage)
+        return self.eval(arg_nodes[0], symbols), self.eval(arg_nodes[1], symbols)
+
     def fileset(self, arg_nodes: list[Node], symbols: dict[str, Any]) -> Any:
         """Terraform's ``fileset(path, pattern)``: the regular files under ``path`` whose path relative to it
         matches ``pattern``, as a set (`dbx_ai_infra.sources.tfscope.Scope.list_files`)."""
-        if len(arg_nodes) != 2:
-            raise EvalError("fileset() takes a path and a pattern")
-        path, pattern = self.eval(arg_nodes[0], symbols), self.eval(arg_nodes[1], symbols)
+        path, pattern = self.two(arg_nodes, symbols, "fileset() takes a path and a pattern")
         if isinstance(path, Unknown) or isinstance(pattern, Unknown):
             return unknown(ANY, path, pattern)
         if not isinstance(path, str) or not isinstance(pattern, str):
@@ -379,9 +383,7 @@ class _Evaluator:
         return SetValue(self.context.list_files(path, pattern))
 
     def templatefile(self, arg_nodes: list[Node], symbols: dict[str, Any]) -> Any:
-        if len(arg_nodes) != 2:
-            raise EvalError("templatefile() takes a path and a map of variables")
-        path, variables = self.eval(arg_nodes[0], symbols), self.eval(arg_nodes[1], symbols)
+        path, variables = self.two(arg_nodes, symbols, "templatefile() takes a path and a map of variables")
         if isinstance(path, Unknown) or isinstance(variables, Unknown):
             return unknown(STRING, path, variables)
         if not isinstance(path, str) or not isinstance(variables, dict):
