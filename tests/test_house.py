@@ -344,3 +344,19 @@ def test_the_engine_package_is_the_engine():
     assert "dbx_ai_infra/engine/pipeline.py" in engine and "dbx_ai_infra/engine/engine.py" in engine
     for package in ("cli", "reports", "sources", "advise"):
         assert (REPO / "dbx_ai_infra" / package / "__init__.py").is_file() and f"dbx_ai_infra.{package}" in _distributed()
+
+
+def test_complexity_is_gated_at_ten_with_no_way_around_it():
+    """Issue 56: ruff's mccabe check (C901) at 10 in `make lint`, for every file: no per-file ignore lists it and no
+    `noqa` names it, so a function over 10 fails lint until a decision gets its own function or table."""
+    import re
+    import tomllib
+
+    lint = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
+    assert "C901" in lint["select"] and lint["mccabe"]["max-complexity"] == 10
+    assert not [pattern for pattern, codes in lint["per-file-ignores"].items() if "C901" in codes]
+    outside = {".venv", ".venv-train", ".venv-checkov"}
+    noqa = [f"{path.relative_to(REPO)}:{n}" for path in sorted(REPO.rglob("*.py"))
+            if not outside & set(path.relative_to(REPO).parts)
+            for n, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"noqa:[^#]*C901", line)]
+    assert noqa == []
