@@ -606,3 +606,18 @@ def test_a_misspelt_workload_usage_key_lists_the_workloads_keys(write_stack, cap
     assert code == 2 and "did you mean 'dev_hours_per_working_day'" in err
     allowed = err.split("allowed keys here: ", 1)[1]
     assert "serving_active_hours_per_month" not in allowed and "working_days_per_month" not in allowed
+
+
+def test_sample_usage_of_a_stack_with_no_cluster_writes_empty_cluster_tables_not_a_crash(capsys, tmp_path):
+    """The shipped serverless stack (a serverless GPU job, a provisioned-throughput endpoint) has no cluster to
+    simulate: sample-usage wrote `VALUES ()`, a DuckDB syntax error, and exited 3. Its cluster tables are now empty
+    (headers, no rows), as is an --only that names no cluster."""
+    out = tmp_path / "usage"
+    code, stdout, err = run_cli(capsys, "sample-usage", "--stack", "serverless", "--out", str(out), "--days", "1")
+    assert code == 0 and "internal error" not in err, err
+    assert json.loads(stdout[: stdout.rindex("}") + 1])["runs"] == 0
+    nodes = (out / "node_timeline.csv").read_text().splitlines()
+    assert len(nodes) == 1 and "cluster_id" in nodes[0]  # the header, no row
+    code, _, err = run_cli(capsys, "sample-usage", "--stack", "dev", "--out", str(tmp_path / "none"), "--days", "1",
+                           "--only", "no-such-workload")
+    assert code == 0 and "internal error" not in err, err

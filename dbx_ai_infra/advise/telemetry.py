@@ -163,9 +163,14 @@ def _runs_sql(runs: list[Run]) -> str:
         r.peak_share, r.start, r.minutes, r.util, r.idle_tail, r.cpu, r.net_mbps, r.requests_per_minute,
         r.latency_ms, r.tail_factor, r.dbu_per_hour, r.sku, r.usd_per_dbu, r.gpu_mem_mb, r.mem_share)) + ")"
         for r in runs)
+    # no cluster (a stack of serverless jobs and endpoints, or an --only that names none): an empty table of the same
+    # columns and types (one typed row, filtered out), since SQL has no empty VALUES list
+    empty = not runs
+    if empty:
+        rows = "(" + ", ".join(["''"] * 4 + ["0.0"] * 14 + ["''"] + ["0.0"] * 3) + ")"
     return (f"SELECT * FROM (VALUES {rows}) AS t(cluster_id, cluster_name, tags, node_type, gpus, workers, "
             "peak_workers, peak_share, start_minute, minutes, util, idle_tail, cpu, net_mbps, rpm, latency_ms, "
-            "tail_factor, dbu_per_hour, sku, usd_per_dbu, gpu_mem_mb, mem_share)")
+            "tail_factor, dbu_per_hour, sku, usd_per_dbu, gpu_mem_mb, mem_share)" + (" WHERE false" if empty else ""))
 
 
 _NODES = """
