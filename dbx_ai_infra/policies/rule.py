@@ -116,11 +116,12 @@ class Rule:
     """One policy.
 
     ``check(view, config)`` is a pure function returning violation messages, each ending with a ``Fix: ...`` hint.
-    ``config`` holds this rule's thresholds (``thresholds`` merged with any overrides). The evaluators call ``check``
-    once per cluster definition (a ``ClusterShape``) for Clusters and Jobs, once per pool (a ``PoolShape``), and
-    once per resource (a ``ResourceView``, a Job's own too) for the other types in ``resource_types``: each view of
-    a kind the rule ``takes`` (`judges`). A stack rule (``scope`` ``"stack"``) judges no resource: its
-    ``stack_check(stack, config)`` is called once per stack, with a `StackView`.
+    ``config`` holds every one of this rule's thresholds (``thresholds``, the defaults of its typed ``settings``,
+    overlaid by the policy config): a check reads ``config[key]`` and states no default of its own. The evaluators
+    call ``check`` once per cluster definition (a ``ClusterShape``) for Clusters and Jobs, once per pool (a
+    ``PoolShape``), and once per resource (a ``ResourceView``, a Job's own too) for the other types in
+    ``resource_types``: each view of a kind the rule ``takes`` (`judges`). A stack rule (``scope`` ``"stack"``)
+    judges no resource: its ``stack_check(stack, config)`` is called once per stack, with a `StackView`.
     """
 
     name: str

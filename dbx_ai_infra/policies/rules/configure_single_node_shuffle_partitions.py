@@ -15,7 +15,7 @@ from dbx_ai_infra.policies.rule import Rule, Thresholds
 def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     if not view.is_single_node:
         return []
-    limit = config.get("max_single_node_shuffle_partitions", MAX_SINGLE_NODE_SHUFFLE_PARTITIONS)
+    limit = config["max_single_node_shuffle_partitions"]
     value = as_number(view.spark_conf.get(SHUFFLE_PARTITIONS_KEY))  # "auto" and absent: no verdict
     if value is None or value <= limit:
         return []

@@ -13,7 +13,7 @@ from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 
 def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
-    cap = config.get("max_workers_cap", MAX_WORKERS_CAP)
+    cap = config["max_workers_cap"]
     num_workers = as_number(view.props.get("num_workers"))
     out = []
     bounds: list[tuple[str, Any]] = []

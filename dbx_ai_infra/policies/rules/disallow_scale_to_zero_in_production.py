@@ -18,7 +18,7 @@ DEFAULT_PRODUCTION_STACKS = ("prod", "azure-prod")
 def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
     props = view.props
     stack = endpoint_tags(props).get(STACK_TAG)
-    if stack not in tuple(config.get("production_stacks", DEFAULT_PRODUCTION_STACKS)):
+    if stack not in tuple(config["production_stacks"]):
         return []
     out = []
     for i, entity in enumerate(served_entities(props)):

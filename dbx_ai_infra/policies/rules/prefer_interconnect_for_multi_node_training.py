@@ -32,13 +32,13 @@ def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     if view.role != "training" or not view.node_type_id:
         return []
     workers = view.max_workers
-    if workers < config.get("min_training_nodes", DEFAULT_MIN_TRAINING_NODES):
+    if workers < config["min_training_nodes"]:
         return []
     node = catalog().get(view.node_type_id)
     if node is None or node.interconnect_gbps is not None:
         return []
     bandwidth = _bandwidth(node)
-    limit = config.get("min_interconnect_gbps", DEFAULT_MIN_INTERCONNECT_GBPS)
+    limit = config["min_interconnect_gbps"]
     if bandwidth is not None and bandwidth >= limit:
         return []
     shown = "an unknown bandwidth" if bandwidth is None else f"{bandwidth:g} Gbps"

@@ -19,7 +19,7 @@ ABSENT_MEANS = {"pulumi": 60, "api": 0}
 def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
     if view.compute_kind != ALL_PURPOSE:
         return []
-    limit = config.get("max_autotermination_minutes", MAX_AUTOTERMINATION_MINUTES)
+    limit = config["max_autotermination_minutes"]
     value = view.autotermination_minutes
     absent = value is None
     if absent:

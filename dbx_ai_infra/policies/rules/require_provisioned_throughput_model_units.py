@@ -25,7 +25,7 @@ def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
         # a legacy family provisioned in a tokens-per-second band, as Databricks provisions it (read from a
         # workspace: databricks-sdk ServedEntityOutput.min/max_provisioned_throughput): no model units to judge
         return []
-    least = int(config.get("min_model_units", 1))
+    least = int(config["min_model_units"])
     out = []
     if e.model_units is None or e.model_units < least:
         out.append(f"provisions {e.model_units if e.model_units is not None else 'no'} model units, below the "

@@ -41,7 +41,7 @@ def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
                 "runtime the workspace offers at each apply, not an LTS release (six months of support, and a "
                 f"runtime change whenever a new one ships). Fix: set long_term_support = true in "
                 f"{view.spark_version.source}."]
-    as_of = str(config.get("as_of") or "")
+    as_of = str(config["as_of"] or "")
     return list(_verdict(view.spark_version, date.fromisoformat(as_of) if as_of else date.today()))
 
 

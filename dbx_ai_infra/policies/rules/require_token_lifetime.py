@@ -37,7 +37,7 @@ def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
     if seconds is None or seconds <= 0:
         return [f"{what} without lifetime_seconds: it stays valid indefinitely, after the person or pipeline it was "
                 "made for has gone. Fix: set lifetime_seconds (e.g. 7776000 for 90 days) and rotate it."]
-    ceiling = config.get("max_lifetime_seconds")
+    ceiling = config["max_lifetime_seconds"]
     if ceiling is not None and seconds > ceiling:
         return [f"{what} lifetime_seconds {seconds:.0f} is longer than the policy's maximum {ceiling:.0f}. "
                 f"Fix: set lifetime_seconds to at most {ceiling:.0f} and rotate it."]
