@@ -109,8 +109,25 @@ def test_pack_project_files() -> None:
     requirements = (POLICIES_DIR / "requirements.txt").read_text().split()
     assert {"pulumi-policy==1.21.0", "pulumi==3.272.0", "PyYAML==6.0.3"} <= set(requirements)
     assert not any(r.startswith("pulumi-databricks") for r in requirements)
-    main = (POLICIES_DIR / "__main__.py").read_text()
-    assert "PolicyPack(" in main and "build_policies()" in main
+
+
+
+def test_the_pack_entry_point_serves_every_policy_the_pack_builds(monkeypatch) -> None:
+    """`pulumi preview --policy-pack policies` runs policies/__main__.py, which must construct one PolicyPack of the
+    pack's name with every policy `build_policies` makes (the real constructor serves gRPC and blocks, so a recorder
+    stands in for it; the gRPC test serves the real one)."""
+    import runpy
+
+    import pulumi_policy
+
+    from dbx_ai_infra.policies.pack import PACK_NAME, build_policies
+
+    made: list[dict] = []
+    monkeypatch.setattr(pulumi_policy, "PolicyPack", lambda **kwargs: made.append(kwargs))
+    runpy.run_path(str(POLICIES_DIR / "__main__.py"), run_name="__main__")
+    (pack,) = made
+    assert pack["name"] == PACK_NAME and pack["description"]
+    assert [p.name for p in pack["policies"]] == [p.name for p in build_policies()] and pack["policies"]
 
 
 def test_the_budget_runs_as_a_stack_validation_policy_priced_with_the_shipped_book(plan_of) -> None:
