@@ -76,3 +76,15 @@ def test_secret_values_and_references() -> None:
 ])
 def test_pip_name(spec, name) -> None:
     assert pip_name(spec) == name
+
+
+@pytest.mark.parametrize("spec,project", [
+    ("Torch[cuda]==2.8.0", "torch"), ("transformers[torch] ~= 4.4", "transformers"), ("peft", "peft"),
+    ("torch @ https://example.com/torch-2.8.0-cp312-none-any.whl", "torch"),
+    ("https://example.com/torch-2.8.0-cp312-none-any.whl", None), ("git+https://github.com/x/y.git", None),
+    (None, None), ("", None),
+])
+def test_pip_project(spec, project) -> None:
+    from dbx_ai_infra.dbxtypes.pip import pip_project
+
+    assert pip_project(spec) == project

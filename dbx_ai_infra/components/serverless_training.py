@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_databricks as databricks
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 
+from dbx_ai_infra.dbxtypes.pip import pip_project
 from dbx_ai_infra.dbxtypes.vocabulary import (
     CHECKPOINT_DIR_ARG,
     GPUS_ARG,
@@ -38,7 +37,7 @@ from .training_cluster import TrainingJobArgs, _timeout, run_as
 def environment_dependencies(libraries: Sequence[str]) -> list[str]:
     """The serverless environment's dependencies: the workload's pinned libraries, and Databricks' tested torch when
     they name none (environment 5's base environment has no torch, and train.py imports it)."""
-    names = {canonicalize_name(Requirement(lib).name) for lib in libraries}
+    names = {pip_project(lib) for lib in libraries}
     return [*libraries, *(() if "torch" in names else (SERVERLESS_ENVIRONMENT_TORCH,))]
 
 

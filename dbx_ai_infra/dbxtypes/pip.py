@@ -59,3 +59,15 @@ def pip_name(spec: Any) -> str | None:
     return match.group(1).replace(" ", "") if match else None
 
 
+
+
+def pip_project(spec: Any) -> str | None:
+    """The project a pip requirement installs, lower-cased and without extras: ``Torch[cuda]==2.8.0``, ``torch`` and
+    ``torch @ https://...`` all name ``torch``; None for a bare URL (it names no project) and a non-string."""
+    if not isinstance(spec, str):
+        return None
+    head, url, _ = spec.partition("://")
+    if url and "@" not in head:
+        return None
+    name = pip_name(head.split("@", 1)[0]) if url else pip_name(spec)
+    return name.split("[", 1)[0].lower() if name else None

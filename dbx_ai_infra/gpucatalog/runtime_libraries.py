@@ -19,7 +19,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from dbx_ai_infra.dbxtypes.documents import parse_packaged_yaml, read_text
-from dbx_ai_infra.dbxtypes.pip import is_bare_pip, pip_name
+from dbx_ai_infra.dbxtypes.pip import is_bare_pip, pip_project
 
 from .runtimes import release_of
 
@@ -111,7 +111,7 @@ class Resolved:
 def _split(lib: str) -> tuple[str, str] | None:
     """``vllm==0.9.2`` -> (``vllm``, ``0.9.2``); None for a URL, a marker or an extra-laden name the table does not
     judge (its own pin, kept as written)."""
-    name = (pip_name(lib) or "").split("[")[0].lower()
+    name = pip_project(lib) or ""
     version = lib.split("==", 1)[1].split(";", 1)[0].strip() if "==" in lib else ""
     return (name, version.lstrip("=")) if name and version else None
 
@@ -190,7 +190,7 @@ def resolve_libraries(libraries: list[str], spark_version: str | None) -> Resolv
             if row is not None and row.unknown is None:
                 _judge(row, lib, out, unchecked)
             continue
-        name = lib.split("[")[0].lower()
+        name = pip_project(lib) or lib
         pin = row.pins.get(name) if row is not None and row.unknown is None else None
         if pin is None:
             out.problems.append((lib, _no_pin(lib, row, spark_version), f"write it as {lib}==x.y.z."))
@@ -215,7 +215,7 @@ def _no_pin(lib: str, row: RuntimeRow | None, spark_version: str | None) -> str:
                 f"(dbx_ai_infra/gpucatalog/runtime_libraries.yaml) to take a pin from.")
     if row.unknown is not None:
         return f"{lib!r} names no version, and runtime {row.label}'s libraries are unknown here ({row.unknown})."
-    name = lib.split("[")[0].lower()
+    name = pip_project(lib) or lib
     why = f": no {name} release it knows fits that runtime" if name in library_table().releases else ""
     return (f"{lib!r} names no version, and the runtime library table has no {name} pin for runtime "
             f"{row.describe()} (it pins {', '.join(sorted(row.pins))}){why}.")

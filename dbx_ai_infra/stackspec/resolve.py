@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.errors import InputError, Problem
-from dbx_ai_infra.dbxtypes.pip import pip_name
+from dbx_ai_infra.dbxtypes.pip import pip_project
 from dbx_ai_infra.dbxtypes.sdk_types import enum_values
 from dbx_ai_infra.dbxtypes.vocabulary import PROJECT, is_application_id
 from dbx_ai_infra.gpucatalog import (
@@ -467,7 +467,7 @@ def entry_point_notes(spec: StackSpec) -> list[str]:
             out.append(f"{PROJECT}:{w.key}.job runs the project's train.py, which needs {' and '.join(missing)} in "
                        f"job.parameters (the model, a Hugging Face id or a directory; the data, a .txt file or "
                        f"directory on a Volume); without them the run exits 2.")
-        if s.model.method == "lora" and not any((pip_name(lib) or "").split("[")[0].lower() == "peft"
+        if s.model.method == "lora" and not any(pip_project(lib) == "peft"
                                                 for lib in s.libraries):
             out.append(f"{PROJECT}:{w.key}: the project's train.py trains LoRA with Hugging Face peft, which "
                        f"{w.key}.libraries does not list: add it (bare, peft: the runtime's pin; docs/training.md), "
