@@ -154,6 +154,13 @@ def _events(runs: list[Run], targets: dict[str, Target], where: dict[str, str]) 
     return sorted(events, key=lambda e: e["timestamp"])
 
 
+#: A run of nothing: the row that types the runs table of a stack with no cluster (serverless jobs and endpoints
+#: only, or an --only that names none), filtered out, since SQL has no empty VALUES list.
+_NO_RUN = Run(cluster_id="", cluster_name="", tags={}, node_type="", gpus=0, workers=0, peak_workers=0, peak_share=0,
+              start=0, minutes=0, util=0, idle_tail=0, cpu=0, net_mbps=0, requests_per_minute=0, latency_ms=0,
+              tail_factor=0, dbu_per_hour=0, sku="", usd_per_dbu=0)
+
+
 def _runs_sql(runs: list[Run]) -> str:
     def lit(v: Any) -> str:
         return sql_string(v) if isinstance(v, str) else repr(float(v))
@@ -162,15 +169,10 @@ def _runs_sql(runs: list[Run]) -> str:
         r.cluster_id, r.cluster_name, json.dumps(r.tags), r.node_type, r.gpus, r.workers, r.peak_workers,
         r.peak_share, r.start, r.minutes, r.util, r.idle_tail, r.cpu, r.net_mbps, r.requests_per_minute,
         r.latency_ms, r.tail_factor, r.dbu_per_hour, r.sku, r.usd_per_dbu, r.gpu_mem_mb, r.mem_share)) + ")"
-        for r in runs)
-    # no cluster (a stack of serverless jobs and endpoints, or an --only that names none): an empty table of the same
-    # columns and types (one typed row, filtered out), since SQL has no empty VALUES list
-    empty = not runs
-    if empty:
-        rows = "(" + ", ".join(["''"] * 4 + ["0.0"] * 14 + ["''"] + ["0.0"] * 3) + ")"
+        for r in runs or (_NO_RUN,))
     return (f"SELECT * FROM (VALUES {rows}) AS t(cluster_id, cluster_name, tags, node_type, gpus, workers, "
             "peak_workers, peak_share, start_minute, minutes, util, idle_tail, cpu, net_mbps, rpm, latency_ms, "
-            "tail_factor, dbu_per_hour, sku, usd_per_dbu, gpu_mem_mb, mem_share)" + (" WHERE false" if empty else ""))
+            "tail_factor, dbu_per_hour, sku, usd_per_dbu, gpu_mem_mb, mem_share)" + ("" if runs else " WHERE false"))
 
 
 _NODES = """
