@@ -350,9 +350,8 @@ def test_complexity_is_gated_at_ten_with_no_way_around_it():
     """Issue 56: ruff's mccabe check (C901) at 10 in `make lint`, for every file: no per-file ignore lists it and no
     `noqa` names it, so a function over 10 fails lint until a decision gets its own function or table."""
     import re
-    import tomllib
 
-    lint = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
+    lint = _pyproject()["tool"]["ruff"]["lint"]
     assert "C901" in lint["select"] and lint["mccabe"]["max-complexity"] == 10
     assert not [pattern for pattern, codes in lint["per-file-ignores"].items() if "C901" in codes]
     outside = {".venv", ".venv-train", ".venv-checkov"}
