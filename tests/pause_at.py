@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib.abc
 import os
 import runpy
+import signal
 import sys
 import time
 from pathlib import Path
@@ -177,6 +178,8 @@ def install(spec: str) -> None:
 
 
 if __name__ == "__main__":
+    # A terminal's Ctrl-C reaches Python's own handler; a test runner may have started us with SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     install(sys.argv[1])
     sys.argv = ["stackplan", *sys.argv[2:]]
     runpy.run_module("stackplan", run_name="__main__", alter_sys=True)

@@ -243,13 +243,12 @@ def _interrupt_at(point: str, sig: int, argv: list[str], tmp_path: Path, *, grou
     scratch = tmp_path / "tmp"
     scratch.mkdir(exist_ok=True)
 
-    def child() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        if group:
-            os.setpgrp()
-
+    # No preexec_fn: it makes Popen fork this pytest worker in full, and a worker that ran the gRPC tests has gRPC's
+    # fork handlers, which restart its poller thread in the child; closing the child's descriptors then broke that
+    # thread's epoll, and its complaint ("Epoll1Poller ... Bad file descriptor") came first on the run's stderr (CI,
+    # 2026-12-06). pause_at.py restores Python's SIGINT handler itself.
     proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "pause_at.py"), point, *argv], cwd=REPO,
-                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=child,
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, process_group=0 if group else None,
                             env={**os.environ, "TMPDIR": str(scratch)})
     first = proc.stderr.readline().decode()
     while first.startswith("note: "):  # what the stack says before the pause (an endpoint's model comes first)
