@@ -226,3 +226,52 @@ def test_without_source_positions_registers_no_stack_trace_and_restores_the_sdks
     assert quiet.frames["test:index:Thing"] == 0  # ... and without it, no frames
     assert {"size": 2} in quiet.inputs  # the same registration otherwise
     assert sdk_resource._get_stack_trace is before
+
+
+# --- the provider's annotations, left unevaluated (issue 53, item 5) -----------------------------------------------
+
+_ANNOTATIONS_PROBE = """
+import json, os
+from dbx_ai_infra import pulumi_private
+from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
+
+pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
+from pulumi_databricks import ClusterArgs, ClusterAwsAttributesArgs
+from pulumi_databricks.outputs import ClusterAwsAttributes
+kinds = {c.__name__: type(c.__init__.__annotations__[field]).__name__  # a resource's args, an input and an output type
+         for c, field in ((ClusterArgs, "spark_version"), (ClusterAwsAttributesArgs, "availability"),
+                          (ClusterAwsAttributes, "availability"))}
+print(json.dumps(kinds), flush=True)
+os._exit(0)
+"""
+
+
+def _provider_run(tmp_path: Path, *, lazy: bool) -> tuple[dict, str]:
+    """In a fresh process whose bytecode caches live under ``tmp_path`` (``PYTHONPYCACHEPREFIX``): the kind of the
+    provider classes' annotations, and every shipped stack's previewed plan. ``lazy`` False: no cache may be written
+    (``PYTHONDONTWRITEBYTECODE``), so the provider is imported the plain way."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path / ("lazy" if lazy else "plain"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not lazy:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    kinds = json.loads(subprocess.run([sys.executable, "-c", _ANNOTATIONS_PROBE], cwd=REPO, env=env,
+                                      capture_output=True, text=True, check=True).stdout)
+    plans = subprocess.run([sys.executable, "-m", "stackplan", "preview", "--all", "--json"], cwd=REPO, env=env,
+                           capture_output=True, text=True, check=True).stdout
+    return kinds, plans
+
+
+def test_the_offline_engine_leaves_the_providers_annotations_unevaluated_and_registers_the_same_plans(tmp_path) -> None:
+    lazy_kinds, lazy_plans = _provider_run(tmp_path, lazy=True)
+    plain_kinds, plain_plans = _provider_run(tmp_path, lazy=False)
+    assert set(lazy_kinds.values()) == {"str"}, lazy_kinds  # strings, built into types only when the SDK asks
+    assert "str" not in plain_kinds.values(), plain_kinds
+    assert lazy_plans == plain_plans  # every shipped stack: the same resources, inputs, findings and prices
+    cached = sorted(p.name for p in (tmp_path / "lazy").rglob(f"*.opt-{pulumi_private.LAZY_ANNOTATIONS_TAG}.pyc"))
+    assert any(name.startswith("_inputs.") for name in cached), cached
+    assert not list((tmp_path / "plain").rglob("*.pyc"))  # nothing written where bytecode may not be

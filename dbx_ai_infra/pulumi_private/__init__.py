@@ -8,14 +8,20 @@ loudly in one place. Pinned SDKs: pulumi 3.272.0, pulumi-policy 1.21.0 (requirem
 """
 
 from __future__ import annotations
+import __future__
 
 import contextlib
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
+import marshal
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any, TypeVar
 
 from pulumi.runtime import config as _runtime_config
@@ -109,6 +115,8 @@ def use_provider_subset(package: str, type_tokens: Iterable[str]) -> ModuleType:
         raise ModuleNotFoundError(f"no package named {package!r}", name=package)
     module = importlib.util.module_from_spec(spec)  # the package object; its __init__ is not executed
     sys.modules[package] = module
+    finder = _LazyAnnotationsFinder(package)
+    sys.meta_path.insert(0, finder)
     try:
         for name in ("_utilities", *sorted({provider_module_of(t) for t in type_tokens}), "_inputs"):
             sub = importlib.import_module(f"{package}.{name}")
@@ -119,4 +127,86 @@ def use_provider_subset(package: str, type_tokens: Iterable[str]) -> ModuleType:
         for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
             del sys.modules[name]
         raise
+    finally:
+        sys.meta_path.remove(finder)
     return module
+
+
+#: The name a module's bytecode with lazy annotations is cached under, beside the interpreter's own:
+#: ``__pycache__/_inputs.cpython-311.opt-lazyannotations.pyc`` (an ``opt-`` tag, so it never takes the place of the
+#: bytecode a plain ``import`` reads).
+LAZY_ANNOTATIONS_TAG = "lazyannotations"
+
+
+class _LazyAnnotationsLoader(importlib.machinery.SourceFileLoader):
+    """A provider module compiled as under ``from __future__ import annotations`` (PEP 563): its thousands of
+    ``Optional[pulumi.Input[...]]`` annotations stay strings instead of being built as typing objects when the
+    module runs, which was about a third of the offline engine's start-up (`_inputs` and `outputs` define some 7,400
+    classes; a stack uses a few dozen). The SDK reads annotations only through ``typing.get_type_hints`` with the
+    class's module globals (``pulumi._types``), which resolves the strings to the same types when, and if, it needs
+    them; the classes, their names and what they register are unchanged (tests/test_pulumi_private.py compares each
+    shipped stack's plan with the one the plain import gives).
+
+    Its bytecode is cached under its own name (`LAZY_ANNOTATIONS_TAG`), checked against the source's modification
+    time and size as Python checks its own. Where the cache is missing and cannot be written (a read-only install,
+    ``PYTHONDONTWRITEBYTECODE``), the module is imported the plain way: compiling the source at every run would cost
+    more than it saves."""
+
+    def get_code(self, fullname: str) -> CodeType | None:
+        source_path = self.get_filename(fullname)
+        cache = importlib.util.cache_from_source(source_path, optimization=LAZY_ANNOTATIONS_TAG)
+        stat = os.stat(source_path)
+        header = importlib.util.MAGIC_NUMBER + b"\0\0\0\0" + _u32(int(stat.st_mtime)) + _u32(stat.st_size)
+        try:
+            with open(cache, "rb") as handle:
+                cached = handle.read()
+        except OSError:
+            cached = b""
+        if cached[:16] == header:
+            return marshal.loads(cached[16:])
+        if sys.dont_write_bytecode:
+            return super().get_code(fullname)
+        code = compile(self.get_data(source_path), source_path, "exec", dont_inherit=True,
+                       flags=__future__.annotations.compiler_flag)
+        if not _write_whole(cache, header + marshal.dumps(code)):
+            return super().get_code(fullname)
+        return code
+
+
+def _u32(value: int) -> bytes:
+    return (value & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def _write_whole(path: str, data: bytes) -> bool:
+    """Write ``path`` whole (a temporary file renamed into place) or not at all; False when it cannot be written."""
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".lazy-", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+    return True
+
+
+class _LazyAnnotationsFinder(importlib.abc.MetaPathFinder):
+    """Finds the modules of ``package`` as the path finder does, to be loaded by `_LazyAnnotationsLoader`."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(self.package + "."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or type(spec.loader) is not importlib.machinery.SourceFileLoader or spec.origin is None:
+            return spec
+        spec.loader = _LazyAnnotationsLoader(fullname, spec.origin)
+        return spec
