@@ -7,6 +7,7 @@ from typing import NoReturn
 from dbx_ai_infra.engine import heap, interrupts
 from dbx_ai_infra.engine.crash import internal_error_line, stdout_problem
 from dbx_ai_infra.engine.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK
+from dbx_ai_infra.engine.needs import missing_line
 
 
 def _flushed(code: int) -> int:
@@ -47,10 +48,14 @@ def run() -> NoReturn:
     except SystemExit as exc:  # argparse's --help, --version and usage errors
         code = exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_INVALID
     except Exception as exc:  # noqa: BLE001 - outside main()'s own guard (the parser): exit 3, never a traceback
-        if os.environ.get("STACKPLAN_DEBUG"):
+        if (missing := missing_line(exc)) is not None:  # this Python lacks the dependencies: how to run it, exit 2
+            _say(missing)
+            code = EXIT_INVALID
+        elif os.environ.get("STACKPLAN_DEBUG"):
             raise
-        _say(internal_error_line(exc))
-        code = EXIT_INTERNAL
+        else:
+            _say(internal_error_line(exc))
+            code = EXIT_INTERNAL
     # Tearing the interpreter down after pulumi_databricks is imported takes about a second (bench/RESULTS.md),
     # and nothing is left to clean up: outputs are written and closed. Flush and leave at once.
     os._exit(_flushed(code))

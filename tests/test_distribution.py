@@ -98,7 +98,7 @@ def test_python_m_stackplan_without_the_dependencies_says_how_to_run_it():
     (line,) = done.stderr.splitlines()
     assert line.startswith("error: stackplan needs its dependencies") and "Traceback" not in done.stderr
     assert "make install" in line and ".venv/bin/python -m stackplan" in line and "pip install ." in line
-    from stackplan.needs import requirements
+    from dbx_ai_infra.engine.needs import requirements
 
     assert "pulumi" in requirements() and ", ".join(requirements()) in line  # every runtime requirement is missing
 
@@ -106,8 +106,24 @@ def test_python_m_stackplan_without_the_dependencies_says_how_to_run_it():
 def test_the_requirements_python_m_stackplan_checks_are_the_runtime_pins():
     """The runtime requirements are requirements.txt's pins (an extra's are not needed to run), and this virtualenv,
     made by `make install`, has every one of them, so that `python -m stackplan` runs here."""
-    from stackplan.needs import missing_requirements, requirement_name, requirements
+    from dbx_ai_infra.engine.needs import missing_requirements, requirement_name, requirements
 
     assert requirements() == [requirement_name(pin) for pin in _pins(REPO / "requirements.txt")]
     assert requirement_name('pyspark==4.0.1; extra == "spark"') is None and requirement_name("# a note") is None
     assert requirement_name("ruamel.yaml==0.19.1") == "ruamel.yaml" and missing_requirements() == []
+
+
+def test_a_dependency_missing_where_a_command_imports_it_says_how_to_run_it(monkeypatch, capsys):
+    """The requirements are read when an import fails, not before every run: a command that imports what this Python
+    lacks (advise's DuckDB) gets the same one line and exit 2; an import error of what is installed stays a bug."""
+    from dbx_ai_infra.cli import cli
+    from dbx_ai_infra.engine import needs
+
+    monkeypatch.setattr(needs, "missing_requirements", lambda: ["duckdb"])
+    assert cli._failed(ModuleNotFoundError("No module named 'duckdb'", name="duckdb")) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("error: stackplan needs its dependencies") and "lacks 1: duckdb" in line
+    assert cli._failed(ValueError("not an import")) == 3  # any other failure: an internal error, as before
+    monkeypatch.setattr(needs, "missing_requirements", lambda: [])
+    assert cli._failed(ImportError("cannot import name 'x'")) == 3
+    assert "internal error" in capsys.readouterr().err

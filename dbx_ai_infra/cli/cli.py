@@ -23,6 +23,7 @@ from dbx_ai_infra.dbxtypes.text import printable
 from dbx_ai_infra.engine.crash import internal_error_line
 from dbx_ai_infra.engine.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VIOLATIONS
 from dbx_ai_infra.engine.interrupts import MESSAGE, cleanup_partial_outputs, exit_on_signal
+from dbx_ai_infra.engine.needs import missing_line
 from dbx_ai_infra.engine.output import check_out, same_outputs, write_stdout
 from dbx_ai_infra.sources.workspace import WorkspaceUnavailable
 
@@ -108,6 +109,9 @@ def _failed(exc: Exception) -> int:
         if isinstance(exc, kind):
             print(printable(line(exc)), file=sys.stderr)
             return code
+    if (missing := missing_line(exc)) is not None:  # a dependency imported where it is needed, not installed
+        print(missing, file=sys.stderr)
+        return EXIT_INVALID
     if os.environ.get("STACKPLAN_DEBUG"):
         raise exc
     print(printable(internal_error_line(exc)), file=sys.stderr)

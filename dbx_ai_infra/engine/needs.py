@@ -1,18 +1,19 @@
-"""What ``python -m stackplan`` needs of the interpreter that runs it: the distribution's runtime requirements,
-installed. Standard library only, so that a Python without them (the system's, outside the project's virtualenv) is
-told how to run the command instead of failing on an import (issue 56 item 8)."""
+"""What the command line needs of the interpreter that runs it: the distribution's runtime requirements, installed.
+Standard library only, so that a Python without them (the system's, outside the project's virtualenv) is told how to
+run the command instead of failing on an import (issue 56 item 8). It is read when an import fails
+(`dbx_ai_infra.__main__.run`, `dbx_ai_infra.cli.cli`), not before every run: reading every requirement's metadata
+was about 45 ms of each run's start-up (issue 53, item 5)."""
 
 from __future__ import annotations
 
 import re
 import sys
-from importlib import metadata
 from pathlib import Path
 
 #: The distribution whose requirements these are (pyproject.toml's [project] name).
 DISTRIBUTION = "dbx-ai-infra"
 #: The checkout's requirement file, read when the distribution is not installed in this interpreter.
-CHECKOUT_REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
+CHECKOUT_REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements.txt"
 
 
 def requirement_name(line: str) -> str | None:
@@ -27,6 +28,8 @@ def requirement_name(line: str) -> str | None:
 def requirements() -> list[str]:
     """The runtime requirements: the installed distribution's (its metadata), else the checkout's requirements.txt;
     none when neither is there (nothing to check)."""
+    from importlib import metadata
+
     try:
         declared = metadata.requires(DISTRIBUTION) or []
     except metadata.PackageNotFoundError:
@@ -38,6 +41,8 @@ def requirements() -> list[str]:
 
 
 def _installed(name: str) -> bool:
+    from importlib import metadata
+
     try:
         metadata.distribution(name)
     except metadata.PackageNotFoundError:
@@ -56,3 +61,12 @@ def how_to_run(missing: list[str]) -> str:
             f"{', '.join(missing)}. Fix: run `make install` in the checkout, then `.venv/bin/python -m stackplan ...` "
             "(or `make preview STACK=dev`); or install the package with its dependencies, `pip install .`, and run "
             "`stackplan ...`.")
+
+
+def missing_line(exc: BaseException) -> str | None:
+    """The line that says how to run the command when ``exc``, an import that failed, is a runtime requirement this
+    interpreter lacks; None for any other failure (an import error of a requirement that is installed is a bug)."""
+    if not isinstance(exc, ImportError):
+        return None
+    missing = missing_requirements()
+    return how_to_run(missing) if missing else None
