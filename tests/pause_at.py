@@ -26,7 +26,7 @@ without source positions (``pulumi_private.without_source_positions``), so the r
 
 from __future__ import annotations
 
-import importlib.abc
+import importlib.machinery
 import os
 import runpy
 import signal
@@ -53,14 +53,18 @@ def ready_and_wait() -> None:
     time.sleep(WAIT_SECONDS)
 
 
-class _PauseOnImport(importlib.abc.MetaPathFinder):
-    """Pauses when the provider's input types (the bulk of its import) are about to be imported."""
+def _pause_on_find(name: str) -> None:
+    """Pause when module ``name`` is about to be imported: wraps the path finder every import of a file goes through
+    (the offline engine's own finder, `pulumi_private`'s lazy-annotations one, asks it too)."""
+    original = importlib.machinery.PathFinder.find_spec
 
-    def find_spec(self, name, path, target=None):  # noqa: ANN001 - the finder protocol
-        if name == "pulumi_databricks._inputs":
-            sys.meta_path.remove(self)
+    def find_spec(fullname, path=None, target=None):  # noqa: ANN001, ANN202 - the finder protocol
+        if fullname == name:
+            importlib.machinery.PathFinder.find_spec = original  # type: ignore[method-assign]
             ready_and_wait()
-        return None
+        return original(fullname, path, target)
+
+    importlib.machinery.PathFinder.find_spec = find_spec  # type: ignore[method-assign]
 
 
 def _pause_on_call(owner: object, name: str, nth: int) -> None:
@@ -141,7 +145,7 @@ def _at_spark_start(nth: int) -> None:
 
 
 def _at_import(nth: int) -> None:
-    sys.meta_path.insert(0, _PauseOnImport())
+    _pause_on_find("pulumi_databricks._inputs")  # the provider's input types, the bulk of its import
 
 
 def _at_program(nth: int) -> None:

@@ -10,6 +10,8 @@ import re
 import sys
 from pathlib import Path
 
+from dbx_ai_infra import installed_version
+
 #: The distribution whose requirements these are (pyproject.toml's [project] name).
 DISTRIBUTION = "dbx-ai-infra"
 #: The checkout's requirement file, read when the distribution is not installed in this interpreter.
@@ -40,19 +42,9 @@ def requirements() -> list[str]:
     return [name for line in declared if (name := requirement_name(line))]
 
 
-def _installed(name: str) -> bool:
-    from importlib import metadata
-
-    try:
-        metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 def missing_requirements() -> list[str]:
     """The runtime requirements this interpreter does not have installed, in the order they are declared."""
-    return [name for name in requirements() if not _installed(name)]
+    return [name for name in requirements() if installed_version(name) is None]
 
 
 def how_to_run(missing: list[str]) -> str:

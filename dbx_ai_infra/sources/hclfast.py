@@ -25,6 +25,8 @@ from typing import Any
 
 from hcl2.utils import process_escape_sequences, to_dollar_string
 
+from dbx_ai_infra import installed_version
+
 #: The grammar's terminals (``hcl2.lark``), with its ignored whitespace ``[ \t\r]+`` before each.
 _WS = re.compile(r"[ \t\r]*")
 _NL = re.compile(r"(?:[ \t\r]*(?:\n[ \t]*|#.*\n|//.*\n|/\*(?:.|\n)*?\*/))+")
@@ -51,12 +53,7 @@ REVISION = 1
 @cache
 def serializes_as_installed() -> bool:
     """Whether the installed python-hcl2 is the release this reader gives the same trees as."""
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-    try:
-        return version("python-hcl2") == SERIALIZES_AS
-    except PackageNotFoundError:
-        return False
+    return installed_version("python-hcl2") == SERIALIZES_AS
 
 
 class Decline(Exception):

@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dbx_ai_infra import installed_version
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.engine.crash import CACHE_DIR_ENV as CACHE_DIR_ENV  # the parse cache is where `cache_root` says
 from dbx_ai_infra.engine.crash import cache_root
@@ -55,14 +56,7 @@ Quick = Callable[[str, str], "dict[str, Any] | None"]
 def parser_version() -> str:
     """What makes a parse differ: python-hcl2's and lark's versions, this format, the fast reader's revision
     (`dbx_ai_infra.sources.hclfast`), the Python version."""
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-    parts = []
-    for package in ("python-hcl2", "lark"):
-        try:
-            parts.append(f"{package}-{version(package)}")
-        except PackageNotFoundError:
-            parts.append(f"{package}-none")
+    parts = [f"{package}-{installed_version(package) or 'none'}" for package in ("python-hcl2", "lark")]
     from dbx_ai_infra.sources.hclfast import REVISION  # noqa: PLC0415
 
     return "-".join([*parts, f"f{FORMAT}", f"r{REVISION}", f"py{sys.version_info[0]}.{sys.version_info[1]}"])
