@@ -99,21 +99,41 @@ def stack_fields() -> str:
     return "\n".join(lines)
 
 
+def _judged_on(rule: Any) -> str:
+    """What a rule judges, as the policy index says it: its resource kinds (and where it judges them), or the stack."""
+    if rule.scope == "stacks":
+        return "several stacks at once"
+    if rule.scope == "stack":
+        return "the whole stack" + (" (offline only: no policy of the pack)" if rule.pack_settings is None else "")
+    where = [*(["workspace exports only"] if tuple(rule.sources) == ("api",) else []),
+             *(["with the whole plan"] if rule.scope == "plan" else [])]
+    kinds = ", ".join(t.split(":")[-1] for t in rule.resource_types)
+    return kinds + (f" ({'; '.join(where)})" if where else "")
+
+
+def _thresholds(rule: Any) -> str:
+    """A rule's thresholds, each with its default and what it means (its typed setting's description)."""
+    def shown(key: str, value: Any) -> str:
+        about = rule.threshold_schema.get(key, {}).get("description")
+        return f"`{key}` = `{json.dumps(list(value) if isinstance(value, tuple) else value)}`" + \
+            (f": {about}" if about else "")
+    return "; ".join(shown(k, v) for k, v in rule.thresholds.items())
+
+
 def policies() -> str:
-    from dbx_ai_infra.policies.registry import RULES_BY_NAME, STACK_RULES
+    """The policy index: one row a rule, each read from the rule's own module (the registry finds the modules), so a
+    new rule is documented by its ``Rule`` (``description``, ``details``, ``remediation``, its thresholds)."""
+    from dbx_ai_infra.policies.ruleset import registered
 
     lines = _head("Policy index", "Every rule of the policy pack, by id: its default level, what it checks, on "
-                  "what, and how to fix a finding. A stack's `dbx-ai-infra:policy` section or `--policy-config` moves "
-                  "a level or a threshold ([policies](../policies.md)).",
+                  "what, how to fix a finding, and its thresholds. Each row is written from the rule's module "
+                  "(`dbx_ai_infra/policies/rules/`). A stack's `dbx-ai-infra:policy` section or `--policy-config` "
+                  "moves a level or a threshold ([policies](../policies.md)).",
                   ("rule id", "level", "severity", "checks", "on", "how to fix", "thresholds (default)"))
-    stack_level = {r.name for r in STACK_RULES}
-    for rule in RULES_BY_NAME.values():
-        on = "the whole stack" if rule.name in stack_level else ", ".join(
-            t.split(":")[-1] for t in rule.resource_types)
-        thresholds = ", ".join(f"`{k}` = `{json.dumps(list(v) if isinstance(v, tuple) else v)}`"
-                               for k, v in rule.thresholds.items())
-        lines.append(f"| `{rule.name}` | {rule.enforcement} | {rule.severity} | {_cell(rule.description)} | "
-                     f"{_cell(on)} | {_cell(rule.remediation)} | {thresholds} |")
+    for rule in registered():
+        checks = f"{rule.description} {rule.details}".strip()
+        lines.append(f"| `{rule.name}` | {rule.enforcement} | {rule.severity} | {_cell(checks)} | "
+                     f"{_cell(_judged_on(rule))} | {_cell(rule.remediation)} | {_cell(_thresholds(rule))} |")
     return "\n".join(lines) + "\n"
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
+import textwrap
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from conftest import documentation, make_dry_run
@@ -17,16 +21,74 @@ REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
 DOCS = documentation()
 POLICIES_PAGE = (REPO / "docs" / "policies.md").read_text()
+POLICY_INDEX = (REPO / "docs" / "reference" / "policies.md").read_text()
+
+
+def _gen_reference() -> ModuleType:
+    """docs/gen_reference.py, the writer of the generated reference pages (not a package module)."""
+    spec = importlib.util.spec_from_file_location("gen_reference", REPO / "docs" / "gen_reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(page: str, name: str) -> str | None:
+    return next((line for line in page.splitlines() if line.startswith(f"| `{name}` |")), None)
 
 
 @pytest.mark.parametrize("rule", list(RULES_BY_NAME.values()), ids=list(RULES_BY_NAME))
-def test_every_policy_is_in_the_policy_pages_table_with_its_level(rule):
-    row = next((line for line in POLICIES_PAGE.splitlines() if line.startswith(f"| `{rule.name}` |")), None)
-    assert row is not None, f"{rule.name} missing from the policy table of docs/policies.md"
+def test_every_policy_is_in_the_policy_index_with_its_level_details_and_thresholds(rule):
+    """The policy index (generated) is the rules' one table: each rule's row says what its module says, and the
+    hand-written policies page holds no second copy of it."""
+    row = _row(POLICY_INDEX, rule.name)
+    assert row is not None, f"{rule.name} missing from the policy index (run make docs-reference)"
     assert f"| {rule.enforcement} |" in row
+    assert " ".join(f"{rule.description} {rule.details}".split()).replace("|", "\\|") in row
     for key, value in rule.thresholds.items():
-        shown = json.dumps(list(value)) if isinstance(value, tuple) else "null" if value is None else value
-        assert f"`{key}` = {shown}" in row
+        assert f"`{key}` = `{json.dumps(list(value) if isinstance(value, tuple) else value)}`" in row
+    assert _row(POLICIES_PAGE, rule.name) is None, f"{rule.name}: its row belongs to the policy index only"
+
+
+def test_a_new_rule_module_is_documented_by_its_module_alone(tmp_path, monkeypatch):
+    """Issue 56, item 5: a new rule is its module (and its tests). A module put in the rules package is found by the
+    registry and is in the generated policy index, its row written from its ``Rule`` (name, level, severity,
+    description and details, resource kinds, fix, typed thresholds), no page edited by hand."""
+    from dbx_ai_infra.policies import rules
+
+    module = "require_example_owner"
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent('''
+        from typing import Annotated
+
+        from pydantic import Field
+
+        from dbx_ai_infra.dbxtypes.shape import ClusterShape
+        from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, INSTANCE_POOL
+        from dbx_ai_infra.policies.rule import Rule, Thresholds
+
+
+        class Settings(Thresholds):
+            max_owners: Annotated[int, Field(ge=1, description="Most owners a cluster may name.")] = 3
+
+
+        RULE = Rule(name="databricks-cluster-require-example-owner", order=99_999,
+                    description="Clusters must name an owner.", details="An owner is the tag `owner`.",
+                    enforcement="advisory", severity="low", resource_types=(CLUSTER, INSTANCE_POOL),
+                    check=lambda view, config: [], takes=(ClusterShape,), remediation="Add the tag owner.",
+                    settings=Settings)
+    '''))
+    monkeypatch.setattr(rules, "__path__", [*rules.__path__, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, f"{rules.__name__}.{module}", raising=False)  # and forget it afterwards
+
+    page = _gen_reference().policies()
+
+    assert _row(POLICY_INDEX, "databricks-cluster-require-example-owner") is None
+    assert _row(page, "databricks-cluster-require-example-owner") == (
+        "| `databricks-cluster-require-example-owner` | advisory | low | Clusters must name an owner. An owner is the "
+        "tag `owner`. | Cluster, InstancePool | Add the tag owner. | `max_owners` = `3`: Most owners a cluster may "
+        "name. |")
+    assert page.splitlines()[-1] == _row(page, "databricks-cluster-require-example-owner"), "after the built-in rules"
+    assert all(_row(page, name) is not None for name in RULES_BY_NAME)
 
 
 SECTIONS = [models.StackSpec, models.TrainingSpec, models.TrainingJobSpec, models.InferenceSpec, models.DevSpec,

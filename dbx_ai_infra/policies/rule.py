@@ -125,8 +125,13 @@ class Rule:
     """
 
     name: str
+    #: What the rule asks, in a sentence or two: the pack's policy description, the reports' and the policy index's.
     description: str
     enforcement: Enforcement
+    #: What the policy index (docs/reference/policies.md, generated from the rules by docs/gen_reference.py) says of
+    #: the rule beyond ``description``: where it comes from, what it leaves out, how it is read (Markdown; a link is
+    #: relative to docs/reference/). The index is the rules' one table, so a rule's documentation is its module.
+    details: str = ""
     resource_types: tuple[str, ...] = ()
     check: Check = _judged_per_stack
     remediation: str

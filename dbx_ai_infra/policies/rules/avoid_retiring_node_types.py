@@ -43,6 +43,8 @@ RULE = Rule(
     name="databricks-cluster-avoid-retiring-node-types",
     order=240,
     description="Clusters and pools should not use node types that are retired or being retired (node catalog).",
+    details=("The node catalog (`dbx_ai_infra/gpucatalog/node_types.yaml`) marks a node type `retired_on` a date or "
+             "`deprecated` with the notice and its source (Azure NCv3, AWS P3)."),
     enforcement="advisory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,

@@ -43,6 +43,8 @@ RULE = Rule(
     order=190,
     description="GPU serving endpoints of production stacks (production_stacks in the policy config) must not "
                 "scale to zero.",
+    details=("An endpoint is production when its `dbx_stack` tag is one of `production_stacks`. A GPU cold start takes"
+             " minutes."),
     enforcement="mandatory",
     resource_types=(MODEL_SERVING_ENDPOINT,),
     check=check,

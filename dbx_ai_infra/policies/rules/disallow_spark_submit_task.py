@@ -32,6 +32,8 @@ RULE = Rule(
     name="databricks-job-disallow-spark-submit-task",
     order=170,
     description="Job tasks must not use the deprecated spark_submit_task.",
+    details=("Databricks deprecated it (removal planned for mid-2026, not allowed for new use cases); a policy config "
+             "can make it advisory while a job is migrated."),
     enforcement="mandatory",
     resource_types=(JOB,),
     check=check,

@@ -27,6 +27,11 @@ RULE = Rule(
     order=320,
     description=("A cluster, job or instance pool read from a workspace export holds a field or enum value that "
                  "neither databricks-sdk's request and response types nor the API reference define."),
+    details=("A response carries read-only fields the API-conformance rule accepts on an export (`disk_spec`, "
+             "`effective_spark_version`, `last_activity_time`, `driver.node_attributes`, a pool's "
+             "`instance_pool_fleet_attributes`, ...), and Jobs API 2.0 fields at the job level (`new_cluster`, "
+             "`existing_cluster_id`, `libraries`, `notebook_task`, `spark_python_task`, `max_retries`, ...) are read "
+             "like a 2.1 task's. What the project generates stays strict."),
     enforcement="advisory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL),
     check=check,

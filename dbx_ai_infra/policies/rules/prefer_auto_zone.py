@@ -34,6 +34,8 @@ RULE = Rule(
     name="databricks-cluster-prefer-auto-zone",
     order=260,
     description="GPU clusters on AWS should set aws_attributes.zone_id to auto rather than pin one zone.",
+    details=("GPU capacity differs by zone: a pinned cluster cannot start when its zone has none while other zones do."
+             " The generated clusters never pin a zone, so only exports are judged."),
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,

@@ -84,6 +84,7 @@ RULE = Rule(
     order=250,
     description=("Training across several nodes should use node types with a GPU interconnect (EFA, InfiniBand, "
                  "GPUDirect) of at least min_interconnect_gbps."),
+    details="The message proposes fewer, larger nodes or an A100/H100 family.",
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,

@@ -47,6 +47,9 @@ RULE = Rule(
     order=330,
     description="Clusters and jobs a plan creates should be named by a Permissions resource granting their users "
                 "access (a cluster dedicated to one person needs none).",
+    details=("The Permissions resource is `databricks_permissions` (`databricks.Permissions` in Pulumi); without one "
+             "only the creator (the deploying identity) and admins can use the cluster or job. A cluster dedicated to "
+             "one person sets `single_user_name`. Not judged on a workspace export, which holds no permissions."),
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,

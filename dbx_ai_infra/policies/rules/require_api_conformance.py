@@ -266,6 +266,11 @@ RULE = Rule(
     order=10,
     description=("Every cluster, job, pool, catalog, schema, volume and grant must be what the Databricks API takes: "
                  "fields and enum values of databricks-sdk's types, and the API's documented cross-field limits."),
+    details=("The types are databricks-sdk's `compute.ClusterSpec`, `jobs.JobSettings`, "
+             "`compute.InstancePoolAndStats`, `catalog.*Info` and `catalog.Privilege`; the limits are the pool's idle "
+             "minutes (0..10,000) and a privilege applying to its securable (the autoscale range is "
+             "`databricks-cluster-configure-worker-bounds`'s). Libraries on a shared job cluster are refused: they go "
+             "on the task."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB, INSTANCE_POOL, CATALOG, SCHEMA, VOLUME, GRANTS, GRANT),
     check=check,

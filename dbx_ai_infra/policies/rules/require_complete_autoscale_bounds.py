@@ -33,6 +33,8 @@ RULE = Rule(
     name="databricks-cluster-require-complete-autoscale-bounds",
     order=50,
     description="An autoscale block must set both min_workers and max_workers.",
+    details=("With one left out the workspace chooses that bound, and the worker cap and the on-demand base cannot be "
+             "judged (fails closed)."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,

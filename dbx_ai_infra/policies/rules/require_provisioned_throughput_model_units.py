@@ -51,6 +51,8 @@ RULE = Rule(
     order=310,
     description="Provisioned-throughput endpoints must provision at least min_model_units model units, of a model "
                 "Databricks provisions in model units.",
+    details=("A model of the legacy families Databricks provisions in tokens-per-second bands (Llama 3.x, GTE, BGE, "
+             'DBRX, Mistral, Mixtral, MPT: Foundation Model APIs, "Model units") is named.'),
     enforcement="advisory",
     resource_types=(PROVISIONED_THROUGHPUT_ENDPOINT,),
     check=check,

@@ -56,6 +56,10 @@ RULE = Rule(
     order=1010,
     description=("A serving endpoint serving a model of a catalog the same stack creates is declared to come after the "
                  "model version's registration (model_registered: true): on the first run no version exists there."),
+    details=("Else the endpoint's creation fails. A [stack rule](../policies.md#stack-rules): "
+             "judged by `preview` and `check` on the plan's catalogs and the stack's endpoints (see "
+             "[two runs](../deploying.md#deploying-with-pulumi)); the Pulumi policy pack does not see the stack file's "
+             "declaration, so run `check` before `pulumi up`."),
     enforcement="mandatory",
     scope="stack",
     stack_check=check,

@@ -38,6 +38,9 @@ RULE = Rule(
     order=70,
     description="A cluster's spark_version must be a Databricks Runtime key (like 15.4.x-scala2.12), not an Apache "
                 "Spark version.",
+    details=("A key is `NN.N.x-[variant-]scalaN.NN` or a `custom:` image, as the Clusters API's spark-versions list "
+             "gives them; an Apache Spark version (`3.3.1`) is refused. A value known only after apply (a "
+             "`databricks_spark_version` data source) is not judged."),
     enforcement="mandatory",
     resource_types=(CLUSTER, JOB),
     check=check,

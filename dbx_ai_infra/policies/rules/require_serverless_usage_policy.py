@@ -31,6 +31,10 @@ RULE = Rule(
     order=300,
     description="Serverless GPU jobs and serving endpoints must carry a serverless usage (budget) policy, so their "
                 "spend is attributable.",
+    details=("A serverless GPU job is one with a task on `compute.hardware_accelerator` or an `ai_runtime_task`; the "
+             "endpoints are GPU and provisioned-throughput ones. The policy is `budget_policy_id` (the stack's "
+             "`dbx-ai-infra:usage_policy_id`). The shipped production stacks make it mandatory in their own "
+             "`dbx-ai-infra:policy` section."),
     enforcement="advisory",
     resource_types=(JOB, *ENDPOINT_TYPES),
     check=check,

@@ -64,6 +64,11 @@ RULE = Rule(
     name="databricks-cluster-require-supported-runtime",
     order=270,
     description="Clusters should run an LTS Databricks Runtime that is still supported (the dated runtime table).",
+    details=("`dbx_ai_infra/gpucatalog/runtimes.yaml` lists each ML runtime with LTS or not, release and end of "
+             "support, and sources (LTS: three years of support; others: six months). A runtime past its end of "
+             "support, or not LTS, is reported; an unlisted one older than a listed release is not LTS (every LTS "
+             "release is listed), and one newer than the table's newest is reported as not known, never passed. "
+             "Production stacks make it mandatory in their own `dbx-ai-infra:policy` section (prod does)."),
     enforcement="advisory",
     resource_types=(CLUSTER, JOB),
     check=check,

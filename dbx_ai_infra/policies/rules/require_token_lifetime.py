@@ -57,6 +57,8 @@ RULE = Rule(
     order=160,
     description="Personal access tokens and on-behalf-of tokens must expire: lifetime_seconds set, within the "
                 "policy's maximum when it sets one.",
+    details=("The resources are `databricks_token` and `databricks_obo_token`; without lifetime_seconds a token never "
+             "expires. A workspace export's token with `expiry_time: -1` is reported too."),
     enforcement="mandatory",
     resource_types=(TOKEN, OBO_TOKEN),
     check=check,

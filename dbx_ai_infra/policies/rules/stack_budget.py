@@ -133,6 +133,9 @@ RULE = Rule(
     name=NAME,
     order=1000,
     description="A stack's expected and full-size monthly cost, and what a change adds, stay within its budget.",
+    details=("A [stack rule](../policies.md#stack-rules): judged on the priced stack by `preview`, `check` and `cost` "
+             "(the change, with `--against`) when the stack sets `dbx-ai-infra:budget`, and by the pack with the "
+             "limits of its config (see [budgets](../cost.md#budgets-that-fail-a-pull-request))."),
     enforcement="mandatory",
     scope="stack",
     stack_check=check,

@@ -87,6 +87,9 @@ RULE = Rule(
     order=1020,
     description=("Two stacks that can share a metastore (same cloud, same or unset region) never create the same "
                  "catalog, schema or storage root (judged by a run of several stacks, --all)."),
+    details=("Nor one storage root under the other: the second stack's first `pulumi up` would fail. Judged by "
+             "`preview` and `check` of several stacks (`--all`, `--stack` repeated), each finding naming both stack "
+             "files (see [several stacks, one metastore](../deploying.md#deploying-with-pulumi))."),
     enforcement="mandatory",
     scope="stacks",
     remediation="Give each stack its own catalog and storage root (unity_catalog.catalog, storage_root), or adopt the "
