@@ -286,3 +286,26 @@ def test_the_streamed_audit_equals_the_whole_one_with_jobs_on_clusters_and_polic
     assert (audit.OWN_POLICY, "p") in found  # breaks its policy, named later in the file
     assert any(name.startswith("shared (runs job nightly") for _, name in found)  # judged as the job's workload
     assert streamed.labels["cluster:0101-p"] == "[0].clusters[1]"  # first document, relabelled once more followed
+
+
+# --- a value known only after apply, in a streamed export (issue 53, item 5) ----------------------------------------
+
+@pytest.mark.parametrize("written", ['"<known after apply>"', '"\\u003cknown after apply\\u003e"'])
+def test_a_streamed_export_that_holds_a_value_known_only_after_apply_is_not_judged_on_it(tmp_path, written):
+    """A streamed export is walked for unknown values only when its text may hold one: the marker as written, or
+    spelt with JSON escapes (Go's encoder writes ``<`` as ``\\u003c``). Both read the same, not judged; the same
+    cluster with a known runtime is judged."""
+    from dbx_ai_infra.dbxtypes.plan import NOT_JUDGED
+    from dbx_ai_infra.sources.audit import audit_export_path
+
+    def policies(spark_version: str) -> dict[str, str]:
+        text = json.dumps({"clusters": [_gpu(ETL)]}).replace('"17.3.x-scala2.13"', spark_version)
+        path = tmp_path / "clusters.json"
+        path.write_text(text)
+        return {v.policy: v.enforcement for v in audit_export_path(str(path), None).violations}
+
+    unknown = policies(written)
+    assert "databricks-cluster-require-matching-runtime" in unknown
+    assert unknown["databricks-cluster-require-matching-runtime"] == NOT_JUDGED
+    known = policies('"17.3.x-scala2.13"')  # a CPU runtime on a GPU node: judged, a violation
+    assert known["databricks-cluster-require-matching-runtime"] != NOT_JUDGED

@@ -229,11 +229,13 @@ class _Enabled:
 def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, urn: str, name: str,
                       config: Any = None, source: Source = "pulumi", cloud: str | None = None,
                       enabled: _Enabled | None = None, views: list[View] | None = None,
-                      batch: TeamBatch | None = None) -> list[Violation]:
+                      batch: TeamBatch | None = None, known: bool = False) -> list[Violation]:
     """Every enabled rule against one resource, in ``ALL_RULES`` order (its shapes are read once). ``enabled`` is
     `_Enabled` of the config, computed once by the callers that evaluate many resources; ``views`` are the
     resource's `views_of`, where the caller has read them already. A team rule's calls go to ``batch`` (its
-    violations are added to the list returned when the batch is flushed), else are judged before returning."""
+    violations are added to the list returned when the batch is flushed), else are judged before returning.
+    ``known``: the caller read the resource from a text that holds no unknown value
+    (`dbx_ai_infra.dbxtypes.vocabulary.json_text_may_hold_unknown`), so its views are not walked for one."""
     if enabled is None:
         enabled = _Enabled(load_policy_config(config))
     rules = enabled.for_type(resource_type, source)
@@ -246,7 +248,7 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
     if batch is None:
         batch = TeamBatch()
     target = _Target(urn, name, source, out, batch)
-    checked = [(view, may_be_unknown(view)) for view in views]  # each view walked once, not once per rule
+    checked = [(view, not known and may_be_unknown(view)) for view in views]  # each walked once, not once per rule
     for rule, level, thresholds in rules:
         _judge_rule(rule, level, thresholds, checked, target)
     if own:
@@ -396,11 +398,12 @@ OnItem = Callable[[int, Any, list[ClusterShape]], None]
 
 
 def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[str, str] | None = None,
-                 on_item: OnItem | None = None) -> tuple[list[Violation], dict[str, int]]:
+                 on_item: OnItem | None = None, known: bool = False) -> tuple[list[Violation], dict[str, int]]:
     """`evaluate_export` and `dbx_ai_infra.policies.items.summary` of the same items, each cluster definition read once
     (and dropped once judged: only the findings and the counts are kept). ``used_by``
     (`dbx_ai_infra.policies.items.job_runs_on` of all the items) lets ``items`` be a stream read once; without it the
-    items are listed to work it out."""
+    items are listed to work it out. ``known``: every item was read from a text that holds no unknown value
+    (`evaluate_resource`)."""
     if used_by is None:
         items = list(items)
         used_by = job_runs_on(items)
@@ -434,7 +437,7 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
         shapes = [v for v in views if isinstance(v, ClusterShape)] if props is item.props else item_shapes(item)
         summary_add(counts, item, shapes)
         per_item.append(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
-                                          enabled=enabled, views=views, batch=batch))
+                                          enabled=enabled, views=views, batch=batch, known=known))
         if on_item is not None:
             on_item(position, item, shapes)
     batch.flush()
