@@ -398,12 +398,11 @@ OnItem = Callable[[int, Any, list[ClusterShape]], None]
 
 
 def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[str, str] | None = None,
-                 on_item: OnItem | None = None, known: bool = False) -> tuple[list[Violation], dict[str, int]]:
+                 on_item: OnItem | None = None) -> tuple[list[Violation], dict[str, int]]:
     """`evaluate_export` and `dbx_ai_infra.policies.items.summary` of the same items, each cluster definition read once
     (and dropped once judged: only the findings and the counts are kept). ``used_by``
     (`dbx_ai_infra.policies.items.job_runs_on` of all the items) lets ``items`` be a stream read once; without it the
-    items are listed to work it out. ``known``: every item was read from a text that holds no unknown value
-    (`evaluate_resource`)."""
+    items are listed to work it out."""
     if used_by is None:
         items = list(items)
         used_by = job_runs_on(items)
@@ -437,7 +436,8 @@ def audit_export(items: Iterable[Any], config: Any = None, *, used_by: Mapping[s
         shapes = [v for v in views if isinstance(v, ClusterShape)] if props is item.props else item_shapes(item)
         summary_add(counts, item, shapes)
         per_item.append(evaluate_resource(item.resource_type, props, urn=item.urn, name=name, source="api",
-                                          enabled=enabled, views=views, batch=batch, known=known))
+                                          enabled=enabled, views=views, batch=batch,
+                                          known=item.known and props is item.props))
         if on_item is not None:
             on_item(position, item, shapes)
     batch.flush()

@@ -43,6 +43,9 @@ class ExportItem:
     #: A Terraform plan's resource the plan leaves as it is (``actions: ["no-op"]``): it exists, and is priced with
     #: the rest, but the plan does not create or change it, so a check of the plan does not judge it.
     unchanged: bool = False
+    #: No value of ``props`` is unknown: read from a text that holds no unknown marker, as it was written (a
+    #: workspace's JSON export, `dbx_ai_infra.sources.exports.ExportStream`), so its rules need not look for one.
+    known: bool = False
 
 
 def is_plan_item(item: ExportItem) -> bool:

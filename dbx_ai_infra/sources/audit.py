@@ -22,14 +22,7 @@ from typing import Any
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.dbxtypes.plan import Violation
 from dbx_ai_infra.dbxtypes.shape import shapes_of_resource
-from dbx_ai_infra.dbxtypes.vocabulary import (
-    CLUSTER,
-    ENDPOINT_TYPES,
-    INSTANCE_POOL,
-    JOB,
-    TOKEN,
-    json_text_may_hold_unknown,
-)
+from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, ENDPOINT_TYPES, INSTANCE_POOL, JOB, TOKEN
 from dbx_ai_infra.guardrails import DefinitionError, evaluate_shape, parse_definition
 from dbx_ai_infra.policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, clusters_of, job_runs_on
 from dbx_ai_infra.policies.registry import audit_export
@@ -243,9 +236,8 @@ def _audit_streams(streams: list[Any], config: Any, *, places: bool, clusters: b
         if clusters and item.resource_type == CLUSTER:
             audit.clusters.append(item.props)
 
-    known = not any(json_text_may_hold_unknown(s.text) for s in streams)  # a workspace's JSON: no unknown in it
     audit.violations, audit.counts = audit_export(_each(streams, offsets, once), config, used_by=used_by,
-                                                  on_item=on_item, known=known)
+                                                  on_item=on_item)
     audit.violations += own
     for stream, local, urn, file, label in located:  # labels final now that each file's documents are counted
         audit.files[urn] = file

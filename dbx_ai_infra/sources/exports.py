@@ -50,6 +50,7 @@ from dbx_ai_infra.dbxtypes.vocabulary import (
     TOKEN,
     UNKNOWN_VALUE,
     SelectedValue,
+    json_text_may_hold_unknown,
 )
 from dbx_ai_infra.policies.items import CLUSTER_POLICY_EXPORT, TERRAFORM_URN, ExportItem
 from dbx_ai_infra.sources.endpoint_export import ENDPOINTS_KEY, endpoint_kind, endpoint_props, is_endpoint
@@ -118,7 +119,10 @@ def _endpoint_item(obj: Mapping[str, Any], label: str, index: int, source: str) 
     return ExportItem(kind, props, label, name, f"serving-endpoint:{name}", source)
 
 
-def _item(kind: str, obj: Mapping[str, Any], label: str, index: int, source: str) -> ExportItem:
+def _item(kind: str, obj: Mapping[str, Any], label: str, index: int, source: str, known: bool = False) -> ExportItem:
+    """One object of an export as the item of its kind. ``known``: the object was decoded from a text that holds no
+    unknown value (`ExportStream`); the item says so (`ExportItem.known`), except a serving endpoint, whose reader
+    marks what a list response leaves out as unknown (`dbx_ai_infra.sources.endpoint_export`)."""
     if kind in ENDPOINT_TYPES:
         return _endpoint_item(obj, label, index, source)
     check_numbers(kind, obj["settings"] if kind == JOB and isinstance(obj.get("settings"), Mapping) else obj, label,
@@ -127,27 +131,27 @@ def _item(kind: str, obj: Mapping[str, Any], label: str, index: int, source: str
         settings = obj["settings"] if isinstance(obj.get("settings"), Mapping) else obj
         job_id = obj.get("job_id")
         name = str(settings.get("name") or settings.get("run_name") or job_id or f"job[{index}]")
-        return ExportItem(JOB, settings, label, name, f"job:{job_id or name}", source)
+        return ExportItem(JOB, settings, label, name, f"job:{job_id or name}", source, known=known)
     if kind == INSTANCE_POOL:
         name = str(obj.get("instance_pool_name") or obj.get("instance_pool_id") or f"pool[{index}]")
         return ExportItem(INSTANCE_POOL, obj, label, name, f"instance-pool:{obj.get('instance_pool_id') or name}",
-                          source)
+                          source, known=known)
     if kind == TOKEN:
         name = str(obj.get("comment") or obj.get("token_id") or f"token[{index}]")
-        return ExportItem(TOKEN, obj, label, name, f"token:{obj.get('token_id') or index}", source)
+        return ExportItem(TOKEN, obj, label, name, f"token:{obj.get('token_id') or index}", source, known=known)
     if kind == CLUSTER_POLICY_EXPORT:
         if is_policy_definition(obj):  # a bare definition: the policy object it would be the definition of
             obj = {"definition": obj}
         name = str(obj.get("name") or obj.get("policy_id") or f"policy[{index}]")
-        return ExportItem(kind, obj, label, name, f"cluster-policy:{obj.get('policy_id') or name}", source)
+        return ExportItem(kind, obj, label, name, f"cluster-policy:{obj.get('policy_id') or name}", source, known=known)
     cluster_id, cluster_name = obj.get("cluster_id"), obj.get("cluster_name")
     if not cluster_id and not cluster_name and "cluster_source" not in obj:
         # a new_cluster template (no id, no name: a job's or a run's cluster, an MLflow backend config): it exists
         # for one run, as a job cluster, and is judged as one
         return ExportItem(CLUSTER, {**obj, "cluster_source": "JOB"}, label, f"cluster[{index}]", f"cluster:{index}",
-                          source)
+                          source, known=known)
     name = str(cluster_name or cluster_id or f"cluster[{index}]")
-    return ExportItem(CLUSTER, obj, label, name, f"cluster:{cluster_id or cluster_name or index}", source)
+    return ExportItem(CLUSTER, obj, label, name, f"cluster:{cluster_id or cluster_name or index}", source, known=known)
 
 
 def _nested(doc: Mapping[str, Any], source: str, label: str) -> list[ExportItem] | None:
@@ -493,6 +497,8 @@ class ExportStream:
 
     def __init__(self, text: str, source: str) -> None:
         self.text, self.source = text, source
+        #: No value decoded from the text is unknown (`ExportItem.known`).
+        self.known = not json_text_may_hold_unknown(text)
         self._decode = json_decoder().raw_decode
         self.documents = 0
         self.first_document_items = 0
@@ -592,7 +598,7 @@ class ExportStream:
     def _list(self, pos: int, prefix: str, key: str, count: int) -> Generator[ExportItem, None, tuple[int, int]]:
         """The items of one list of a list response, its text from after its ``[``; returns the position after its
         ``]`` and the count of the response's items so far."""
-        text, source, kind, space = self.text, self.source, CONTAINERS[key], _SPACE.match
+        text, source, kind, space, known = self.text, self.source, CONTAINERS[key], _SPACE.match, self.known
         if text.startswith("]", pos):
             return pos + 1, count
         at = f"{prefix}.{key}" if prefix else key
@@ -604,7 +610,7 @@ class ExportStream:
                 raise NotStreamable("syntax") from None
             if type(element) is not dict and not isinstance(element, Mapping):
                 raise NotStreamable("element")
-            yield _item(kind, element, f"{at}[{i}]", count, source)
+            yield _item(kind, element, f"{at}[{i}]", count, source, known)
             i, count = i + 1, count + 1
             pos = space(text, pos).end()  # type: ignore[union-attr]  # matches the empty string too
             mark = text[pos:pos + 1]
