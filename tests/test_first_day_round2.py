@@ -363,9 +363,9 @@ def test_a_value_known_only_after_apply_is_not_judged(capsys, tmp_path):
 ])
 def test_every_runtime_is_judged_as_the_release_notes_say(key, expected):
     from dbx_ai_infra.dbxtypes.shape import cluster_shape
-    from dbx_ai_infra.policies.rules.require_supported_runtime import check
+    from dbx_ai_infra.policies.rules.require_supported_runtime import Settings, check
 
-    messages = check(cluster_shape({"spark_version": key, "num_workers": 1}), {"as_of": "2026-12-03"})
+    messages = check(cluster_shape({"spark_version": key, "num_workers": 1}), Settings(as_of="2026-12-03"))
     if expected is None:
         assert messages == []
     else:

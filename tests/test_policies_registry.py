@@ -202,6 +202,34 @@ def test_thresholds_are_typed_per_rule_and_declared_once() -> None:
              check=lambda view, config: [], remediation="r", settings=Bounded, thresholds={"ceiling": 5})
 
 
+def test_a_check_reads_its_thresholds_typed_from_its_settings() -> None:
+    """Issue 56, item 5: thresholds are typed in one place. A check receives its rule's `Thresholds` model holding the
+    policy config's values, converted to the declared types (a JSON list to a tuple), one instance for all the views
+    of an evaluation; a check written against a mapping (a team rule's ``config["key"]``) reads the same values."""
+    from dbx_ai_infra.policies.registry import messages_for_views, views_of
+
+    class Limits(Thresholds):
+        stacks: Annotated[tuple[str, ...], Field(description="Stacks.")] = ("prod",)
+        ceiling: Annotated[int, Field(ge=1, description="A cap.")] = 10
+
+    seen: list[object] = []
+
+    def check(view, config) -> list[str]:
+        seen.append(config)
+        return [f"{config.ceiling} {config.stacks} {config['ceiling']} {config.get('stacks')} {config.get('x', '-')}. "
+                "Fix: none."]
+
+    rule = Rule(name="team-typed", description="d", enforcement="advisory", resource_types=(CLUSTER,), check=check,
+                remediation="r", settings=Limits)
+    views = [*views_of(CLUSTER, GOOD_API, "api"), *views_of(CLUSTER, BAD_API, "api")]
+    assert messages_for_views(rule, views, {"ceiling": 5, "stacks": ["dev"]}) == [
+        "5 ('dev',) 5 ('dev',) -. Fix: none.", "5 ('dev',) 5 ('dev',) -. Fix: none."]
+    assert len(seen) == 2 and seen[0] is seen[1] and isinstance(seen[0], Limits)
+    with pytest.raises(KeyError):
+        Limits()["x"]
+    assert messages_for_views(rule, views[:1], rule.thresholds) == ["10 ('prod',) 10 ('prod',) -. Fix: none."]
+
+
 def test_a_rule_is_handed_only_the_views_it_takes() -> None:
     """Issue 56, item 5: a rule declares the kinds of view it takes; the evaluators hand it those alone (a job's
     cluster definitions to a rule of cluster definitions, the job's own view to a rule of resources), so a check

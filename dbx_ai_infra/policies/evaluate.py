@@ -191,9 +191,10 @@ def messages_for_views(rule: Rule, views: Iterable[View], thresholds: Mapping[st
     source the rule does not judge (`Rule.sources`: an export-only rule on a Pulumi input) gets none. ``one``: as
     one finding per rule per resource (`one_finding`), as the offline evaluators and the pack report them."""
     found: list[tuple[str, str]] = []
+    config = rule.configured(thresholds)
     for view in views:
         if rule.judges(view):
-            found += [(view.label, message) for message in rule.check(view, thresholds)]
+            found += [(view.label, message) for message in rule.check(view, config)]
     if one:
         return one_finding(found)
     return [f"{label}: {message}" if label else message for label, message in found]
@@ -210,15 +211,15 @@ def rule_messages(rule: Rule, resource_type: str, props: Mapping[str, Any] | Non
 
 
 class _Enabled:
-    """The rules a config leaves enabled, with their level and thresholds, in ``ALL_RULES`` order; per resource
-    type, the ones that judge it (worked out once per type, not once per resource)."""
+    """The rules a config leaves enabled, with their level and settings (`Rule.configured`), in ``ALL_RULES`` order;
+    per resource type, the ones that judge it (worked out once per type, not once per resource)."""
 
     def __init__(self, cfg: PolicyConfig) -> None:
-        self.rules = [(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in resource_rules()
+        self.rules = [(rule, cfg.level(rule), rule.configured(cfg.thresholds_for(rule))) for rule in resource_rules()
                       if cfg.level(rule) != "disabled"]
-        self._by_type: dict[tuple[str, str], list[tuple[Rule, str, Mapping[str, Any]]]] = {}
+        self._by_type: dict[tuple[str, str], list[tuple[Rule, str, Any]]] = {}
 
-    def for_type(self, resource_type: str, source: Source = "pulumi") -> list[tuple[Rule, str, Mapping[str, Any]]]:
+    def for_type(self, resource_type: str, source: Source = "pulumi") -> list[tuple[Rule, str, Any]]:
         found = self._by_type.get((resource_type, source))
         if found is None:
             found = self._by_type[(resource_type, source)] = [
@@ -249,8 +250,8 @@ def evaluate_resource(resource_type: str, props: Mapping[str, Any] | None, *, ur
         batch = TeamBatch()
     target = _Target(urn, name, source, out, batch)
     checked = [(view, not known and may_be_unknown(view)) for view in views]  # each walked once, not once per rule
-    for rule, level, thresholds in rules:
-        _judge_rule(rule, level, thresholds, checked, target)
+    for rule, level, config in rules:
+        _judge_rule(rule, level, config, checked, target)
     if own:
         batch.flush()
     return out
@@ -268,8 +269,7 @@ class _Target:
     batch: TeamBatch
 
 
-def _judge_rule(rule: Rule, level: str, thresholds: Mapping[str, Any], views: list[tuple[View, bool]],
-                target: _Target) -> None:
+def _judge_rule(rule: Rule, level: str, config: Any, views: list[tuple[View, bool]], target: _Target) -> None:
     """One rule over one resource's views (`messages_for_views`, inline: it runs for every rule of every resource):
     its finding, the views a team rule judges in its process, and what it could not judge. Each view comes with
     `may_be_unknown` of it, read once for all the rules: only such a view's fields are looked up."""
@@ -286,12 +286,12 @@ def _judge_rule(rule: Rule, level: str, thresholds: Mapping[str, Any], views: li
         elif isinstance(check, RemoteCheck):  # a team rule: in its process, with other resources' calls
             judged.append(view)
         else:
-            found += [(view.label, message) for message in check(view, thresholds)]
+            found += [(view.label, message) for message in check(view, config)]
     if found:
         target.out.append(Violation(policy=rule.name, enforcement=level, urn=target.urn,  # type: ignore[arg-type]
                                     resource_name=target.name, message=one_finding(found)[0]))
     if judged:
-        _team_calls(target.batch, rule, level, thresholds, judged, target.out, target.urn, target.name)
+        _team_calls(target.batch, rule, level, config, judged, target.out, target.urn, target.name)
     if unjudged:
         target.out.append(Violation(policy=rule.name, enforcement=NOT_JUDGED, urn=target.urn,
                                     resource_name=target.name, message=one_finding(unjudged)[0]))
@@ -375,7 +375,7 @@ def stack_findings(rule: Rule, stack: StackView, thresholds: Mapping[str, Any]) 
     if rule.stack_check is None:
         raise ValueError(f"rule {rule.name} is no stack rule (scope {rule.scope!r})")
     return [found if isinstance(found, StackFinding) else StackFinding(found)
-            for found in rule.stack_check(stack, thresholds)]
+            for found in rule.stack_check(stack, rule.configured(thresholds))]
 
 
 def _stack_violation(rule: Rule, level: str, stack: StackView, finding: StackFinding) -> Violation:

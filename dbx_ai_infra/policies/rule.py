@@ -36,8 +36,9 @@ View = ClusterShape | PoolShape | ResourceView
 ViewKind = type[ClusterShape] | type[PoolShape] | type[ResourceView]
 #: Every kind of view, by name (how a team rule's process names the kinds its rule takes).
 VIEW_KINDS: Mapping[str, ViewKind] = MappingProxyType({k.__name__: k for k in (ClusterShape, PoolShape, ResourceView)})
-#: ``check(view, config)``: ``view`` is of a kind the rule takes (`Rule.takes`), so a check annotates it as such.
-Check = Callable[[Any, Mapping[str, Any]], list[str]]
+#: ``check(view, config)``: ``view`` is of a kind the rule takes (`Rule.takes`), so a check annotates it as such;
+#: ``config`` is the rule's typed settings (`Rule.configured`), so a check annotates it as its ``Settings``.
+Check = Callable[[Any, Any], list[str]]
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,12 @@ class StackFinding:
     note: bool = False
 
 
-#: A stack rule's check: its findings over a `StackView`, given its thresholds (a plain message is on the stack).
-StackCheck = Callable[[StackView, Mapping[str, Any]], Sequence[str | StackFinding]]
+#: A stack rule's check: its findings over a `StackView`, given its settings (`Rule.configured`; a plain message is on
+#: the stack).
+StackCheck = Callable[[StackView, Any], Sequence[str | StackFinding]]
 
 
-def _judged_per_stack(view: View, config: Mapping[str, Any]) -> list[str]:
+def _judged_per_stack(view: View, config: Any) -> list[str]:
     """The resource check of a rule that judges no resource (a stack rule): nothing."""
     return []
 
@@ -96,9 +98,20 @@ class Thresholds(BaseModel):
     """A rule's thresholds, typed: one field per threshold, its type and bounds in the annotation
     (``Annotated[int, Field(ge=1)]``), its default the rule's default, its ``description`` what the policy config's
     schema and the docs say of it. A rule names its subclass as ``Rule(settings=...)``; its defaults and JSON schema
-    are read from it, so each threshold is declared once."""
+    are read from it, so each threshold is declared once. Its check receives an instance holding the thresholds the
+    policy config sets (`Rule.configured`) and reads each as an attribute, of its declared type
+    (``config.max_workers_cap``); a check written against a mapping (``config["max_workers_cap"]``,
+    ``config.get(...)``: a team rule's, before typed thresholds) reads the same values."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in type(self).model_fields else default
 
 
 #: The JSON-schema keys a threshold's schema keeps, in the order the policy config and the docs show them.
@@ -116,8 +129,9 @@ class Rule:
     """One policy.
 
     ``check(view, config)`` is a pure function returning violation messages, each ending with a ``Fix: ...`` hint.
-    ``config`` holds every one of this rule's thresholds (``thresholds``, the defaults of its typed ``settings``,
-    overlaid by the policy config): a check reads ``config[key]`` and states no default of its own. The evaluators
+    ``config`` holds every one of this rule's thresholds (the defaults of its typed ``settings``, overlaid by the policy
+    config), as an instance of ``settings`` (`configured`): a check reads ``config.<threshold>``, typed, and states no
+    default of its own. The evaluators
     call ``check`` once per cluster definition (a ``ClusterShape``) for Clusters and Jobs, once per pool (a
     ``PoolShape``), and once per resource (a ``ResourceView``, a Job's own too) for the other types in
     ``resource_types``: each view of a kind the rule ``takes`` (`judges`). A stack rule (``scope`` ``"stack"``)
@@ -188,6 +202,12 @@ class Rule:
     #: checks a policy config's values for it there, returning the first problem's message or None.
     settings_check: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, repr=False,
                                                                              compare=False)
+
+    def configured(self, thresholds: Mapping[str, Any]) -> Any:
+        """What ``check`` and ``stack_check`` receive as ``config``: the rule's typed ``settings`` holding
+        ``thresholds`` (its defaults overlaid by the policy config, each value already checked against its field),
+        made once per evaluation, not once per view; a rule of plain ``thresholds`` mappings gets the mapping."""
+        return thresholds if self.settings is None else self.settings.model_validate(dict(thresholds))
 
     def judges(self, view: View) -> bool:
         """Whether ``check`` is called on ``view``: of the rule's resource types, sources and kinds of view."""

@@ -114,7 +114,8 @@ def _judge(calls: list[tuple[str, Any, Mapping[str, Any]]], rules: Mapping[str, 
     """Each call's answer as it is made (the parent learns which call a dead process was in); stops at a failure."""
     for name, view, thresholds in calls:
         try:
-            messages = rules[name].check(view, thresholds)
+            rule = rules[name]
+            messages = rule.check(view, rule.configured(thresholds))
         except TeamRuleFailure as failed:
             write_frame(out, json.dumps({"fail": failed.what, "out": _captured()}).encode())
             return

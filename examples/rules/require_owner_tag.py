@@ -4,16 +4,15 @@ A team rule is a module defining ``RULE``, a ``dbx_ai_infra.policies.rule.Rule``
 cluster definition as a ``ClusterShape`` (its Clusters API fields, snake_case, in ``view.props``; its tags in
 ``view.tags``), each instance pool as a ``PoolShape`` and other resources as a ``ResourceView``, of the kinds the rule
 ``takes`` (this one: cluster definitions only, a job's clusters among them), and returns messages that end with a
-``Fix: ...`` hint. ``config`` holds the rule's thresholds: the defaults of its typed ``settings`` (a
-``dbx_ai_infra.policies.rule.Thresholds`` model) overlaid by the policy config, which is checked against the model's
-fields. (A rule
-written before typed thresholds, with ``thresholds={...}`` and ``threshold_schema={...}``, still loads.)
+``Fix: ...`` hint. ``config`` is the rule's typed ``settings`` (a ``dbx_ai_infra.policies.rule.Thresholds`` model):
+its defaults overlaid by the policy config, which is checked against the model's fields; the check reads
+``config.tag``, a ``str``. (A rule written before typed thresholds, with ``thresholds={...}`` and
+``threshold_schema={...}``, still loads, and reads ``config["name"]``.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -23,12 +22,12 @@ from dbx_ai_infra.policies.common import gpu_node
 from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 
-def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+def check(view: ClusterShape, config: Settings) -> list[str]:
     # a GPU node type, or a GPU runtime: a cluster on an instance pool names no node type of its own, but a GPU ML
     # runtime runs on GPU nodes only
     if not (any(gpu_node(n) for n in view.node_type_ids) or "-gpu-" in (view.spark_version or "")):
         return []
-    tag = config["tag"]
+    tag = config.tag
     if view.tags.get(tag):
         return []
     return [f"GPU cluster without an {tag!r} tag: nobody answers for what it costs. Fix: add the {tag} tag "

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -12,10 +11,10 @@ from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB, MAX_SINGLE_NODE_SHUFF
 from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 
-def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+def check(view: ClusterShape, config: Settings) -> list[str]:
     if not view.is_single_node:
         return []
-    limit = config["max_single_node_shuffle_partitions"]
+    limit = config.max_single_node_shuffle_partitions
     value = as_number(view.spark_conf.get(SHUFFLE_PARTITIONS_KEY))  # "auto" and absent: no verdict
     if value is None or value <= limit:
         return []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -12,8 +11,8 @@ from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER, JOB, MAX_WORKERS_CAP, auto
 from dbx_ai_infra.policies.rule import Rule, Thresholds
 
 
-def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
-    cap = config["max_workers_cap"]
+def check(view: ClusterShape, config: Settings) -> list[str]:
+    cap = config.max_workers_cap
     num_workers = as_number(view.props.get("num_workers"))
     out = []
     bounds: list[tuple[str, Any]] = []

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -15,10 +14,10 @@ from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds
 DEFAULT_PRODUCTION_STACKS = ("prod", "azure-prod")
 
 
-def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
+def check(view: ResourceView, config: Settings) -> list[str]:
     props = view.props
     stack = endpoint_tags(props).get(STACK_TAG)
-    if stack not in tuple(config["production_stacks"]):
+    if stack not in config.production_stacks:
         return []
     out = []
     for i, entity in enumerate(served_entities(props)):

@@ -9,7 +9,6 @@ interconnect) spends its time on the network. Bandwidths are the node catalog's 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -28,17 +27,17 @@ def _bandwidth(node: Any) -> float | None:
     return max(figures) if figures else None
 
 
-def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+def check(view: ClusterShape, config: Settings) -> list[str]:
     if view.role != "training" or not view.node_type_id:
         return []
     workers = view.max_workers
-    if workers < config["min_training_nodes"]:
+    if workers < config.min_training_nodes:
         return []
     node = catalog().get(view.node_type_id)
     if node is None or node.interconnect_gbps is not None:
         return []
     bandwidth = _bandwidth(node)
-    limit = config["min_interconnect_gbps"]
+    limit = config.min_interconnect_gbps
     if bandwidth is not None and bandwidth >= limit:
         return []
     shown = "an unknown bandwidth" if bandwidth is None else f"{bandwidth:g} Gbps"

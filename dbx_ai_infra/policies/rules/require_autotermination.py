@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -16,13 +15,13 @@ from dbx_ai_infra.policies.rule import Rule, Thresholds
 ABSENT_MEANS = {"pulumi": 60, "api": 0}
 
 
-def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+def check(view: ClusterShape, config: Settings) -> list[str]:
     if view.compute_kind != ALL_PURPOSE:
         return []
-    limit = config["max_autotermination_minutes"]
+    limit = config.max_autotermination_minutes
     value = view.autotermination_minutes
     absent = value is None
-    if absent:
+    if value is None:
         value = ABSENT_MEANS.get(view.source, 60)
     if value == 0:
         if view.role == "inference":

@@ -4,8 +4,7 @@ units."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -19,13 +18,13 @@ from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds
 BAND_FAMILIES = re.compile(r"(llama[-_]?v?[23]|gte|bge|deepseek[-_]?r1|dbrx|mistral|mixtral|mpt)", re.I)
 
 
-def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
+def check(view: ResourceView, config: Settings) -> list[str]:
     e = provisioned_entity(view.props)
     if e.band is not None and e.model_units is None:
         # a legacy family provisioned in a tokens-per-second band, as Databricks provisions it (read from a
         # workspace: databricks-sdk ServedEntityOutput.min/max_provisioned_throughput): no model units to judge
         return []
-    least = int(config["min_model_units"])
+    least = config.min_model_units
     out = []
     if e.model_units is None or e.model_units < least:
         out.append(f"provisions {e.model_units if e.model_units is not None else 'no'} model units, below the "

@@ -13,9 +13,8 @@ production stack makes it mandatory for itself in its own policy section (``dbx-
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -30,7 +29,7 @@ def _supported_lts(today: date) -> str:
     return ", ".join(f"{r.label} (to {r.end_of_support})" for r in current) or "a current LTS release"
 
 
-def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
+def check(view: ClusterShape, config: Settings) -> list[str]:
     if not view.spark_version:
         return []
     if isinstance(view.spark_version, SelectedValue):  # chosen at each apply by a databricks_spark_version
@@ -41,7 +40,7 @@ def check(view: ClusterShape, config: Mapping[str, Any]) -> list[str]:
                 "runtime the workspace offers at each apply, not an LTS release (six months of support, and a "
                 f"runtime change whenever a new one ships). Fix: set long_term_support = true in "
                 f"{view.spark_version.source}."]
-    as_of = str(config["as_of"] or "")
+    as_of = config.as_of
     return list(_verdict(view.spark_version, date.fromisoformat(as_of) if as_of else date.today()))
 
 

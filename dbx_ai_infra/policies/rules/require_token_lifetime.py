@@ -10,8 +10,7 @@ export's token (the token API's ``token_infos``) says the same with ``expiry_tim
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -22,7 +21,7 @@ from dbx_ai_infra.policies.rule import ResourceView, Rule, Thresholds
 NEVER = -1  # the token API's expiry_time of a token with no lifetime
 
 
-def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
+def check(view: ResourceView, config: Settings) -> list[str]:
     props = view.props
     what = "on-behalf-of token" if view.resource_type == OBO_TOKEN else "token"
     if "expiry_time" in props and "lifetime_seconds" not in props:  # the token API's view of an existing token
@@ -37,7 +36,7 @@ def check(view: ResourceView, config: Mapping[str, Any]) -> list[str]:
     if seconds is None or seconds <= 0:
         return [f"{what} without lifetime_seconds: it stays valid indefinitely, after the person or pipeline it was "
                 "made for has gone. Fix: set lifetime_seconds (e.g. 7776000 for 90 days) and rotate it."]
-    ceiling = config["max_lifetime_seconds"]
+    ceiling = config.max_lifetime_seconds
     if ceiling is not None and seconds > ceiling:
         return [f"{what} lifetime_seconds {seconds:.0f} is longer than the policy's maximum {ceiling:.0f}. "
                 f"Fix: set lifetime_seconds to at most {ceiling:.0f} and rotate it."]
