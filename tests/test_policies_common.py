@@ -81,8 +81,15 @@ def test_pip_name(spec, name) -> None:
 @pytest.mark.parametrize("spec,project", [
     ("Torch[cuda]==2.8.0", "torch"), ("transformers[torch] ~= 4.4", "transformers"), ("peft", "peft"),
     ("torch @ https://example.com/torch-2.8.0-cp312-none-any.whl", "torch"),
-    ("https://example.com/torch-2.8.0-cp312-none-any.whl", None), ("git+https://github.com/x/y.git", None),
-    (None, None), ("", None),
+    # a bare URL names the project of its file: a wheel (PyTorch's own index quotes the local version's "+"), a
+    # source archive, or a VCS URL's #egg= fragment; nothing else names one
+    ("https://example.com/torch-2.8.0-cp312-none-any.whl", "torch"),
+    ("https://download.pytorch.org/whl/cu128/torch-2.8.0%2Bcu128-cp312-cp312-manylinux_2_28_x86_64.whl", "torch"),
+    ("https://files.example.com/flash_attn-2.8.3.tar.gz?sig=1", "flash-attn"),
+    ("https://example.com/Flash-Attn-2.8.3.zip", "flash-attn"), ("https://x/w/peft-0.17.0-1-py3-none-any.whl", "peft"),
+    ("git+https://github.com/huggingface/peft.git@v0.17.0#egg=PEFT", "peft"),
+    ("git+https://github.com/x/y.git", None), ("https://example.com/not-a-wheel.whl", None),
+    ("https://example.com/requirements.txt", None), (None, None), ("", None),
 ])
 def test_pip_project(spec, project) -> None:
     from dbx_ai_infra.dbxtypes.pip import pip_project

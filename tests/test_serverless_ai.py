@@ -379,13 +379,18 @@ def test_export_terraform_writes_the_provisioned_throughput_endpoint_and_the_ser
                          for p in perms)
 
 
-def test_a_workload_that_pins_its_own_torch_keeps_it_and_gets_no_second_one(write_stack):
+@pytest.mark.parametrize("torch", [
+    "Torch==2.8.0", "torch @ https://download.pytorch.org/whl/cu128/torch-2.8.0%2Bcu128-cp312-cp312-manylinux_2_28_x86_64.whl",
+    # a bare URL: the wheel's file name names the project (a second torch beside it made pip refuse the environment)
+    "https://download.pytorch.org/whl/cu128/torch-2.8.0%2Bcu128-cp312-cp312-manylinux_2_28_x86_64.whl",
+])
+def test_a_workload_that_pins_its_own_torch_keeps_it_and_gets_no_second_one(write_stack, torch):
     """train.py imports torch, which serverless GPU environment 5's base environment lacks: the job adds torch==2.9.0
     (Databricks' tested version) only when the workload names no torch of its own, in any spelling of the name."""
-    own = {**SERVERLESS, "gpus": 8, "libraries": ["Torch==2.8.0", "transformers==4.46.0"]}
+    own = {**SERVERLESS, "gpus": 8, "libraries": [torch, "transformers==4.46.0"]}
     (job,) = _of(build_plan(str(write_stack(_config(own)))), "job:Job")
     (env,) = job.inputs["environments"]
-    assert env["spec"]["dependencies"] == ["Torch==2.8.0", "transformers==4.46.0"]
+    assert env["spec"]["dependencies"] == [torch, "transformers==4.46.0"]
 
 
 def test_no_shipped_stack_trains_on_more_serverless_gpus_than_its_job_can_run(capsys):

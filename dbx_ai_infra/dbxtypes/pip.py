@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import unquote
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _EXTRAS = r"(?:\[\s*" + _NAME + r"(?:\s*,\s*" + _NAME + r")*\s*\])?"
@@ -63,11 +64,30 @@ def pip_name(spec: Any) -> str | None:
 
 def pip_project(spec: Any) -> str | None:
     """The project a pip requirement installs, lower-cased and without extras: ``Torch[cuda]==2.8.0``, ``torch`` and
-    ``torch @ https://...`` all name ``torch``; None for a bare URL (it names no project) and a non-string."""
+    ``torch @ https://...`` all name ``torch``; a bare URL names the project of its file (`_url_project`); None for
+    a URL that names none, and a non-string."""
     if not isinstance(spec, str):
         return None
     head, url, _ = spec.partition("://")
     if url and "@" not in head:
-        return None
+        return _url_project(spec.strip())
     name = pip_name(head.split("@", 1)[0]) if url else pip_name(spec)
     return name.split("[", 1)[0].lower() if name else None
+
+
+#: A wheel's or a source archive's file name: the project, then ``-`` and its version (PEP 427, PEP 625; an older
+#: archive's name may hold ``-`` itself: the version is the first part that starts with a digit).
+_ARCHIVE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*?)-\d[^/]*\.(?:whl|tar\.gz|zip)$")
+
+
+def _url_project(url: str) -> str | None:
+    """The project a bare URL installs: its ``#egg=`` name, or the name its file's name starts with, as a wheel
+    (``torch-2.8.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl``) or a source archive (``flash_attn-2.8.3.tar.gz``)
+    spells it, normalized as PEP 503 does (``flash-attn``); None when it names none (a VCS URL without ``#egg=``, a
+    file of another kind). Read here rather than with packaging.utils, whose import (its platform tags) costs every
+    run's start-up about 20 ms."""
+    location, _, fragment = url.partition("#")
+    egg = re.search(r"(?:^|&)egg=(" + _NAME + ")", fragment)
+    archive = _ARCHIVE.match(unquote(location.split("?", 1)[0].rsplit("/", 1)[-1]))
+    name = egg.group(1) if egg else archive.group("name") if archive else None
+    return re.sub(r"[-_.]+", "-", name).lower() if name else None
