@@ -193,7 +193,7 @@ def serverless_gpu() -> str:
     from dbx_ai_infra.engine.pipeline import build_plan
     from dbx_ai_infra.gpucatalog.accelerators import SERVERLESS_GPU_CLOUDS
     from dbx_ai_infra.pricing import JOB_CLUSTER_VS_SERVERLESS_GPU, SERVERLESS_GPU_VS_JOB_CLUSTER
-    from dbx_ai_infra.pricing.serverless_comparison import classic_training_gpus
+    from dbx_ai_infra.pricing.serverless_comparison import classic_training_gpus, pool_node_types
 
     lines = [GENERATED, "", "# Classic GPU clusters or serverless GPU?", "",
              "A training workload runs on a classic job cluster of GPU nodes (`compute: classic`, the default: VMs "
@@ -211,7 +211,8 @@ def serverless_gpu() -> str:
              "serverless GPU is reported unpriced, by name, until a `--prices` file gives "
              "`serverless_gpu_usd_per_gpu_hour` or `serverless_gpu_dbu_per_gpu_hour`); the job cluster by the node "
              "catalog and `rates.yaml`, as every "
-             "cluster. The same GPUs: the job cluster's workers' GPUs (the driver coordinates) on the accelerator of "
+             "cluster. The same GPUs: the job cluster's workers' GPUs (the driver coordinates; their node type the "
+             "cluster's own or that of the instance pool it draws them from) on the accelerator of "
              "the same GPU, or, where serverless GPU has none (an A100), of the GPU with the least memory that holds "
              "it, in whole nodes; the other way, workers of the cloud's node type with that GPU. The same hours: "
              "the workload's `training_job_hours_per_month`. `preview` and `cost` print the same comparison as "
@@ -243,7 +244,8 @@ def serverless_gpu() -> str:
             gpus = "-"
             if serverless and entry.gpus is not None:
                 gpus = f"{entry.gpus:g}"
-            elif not serverless and (classic := classic_training_gpus(r, plan.cloud)) is not None:
+            elif not serverless and (classic := classic_training_gpus(r, plan.cloud, pools=pool_node_types(plan))) \
+                    is not None:
                 gpus = f"{classic[1]} x {classic[0].gpu}"
             mine = money(float(entry.monthly.expected)) if entry.monthly.expected is not None else "unpriced"
             found = advice.get(r.urn)

@@ -15,7 +15,7 @@ from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.dbxtypes.money import money
 from dbx_ai_infra.engine.pipeline import build_plan
 from dbx_ai_infra.pricing.serverless import serverless_data
-from dbx_ai_infra.pricing.serverless_comparison import classic_training_gpus
+from dbx_ai_infra.pricing.serverless_comparison import classic_training_gpus, pool_node_types
 
 #: The issue's contract keys, with the model the training role sizes by.
 SERVERLESS = {"compute": "serverless_gpu", "accelerator": "GPU_8xH100", "gpus": 16, "job": {},
@@ -405,3 +405,23 @@ def test_no_shipped_stack_trains_on_more_serverless_gpus_than_its_job_can_run(ca
         assert main(["preview", "--stack", stack]) in (0, 1), stack
         err = capsys.readouterr().err
         assert "train.py refuses" not in err and "GPUs are 2 GPU_8xH100 nodes" not in err, stack
+
+
+def test_a_job_cluster_that_draws_its_workers_from_a_pool_is_compared_with_its_pools_gpus(tmp_path):
+    """new-workspace's training job draws its workers from an instance pool (no node_type_id of its own): its GPUs are
+    the pool's node type's, so it gets the comparison, and the page its GPUs, like a job with its own node type."""
+    plan = build_plan("new-workspace", with_cost=True, with_policies=False)
+    (job,) = _of(plan, "job:Job")
+    assert classic_training_gpus(job, plan.cloud) is None  # without the pools: not known
+    node, gpus = classic_training_gpus(job, plan.cloud, pools=pool_node_types(plan))
+    assert (node.node_type_id, gpus) == ("g5.xlarge", 2)  # 2 workers of the pool's g5.xlarge, one A10G each
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(yaml.safe_dump({"serverless_gpu_usd_per_gpu_hour": {"aws": {"GPU_1xA10": 1.5}}}))
+    priced = build_plan("new-workspace", with_cost=True, with_policies=False, prices=str(prices))
+    (advice,) = [a for a in priced.advice if a.id == "job-cluster-vs-serverless-gpu"]
+    entry = _cost(priced, job.name)
+    assert "2 x NVIDIA A10G of g5.xlarge workers -> 2 GPUs on GPU_1xA10" in advice.message
+    assert advice.monthly_cost_delta == pytest.approx(2 * 1.5 * entry.hours_per_month - entry.monthly.expected)
+    page = (Path(__file__).resolve().parent.parent / "docs" / "reference" / "serverless-gpu.md").read_text()
+    (row,) = [line for line in page.splitlines() if line.startswith("| new-workspace |")]
+    assert "| 2 x NVIDIA A10G |" in row

@@ -18,14 +18,15 @@ accelerator or node type without a public rate) gives no advice; nothing is comp
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.clouds import profile
 from dbx_ai_infra.dbxtypes.money import money
 from dbx_ai_infra.dbxtypes.plan import Advice, Plan, Resource
 from dbx_ai_infra.dbxtypes.serverless import serverless_gpu_tasks
-from dbx_ai_infra.dbxtypes.shape import shapes_of_resource
-from dbx_ai_infra.dbxtypes.vocabulary import GPUS_ARG, JOB, ROLE_TAG, WORKLOAD_TAG, workload_key
+from dbx_ai_infra.dbxtypes.shape import pool_shape, shapes_of_resource
+from dbx_ai_infra.dbxtypes.vocabulary import GPUS_ARG, INSTANCE_POOL, JOB, ROLE_TAG, WORKLOAD_TAG, workload_key
 from dbx_ai_infra.gpucatalog import load_catalog
 from dbx_ai_infra.gpucatalog.accelerators import ACCELERATORS, SERVERLESS_GPU_CLOUDS
 
@@ -98,13 +99,24 @@ def _advice(advice_id: str, resource: Resource, current: float, other: float, th
                           f"{cheaper}. Fix: {switch if other < current else 'none needed.'}")
 
 
-def classic_training_gpus(resource: Resource, cloud: str, catalog: Any = None) -> tuple[Any, int] | None:
+def pool_node_types(plan: Plan) -> dict[str, str]:
+    """The node type of each instance pool of the plan, by the pool's id (what a cluster's ``instance_pool_id``
+    names)."""
+    return {r.id: node for r in plan.resources if r.type == INSTANCE_POOL and r.id
+            and (node := pool_shape(r.inputs).node_type_id)}
+
+
+def classic_training_gpus(resource: Resource, cloud: str, catalog: Any = None,
+                          pools: Mapping[str, str] | None = None) -> tuple[Any, int] | None:
     """(the worker node type, the training GPUs) of a job's classic training cluster: its workers' GPUs (the driver
-    coordinates, as train.py runs its ranks on the workers); None when it has no training cluster of a known node."""
+    coordinates, as train.py runs its ranks on the workers), the workers' node type its own or that of the instance
+    pool it draws them from (``pools``, `pool_node_types`); None when it has no training cluster of a known node."""
     catalog = catalog if catalog is not None else load_catalog()
     shapes = shapes_of_resource(JOB, resource.inputs, cloud=cloud)
-    training = [s for s in shapes if s.role == "training" and s.node_type_id]
-    node = catalog.get(training[0].node_type_id) if training else None
+    training = [s for s in shapes if s.role == "training"]
+    node_type = (training[0].node_type_id or (pools or {}).get(training[0].instance_pool_id or "")) \
+        if training else None
+    node = catalog.get(node_type) if node_type else None
     if node is None:
         return None
     return node, int(training[0].max_workers or training[0].min_workers or 0) * node.gpu_count
@@ -112,7 +124,7 @@ def classic_training_gpus(resource: Resource, cloud: str, catalog: Any = None) -
 
 def _classic_side(plan: Plan, resource: Resource, current: float, hours: float, prices: PriceBook,
                   catalog: Any) -> Advice | None:
-    found = classic_training_gpus(resource, plan.cloud, catalog)
+    found = classic_training_gpus(resource, plan.cloud, catalog, pool_node_types(plan))
     if found is None or plan.cloud not in SERVERLESS_GPU_CLOUDS:
         return None
     node, gpus = found
