@@ -20,7 +20,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from dbx_ai_infra.dbxtypes.vocabulary import CLUSTER
 from dbx_ai_infra.policies.pack import build_policies
-from dbx_ai_infra.policies.registry import ALL_RULES, evaluate_resource
+from dbx_ai_infra.policies.registry import ALL_RULES, RULES_BY_NAME, evaluate_resource
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 BOUNDS = "databricks-cluster-configure-worker-bounds"
@@ -51,8 +51,11 @@ def test_one_policy_per_rule_with_metadata() -> None:
     everything = build_policies()
     assert [p.name for p in everything] == [r.name for r in ALL_RULES] + ["databricks-stack-budget"]
     assert isinstance(everything[-1], StackValidationPolicy)
-    for policy, rule in zip(everything, ALL_RULES, strict=False):  # a rule judged with its plan: a stack validation
-        assert isinstance(policy, StackValidationPolicy if rule.scope == "plan" else ResourceValidationPolicy)
+    for policy, rule in zip(everything, [*ALL_RULES, RULES_BY_NAME["databricks-stack-budget"]], strict=True):
+        # a rule judged with its plan, or a stack rule: a stack validation, with the same metadata
+        assert isinstance(policy, ResourceValidationPolicy if rule.scope == "resource" else StackValidationPolicy)
+        assert (policy.description, policy.enforcement_level, policy.severity, policy.remediation_steps) == \
+            (rule.description, EnforcementLevel(rule.enforcement), Severity(rule.severity), rule.remediation)
     policies = resource_policies()
     for policy, rule in zip(policies, [r for r in ALL_RULES if r.scope == "resource"], strict=True):
         assert isinstance(policy, ResourceValidationPolicy)

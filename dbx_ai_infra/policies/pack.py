@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -123,6 +123,20 @@ def _plan_resource(resource: Any) -> tuple[str, str, dict[str, Any]]:
     return resource.urn, resource.resource_type, inputs
 
 
+#: The two kinds of policy the pack makes of a rule.
+_Policy = TypeVar("_Policy", ResourceValidationPolicy, StackValidationPolicy)
+
+
+def _policy(kind: type[_Policy], rule: Rule, level: str, validate: Any, schema: PolicyConfigSchema | None) -> _Policy:
+    """``rule`` as one of the pack's policies (``kind``: a resource or a stack validation), each field read from the
+    rule: its name, description, level, severity and remediation, with ``schema`` as its config schema; ``validate``
+    is named after the rule (the name the SDK's errors show)."""
+    validate.__name__ = f"validate_{rule.name.replace('-', '_')}"
+    return kind(name=rule.name, description=rule.description, validate=validate,
+                enforcement_level=EnforcementLevel(level), config_schema=schema, severity=Severity(rule.severity),
+                remediation_steps=rule.remediation)
+
+
 def _plan_policy(rule: Rule, level: str, defaults: Mapping[str, Any]) -> StackValidationPolicy:
     """A rule of ``scope`` plan as a stack validation: it sees every resource, so each cluster and job is judged
     with the access controls the stack's Permissions give it (`dbx_ai_infra.policies.access`)."""
@@ -137,11 +151,7 @@ def _plan_policy(rule: Rule, level: str, defaults: Mapping[str, Any]) -> StackVa
             for message in messages_for_views(rule, views, thresholds, one=True):
                 report_violation(message, urn)
 
-    validate.__name__ = f"validate_{rule.name.replace('-', '_')}"
-    return StackValidationPolicy(
-        name=rule.name, description=rule.description, validate=validate,
-        enforcement_level=EnforcementLevel(level), config_schema=_config_schema(rule, defaults),
-        remediation_steps=rule.remediation)
+    return _policy(StackValidationPolicy, rule, level, validate, _config_schema(rule, defaults))
 
 
 def _make_validate(rule: Rule, defaults: Mapping[str, Any]):
@@ -153,7 +163,6 @@ def _make_validate(rule: Rule, defaults: Mapping[str, Any]):
         for message in rule_messages(rule, args.resource_type, props, thresholds, source="pulumi", one=True):
             report_violation(message, args.urn)
 
-    validate.__name__ = f"validate_{rule.name.replace('-', '_')}"
     return validate
 
 
@@ -250,11 +259,7 @@ def _stack_policy(rule: Rule, level: str, defaults: Mapping[str, Any]) -> StackV
             if not finding.note:
                 report_violation(finding.message, finding.resource.urn if finding.resource is not None else None)
 
-    validate.__name__ = f"validate_{rule.name.replace('-', '_')}"
-    return StackValidationPolicy(
-        name=rule.name, description=rule.description, validate=validate,
-        enforcement_level=EnforcementLevel(level), config_schema=_stack_schema(rule, defaults),
-        remediation_steps=rule.remediation)
+    return _policy(StackValidationPolicy, rule, level, validate, _stack_schema(rule, defaults))
 
 
 def _stack_schema(rule: Rule, defaults: Mapping[str, Any]) -> PolicyConfigSchema | None:
@@ -281,15 +286,8 @@ def build_policies(config: Any = None) -> list[ResourceValidationPolicy | StackV
         if rule.scope == "plan":
             policies.append(_plan_policy(rule, cfg.level(rule), defaults))
             continue
-        policies.append(ResourceValidationPolicy(
-            name=rule.name,
-            description=rule.description,
-            validate=_make_validate(rule, defaults),
-            enforcement_level=EnforcementLevel(cfg.level(rule)),
-            config_schema=_config_schema(rule, defaults),
-            severity=Severity(rule.severity),
-            remediation_steps=rule.remediation,
-        ))
+        policies.append(_policy(ResourceValidationPolicy, rule, cfg.level(rule), _make_validate(rule, defaults),
+                                _config_schema(rule, defaults)))
 
     policies += [_stack_policy(rule, cfg.level(rule), cfg.thresholds_for(rule)) for rule in stack_rules()
                  if rule.pack_settings is not None]
