@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,37 +56,31 @@ COLUMNS: Mapping[str, tuple[str, ...]] = {
     "serving_requests": ("endpoint_name", "request_time", "status_code", "execution_duration_ms"),
 }
 
-#: The normalized relation each input becomes (what the analysis reads), and its empty form.
-_EMPTY: Mapping[str, str] = {
-    "clusters": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS cluster_name, "
-                "CAST(NULL AS VARCHAR) AS tag_stack, CAST(NULL AS VARCHAR) AS tag_role, "
-                "CAST(NULL AS VARCHAR) AS tag_workload",
-    "node_timeline": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS instance_id, "
-                     "CAST(NULL AS TIMESTAMP) AS start_time, CAST(NULL AS TIMESTAMP) AS end_time, "
-                     "CAST(NULL AS BOOLEAN) AS driver, CAST(NULL AS DOUBLE) AS cpu_user_percent, "
-                     "CAST(NULL AS DOUBLE) AS cpu_system_percent, CAST(NULL AS DOUBLE) AS cpu_wait_percent, "
-                     "CAST(NULL AS DOUBLE) AS mem_used_percent, CAST(NULL AS DOUBLE) AS network_sent_bytes, "
-                     "CAST(NULL AS DOUBLE) AS network_received_bytes, CAST(NULL AS VARCHAR) AS node_type",
-    "gpu_timeline": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS VARCHAR) AS instance_id, "
-                    "CAST(NULL AS BOOLEAN) AS driver, CAST(NULL AS INTEGER) AS gpu_index, "
-                    "CAST(NULL AS TIMESTAMP) AS start_time, CAST(NULL AS TIMESTAMP) AS end_time, "
-                    "CAST(NULL AS DOUBLE) AS gpu_util_percent, CAST(NULL AS DOUBLE) AS gpu_mem_used_mb, "
-                    "CAST(NULL AS DOUBLE) AS gpu_mem_total_mb",
-    "cluster_events": "CAST(NULL AS VARCHAR) AS cluster_id, CAST(NULL AS TIMESTAMP) AS at, "
-                      "CAST(NULL AS VARCHAR) AS type, CAST(NULL AS VARCHAR) AS reason_code, "
-                      "CAST(NULL AS INTEGER) AS current_workers, CAST(NULL AS INTEGER) AS target_workers",
-    "usage": "CAST(NULL AS TIMESTAMP) AS usage_start_time, CAST(NULL AS TIMESTAMP) AS usage_end_time, "
-             "CAST(NULL AS VARCHAR) AS sku_name, CAST(NULL AS VARCHAR) AS usage_unit, "
-             "CAST(NULL AS DOUBLE) AS usage_quantity, CAST(NULL AS VARCHAR) AS cluster_id, "
-             "CAST(NULL AS VARCHAR) AS endpoint_name",
-    "list_prices": "CAST(NULL AS VARCHAR) AS sku_name, CAST(NULL AS VARCHAR) AS usage_unit, "
-                   "CAST(NULL AS TIMESTAMP) AS price_start_time, CAST(NULL AS TIMESTAMP) AS price_end_time, "
-                   "CAST(NULL AS DOUBLE) AS price",
-    "requests": "CAST(NULL AS TIMESTAMP) AS request_time, CAST(NULL AS VARCHAR) AS cluster_id, "
-                "CAST(NULL AS DOUBLE) AS latency_ms, CAST(NULL AS INTEGER) AS status_code",
-    "serving_requests": "CAST(NULL AS VARCHAR) AS endpoint_name, CAST(NULL AS TIMESTAMP) AS request_time, "
-                        "CAST(NULL AS INTEGER) AS status_code, CAST(NULL AS DOUBLE) AS duration_ms, "
-                        "CAST(NULL AS DOUBLE) AS sampling_fraction",
+#: The normalized relation each input becomes (what the analysis reads): its columns, in order, and their SQL types.
+#: A view casts each input column to its type (a TIMESTAMP as `_ts` reads a time), unless the view gives the column
+#: its own expression; the relation of an absent input is these columns, NULL.
+RELATIONS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "clusters": (("cluster_id", "STRING"), ("cluster_name", "STRING"), ("tag_stack", "STRING"),
+                 ("tag_role", "STRING"), ("tag_workload", "STRING")),
+    "node_timeline": (("cluster_id", "STRING"), ("instance_id", "STRING"), ("start_time", "TIMESTAMP"),
+                      ("end_time", "TIMESTAMP"), ("driver", "BOOLEAN"), ("cpu_user_percent", "DOUBLE"),
+                      ("cpu_system_percent", "DOUBLE"), ("cpu_wait_percent", "DOUBLE"),
+                      ("mem_used_percent", "DOUBLE"), ("network_sent_bytes", "DOUBLE"),
+                      ("network_received_bytes", "DOUBLE"), ("node_type", "STRING")),
+    "gpu_timeline": (("cluster_id", "STRING"), ("instance_id", "STRING"), ("driver", "BOOLEAN"),
+                     ("gpu_index", "INTEGER"), ("start_time", "TIMESTAMP"), ("end_time", "TIMESTAMP"),
+                     ("gpu_util_percent", "DOUBLE"), ("gpu_mem_used_mb", "DOUBLE"), ("gpu_mem_total_mb", "DOUBLE")),
+    "cluster_events": (("cluster_id", "STRING"), ("at", "TIMESTAMP"), ("type", "STRING"), ("reason_code", "STRING"),
+                       ("current_workers", "INTEGER"), ("target_workers", "INTEGER")),
+    "usage": (("usage_start_time", "TIMESTAMP"), ("usage_end_time", "TIMESTAMP"), ("sku_name", "STRING"),
+              ("usage_unit", "STRING"), ("usage_quantity", "DOUBLE"), ("cluster_id", "STRING"),
+              ("endpoint_name", "STRING")),
+    "list_prices": (("sku_name", "STRING"), ("usage_unit", "STRING"), ("price_start_time", "TIMESTAMP"),
+                    ("price_end_time", "TIMESTAMP"), ("price", "DOUBLE")),
+    "requests": (("request_time", "TIMESTAMP"), ("cluster_id", "STRING"), ("latency_ms", "DOUBLE"),
+                 ("status_code", "INTEGER")),
+    "serving_requests": (("endpoint_name", "STRING"), ("request_time", "TIMESTAMP"), ("status_code", "INTEGER"),
+                         ("duration_ms", "DOUBLE"), ("sampling_fraction", "DOUBLE")),
 }
 
 
@@ -231,37 +226,23 @@ def _json(text: str, path: str, dialect: str) -> str:
     return f"get_json_object({text}, '{path}')" if dialect != "duckdb" else f"json_extract_string({text}, '{path}')"
 
 
-def _as_ts(types: Mapping[str, str], column: str, dialect: str) -> str:
-    """A time column (`_ts`) under its own name."""
-    return f"{_ts(types, column, dialect)} AS {column}"
+def _select(name: str, types: Mapping[str, str], dialect: str, src: str, **own: str) -> str:
+    """The SELECT of input ``name``'s relation (`RELATIONS`) from ``src``: each column cast to its type, a time read
+    by `_ts`, or the expression ``own`` gives it."""
+    def column(column: str, sql_type: str) -> str:
+        if column in own:
+            return own[column]
+        return _ts(types, column, dialect) if sql_type == "TIMESTAMP" else f"CAST({column} AS {sql_type})"
+
+    return f"SELECT {', '.join(f'{column(c, t)} AS {c}' for c, t in RELATIONS[name])} FROM {src}"
 
 
 def _clusters_view(types: Mapping[str, str], dialect: str, src: str) -> str:
     def tag(key: str) -> str:
         return _field(types, "tags", key, dialect)
 
-    return (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(cluster_name AS STRING) AS "
-            f"cluster_name, {tag(STACK_TAG)} AS tag_stack, "
-            f"{tag(ROLE_TAG)} AS tag_role, "
-            f"{tag(WORKLOAD_TAG)} AS tag_workload FROM {src}")
-
-
-def _node_timeline_view(types: Mapping[str, str], dialect: str, src: str) -> str:
-    return (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
-            f"instance_id, {_as_ts(types, 'start_time', dialect)}, {_as_ts(types, 'end_time', dialect)}, "
-            f"CAST(driver AS BOOLEAN) AS driver, CAST(cpu_user_percent AS DOUBLE) AS cpu_user_percent, "
-            f"CAST(cpu_system_percent AS DOUBLE) AS cpu_system_percent, CAST(cpu_wait_percent AS DOUBLE) "
-            f"AS cpu_wait_percent, CAST(mem_used_percent AS DOUBLE) AS mem_used_percent, "
-            f"CAST(network_sent_bytes AS DOUBLE) AS network_sent_bytes, CAST(network_received_bytes AS "
-            f"DOUBLE) AS network_received_bytes, CAST(node_type AS STRING) AS node_type FROM {src}")
-
-
-def _gpu_timeline_view(types: Mapping[str, str], dialect: str, src: str) -> str:
-    return (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, CAST(instance_id AS STRING) AS "
-            f"instance_id, CAST(driver AS BOOLEAN) AS driver, CAST(gpu_index AS INTEGER) AS gpu_index, "
-            f"{_as_ts(types, 'start_time', dialect)}, {_as_ts(types, 'end_time', dialect)}, "
-            f"CAST(gpu_util_percent AS DOUBLE) AS gpu_util_percent, CAST(gpu_mem_used_mb AS DOUBLE) AS "
-            f"gpu_mem_used_mb, CAST(gpu_mem_total_mb AS DOUBLE) AS gpu_mem_total_mb FROM {src}")
+    return _select("clusters", types, dialect, src, tag_stack=tag(STACK_TAG), tag_role=tag(ROLE_TAG),
+                   tag_workload=tag(WORKLOAD_TAG))
 
 
 #: An event's time, per dialect: epoch milliseconds as the API writes them, or an ISO 8601 time as a SQL export
@@ -282,13 +263,11 @@ def _dialect_choice(table: Mapping[str, str], dialect: str) -> str:
 
 
 def _cluster_events_view(types: Mapping[str, str], dialect: str, src: str) -> str:
-    at = _dialect_choice(_EVENT_TIME, dialect)
     details = _dialect_choice({"duckdb": "details", "databricks": "CAST(details AS STRING)"}, dialect)
-    return (f"SELECT CAST(cluster_id AS STRING) AS cluster_id, {at} AS at, "
-            f"CAST(type AS STRING) AS type, {_json(details, '$.reason.code', dialect)} AS reason_code, "
-            f"TRY_CAST({_json(details, '$.current_num_workers', dialect)} AS INTEGER) AS "
-            f"current_workers, TRY_CAST({_json(details, '$.target_num_workers', dialect)} AS INTEGER) "
-            f"AS target_workers FROM {src}")
+    return _select("cluster_events", types, dialect, src, at=_dialect_choice(_EVENT_TIME, dialect),
+                   reason_code=_json(details, '$.reason.code', dialect),
+                   current_workers=f"TRY_CAST({_json(details, '$.current_num_workers', dialect)} AS INTEGER)",
+                   target_workers=f"TRY_CAST({_json(details, '$.target_num_workers', dialect)} AS INTEGER)")
 
 
 def _usage_cluster(types: Mapping[str, str], dialect: str) -> str:
@@ -311,40 +290,31 @@ def _usage_endpoint(types: Mapping[str, str], dialect: str) -> str:
 
 
 def _usage_view(types: Mapping[str, str], dialect: str, src: str) -> str:
-    return (f"SELECT {_as_ts(types, 'usage_start_time', dialect)}, {_ts(types, 'usage_end_time', dialect)} AS "
-            f"usage_end_time, CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS "
-            f"usage_unit, CAST(usage_quantity AS DOUBLE) AS usage_quantity, "
-            f"{_usage_cluster(types, dialect)} AS cluster_id, "
-            f"{_usage_endpoint(types, dialect)} AS endpoint_name FROM {src}")
+    return _select("usage", types, dialect, src, cluster_id=_usage_cluster(types, dialect),
+                   endpoint_name=_usage_endpoint(types, dialect))
 
 
 def _list_prices_view(types: Mapping[str, str], dialect: str, src: str) -> str:
     price = "pricing_default" if "pricing_default" in types else _field(types, "pricing", "default", dialect)
-    return (f"SELECT CAST(sku_name AS STRING) AS sku_name, CAST(usage_unit AS STRING) AS usage_unit, "
-            f"{_as_ts(types, 'price_start_time', dialect)}, {_as_ts(types, 'price_end_time', dialect)}, "
-            f"CAST({price} AS DOUBLE) AS price FROM {src} WHERE coalesce(currency_code, 'USD') = 'USD'")
+    return _select("list_prices", types, dialect, f"{src} WHERE coalesce(currency_code, 'USD') = 'USD'",
+                   price=f"CAST({price} AS DOUBLE)")
 
 
 def _serving_requests_view(types: Mapping[str, str], dialect: str, src: str) -> str:
     # a sampled table logs a share of the requests: each row stands for 1 / sampling_fraction of them
     sampled = ("coalesce(CAST(sampling_fraction AS DOUBLE), CAST(1 AS DOUBLE))" if "sampling_fraction" in types
                else "CAST(1 AS DOUBLE)")
-    return (f"SELECT CAST(endpoint_name AS STRING) AS endpoint_name, {_as_ts(types, 'request_time', dialect)}, "
-            f"CAST(status_code AS INTEGER) AS status_code, CAST(execution_duration_ms AS DOUBLE) AS "
-            f"duration_ms, {sampled} AS sampling_fraction FROM {src}")
-
-
-def _requests_view(types: Mapping[str, str], dialect: str, src: str) -> str:
-    return (f"SELECT {_as_ts(types, 'request_time', dialect)}, CAST(cluster_id AS STRING) AS cluster_id, "
-            f"CAST(latency_ms AS DOUBLE) AS latency_ms, CAST(status_code AS INTEGER) AS status_code FROM {src}")
+    return _select("serving_requests", types, dialect, src, duration_ms="CAST(execution_duration_ms AS DOUBLE)",
+                   sampling_fraction=sampled)
 
 
 #: The SELECT that normalizes each input (its column types, the dialect, the relation it reads); any other name
 #: reads as ``requests``.
 _VIEWS: Mapping[str, Callable[[Mapping[str, str], str, str], str]] = {
-    "clusters": _clusters_view, "node_timeline": _node_timeline_view, "gpu_timeline": _gpu_timeline_view,
-    "cluster_events": _cluster_events_view, "usage": _usage_view, "list_prices": _list_prices_view,
-    "serving_requests": _serving_requests_view, "requests": _requests_view,
+    "clusters": _clusters_view, "node_timeline": partial(_select, "node_timeline"),
+    "gpu_timeline": partial(_select, "gpu_timeline"), "cluster_events": _cluster_events_view, "usage": _usage_view,
+    "list_prices": _list_prices_view, "serving_requests": _serving_requests_view,
+    "requests": partial(_select, "requests"),
 }
 
 
@@ -354,10 +324,9 @@ def view_sql(name: str, inp: Input | None, types: Mapping[str, str], dialect: st
     (``duckdb``, or ``databricks`` for Spark); ``source`` is the relation to read (default: the input's reader)."""
     head = f"CREATE OR REPLACE TEMP VIEW {name} AS "
     if inp is None:
-        empty = _EMPTY[name] if dialect == "duckdb" else _EMPTY[name].replace("VARCHAR", "STRING")
-        return head + f"SELECT {empty} WHERE false"
+        return head + f"SELECT {', '.join(f'CAST(NULL AS {t}) AS {c}' for c, t in RELATIONS[name])} WHERE false"
     src = source or inp.reader or f"{name}_json"
-    return head + _VIEWS.get(name, _requests_view)(types, dialect, src)
+    return head + _VIEWS.get(name, _VIEWS["requests"])(types, dialect, src)
 
 
 #: The table an API response is loaded into, and its columns (all text; the view casts them).
