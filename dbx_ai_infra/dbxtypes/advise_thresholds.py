@@ -19,6 +19,13 @@ from typing import Annotated, Any, Final, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: The kinds of threshold by their bounds, each stated once: a share in percent, a headroom over an observed peak in
+#: percent (up to five times the peak), a count of minutes, and a rate or a size that only has to be positive.
+Percent = Annotated[float, Field(ge=0, le=100)]
+Headroom = Annotated[float, Field(ge=0, le=400)]
+Minutes = Annotated[int, Field(ge=1)]
+NonNegative = Annotated[float, Field(ge=0)]
+
 
 class AdviseSettings(BaseModel):
     """Every threshold of ``stackplan advise``, typed: one field each, its type (an integer or a number), its bounds,
@@ -28,53 +35,53 @@ class AdviseSettings(BaseModel):
     # the fields' defaults and bounds, and building the validator was about 17 ms of their start-up.
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    gpu_low_percent: Annotated[float, Field(ge=0, le=100, description=
-        'Median GPU utilisation of busy minutes below this: too many workers or too large a GPU.')] = 30
-    gpu_high_percent: Annotated[float, Field(ge=0, le=100, description=
-        'Median GPU utilisation of busy minutes at or above this: the GPUs are the busy part.')] = 60
-    gpu_idle_percent: Annotated[float, Field(ge=0, le=100, description=
-        'A cluster minute whose mean GPU utilisation is at or below this is idle (not busy).')] = 5
-    min_busy_minutes: Annotated[int, Field(ge=1, description=
-        "Fewest busy cluster minutes before a workload's GPU use is judged.")] = 30
+    gpu_low_percent: Percent = Field(30, description=
+        'Median GPU utilisation of busy minutes below this: too many workers or too large a GPU.')
+    gpu_high_percent: Percent = Field(60, description=
+        'Median GPU utilisation of busy minutes at or above this: the GPUs are the busy part.')
+    gpu_idle_percent: Percent = Field(5, description=
+        'A cluster minute whose mean GPU utilisation is at or below this is idle (not busy).')
+    min_busy_minutes: Minutes = Field(30, description=
+        "Fewest busy cluster minutes before a workload's GPU use is judged.")
     sla_p99_ms: Annotated[float | None, Field(ge=1, description=
         'Request P99 latency SLA, ms (--sla-p99-ms wins); none: latency is not judged.')] = None
-    at_max_share_percent: Annotated[float, Field(ge=0, le=100, description=
-        "Share of minutes at max_workers above which the cluster 'sat at its maximum'.")] = 10
-    breach_window_minutes: Annotated[int, Field(ge=1, description=
-        'Minutes after a spot reclaim in which an SLA breach counts as caused by it.')] = 15
-    churn_resizes_per_hour: Annotated[float, Field(ge=0, description=
-        'Resize events per hour of uptime above which autoscaling churns.')] = 4
-    idle_stretch_minutes: Annotated[int, Field(ge=1, description=
-        'An idle stretch before a cluster stops at least this long counts as idle time.')] = 30
-    idle_share_percent: Annotated[float, Field(ge=0, le=100, description=
-        "Share of a workload's up time spent in such idle stretches above which it is reported.")] = 15
+    at_max_share_percent: Percent = Field(10, description=
+        "Share of minutes at max_workers above which the cluster 'sat at its maximum'.")
+    breach_window_minutes: Minutes = Field(15, description=
+        'Minutes after a spot reclaim in which an SLA breach counts as caused by it.')
+    churn_resizes_per_hour: NonNegative = Field(4, description=
+        'Resize events per hour of uptime above which autoscaling churns.')
+    idle_stretch_minutes: Minutes = Field(30, description=
+        'An idle stretch before a cluster stops at least this long counts as idle time.')
+    idle_share_percent: Percent = Field(15, description=
+        "Share of a workload's up time spent in such idle stretches above which it is reported.")
     target_autotermination_minutes: Annotated[int, Field(ge=10, description=
         "The auto-termination proposed for an idle cluster (Databricks' least is 10).")] = 15
-    cost_drift_percent: Annotated[float, Field(ge=0, description=
-        'Billed DBU cost differing from the expected DBU cost by more than this: cost drift.')] = 25
-    network_high_mbps: Annotated[float, Field(ge=0, description=
-        'Mean network traffic per training node (sent + received, Mbit/s) above which it is high.')] = 1000
-    low_bandwidth_gbps: Annotated[float, Field(ge=0, description=
-        'A node type without GPU interconnect and below this bandwidth is a low-bandwidth family.')] = 200
-    gpu_mem_oversized_percent: Annotated[float, Field(ge=0, le=100, description=
-        "Peak GPU memory use under this share of a GPU's memory over the window: the GPU is oversized.")] = 40
-    gpu_mem_near_oom_percent: Annotated[float, Field(ge=0, le=100, description=
+    cost_drift_percent: NonNegative = Field(25, description=
+        'Billed DBU cost differing from the expected DBU cost by more than this: cost drift.')
+    network_high_mbps: NonNegative = Field(1000, description=
+        'Mean network traffic per training node (sent + received, Mbit/s) above which it is high.')
+    low_bandwidth_gbps: NonNegative = Field(200, description=
+        'A node type without GPU interconnect and below this bandwidth is a low-bandwidth family.')
+    gpu_mem_oversized_percent: Percent = Field(40, description=
+        "Peak GPU memory use under this share of a GPU's memory over the window: the GPU is oversized.")
+    gpu_mem_near_oom_percent: Percent = Field(95, description=
         'The P99 of GPU memory use (per cluster minute, the fullest GPU) at or above this share: near out of '
-        'memory.')] = 95
-    gpu_mem_headroom_percent: Annotated[float, Field(ge=0, le=400, description=
-        'Headroom added to the observed peak when a smaller node is proposed for it.')] = 20
+        'memory.')
+    gpu_mem_headroom_percent: Headroom = Field(20, description=
+        'Headroom added to the observed peak when a smaller node is proposed for it.')
     serving_at_max_percent: Annotated[float, Field(ge=1, le=100, description=
         "A serving endpoint minute whose requests in flight (Little's law) reach this share of its max "
         'provisioned concurrency is a minute at its maximum.')] = 90
-    serving_overprovisioned_percent: Annotated[float, Field(ge=0, le=100, description=
+    serving_overprovisioned_percent: Percent = Field(50, description=
         'An endpoint whose peak requests in flight stay under this share of its min provisioned concurrency is '
-        'over-provisioned.')] = 50
-    serving_headroom_percent: Annotated[float, Field(ge=0, le=400, description=
-        "Headroom added to an endpoint's observed peak concurrency when a lower minimum is proposed.")] = 25
-    serving_scale_to_zero_minutes: Annotated[int, Field(ge=1, description=
+        'over-provisioned.')
+    serving_headroom_percent: Headroom = Field(25, description=
+        "Headroom added to an endpoint's observed peak concurrency when a lower minimum is proposed.")
+    serving_scale_to_zero_minutes: Minutes = Field(30, description=
         'A request after this many minutes without one found a scale-to-zero endpoint scaled to zero (a launch, a '
         "cold start); this project's default: Model Serving scales an endpoint without traffic to zero after an "
-        'idle period whose length its docs did not state where we read them (set it to what you see).')] = 30
+        'idle period whose length its docs did not state where we read them (set it to what you see).')
 
 
 class AdviseThreshold(NamedTuple):
