@@ -22,6 +22,8 @@ from dbx_ai_infra.cli.commands.args import (
     var_file_arg,
 )
 from dbx_ai_infra.cli.commands.workspace_cli import (
+    CLUSTER_POLICY_FORMAT_CHECK,
+    LIVE_READ_CHECK,
     Check,
     audit_work,
     baseline_args,
@@ -123,17 +125,14 @@ CHECK_CHECKS: tuple[Check, ...] = (
      "drift compares one stack with a workspace. Fix: pass one --stack with --workspace or --cluster-json."),
     (lambda a: not (_stacks(a) or _sources(a)),
      "nothing to check. Fix: pass --stack NAME, --all, --terraform PATH, --cluster-json FILE or --workspace."),
-    (lambda a: bool((a.profile or a.save_export) and not a.workspace),
-     "--profile and --save-export go with --workspace. Fix: add --workspace."),
+    LIVE_READ_CHECK,
     (_format_problem,
      lambda a: f"--format {common_fmt(a)} is for {', '.join(formats.kinds_of(common_fmt(a)))} reports, not "
                f"{'a workspace audit' if _kind(a) == 'audit' else 'drift'}. Fix: pass one of "
                f"{', '.join(formats.choices(_kind(a)))}."),
     (lambda a: bool(a.cluster_policy and not (_export(a) or a.workspace)),
      "--cluster-policy goes with --cluster-json or --workspace. Fix: add --cluster-json FILE."),
-    (lambda a: bool(a.cluster_policy and a.format in formats.FINDING_FORMATS),
-     lambda a: f"--format {a.format} does not carry --cluster-policy results yet. Fix: use --format table or --json "
-               "for the cluster-policy evaluation."),
+    CLUSTER_POLICY_FORMAT_CHECK,
 )
 
 

@@ -76,22 +76,26 @@ def first_problem(args: argparse.Namespace, checks: tuple[Check, ...]) -> str | 
     return None
 
 
+#: What goes with a live read only (audit, drift and check's alias of them).
+LIVE_READ_CHECK: Check = (lambda a: bool((a.profile or a.save_export) and not a.workspace),
+                          "--profile and --save-export go with --workspace. Fix: add --workspace.")
+
+#: A cluster policy's evaluation is reported as a table or JSON only (audit and check's alias of it).
+CLUSTER_POLICY_FORMAT_CHECK: Check = (
+    lambda a: bool(a.cluster_policy and a.format in formats.FINDING_FORMATS),
+    lambda a: f"--format {a.format} does not carry --cluster-policy results yet. Fix: use --format table or --json "
+              "for the cluster-policy evaluation.")
+
 #: The workspace source's usage checks, shared by audit and drift: one source, and what goes with a live read.
 SOURCE_CHECKS: tuple[Check, ...] = (
     (lambda a: bool(a.cluster_json and a.workspace),
      "--cluster-json and --workspace are two sources of clusters. Fix: pass one of them."),
     (lambda a: not (a.cluster_json or a.workspace),
      "no workspace to read. Fix: pass --cluster-json FILE|DIR (an export) or --workspace (a live read)."),
-    (lambda a: bool((a.profile or a.save_export) and not a.workspace),
-     "--profile and --save-export go with --workspace. Fix: add --workspace."),
+    LIVE_READ_CHECK,
 )
 
-AUDIT_CHECKS: tuple[Check, ...] = (
-    *SOURCE_CHECKS,
-    (lambda a: bool(a.cluster_policy and a.format in formats.FINDING_FORMATS),
-     lambda a: f"--format {a.format} does not carry --cluster-policy results yet. Fix: use --format table or --json "
-               "for the cluster-policy evaluation."),
-)
+AUDIT_CHECKS: tuple[Check, ...] = (*SOURCE_CHECKS, CLUSTER_POLICY_FORMAT_CHECK)
 
 
 def _audit_problem(args: argparse.Namespace) -> str | None:
