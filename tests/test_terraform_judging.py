@@ -463,37 +463,27 @@ resource "databricks_model_serving" "chat" {
     assert any("No resource names its cloud" in n for n in cost["notes"])
 
 
+def _training(label: str, node_type: str, workload: str, provider: str = "", block: str = "") -> str:
+    """A one-worker training cluster named ``label`` (its name with dashes) on ``node_type``, tagged ``workload``;
+    ``provider`` and ``block`` are its optional extra lines."""
+    return f'''
+resource "databricks_cluster" "{label}" {{
+  {provider}
+  cluster_name            = "{label.replace("_", "-")}"
+  spark_version           = "15.4.x-gpu-ml-scala2.12"
+  node_type_id            = "{node_type}"
+  num_workers             = 1
+  autotermination_minutes = 30
+  custom_tags             = {{ workload_type = "training", workload = "{workload}", cost_center = "cc1" }}
+  {block}
+}}
+'''
+
+
 def test_a_module_on_two_clouds_prices_one_and_names_the_other(tmp_path: Path, capsys: Any) -> None:
-    directory = _module(tmp_path, '''
-resource "databricks_cluster" "aws_one" {
-  cluster_name            = "aws-one"
-  spark_version           = "15.4.x-gpu-ml-scala2.12"
-  node_type_id            = "g5.xlarge"
-  num_workers             = 1
-  autotermination_minutes = 30
-  custom_tags             = { workload_type = "training", workload = "a", cost_center = "cc1" }
-}
-resource "databricks_cluster" "aws_two" {
-  cluster_name            = "aws-two"
-  spark_version           = "15.4.x-gpu-ml-scala2.12"
-  node_type_id            = "g5.2xlarge"
-  num_workers             = 1
-  autotermination_minutes = 30
-  custom_tags             = { workload_type = "training", workload = "b", cost_center = "cc1" }
-}
-resource "databricks_cluster" "azure_one" {
-  provider                = databricks.azure
-  cluster_name            = "azure-one"
-  spark_version           = "15.4.x-gpu-ml-scala2.12"
-  node_type_id            = "Standard_NC4as_T4_v3"
-  num_workers             = 1
-  autotermination_minutes = 30
-  custom_tags             = { workload_type = "training", workload = "c", cost_center = "cc1" }
-  azure_attributes {
-    availability = "ON_DEMAND_AZURE"
-  }
-}
-''')
+    directory = _module(tmp_path, _training("aws_one", "g5.xlarge", "a") + _training("aws_two", "g5.2xlarge", "b")
+                        + _training("azure_one", "Standard_NC4as_T4_v3", "c", provider="provider = databricks.azure",
+                                    block='azure_attributes {\n    availability = "ON_DEMAND_AZURE"\n  }'))
     code, report, _ = _cost(capsys, directory)
     cost = _stack_cost(report)
     assert code == 0 and cost["cloud"] == "aws" and cost["total"]["complete"] is False
