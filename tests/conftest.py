@@ -127,6 +127,22 @@ def make_dry_run(*args: str) -> str:
     return done.stdout
 
 
+def tf_cluster(name: str, meta: str = "", runtime: str = "15.4.x-scala2.12", node_type: str = "i3.xlarge",
+               workers: int | str = 1, tags: str = 'workload = "etl", cost_center = "data"') -> str:
+    """A small Terraform ``databricks_cluster`` that every rule passes (tagged, auto-terminated, a runtime key):
+    ``meta`` is a meta-argument line (``count = 2``, ``for_each = ...``), the rest its arguments."""
+    return f'''resource "databricks_cluster" "{name}" {{
+  {meta}
+  cluster_name  = "{name}"
+  spark_version = "{runtime}"
+  node_type_id  = "{node_type}"
+  num_workers   = {workers}
+  autotermination_minutes = 30
+  custom_tags = {{ {tags} }}
+}}
+'''
+
+
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     """``python -m stackplan ARGV`` in this process (`dbx_ai_infra.cli.cli.main`): its exit code and what it wrote to
     standard output and standard error."""

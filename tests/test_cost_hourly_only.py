@@ -30,45 +30,31 @@ resource "databricks_cluster" "etl" {
 }
 """
 
-CPU_JOB = """
-resource "databricks_job" "nightly" {
-  name = "nightly"
-  job_cluster {
-    job_cluster_key = "main"
-    new_cluster {
-      spark_version = "15.4.x-scala2.12"
-      node_type_id  = "m5.xlarge"
-      num_workers   = 2
-      aws_attributes { availability = "ON_DEMAND" }
-    }
-  }
-  task {
-    task_key        = "a"
-    job_cluster_key = "main"
-    notebook_task { notebook_path = "/x" }
-  }
-}
+def _job(name: str, key: str, runtime: str, node_type: str, workers: int, task: str) -> str:
+    """A job of one on-demand job cluster (``key``) and one notebook task on it."""
+    return f"""
+resource "databricks_job" "{name}" {{
+  name = "{name}"
+  job_cluster {{
+    job_cluster_key = "{key}"
+    new_cluster {{
+      spark_version = "{runtime}"
+      node_type_id  = "{node_type}"
+      num_workers   = {workers}
+      aws_attributes {{ availability = "ON_DEMAND" }}
+    }}
+  }}
+  task {{
+    task_key        = "{task}"
+    job_cluster_key = "{key}"
+    notebook_task {{ notebook_path = "/{task}" }}
+  }}
+}}
 """
 
-GPU_TRAINING = """
-resource "databricks_job" "train" {
-  name = "train"
-  job_cluster {
-    job_cluster_key = "gpu"
-    new_cluster {
-      spark_version = "15.4.x-gpu-ml-scala2.12"
-      node_type_id  = "g5.xlarge"
-      num_workers   = 1
-      aws_attributes { availability = "ON_DEMAND" }
-    }
-  }
-  task {
-    task_key        = "t"
-    job_cluster_key = "gpu"
-    notebook_task { notebook_path = "/t" }
-  }
-}
-"""
+
+CPU_JOB = _job("nightly", "main", "15.4.x-scala2.12", "m5.xlarge", 2, "a")
+GPU_TRAINING = _job("train", "gpu", "15.4.x-gpu-ml-scala2.12", "g5.xlarge", 1, "t")
 
 UNKNOWN_NODE = """
 resource "databricks_cluster" "odd" {

@@ -14,19 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli_doc
+from conftest import run_cli_doc, tf_cluster
 
 from dbx_ai_infra.sources.hcl import read_terraform
-
-CLUSTER = '''resource "databricks_cluster" "{name}" {{
-  cluster_name  = "{name}"
-  spark_version = "17.3.x-scala2.13"
-  node_type_id  = "i3.xlarge"
-  num_workers   = 2
-  autotermination_minutes = 30
-  custom_tags = {{ workload = "etl", cost_center = "data" }}
-}}
-'''
 
 
 def clusters(path: Path, *var_files: str) -> dict[str, dict[str, Any]]:
@@ -35,8 +25,8 @@ def clusters(path: Path, *var_files: str) -> dict[str, dict[str, Any]]:
 
 
 def test_hidden_backup_and_lock_files_are_not_loaded_and_tf_json_is(tmp_path: Path) -> None:
-    (tmp_path / "main.tf").write_text(CLUSTER.format(name="etl"))
-    (tmp_path / ".main.tf").write_text(CLUSTER.format(name="hidden"))  # a hidden copy: Terraform skips it
+    (tmp_path / "main.tf").write_text(tf_cluster("etl"))
+    (tmp_path / ".main.tf").write_text(tf_cluster("hidden"))  # a hidden copy: Terraform skips it
     (tmp_path / ".#main.tf").write_text("not HCL at all {{{")  # emacs's lock file (a dangling symlink there)
     (tmp_path / "main.tf~").write_text("not HCL at all {{{")  # vim's backup
     (tmp_path / "#main.tf#").write_text("not HCL at all {{{")  # emacs's autosave
@@ -65,7 +55,7 @@ def test_a_directory_with_only_tf_json_is_read_and_one_with_nothing_terraform_lo
 
     nothing = tmp_path / "nothing"
     nothing.mkdir()
-    (nothing / ".main.tf").write_text(CLUSTER.format(name="hidden"))
+    (nothing / ".main.tf").write_text(tf_cluster("hidden"))
     (nothing / "README.md").write_text("# not a module\n")
     for command in ("check", "cost"):
         code, _, err = run_cli_doc(capsys, command, "--terraform", str(nothing))
@@ -157,8 +147,8 @@ resource "databricks_cluster" "c" {
 
 
 def test_the_same_address_in_two_files_is_exit_2_naming_both(capsys, tmp_path: Path) -> None:
-    (tmp_path / "a.tf").write_text(CLUSTER.format(name="etl"))
-    (tmp_path / "b.tf").write_text("# the same cluster again\n\n" + CLUSTER.format(name="etl"))
+    (tmp_path / "a.tf").write_text(tf_cluster("etl"))
+    (tmp_path / "b.tf").write_text("# the same cluster again\n\n" + tf_cluster("etl"))
     code, _, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path))
     assert code == 2, err
     assert "databricks_cluster.etl" in err and f"{tmp_path / 'a.tf'}:1" in err and f"{tmp_path / 'b.tf'}:3" in err
@@ -169,7 +159,7 @@ def test_the_same_address_in_two_files_is_exit_2_naming_both(capsys, tmp_path: P
 
 
 def test_a_byte_order_mark_is_accepted(capsys, tmp_path: Path) -> None:
-    (tmp_path / "main.tf").write_bytes(b"\xef\xbb\xbf" + CLUSTER.format(name="bom").encode())
+    (tmp_path / "main.tf").write_bytes(b"\xef\xbb\xbf" + tf_cluster("bom").encode())
     (tmp_path / "terraform.tfvars").write_bytes(b"\xef\xbb\xbfunused = 1\n")
     code, doc, err = run_cli_doc(capsys, "check", "--terraform", str(tmp_path), "--json")
     assert code == 0 and doc["checked"]["clusters"] == 1, err
@@ -209,7 +199,7 @@ resource "databricks_cluster" "c" {
 
 @pytest.mark.parametrize("as_given", ["dir", "dir/"])
 def test_a_var_file_that_is_a_directory_is_exit_2(capsys, tmp_path: Path, monkeypatch, as_given: str) -> None:
-    (tmp_path / "main.tf").write_text(CLUSTER.format(name="etl"))
+    (tmp_path / "main.tf").write_text(tf_cluster("etl"))
     (tmp_path / "dir").mkdir()
     monkeypatch.chdir(tmp_path)
     code, _, err = run_cli_doc(capsys, "check", "--terraform", ".", "--var-file", as_given)
@@ -224,8 +214,7 @@ def test_an_override_of_a_module_call_replaces_its_source_and_keeps_its_other_ar
     for version in ("v1", "v2"):
         (tmp_path / version).mkdir()
         (tmp_path / version / "main.tf").write_text(
-            'variable "size" {}\n' + CLUSTER.format(name=version).replace("num_workers   = 2",
-                                                                          "num_workers   = var.size"))
+            'variable "size" {}\n' + tf_cluster(version, workers="var.size"))
     got = clusters(tmp_path)
     assert list(got) == ["module.serving.databricks_cluster.v2"]
     assert got["module.serving.databricks_cluster.v2"]["num_workers"] == 2
