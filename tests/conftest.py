@@ -10,7 +10,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +125,30 @@ def make_dry_run(*args: str) -> str:
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def with_at(base: dict[str, Any], at: tuple[str | int, ...], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``base`` with ``changes`` made in the object at path ``at`` (keys, made when absent, and list
+    indexes): each key set to its value, or deleted where the value is None."""
+    out = copy.deepcopy(base)
+    node: Any = out
+    for step in at:
+        node = node[step] if isinstance(step, int) else node.setdefault(step, {})
+    for key, value in changes.items():
+        if value is None:
+            node.pop(key, None)
+        else:
+            node[key] = value
+    return out
+
+
+def with_(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """A deep copy of ``base`` with changes at paths (``aws_attributes__first_on_demand=1``: a key under a key, made
+    when absent); None deletes the key."""
+    for path, value in changes.items():
+        *parents, last = path.split("__")
+        base = with_at(base, tuple(parents), {last: value})
+    return copy.deepcopy(base)
 
 
 def tf_cluster(name: str, meta: str = "", runtime: str = "15.4.x-scala2.12", node_type: str = "i3.xlarge",

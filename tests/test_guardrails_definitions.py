@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
-from conftest import SHIPPED, resources
+from conftest import SHIPPED, resources, with_
 
 from dbx_ai_infra.dbxtypes.shape import ClusterShape, shapes_of_resource
 from dbx_ai_infra.gpucatalog import load_catalog
@@ -89,30 +88,17 @@ GOOD = {
 }
 
 
-def mutate(cluster, path, value):
-    c = copy.deepcopy(cluster)
-    *parents, leaf = path.split("/")
-    node = c
-    for p in parents:
-        node = node.setdefault(p, {})
-    if value is None:
-        node.pop(leaf, None)
-    else:
-        node[leaf] = value
-    return c
-
-
 # (role, change, the policy path that refuses it) - the bad clusters of the policy-pack rules
 BAD = [
-    ("inference", ("aws_attributes/first_on_demand", 1), "aws_attributes.first_on_demand"),  # all-spot inference
-    ("inference", ("aws_attributes/availability", "SPOT"), "aws_attributes.availability"),
-    ("inference", ("autoscale/max_workers", 50), "autoscale.max_workers"),
+    ("inference", ("aws_attributes__first_on_demand", 1), "aws_attributes.first_on_demand"),  # all-spot inference
+    ("inference", ("aws_attributes__availability", "SPOT"), "aws_attributes.availability"),
+    ("inference", ("autoscale__max_workers", 50), "autoscale.max_workers"),
     ("training", ("autoscale", {"min_workers": 2, "max_workers": 8}), "autoscale.min_workers"),
-    ("training", ("aws_attributes/availability", "SPOT"), "aws_attributes.availability"),
+    ("training", ("aws_attributes__availability", "SPOT"), "aws_attributes.availability"),
     ("training", ("azure_attributes", {"availability": "SPOT_WITH_FALLBACK_AZURE"}), "azure_attributes.availability"),
     ("training", ("spark_version", "17.3.x-scala2.13"), "spark_version"),
     ("training", ("node_type_id", "p3.2xlarge"), "node_type_id"),
-    ("training", ("custom_tags/cost_center", "someone-else"), "custom_tags.cost_center"),
+    ("training", ("custom_tags__cost_center", "someone-else"), "custom_tags.cost_center"),
     ("training", ("runtime_engine", "PHOTON"), "runtime_engine"),
     ("interactive", ("autotermination_minutes", 0), "autotermination_minutes"),
     ("interactive", ("autotermination_minutes", 240), "autotermination_minutes"),
@@ -131,7 +117,8 @@ def test_generated_policy_allows_the_compliant_cluster(role):
 
 @pytest.mark.parametrize("role, change, path", BAD, ids=[f"{r}-{c[0]}" for r, c, _ in BAD])
 def test_generated_policy_refuses_bad_clusters(role, change, path):
-    result = evaluate(policy_definition(_limits(role)), mutate(GOOD[role], *change))
+    key, value = change
+    result = evaluate(policy_definition(_limits(role)), with_(GOOD[role], **{key: value}))
     assert not result.allowed
     assert path in {v.path for v in result.violations}
 
@@ -192,7 +179,7 @@ def test_a_definition_says_whether_it_needs_a_pool_id():
 
 def test_a_missing_required_tag_is_filled_in_by_the_policy_not_refused():
     """Databricks applies a fixed value to an attribute the user left out: the tag ends up set."""
-    untagged = mutate(GOOD["training"], "custom_tags/cost_center", None)
+    untagged = with_(GOOD["training"], custom_tags__cost_center=None)
     definition = policy_definition(_limits("training"))
     assert definition["custom_tags.cost_center"] == {"type": "fixed", "value": "ai-team"}
     assert evaluate(definition, untagged).allowed

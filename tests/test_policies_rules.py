@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from conftest import with_, with_at
 
 from dbx_ai_infra.dbxtypes.vocabulary import (
     CLUSTER,
@@ -109,51 +110,16 @@ ENDPOINT = {
 
 def entity_with(**changes: Any) -> dict:
     """ENDPOINT with its served entity changed (None deletes a key)."""
-    out = copy.deepcopy(ENDPOINT)
-    entity = out["config"]["served_entities"][0]
-    for key, value in changes.items():
-        if value is None:
-            entity.pop(key, None)
-        else:
-            entity[key] = value
-    return out
+    return with_at(ENDPOINT, ("config", "served_entities", 0), changes)
 
 
 def gateway_with(**changes: Any) -> dict:
-    out = copy.deepcopy(ENDPOINT)
-    for key, value in changes.items():
-        if value is None:
-            out["ai_gateway"].pop(key, None)
-        else:
-            out["ai_gateway"][key] = value
-    return out
-
-
-def with_(base: dict, **changes: Any) -> dict:
-    """A deep copy of ``base`` with dotted-path changes (``aws_attributes__first_on_demand=1``); None deletes."""
-    out = copy.deepcopy(base)
-    for path, value in changes.items():
-        *parents, last = path.split("__")
-        node = out
-        for p in parents:
-            node = node.setdefault(p, {})
-        if value is None:
-            node.pop(last, None)
-        else:
-            node[last] = value
-    return out
+    return with_at(ENDPOINT, ("ai_gateway",), changes)
 
 
 def with_conf(base: dict, **conf: Any) -> dict:
     """A deep copy of ``base`` with spark_conf entries set (dots spelled ``_dot_``); None deletes."""
-    out = copy.deepcopy(base)
-    for key, value in conf.items():
-        key = key.replace("_dot_", ".")
-        if value is None:
-            out.setdefault("spark_conf", {}).pop(key, None)
-        else:
-            out.setdefault("spark_conf", {})[key] = value
-    return out
+    return with_at(base, ("spark_conf",), {key.replace("_dot_", "."): value for key, value in conf.items()})
 
 
 @dataclass
@@ -178,13 +144,7 @@ PROVISIONED = {
 
 
 def units(n: int | None) -> dict:
-    out = copy.deepcopy(PROVISIONED)
-    entity = out["config"]["served_entities"][0]
-    if n is None:
-        entity.pop("provisioned_model_units")
-    else:
-        entity["provisioned_model_units"] = n
-    return out
+    return with_at(PROVISIONED, ("config", "served_entities", 0), {"provisioned_model_units": n})
 
 
 CASES: dict[str, Case] = {
