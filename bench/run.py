@@ -1104,12 +1104,19 @@ that child alone (`os.wait4`), so runs do not contaminate each other. checkov li
 """
 
 
+#: The sections, in the order a full run makes them: each measures, adds its part to the report and returns its
+#: figures for the summary (under its name); a temporary directory is theirs to write in.
+SECTIONS: dict[str, Callable[[Settings, Report, Path], dict[str, Any]]] = {
+    "floor": lambda s, rep, _tmp: section_floor(s, rep), "team": section_team, "growth": section_growth,
+    "audit": section_audit, "advise": section_advise, "peer": section_peer, "terraform": section_terraform,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     ap.add_argument("--tiny", action="store_true", help="every section at the least size (tests/test_bench.py)")
-    ap.add_argument("--only", choices=("floor", "team", "growth", "audit", "advise", "peer", "terraform"),
-                    help="run one section")
+    ap.add_argument("--only", choices=tuple(SECTIONS), help="run one section")
     ap.add_argument("--out", type=Path, help="where to write the Markdown results (default bench/RESULTS.latest.md "
                                              "for a full run, else bench/RESULTS.partial.md)")
     ap.add_argument("--record", action="store_true",
@@ -1121,7 +1128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--record takes a full run: drop --quick and --only")
     default = "RESULTS.partial.md" if partial else ("RESULTS.md" if args.record else "RESULTS.latest.md")
     out_path = args.out or (BENCH / default)
-    sections = [args.only] if args.only else ["floor", "team", "growth", "audit", "advise", "peer", "terraform"]
+    sections = [args.only] if args.only else list(SECTIONS)
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -1139,20 +1146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="dbx-bench-") as tmpdir:
         tmp = Path(tmpdir)
-        if "floor" in sections:
-            summary["floor"] = section_floor(s, rep)
-        if "team" in sections:
-            summary["team"] = section_team(s, rep, tmp)
-        if "growth" in sections:
-            summary["growth"] = section_growth(s, rep, tmp)
-        if "audit" in sections:
-            summary["audit"] = section_audit(s, rep, tmp)
-        if "advise" in sections:
-            summary["advise"] = section_advise(s, rep, tmp)
-        if "peer" in sections:
-            summary["peer"] = section_peer(s, rep, tmp)
-        if "terraform" in sections:
-            summary["terraform"] = section_terraform(s, rep, tmp)
+        for name in sections:
+            summary[name] = SECTIONS[name](s, rep, tmp)
     elapsed = time.perf_counter() - t0
     rep.parts[0] += (f"\n\nLoad average (1, 5, 15 min) before the run: {load_before}; after: {loadavg()}. "
                      "The machine is shared: other work running at the same time shows up as a load above 0 and "
@@ -1176,6 +1171,11 @@ def kept_history(path: Path) -> str:
 #: faster than checkov on the same 8 rules (issue 23's goals were 0.75x and 30x).
 PREVIEW_GOAL = 0.45
 CHECKOV_GOAL = 50.0
+
+
+def _largest(part: dict[str, Any]) -> dict[str, Any]:
+    """A size-sweep part's results at its largest size."""
+    return part["results"][part["big"]]
 
 
 def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
@@ -1212,7 +1212,7 @@ def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
             terraform["same"])
     advise = summary.get("advise")
     if advise:
-        r = advise["results"][advise["big"]]
+        r = _largest(advise)
         ratio = r["analysis"] / r["scan_all"]
         row(f"`advise`'s analysis of {advise['big']:,} gpu_timeline rows <= {ADVISE_SCAN_GOAL:g}x one DuckDB scan of "
             "the files (issue 53)", f"{ratio:.2f}x (CPU time {r['analysis_cpu'] / r['scan_cpu']:.2f}x)",
@@ -1232,8 +1232,6 @@ def start_up_goals(summary: dict[str, Any]) -> list[list[str]]:
 
 
 def _floor_headline(summary: dict[str, Any]) -> list[str]:
-    if "floor" not in summary:
-        return []
     f = summary["floor"]
     ratios = ", ".join(f"{k} {v:.2f}x" for k, v in f["preview_ratios"].items())
     verdict = "within" if max(f["all_ratio"], f["all_check_ratio"]) <= 1.5 else "OVER"
@@ -1243,10 +1241,8 @@ def _floor_headline(summary: dict[str, Any]) -> list[str]:
 
 
 def _growth_headline(summary: dict[str, Any]) -> list[str]:
-    if "growth" not in summary:
-        return []
     g = summary["growth"]
-    r = g["results"][g["big"]]
+    r = _largest(g)
     return [f"- Growth: {g['big']:,} clusters take {secs(r['wall'])} as a `check` process "
             f"({us(r['marginal'])} marginal per cluster, peak {mib(r['rss'])}) and {ms(r['inproc'])} "
             f"in-process ({us(r['inproc'] / g['big'])} per cluster); per-cluster ratio {g['big']:,}/"
@@ -1255,8 +1251,6 @@ def _growth_headline(summary: dict[str, Any]) -> list[str]:
 
 
 def _export_floor_headline(summary: dict[str, Any]) -> list[str]:
-    if "floor" not in summary or "growth" not in summary:
-        return []
     g, floor = summary["growth"], summary["floor"]["floor"]
     if not any(r["wall"] < floor for r in g["results"].values()):
         return ["- `audit --cluster-json` is above the floor at every size."]
@@ -1268,10 +1262,8 @@ def _export_floor_headline(summary: dict[str, Any]) -> list[str]:
 
 
 def _audit_headline(summary: dict[str, Any]) -> list[str]:
-    if "audit" not in summary:
-        return []
     a = summary["audit"]
-    r = a["results"][a["big"]]
+    r = _largest(a)
     linear = "linear" if 1 / LINEAR_WITHIN <= a["linear"] <= LINEAR_WITHIN else "NOT linear"
     return [f"- Workspace audit: {a['big']:,} clusters and jobs in {secs(r['wall'])} as a process "
             f"(peak {mib(r['rss'])}), {ms(r['inproc'])} in-process; per-object ratio at the two largest "
@@ -1279,10 +1271,8 @@ def _audit_headline(summary: dict[str, Any]) -> list[str]:
 
 
 def _advise_headline(summary: dict[str, Any]) -> list[str]:
-    if "advise" not in summary:
-        return []
     a = summary["advise"]
-    r = a["results"][a["big"]]
+    r = _largest(a)
     within = "within" if r["analysis"] <= ADVISE_SCAN_GOAL * r["scan_all"] else "OVER"
     memory = "under" if r["analysis_rss"] <= ADVISE_RSS_GOAL_MIB else "OVER"
     return [f"- Advise: {a['big']:,} gpu_timeline rows (Parquet) analysed in {secs(r['analysis'])}, "
@@ -1296,8 +1286,6 @@ def _advise_headline(summary: dict[str, Any]) -> list[str]:
 
 
 def _peer_headline(summary: dict[str, Any]) -> list[str]:
-    if not summary.get("peer"):
-        return []
     parts = [f"{n:,} clusters: ours {secs(p['ours'])} vs checkov {secs(p['checkov'])} "
              f"({p['ours'] / p['checkov']:.2f}x time, {p['ours_rss'] / p['checkov_rss']:.2f}x memory"
              f"{'' if p['honest'] else ', findings DIFFER'})" for n, p in summary["peer"]["sizes"].items()]
@@ -1305,8 +1293,6 @@ def _peer_headline(summary: dict[str, Any]) -> list[str]:
 
 
 def _terraform_headline(summary: dict[str, Any]) -> list[str]:
-    if not summary.get("terraform"):
-        return []
     t = summary["terraform"]
     return [f"- Terraform code: `check --terraform` of {t['n']:,} files {t['serial']:.2f}x the floor as "
             f"the reader ran before (python-hcl2 alone, one process, no cache), {t['cold']:.2f}x cold (the "
@@ -1314,13 +1300,17 @@ def _terraform_headline(summary: dict[str, Any]) -> list[str]:
             f"{'yes' if t['same'] else 'NO'}."]
 
 
-#: The headline's lines, in order: each section's lines (none when the run did not measure it).
-HEADLINE_SECTIONS = (_floor_headline, _growth_headline, _export_floor_headline, _audit_headline, _advise_headline,
-                     _peer_headline, _terraform_headline)
+#: The headline's sections, in order: the parts of the summary each reads, and its lines (a section is left out
+#: when the run did not measure one of its parts).
+HEADLINE_SECTIONS = ((("floor",), _floor_headline), (("growth",), _growth_headline),
+                     (("floor", "growth"), _export_floor_headline), (("audit",), _audit_headline),
+                     (("advise",), _advise_headline), (("peer",), _peer_headline),
+                     (("terraform",), _terraform_headline))
 
 
 def headline(summary: dict[str, Any], elapsed: float, notes: list[str]) -> str:
-    lines = ["## Headline", "", *(line for section in HEADLINE_SECTIONS for line in section(summary))]
+    lines = ["## Headline", "", *(line for parts, section in HEADLINE_SECTIONS
+                                   if all(summary.get(part) for part in parts) for line in section(summary))]
     lines.append(f"- The whole benchmark run: {elapsed:.0f} s.")
     goals = start_up_goals(summary)
     if goals:
