@@ -238,3 +238,25 @@ def test_the_table_is_what_terraform_console_prints(tmp_path: Path) -> None:
         else:
             assert re.fullmatch(r'".*"', shown), (expression, shown)
             assert _same(json.loads(json.loads(shown)), expected), (expression, shown)
+
+
+#: Operands Terraform refuses (a null, or a value of a type that does not convert, where an operator, a template or a
+#: function takes none): an error of `terraform plan`, unknown here, saying why.
+REFUSED = [
+    ("upper(null)", "upper(): the argument must not be null"),
+    ("upper([1])", "upper(): the argument: cannot convert tuple to string"),
+    ("abs(null)", "abs(): a number is required, got null"),
+    ('abs("x")', 'abs(): cannot convert "x" to number; given string must be a decimal representation of a number'),
+    ('"v${null}"', "a template cannot interpolate a null value"),
+    ('"v${[1]}"', "a template cannot interpolate a tuple"),
+    ("null ? 1 : 2", "a condition cannot be null"),
+    ("[1] ? 1 : 2", "a condition must be a bool: a bool is required, got tuple"),
+]
+
+
+@pytest.mark.parametrize(("expression", "why"), REFUSED, ids=[c[0] for c in REFUSED])
+def test_a_refused_operand_is_unknown_and_says_why(expression: str, why: str, tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(f"locals {{\n  e = {expression}\n}}\n")
+    got = Scope("", {}, read_module(tmp_path).locals, [], directory=tmp_path, root=tmp_path).local("e")
+    assert not wholly_known(got)
+    assert got.why.endswith(f": {why}")

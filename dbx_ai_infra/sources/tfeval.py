@@ -31,6 +31,7 @@ from dbx_ai_infra.sources.tfvalues import (
     equal,
     first_unknown,
     is_number,
+    non_null,
     number,
     text_of,
     to_bool,
@@ -108,12 +109,8 @@ class _Evaluator:
         got = self.eval(part, symbols)
         if isinstance(got, Unknown):
             return got
-        if got is None:
-            raise EvalError("a template cannot interpolate a null value")
-        try:
-            return text_of(got)
-        except ConversionError:
-            raise EvalError(f"a template cannot interpolate a {type_name(got)}") from None
+        return non_null(got, text_of, EvalError, "a template cannot interpolate a null value",
+                        lambda _: f"a template cannot interpolate a {type_name(got)}")
 
     def template_for(self, part: Any, symbols: dict[str, Any]) -> Any:
         _, key_name, value_name, collection, body = part
@@ -244,12 +241,7 @@ class _Evaluator:
         null, or a value that does not convert, is an error naming ``what`` (``wrong``: the conversion's failure)."""
         if isinstance(value, Unknown):
             return Unknown(kind, value.why)
-        if value is None:
-            raise EvalError(f"{what} cannot be null")
-        try:
-            return convert(value)
-        except ConversionError as exc:
-            raise EvalError(f"{wrong}: {exc}") from None
+        return non_null(value, convert, EvalError, f"{what} cannot be null", lambda exc: f"{wrong}: {exc}")
 
     @classmethod
     def condition(cls, value: Any) -> Any:

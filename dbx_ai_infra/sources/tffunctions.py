@@ -37,6 +37,7 @@ from dbx_ai_infra.sources.tfvalues import (
     convert,
     equal,
     is_number,
+    non_null,
     number,
     set_of,
     text_of,
@@ -65,12 +66,7 @@ class Function:
 
 
 def _string(value: Any, what: str = "argument") -> str:
-    if value is None:
-        raise FunctionError(f"the {what} must not be null")
-    try:
-        return text_of(value)
-    except ConversionError as exc:
-        raise FunctionError(f"the {what}: {exc}") from None
+    return non_null(value, text_of, FunctionError, f"the {what} must not be null", lambda exc: f"the {what}: {exc}")
 
 
 def _list(value: Any, what: str = "argument") -> list[Any]:
@@ -86,12 +82,7 @@ def _map(value: Any, what: str = "argument") -> dict[str, Any]:
 
 
 def _num(value: Any) -> int | float:
-    if value is None:
-        raise FunctionError("a number is required, got null")
-    try:
-        return to_number(value)
-    except ConversionError as exc:
-        raise FunctionError(str(exc)) from None
+    return non_null(value, to_number, FunctionError, "a number is required, got null", str)
 
 
 def _int(value: Any) -> int:

@@ -18,9 +18,10 @@ Terraform's ``typeexpr.Defaults`` does).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,21 @@ class SetValue(list[Any]):
 
 class ConversionError(ValueError):
     """A value that the type constraint refuses, with Terraform's reason."""
+
+
+_T = TypeVar("_T")
+
+
+def non_null(value: Any, to: Callable[[Any], _T], error: Callable[[str], Exception], null: str,
+             wrong: Callable[[ConversionError], str]) -> _T:
+    """``value`` converted by ``to``, where Terraform takes no null (an operand, a template's interpolation, a
+    function's argument): ``error(null)`` for a null, ``error(wrong(failure))`` for a value that does not convert."""
+    if value is None:
+        raise error(null)
+    try:
+        return to(value)
+    except ConversionError as exc:
+        raise error(wrong(exc)) from None
 
 
 def is_number(value: Any) -> bool:
