@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BASE_CONFIG
+from conftest import BASE_CONFIG, config_for
 
 from dbx_ai_infra.advise.telemetry import write_exports
 from dbx_ai_infra.cli.cli import main
@@ -54,6 +54,16 @@ def test_near_oom_proposes_the_next_larger_node_of_the_family(tmp_path):
     assert f["severity"] == "critical" and f["workload"] == "dev-inference"
     assert f["proposal"]["edit"] == {"dbx-ai-infra:inference.node_type_id": "g5.12xlarge"}
     assert f["proposal"]["blocked_by"] == [] and f["monthly_cost_delta"] > 0
+    # dev pins no node type: what it has now is the sizer's pick, said so
+    assert f["proposal"]["current"] == {"dbx-ai-infra:inference.node_type_id": "(sized: g5.xlarge)"}
+
+
+def test_a_node_proposal_starts_from_the_node_type_the_stack_pins(tmp_path, write_stack):
+    pinned = write_stack(config_for("aws", inference={**BASE_CONFIG["dbx-ai-infra:inference"],
+                                                      "node_type_id": "g5.2xlarge"}), name="pinned")
+    f = only(advise(str(pinned), tmp_path, ["gpu-memory-near-oom"]), "gpu-memory-near-oom")
+    assert f["proposal"]["current"] == {"dbx-ai-infra:inference.node_type_id": "g5.2xlarge"}
+    assert f["proposal"]["edit"]["dbx-ai-infra:inference.node_type_id"] != "g5.2xlarge"
 
 
 def test_the_memory_lines_are_thresholds_of_the_policy_config(tmp_path):

@@ -53,6 +53,14 @@ def usage_edit(t: Target, c: Context, key: str, new: Any) -> tuple[dict[str, Any
     return edit, current
 
 
+def node_edit(t: Target, c: Context, node_type_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The edit (and the current value) that pins the workload's node type to ``node_type_id``: now, its pinned node
+    type, or the sizer's pick (``(sized: ...)``) where it pins none."""
+    key = f"{t.key}.node_type_id"
+    pinned = getattr(workload_spec(t, c), "node_type_id", None)
+    return {key: node_type_id}, {key: pinned or f"(sized: {t.node_type_id})"}
+
+
 def resize(t: Target, c: Context, *, lo: int | None = None, hi: int | None = None) -> tuple[dict[str, Any],
                                                                                         dict[str, Any]]:
     """The edit (and the current values) that sizes a workload: ``lo``/``hi`` for inference (``hi`` kept above

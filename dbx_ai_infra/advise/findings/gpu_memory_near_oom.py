@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from dbx_ai_infra.advise.edits import workload_spec
+from dbx_ai_infra.advise.edits import node_edit, workload_spec
 from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num
 from dbx_ai_infra.advise.targets import Target
 from dbx_ai_infra.gpucatalog import load_catalog
@@ -28,9 +27,7 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
                                        "GPU memory per GPU (gpu_family), a lower precision or LoRA is what is left."))
     bigger = larger[0]  # the family's order: total GPU memory, then price
     section = workload_spec(t, c)
-    edit: dict[str, Any] = {f"{t.key}.node_type_id": bigger.node_type_id}
-    current: dict[str, Any] = {f"{t.key}.node_type_id": getattr(section, "node_type_id", None)
-                               or f"(sized: {t.node_type_id})"}
+    edit, current = node_edit(t, c, bigger.node_type_id)
     if getattr(section, "memory_need_gb", None) is not None:  # the measured need proved too small: drop it
         edit[f"{t.key}.memory_need_gb"] = None
         current[f"{t.key}.memory_need_gb"] = section.memory_need_gb

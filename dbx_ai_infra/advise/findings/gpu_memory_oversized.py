@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from dbx_ai_infra.advise.edits import workload_spec
+from dbx_ai_infra.advise.edits import node_edit, workload_spec
 from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, num
 from dbx_ai_infra.advise.targets import Target
 from dbx_ai_infra.gpucatalog import load_catalog
@@ -36,10 +35,9 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
     if best is None or (best.usd_per_hour_on_demand or 0.0) >= node.usd_per_hour_on_demand:
         return Outcome(evidence, note=(f"no cheaper node of {node.cloud} holds {need_gb:g} GB: the memory is "
                                        "oversized but the node is already the cheapest that holds the peak."))
-    edit: dict[str, Any] = {f"{t.key}.node_type_id": best.node_type_id, f"{t.key}.memory_need_gb": need_gb}
-    current: dict[str, Any] = {f"{t.key}.node_type_id": getattr(section, "node_type_id", None)
-                               or f"(sized: {t.node_type_id})",
-                               f"{t.key}.memory_need_gb": getattr(section, "memory_need_gb", None)}
+    edit, current = node_edit(t, c, best.node_type_id)
+    edit[f"{t.key}.memory_need_gb"] = need_gb
+    current[f"{t.key}.memory_need_gb"] = getattr(section, "memory_need_gb", None)
     if best.family != family:
         edit[f"{t.key}.gpu_family"] = best.family
         current[f"{t.key}.gpu_family"] = getattr(section, "gpu_family", None) or f"(the stack's: {family})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from dbx_ai_infra.advise.edits import resize, workload_spec
+from dbx_ai_infra.advise.edits import node_edit, resize
 from dbx_ai_infra.advise.record import Context, FindingSpec, Outcome, Plant, Proposal, Row, figure, num
 from dbx_ai_infra.advise.targets import Target
 from dbx_ai_infra.gpucatalog import load_catalog
@@ -31,12 +31,10 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
         else max(larger, key=lambda n: n.gpu_count)
     workers = max(1, math.ceil(total / big.gpu_count))
     edit, current = resize(t, c, lo=workers)
-    spec = workload_spec(t, c)
-    edit[f"{t.key}.node_type_id"] = big.node_type_id
-    current[f"{t.key}.node_type_id"] = getattr(spec, "node_type_id", None) or f"(sized: {t.node_type_id})"
+    pinned, now = node_edit(t, c, big.node_type_id)
     return Outcome(evidence, Proposal(f"fewer, larger nodes: {t.min_workers} x {t.node_type_id} ({node.gpu_count} "
                                       f"GPU) -> {workers} x {big.node_type_id} ({big.gpu_count} GPUs): more of the "
-                                      "gradient exchange stays inside a node", edit, current))
+                                      "gradient exchange stays inside a node", edit | pinned, current | now))
 
 
 SPEC = FindingSpec(
