@@ -701,19 +701,19 @@ print(json.dumps({"files": out, "rss": resource.getrusage(resource.RUSAGE_SELF).
 
 _ANALYSIS_CHILD = """
 import json, sys, time, resource
-from dbx_ai_infra.policies.registry import load_policy_config
+from dbx_ai_infra.dbxtypes.advise_thresholds import advise_settings
 from dbx_ai_infra.engine.pipeline import build_plan
 from dbx_ai_infra.advise.analysis import run_local
 from dbx_ai_infra.advise.targets import target_rows, targets_of
 plan = build_plan(sys.argv[1], with_policies=False, with_cost=True)
-t = load_policy_config(None).advise_thresholds()
+t = advise_settings({}, 1000.0)
 rows = target_rows(targets_of(plan, 200), plan.stack)
 import duckdb  # imported before the timer, as the scan imports it before its own (issue 53, item 3)
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 start, start_cpu = time.perf_counter(), cpu()
-a = run_local(sys.argv[2], rows, t, 1000.0)
+a = run_local(sys.argv[2], rows, t)
 wall, used = time.perf_counter() - start, cpu() - start_cpu
 print(json.dumps({"wall": wall, "cpu": used, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "findings": {k: len(v) for k, v in a.rows.items() if v}}))
@@ -723,8 +723,8 @@ print(json.dumps({"wall": wall, "cpu": used, "rss": resource.getrusage(resource.
 _SPARK_CHILD = _ANALYSIS_CHILD.replace(
     "from dbx_ai_infra.advise.analysis import run_local", "from dbx_ai_infra.advise.analysis import run_spark\n"
     "from dbx_ai_infra.advise.engines import SparkOptions").replace(
-    "a = run_local(sys.argv[2], rows, t, 1000.0)",
-    "a = run_spark(sys.argv[2], rows, t, 1000.0, SparkOptions('local[2]'))")
+    "a = run_local(sys.argv[2], rows, t)",
+    "a = run_spark(sys.argv[2], rows, t, SparkOptions('local[2]'))")
 
 
 def _child_json(code: str, *args: str) -> dict[str, Any]:

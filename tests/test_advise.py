@@ -261,6 +261,36 @@ def test_thresholds_come_from_the_policy_config(advise: Any, stack_file: Path, w
     assert doc["thresholds"]["gpu_low_percent"] == 10
 
 
+def test_the_findings_read_the_configured_settings(advise: Any, stack_file: Path, workdir: Path) -> None:
+    """A finding's sentence and its proposal take the configured lines (the typed settings), not the defaults."""
+    default, usage = advise("gpu-underutilized")
+    config = workdir / "lines.json"
+    config.write_text(json.dumps({"advise": {"gpu_low_percent": 25, "gpu_high_percent": 90}}))
+    doc = advise_json(stack_file, usage, workdir / "lines-out.json", "--policy-config", str(config))
+    before, after = finding(default, "gpu-underutilized"), finding(doc, "gpu-underutilized")
+    assert "(below 30%)" in before["evidence"] and "(below 25%)" in after["evidence"]
+    assert "about 60% GPU use" in before["proposal"]["summary"] and "about 90% GPU use" in after["proposal"]["summary"]
+    assert doc["thresholds"]["gpu_high_percent"] == 90
+
+
+def test_the_settings_lay_the_command_lines_sla_over_the_config() -> None:
+    from dbx_ai_infra.dbxtypes.advise_thresholds import advise_settings
+
+    assert advise_settings({"sla_p99_ms": 800.0}).sla_p99_ms == 800
+    assert advise_settings({"sla_p99_ms": 800.0}, 250.0).sla_p99_ms == 250
+    assert advise_settings({"min_busy_minutes": 45.0}).min_busy_minutes == 45  # an integer setting, typed
+    assert advise_settings({}).sla_p99_ms is None
+
+
+def test_a_finding_names_only_settings_that_exist() -> None:
+    from dbx_ai_infra.advise.findings import FINDINGS
+    from dbx_ai_infra.advise.record import FindingSpec
+
+    spec = FINDINGS[0]
+    with pytest.raises(ValueError, match="gpu_low_pct is not a field of AdviseSettings"):
+        FindingSpec(spec.id, spec.severity, spec.summary, spec.sql, spec.build, thresholds=("gpu_low_pct",))
+
+
 def test_without_an_sla_latency_is_not_judged(advise: Any, stack_file: Path, workdir: Path) -> None:
     _, usage = advise("latency-over-sla-scale-out")
     out = workdir / "no-sla.json"
@@ -512,16 +542,16 @@ def test_emit_sql_is_the_same_analysis_for_databricks(stack_file: Path, tmp_path
 def test_the_local_and_the_emitted_sql_differ_only_in_dialect(stack_file: Path, plan: Any) -> None:
     from dbx_ai_infra.advise.analysis import render
     from dbx_ai_infra.advise.targets import target_rows, targets_of
-    from dbx_ai_infra.policies.registry import load_policy_config
+    from dbx_ai_infra.dbxtypes.advise_thresholds import advise_settings
 
-    t = load_policy_config(None).advise_thresholds()
+    t = advise_settings({}, SLA)
     rows = target_rows(targets_of(plan, 200), plan.stack)
-    local = render("findings.sql.j2", dialect="duckdb", targets=rows, thresholds=t, sla=SLA)
-    remote = render("findings.sql.j2", dialect="databricks", targets=rows, thresholds=t, sla=SLA)
+    local = render("findings.sql.j2", dialect="duckdb", targets=rows, settings=t)
+    remote = render("findings.sql.j2", dialect="databricks", targets=rows, settings=t)
     assert local == remote  # the findings hold no dialect-specific SQL
     assert "(SELECT" not in local  # and no subqueries (Databricks limits correlated ones)
-    stats_local = render("stats.sql.j2", dialect="duckdb", targets=rows, thresholds=t, sla=SLA)
-    stats_remote = render("stats.sql.j2", dialect="databricks", targets=rows, thresholds=t, sla=SLA)
+    stats_local = render("stats.sql.j2", dialect="duckdb", targets=rows, settings=t)
+    stats_remote = render("stats.sql.j2", dialect="databricks", targets=rows, settings=t)
     assert stats_local.count("\n;\n") == stats_remote.count("\n;\n")
     assert math.isclose(len(stats_local), len(stats_remote), rel_tol=0.05)
 
@@ -626,7 +656,7 @@ def test_the_collectors_own_files_are_read_as_written(tmp_path: Path) -> None:
     import csv
 
     from dbx_ai_infra.advise.analysis import run_local
-    from dbx_ai_infra.policies.registry import load_policy_config
+    from dbx_ai_infra.dbxtypes.advise_thresholds import AdviseSettings
     from tests.test_gpu_collector import _collect
 
     files = [p for p in _collect(tmp_path) if p.is_file() and p.suffix == ".csv"]
@@ -640,7 +670,7 @@ def test_the_collectors_own_files_are_read_as_written(tmp_path: Path) -> None:
               "max_workers": 2, "autotermination_minutes": 60,
               "gpus_per_node": 8, "dbu_hourly": 1.0, "dbu_monthly_expected": 100.0, "vm_monthly_expected": 50.0,
               "low_bandwidth": False}
-    analysis = run_local(str(usage), [target], load_policy_config(None).advise_thresholds(), None)
+    analysis = run_local(str(usage), [target], AdviseSettings())
     assert analysis.gpu_hourly and analysis.gpu_hourly[0]["util"] == pytest.approx(sum(known) / len(known))
     assert analysis.summary[0]["minutes"] == 1
 

@@ -13,6 +13,7 @@ from dbx_ai_infra.advise.analysis import emitted_sql, run_local
 from dbx_ai_infra.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
 from dbx_ai_infra.advise.telemetry import write_exports
 from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.advise_thresholds import advise_settings
 from dbx_ai_infra.engine.pipeline import build_plan
 from tests.test_advise import STACK
 
@@ -81,8 +82,8 @@ def test_requests_in_flight_are_littles_law_over_the_logged_rows(plan: Any, tmp_
     (usage / "list_prices.csv").write_text(
         "sku_name,currency_code,usage_unit,price_start_time,price_end_time,pricing_default\n"
         "SERVING,USD,DBU,2026-01-01T00:00:00Z,,0.07\n", encoding="utf-8")
-    thresholds = {**_thresholds(), "min_busy_minutes": 1}
-    analysis = run_local(str(usage), target_rows(targets_of(plan, 200), plan.stack), thresholds, SLA,
+    settings = advise_settings({"min_busy_minutes": 1}, SLA)
+    analysis = run_local(str(usage), target_rows(targets_of(plan, 200), plan.stack), settings,
                          endpoints=endpoint_rows(endpoint_targets(plan)))
     burst = next(e for e in analysis.endpoints if e["endpoint"] == "obs-burst")
     assert burst["logged_requests"] == 61 and burst["requests"] == pytest.approx(122)
@@ -97,12 +98,6 @@ def test_requests_in_flight_are_littles_law_over_the_logged_rows(plan: Any, tmp_
     chat = next(e for e in analysis.endpoints if e["endpoint"] == "obs-chat")
     assert chat["requests"] is None and chat["launches"] == 0  # no rows: nothing judged
     assert {e["endpoint"] for e in analysis.endpoints} == {"obs-chat", "obs-burst"}
-
-
-def _thresholds() -> dict[str, Any]:
-    from dbx_ai_infra.policies.registry import load_policy_config
-
-    return dict(load_policy_config(None).advise_thresholds())
 
 
 def test_healthy_endpoints_are_billed_as_priced_and_have_a_cost_per_request(stack_file: Path, plan: Any,
@@ -191,7 +186,7 @@ def test_a_serving_proposal_written_to_the_stack_builds(stack_file: Path, plan: 
 
 def test_emit_sql_reads_each_endpoints_payload_table(plan: Any) -> None:
     files = emitted_sql(stack=plan.stack, telemetry="/Volumes/ai/ops/telemetry", days=7,
-                        targets=target_rows(targets_of(plan, 200), plan.stack), thresholds=_thresholds(), sla=SLA,
+                        targets=target_rows(targets_of(plan, 200), plan.stack), settings=advise_settings({}, SLA),
                         endpoints=endpoint_rows(endpoint_targets(plan)))
     sources = files["01_sources.sql"]
     assert "FROM ai_obs.serving.obs_chat_payload" in sources and "FROM ai_obs.serving.obs_burst_payload" in sources

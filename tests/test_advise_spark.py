@@ -21,8 +21,8 @@ from dbx_ai_infra.advise.engines import SparkEngine, SparkOptions, spark_session
 from dbx_ai_infra.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
 from dbx_ai_infra.advise.telemetry import write_exports
 from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.advise_thresholds import advise_settings
 from dbx_ai_infra.engine.pipeline import build_plan
-from dbx_ai_infra.policies.registry import load_policy_config
 
 REPO = Path(__file__).resolve().parent.parent
 PLANTS = ["spot-reclaim-hits-base", "idle-cluster", "cost-drift", "gpu-underutilized", "training-resized",
@@ -40,14 +40,14 @@ def spark() -> Iterator[Any]:
 def prod(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """prod's plan, its targets, and a day of its telemetry with problems planted, as CSV and as Parquet."""
     plan = build_plan("prod", with_policies=False, with_cost=True)
-    thresholds = load_policy_config(None).advise_thresholds()
-    rows = target_rows(targets_of(plan, float(thresholds["low_bandwidth_gbps"])), plan.stack)
+    settings = advise_settings({}, SLA)
+    rows = target_rows(targets_of(plan, settings.low_bandwidth_gbps), plan.stack)
     endpoints = endpoint_rows(endpoint_targets(plan))
     assert endpoints and all(e["payload_table"] for e in endpoints)  # prod serves an endpoint with an inference table
     root = tmp_path_factory.mktemp("spark")
     write_exports(root / "csv", plan, plant=PLANTS, days=1)
     write_exports(root / "parquet", plan, plant=PLANTS, days=1, fmt="parquet")
-    return {"plan": plan, "thresholds": thresholds, "rows": rows, "root": root, "endpoints": endpoints}
+    return {"plan": plan, "settings": settings, "rows": rows, "root": root, "endpoints": endpoints}
 
 
 def canon(value: Any) -> Any:
@@ -111,7 +111,7 @@ def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spar
     Spark Connect test below: the CLI's whole report against DuckDB's.)"""
     plan = prod["plan"]
     files = emitted_sql(stack=plan.stack, telemetry="/Volumes/ai/ops/telemetry", days=3650, targets=prod["rows"],
-                        thresholds=prod["thresholds"], sla=SLA, endpoints=prod["endpoints"])
+                        settings=prod["settings"], endpoints=prod["endpoints"])
     tables = _stand_ins(spark, prod["root"] / "parquet", prod["root"], prod["endpoints"])
     sources = files["01_sources.sql"]
     for system, view in tables.items():
@@ -127,7 +127,7 @@ def test_the_emitted_sql_runs_on_spark_over_stand_ins_for_the_system_tables(spar
     queries = {m.group(1): block for block in statements(files["03_findings.sql"])
                if (m := re.search(r"^-- finding: (\S+)", block, flags=re.M))}
     on_spark = {fid: canon(engine.fetch(sql)) for fid, sql in queries.items()}
-    local = run_local(str(prod["root"] / "parquet"), prod["rows"], prod["thresholds"], SLA,
+    local = run_local(str(prod["root"] / "parquet"), prod["rows"], prod["settings"],
                       endpoints=prod["endpoints"])
     # every candidate row of every finding, every figure of every workload and the chart series: the same on both
     # engines (exact percentiles on both: percentile_cont)

@@ -59,13 +59,12 @@ def test_the_statistics_read_each_timeline_once(dialect: str) -> None:
     both again: 6-7% of the analysis's CPU time at 30 days)."""
     from dbx_ai_infra.advise.analysis import render, statements
     from dbx_ai_infra.advise.targets import target_rows, targets_of
+    from dbx_ai_infra.dbxtypes.advise_thresholds import advise_settings
     from dbx_ai_infra.engine.pipeline import build_plan
-    from dbx_ai_infra.policies.registry import load_policy_config
 
     plan = build_plan("prod", with_policies=False, with_cost=True)
     rows = target_rows(targets_of(plan, 200), plan.stack)
-    sql = render("stats.sql.j2", dialect=dialect, targets=rows, thresholds=load_policy_config(None)
-                 .advise_thresholds(), sla=1000.0)
+    sql = render("stats.sql.j2", dialect=dialect, targets=rows, settings=advise_settings({}, 1000.0))
     for timeline in ("gpu_timeline", "node_timeline"):
         reading = [s for s in statements(sql) if re.search(rf"\bFROM {timeline}\b", s)]
         assert len(reading) == 1, (timeline, [s[:200] for s in reading])

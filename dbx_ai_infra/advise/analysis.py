@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbx_ai_infra.advise.findings import FINDING_IDS, FINDINGS
+from dbx_ai_infra.dbxtypes.advise_thresholds import AdviseSettings
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.dbxtypes.vocabulary import HOURS_PER_MONTH
 
@@ -64,12 +65,12 @@ def _env() -> Any:
     return env
 
 
-def render(template: str, *, dialect: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-           sla: float | None, endpoints: Sequence[Mapping[str, Any]] = ()) -> str:
+def render(template: str, *, dialect: str, targets: list[dict[str, Any]], settings: AdviseSettings,
+           endpoints: Sequence[Mapping[str, Any]] = ()) -> str:
     """A template for ``dialect``: ``targets`` the clusters (`targets.target_rows`), ``endpoints`` the serving
-    endpoints (`targets.endpoint_rows`)."""
+    endpoints (`targets.endpoint_rows`), ``settings`` the run's thresholds (``t`` in the templates)."""
     return str(_env().get_template(template).render(dialect=dialect, targets=targets, endpoints=list(endpoints),
-                                                    t=thresholds, sla=sql_literal(sla),
+                                                    t=settings, sla=sql_literal(settings.sla_p99_ms),
                                                     hours_per_month=HOURS_PER_MONTH, findings=FINDINGS))
 
 
@@ -122,31 +123,30 @@ def find_exports(usage_dir: str) -> dict[str, Input]:
     return found
 
 
-def run_local(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-              sla: float | None, memory_limit: str | None = None,
+def run_local(usage_dir: str, targets: list[dict[str, Any]], settings: AdviseSettings, memory_limit: str | None = None,
               endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """Read the exports in place with DuckDB and run the analysis; `InputError` for unreadable inputs."""
     found = find_exports(usage_dir)
     with duckdb_engine(memory_limit) as engine:
         engine.load_sources(found)
-        return analyse(engine, _where(found), targets, thresholds, sla, endpoints)
+        return analyse(engine, _where(found), targets, settings, endpoints)
 
 
 def _where(found: Mapping[str, Input]) -> dict[str, str]:
     return {name: str(inp.path) for name, inp in found.items()}
 
 
-def run_spark(usage_dir: str, targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-              sla: float | None, options: Any = None, endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
+def run_spark(usage_dir: str, targets: list[dict[str, Any]], settings: AdviseSettings, options: Any = None,
+              endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """The same analysis on Spark (`engines.SparkOptions`: local or Spark Connect), Spark reading the exports."""
     found = find_exports(usage_dir)
     with spark_session(options or SparkOptions()) as spark:
         engine = SparkEngine(spark)
         engine.load_sources(found)
-        return analyse(engine, _where(found), targets, thresholds, sla, endpoints)
+        return analyse(engine, _where(found), targets, settings, endpoints)
 
 
-def run_databricks(targets: list[dict[str, Any]], thresholds: Mapping[str, Any], sla: float | None, *, stack: str,
+def run_databricks(targets: list[dict[str, Any]], settings: AdviseSettings, *, stack: str,
                    days: int, profile: str | None, telemetry: str,
                    endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """The analysis through Databricks Connect: the ``--emit-sql`` sources (system tables, the telemetry Volume of
@@ -160,7 +160,7 @@ def run_databricks(targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
         inputs.update({name: f"{telemetry}/{name}" for name in ("gpu_timeline", "cluster_events", "requests")})
         inputs["serving_requests"] = ", ".join(str(e["payload_table"]) for e in endpoints if e.get("payload_table")) \
             or "(no endpoint with an inference table)"
-        return analyse(engine, inputs, targets, thresholds, sla, endpoints)
+        return analyse(engine, inputs, targets, settings, endpoints)
 
 
 #: Where ``--engine databricks`` reads each input that a system table holds (the rest: the telemetry Volume).
@@ -168,18 +168,18 @@ SYSTEM_TABLES = {"clusters": "system.compute.clusters", "node_timeline": "system
                  "usage": "system.billing.usage", "list_prices": "system.billing.list_prices"}
 
 
-def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, Any]], thresholds: Mapping[str, Any],
-            sla: float | None, endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
+def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, Any]], settings: AdviseSettings,
+            endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """The statistics, the finding queries and the chart series on an engine whose sources are loaded (``inputs``:
     each input's name -> where it was read from)."""
     check_values(engine, inputs)  # data that cannot be true is exit 2, never advice
     duplicates = drop_duplicate_usage(engine, inputs)
-    stats = render("stats.sql.j2", dialect=engine.dialect, targets=targets, thresholds=thresholds, sla=sla,
+    stats = render("stats.sql.j2", dialect=engine.dialect, targets=targets, settings=settings,
                    endpoints=endpoints)
     for statement in statements(stats):
         engine.execute(statement)
     queries = finding_queries(render("findings.sql.j2", dialect=engine.dialect, targets=targets,
-                                     thresholds=thresholds, sla=sla, endpoints=endpoints))
+                                     settings=settings, endpoints=endpoints))
     rows = {fid: engine.fetch(queries[fid]) for fid in FINDING_IDS}
     unmatched = engine.fetch("SELECT count(DISTINCT cluster_id) AS n FROM clusters WHERE cluster_id NOT IN "
                              "(SELECT cluster_id FROM cluster_workload)")
@@ -209,12 +209,11 @@ def sources_sql(*, stack: str, telemetry: str, days: int, endpoints: Sequence[Ma
 
 
 def emitted_sql(*, stack: str, telemetry: str, days: int, targets: list[dict[str, Any]],
-                thresholds: Mapping[str, Any], sla: float | None,
-                endpoints: Sequence[Mapping[str, Any]] = ()) -> dict[str, str]:
+                settings: AdviseSettings, endpoints: Sequence[Mapping[str, Any]] = ()) -> dict[str, str]:
     """``--emit-sql``: file name -> Databricks SQL; the same templates as the local run, in the Databricks dialect."""
-    stats = render("stats.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla,
+    stats = render("stats.sql.j2", dialect="databricks", targets=targets, settings=settings,
                    endpoints=endpoints)
-    findings = render("findings.sql.j2", dialect="databricks", targets=targets, thresholds=thresholds, sla=sla,
+    findings = render("findings.sql.j2", dialect="databricks", targets=targets, settings=settings,
                       endpoints=endpoints)
     return {"01_sources.sql": sources_sql(stack=stack, telemetry=telemetry, days=days, endpoints=endpoints),
             "02_stats.sql": stats,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbx_ai_infra.advise.targets import Target
+from dbx_ai_infra.dbxtypes.advise_thresholds import AdviseSettings
 from dbx_ai_infra.dbxtypes.plan import Plan
 from dbx_ai_infra.dbxtypes.vocabulary import PROJECT
 
@@ -55,8 +56,9 @@ class Context:
     """What every builder may read besides its row and target."""
 
     plan: Plan
-    thresholds: Mapping[str, Any]
-    sla: float | None
+    #: The run's thresholds, typed (`advise_settings`: the policy config's ``advise`` section, ``--sla-p99-ms`` over
+    #: it); ``settings.sla_p99_ms`` None: no SLA, latency is not judged.
+    settings: AdviseSettings
     spec: Any  #: the stack's StackSpec
 
 
@@ -99,18 +101,23 @@ class FindingSpec:
     severity: str
     #: What the finding means, for the README and ``--help`` readers.
     summary: str
-    #: The SELECT over ``workload_summary`` or ``endpoint_summary`` (Jinja2: ``t`` the thresholds, ``sla``,
+    #: The SELECT over ``workload_summary`` or ``endpoint_summary`` (Jinja2: ``t`` the `AdviseSettings`, ``sla``,
     #: ``busy``, ``net_bound``).
     sql: str
     #: Row, target (a `Target`; an `EndpointTarget` for an endpoint finding), context -> outcome.
     build: Callable[[Row, Any, Context], Outcome]
-    #: The thresholds (`dbx_ai_infra.dbxtypes.advise_thresholds`) its SQL or builder reads.
+    #: The names of the `AdviseSettings` fields its SQL or builder reads (for the findings index).
     thresholds: tuple[str, ...] = ()
     #: None: the generator does not plant it (a healthy state, not a problem).
     plant: Plant | None = None
     #: What its rows are about: ``workload`` (a cluster workload, a row of ``workload_summary``) or ``endpoint`` (a
     #: serving endpoint, a row of ``endpoint_summary``, its name in the ``workload`` column).
     subject: str = "workload"
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.thresholds) - set(AdviseSettings.model_fields))
+        if unknown:  # a misspelt name fails at import, as a misspelt attribute of Context.settings fails mypy
+            raise ValueError(f"finding {self.id}: {', '.join(unknown)} is not a field of AdviseSettings")
 
 
 # ---- the figures of a builder's sentences, and the edit as YAML ------------------------------------------------------

@@ -99,6 +99,18 @@ def _bound(field: Any, name: str) -> Any:
     return next((getattr(m, name) for m in field.metadata if getattr(m, name, None) is not None), None)
 
 
+def advise_settings(section: Mapping[str, float | None], sla_p99_ms: float | None = None) -> AdviseSettings:
+    """The settings of one advise run, built once: the policy config's ``advise`` section (validated by its loader,
+    `dbx_ai_infra.policies.config`) over the defaults, and ``--sla-p99-ms``, when given, over both. A finding reads
+    them by attribute (``settings.gpu_low_percent``), so a misspelt name is a mypy error, not a KeyError at run time.
+
+    The command line's SLA is checked by its command (a positive number of ms, exit 2 otherwise) and set without a
+    second validation: the field's bound (at least 1 ms) is the config file's, and the command line has always taken
+    any positive figure."""
+    settings = AdviseSettings.model_validate(dict(section))
+    return settings if sla_p99_ms is None else settings.model_copy(update={"sla_p99_ms": sla_p99_ms})
+
+
 #: Name -> its default, smallest and largest allowed values, whether it is an integer, and what it means.
 ADVISE_THRESHOLDS: Final[Mapping[str, AdviseThreshold]] = MappingProxyType({
     name: AdviseThreshold(default=field.default, minimum=_bound(field, "ge"), integer=int in (field.annotation,

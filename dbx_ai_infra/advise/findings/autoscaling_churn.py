@@ -15,7 +15,7 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
     rate = num(row, "resizes_per_hour")
     median = num(row, "median_workers")
     evidence = (f"{int(num(row, 'resizes'))} resizes in {num(row, 'minutes') / 60:,.1f} hours up: {rate:.1f} per hour"
-                f" (threshold {c.thresholds['churn_resizes_per_hour']:g}); median size {median:g} workers "
+                f" (threshold {c.settings.churn_resizes_per_hour:g}); median size {median:g} workers "
                 f"between {t.min_workers} and {t.max_workers}.")
     if t.section != "inference":
         return Outcome(evidence, note="autoscaling churns: a higher minimum steadies it.")

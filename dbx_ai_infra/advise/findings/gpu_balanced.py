@@ -7,10 +7,10 @@ from dbx_ai_infra.advise.targets import Target
 
 
 def build(row: Row, t: Target, c: Context) -> Outcome:
-    latency = (f"; request P99 {figure(row.get('p99_ms'))} ms is within the SLA of {c.sla:g} ms"
-               if row.get("p99_ms") is not None and c.sla is not None else "")
+    latency = (f"; request P99 {figure(row.get('p99_ms'))} ms is within the SLA of {c.settings.sla_p99_ms:g} ms"
+               if row.get("p99_ms") is not None and c.settings.sla_p99_ms is not None else "")
     return Outcome(f"median GPU use of {int(num(row, 'busy_minutes')):,} busy minutes was "
-                   f"{num(row, 'median_busy_util'):.0f}% (at or above {c.thresholds['gpu_high_percent']:g}%)"
+                   f"{num(row, 'median_busy_util'):.0f}% (at or above {c.settings.gpu_high_percent:g}%)"
                    f"{latency}. No change.")
 
 

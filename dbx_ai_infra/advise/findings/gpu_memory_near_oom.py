@@ -13,7 +13,7 @@ from dbx_ai_infra.gpucatalog import load_catalog
 def build(row: Row, t: Target, c: Context) -> Outcome:
     evidence = (f"P99 of GPU memory use {num(row, 'gpu_mem_p99_percent'):.0f}% of a GPU's "
                 f"{num(row, 'gpu_mem_total_mb') / 1024:,.0f} GB (peak {num(row, 'gpu_mem_peak_percent'):.0f}%; the "
-                f"line is {c.thresholds['gpu_mem_near_oom_percent']:g}%) over {int(num(row, 'busy_minutes')):,} busy "
+                f"line is {c.settings.gpu_mem_near_oom_percent:g}%) over {int(num(row, 'busy_minutes')):,} busy "
                 f"minutes on {t.node_type_id}: a larger batch, a longer sequence or a new model version runs out of "
                 "memory (CUDA OOM) and fails the run.")
     catalog = load_catalog()

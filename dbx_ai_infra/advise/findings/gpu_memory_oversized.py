@@ -15,11 +15,11 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
     catalog = load_catalog()
     node = catalog.get(t.node_type_id)
     gpus = node.gpu_count if node is not None else max(t.gpus_per_node, 1)
-    headroom = float(c.thresholds["gpu_mem_headroom_percent"])
+    headroom = float(c.settings.gpu_mem_headroom_percent)
     # what one node must hold: every GPU's observed peak, plus the headroom
     need_gb = round(peak_mb / 1024 * gpus * (1 + headroom / 100), 1)
     evidence = (f"peak GPU memory use {peak_mb / 1024:,.1f} GB of a GPU's {total_mb / 1024:,.0f} GB "
-                f"({num(row, 'gpu_mem_peak_percent'):.0f}%, under {c.thresholds['gpu_mem_oversized_percent']:g}%) "
+                f"({num(row, 'gpu_mem_peak_percent'):.0f}%, under {c.settings.gpu_mem_oversized_percent:g}%) "
                 f"over {int(num(row, 'busy_minutes')):,} busy minutes on {t.node_type_id} ({gpus} GPU"
                 f"{'s' if gpus > 1 else ''}): the node holds {gpus} x the peak + {headroom:g}% = {need_gb:g} GB "
                 "with room to spare.")

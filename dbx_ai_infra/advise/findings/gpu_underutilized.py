@@ -10,9 +10,9 @@ from dbx_ai_infra.advise.targets import Target
 
 
 def build(row: Row, t: Target, c: Context) -> Outcome:
-    util, high = num(row, "median_busy_util"), float(c.thresholds["gpu_high_percent"])
+    util, high = num(row, "median_busy_util"), float(c.settings.gpu_high_percent)
     evidence = (f"median GPU use of {int(num(row, 'busy_minutes')):,} busy minutes was {util:.0f}% (below "
-                f"{c.thresholds['gpu_low_percent']:g}%) on {t.node_type_id} x {t.min_workers} worker(s)"
+                f"{c.settings.gpu_low_percent:g}%) on {t.node_type_id} x {t.min_workers} worker(s)"
                 + (f" (up to {t.max_workers})" if t.max_workers > t.min_workers else "") + ".")
     workers = t.min_workers
     fewer = at_least_one(workers * util / high) if workers > 1 else workers

@@ -11,10 +11,10 @@ from dbx_ai_infra.dbxtypes.vocabulary import HOURS_PER_MONTH
 
 
 def build(row: Row, t: Target, c: Context) -> Outcome:
-    target = int(c.thresholds["target_autotermination_minutes"])
+    target = c.settings.target_autotermination_minutes
     idle, up = num(row, "idle_minutes"), max(num(row, "up_minutes"), 1)
     evidence = (f"{int(num(row, 'idle_runs'))} of {int(num(row, 'runs'))} run(s) ended with at least "
-                f"{c.thresholds['idle_stretch_minutes']:g} minutes of near-zero GPU use (median tail "
+                f"{c.settings.idle_stretch_minutes:g} minutes of near-zero GPU use (median tail "
                 f"{num(row, 'median_tail_minutes'):.0f} min): {idle / 60:,.1f} of {up / 60:,.1f} hours up "
                 f"({100 * idle / up:.0f}%); auto-termination is {t.autotermination_minutes} min.")
     window = num(row, "window_hours")  # the bill's span in whole days, else the GPU telemetry's

@@ -10,7 +10,7 @@ from dbx_ai_infra.advise.targets import Target
 
 def build(row: Row, t: Target, c: Context) -> Outcome:
     return Outcome(
-        f"request P99 was {num(row, 'p99_ms'):,.0f} ms (SLA {c.sla:g} ms) while the GPUs idled (median "
+        f"request P99 was {num(row, 'p99_ms'):,.0f} ms (SLA {c.settings.sla_p99_ms:g} ms) while the GPUs idled (median "
         f"{num(row, 'median_busy_util'):.0f}% of busy minutes): the bottleneck is not the GPU. CPU "
         f"{figure(row.get('cpu_percent'))}% on average (P90 {figure(row.get('cpu_p90_percent'))}%), I/O wait "
         f"{figure(row.get('cpu_wait_percent'), 1)}%, network {figure(row.get('network_mbps'))} Mbit/s per node, "

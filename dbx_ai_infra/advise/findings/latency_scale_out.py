@@ -10,14 +10,15 @@ from dbx_ai_infra.advise.targets import Target
 
 
 def build(row: Row, t: Target, c: Context) -> Outcome:
-    assert c.sla is not None
+    sla = c.settings.sla_p99_ms
+    assert sla is not None  # the SQL selects no row without an SLA
     p99, lo, hi = num(row, "p99_ms"), t.min_workers, t.max_workers
     at_max = bool(row.get("sat_at_max"))
     share = 100 * num(row, "minutes_at_max") / max(num(row, "minutes"), 1)
-    evidence = (f"request P99 was {p99:,.0f} ms over {int(num(row, 'requests')):,} requests (SLA {c.sla:g} ms) while "
+    evidence = (f"request P99 was {p99:,.0f} ms over {int(num(row, 'requests')):,} requests (SLA {sla:g} ms) while "
                 f"the GPUs were busy (median {num(row, 'median_busy_util'):.0f}%): too few workers"
                 + (f"; the cluster sat at its maximum of {hi} workers {share:.0f}% of the time." if at_max else "."))
-    new_lo = max(lo + 1, at_least_one(lo * p99 / c.sla))
+    new_lo = max(lo + 1, at_least_one(lo * p99 / sla))
     edit, current = resize(t, c, lo=new_lo, hi=hi + (new_lo - lo) if at_max else hi)
     return Outcome(evidence, Proposal(resize_text(edit, current), edit, current))
 

@@ -13,9 +13,9 @@ from dbx_ai_infra.advise.targets import EndpointTarget
 def build(row: Row, e: EndpointTarget, c: Context) -> Outcome:
     launches, errors = int(num(row, "launches")), int(num(row, "launch_errors"))
     evidence = (f"{launches:,} launch{'es' if launches != 1 else ''} from zero (a request after "
-                f"{c.thresholds['serving_scale_to_zero_minutes']:g} idle minutes or more): their latency P50 "
+                f"{c.settings.serving_scale_to_zero_minutes:g} idle minutes or more): their latency P50 "
                 f"{figure(row.get('launch_p50_ms'))} ms, worst {figure(row.get('launch_max_ms'))} ms (SLA "
-                f"{c.sla:g} ms)" + (f", {errors} of them failed (5xx)" if errors else "") +
+                f"{c.settings.sla_p99_ms:g} ms)" + (f", {errors} of them failed (5xx)" if errors else "") +
                 f"; every other request's P50 was {figure(row.get('p50_ms'))} ms.")
     key = e.key
     edit: dict[str, object] = {f"{key}.scale_to_zero": False}

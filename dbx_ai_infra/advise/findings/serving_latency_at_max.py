@@ -12,11 +12,12 @@ from dbx_ai_infra.dbxtypes.vocabulary import MAX_CONCURRENCY_PER_MODEL
 
 
 def build(row: Row, e: EndpointTarget, c: Context) -> Outcome:
-    assert c.sla is not None
+    sla = c.settings.sla_p99_ms
+    assert sla is not None  # the SQL selects no row without an SLA
     p99, hi = num(row, "p99_ms"), e.max_concurrency
     share = 100 * num(row, "minutes_at_max") / max(num(row, "minutes"), 1)
-    evidence = (f"request P99 was {p99:,.0f} ms over {int(num(row, 'requests')):,} requests (SLA {c.sla:g} ms) while "
-                f"the requests in flight reached {c.thresholds['serving_at_max_percent']:g}% of its max provisioned "
+    evidence = (f"request P99 was {p99:,.0f} ms over {int(num(row, 'requests')):,} requests (SLA {sla:g} ms) while "
+                f"the requests in flight reached {c.settings.serving_at_max_percent:g}% of its max provisioned "
                 f"concurrency {hi} in {share:.0f}% of its minutes (peak {num(row, 'peak_concurrency'):,.1f}): "
                 "requests queued for a replica.")
     if hi >= MAX_CONCURRENCY_PER_MODEL:
@@ -24,7 +25,7 @@ def build(row: Row, e: EndpointTarget, c: Context) -> Outcome:
                                       f"({MAX_CONCURRENCY_PER_MODEL}): serve the model on a second endpoint, or ask "
                                       "your Databricks account team for more.")
     # the queueing scales with the overload: the maximum grows by the P99's excess over the SLA, a replica at least
-    new_hi = concurrency_step(hi * p99 / c.sla, at_least=concurrency_step(hi + 1))
+    new_hi = concurrency_step(hi * p99 / sla, at_least=concurrency_step(hi + 1))
     key = f"{e.key}.concurrency.max"
     return Outcome(evidence, Proposal(f"raise concurrency.max {hi} -> {new_hi} (the month at full size grows; the "
                                       "expected month keeps the minimum's replicas)", {key: new_hi}, {key: hi}))

@@ -12,10 +12,10 @@ from dbx_ai_infra.advise.targets import EndpointTarget
 
 def build(row: Row, e: EndpointTarget, c: Context) -> Outcome:
     lo, peak = e.min_concurrency, num(row, "peak_concurrency")
-    headroom = float(c.thresholds["serving_headroom_percent"])
+    headroom = float(c.settings.serving_headroom_percent)
     evidence = (f"the requests in flight peaked at {peak:,.1f} (P95 {num(row, 'p95_concurrency'):,.1f}) over "
                 f"{int(num(row, 'minutes')):,} minutes with requests, under "
-                f"{c.thresholds['serving_overprovisioned_percent']:g}% of its min provisioned concurrency {lo}: "
+                f"{c.settings.serving_overprovisioned_percent:g}% of its min provisioned concurrency {lo}: "
                 "replicas kept warm for traffic that did not come.")
     new_lo = concurrency_step(peak * (1 + headroom / 100), at_least=concurrency_step(1))
     if new_lo >= lo:

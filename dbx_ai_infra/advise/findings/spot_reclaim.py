@@ -28,7 +28,7 @@ def build(row: Row, t: Target, c: Context) -> Outcome:
     below, breach = int(num(row, "below_min")), int(num(row, "followed_by_breach"))
     evidence = (f"{n} spot reclaim(s) on the inference cluster: {below} took it below its minimum of {lo} workers "
                 f"(down to {least}), {breach} were followed by an SLA breach within "
-                f"{c.thresholds['breach_window_minutes']:g} minutes.")
+                f"{c.settings.breach_window_minutes:g} minutes.")
     edit, current = resize(t, c, lo=lo + max(1, lo - least))
     return Outcome(evidence, Proposal(f"a larger on-demand base (the base is on-demand; spot stays above it): "
                                       f"{resize_text(edit, current).removeprefix('raise ')}", edit, current))

@@ -13,6 +13,7 @@ from dbx_ai_infra.advise.assess import Context, edited_stack_text, findings_of, 
 from dbx_ai_infra.advise.engines import SparkOptions
 from dbx_ai_infra.advise.targets import endpoint_rows, endpoint_targets, target_rows, targets_of
 from dbx_ai_infra.cli.commands import common
+from dbx_ai_infra.dbxtypes.advise_thresholds import AdviseSettings, advise_settings
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.engine.exits import EXIT_OK
 from dbx_ai_infra.engine.interrupts import scratch_dir
@@ -28,13 +29,12 @@ def cmd_advise(args: argparse.Namespace) -> int:
     policy_config = common.policy_config(args)
     if args.write_stack:
         check_out(args.write_stack, common.inputs(args), "--write-stack")  # never the stack itself: before any work
-    thresholds = load_policy_config(policy_config).advise_thresholds()
-    sla = _sla(args, thresholds)
+    settings = advise_settings(load_policy_config(policy_config).advise, _sla(args))
     built = build(args.stack, Options(policy_config, args.prices, policies=True, cost=True))
     for note in built.notes:
         print(f"note: {note}", file=sys.stderr)
     plan, spec = built.plan, built.loaded.spec
-    targets = targets_of(plan, float(thresholds["low_bandwidth_gbps"] or 0))
+    targets = targets_of(plan, settings.low_bandwidth_gbps)
     if not targets:
         raise InputError.single(plan.stack_file or args.stack, "dbx-ai-infra:training|inference|dev",
                                 "the stack has no cluster to advise on.", "add a training, inference or dev section.")
@@ -42,22 +42,23 @@ def cmd_advise(args: argparse.Namespace) -> int:
     endpoints = endpoint_targets(plan)
     served = endpoint_rows(endpoints)
     if args.emit_sql:
-        _emit_sql(args, plan, spec, rows, served, thresholds, sla)
+        _emit_sql(args, plan, spec, rows, served, settings)
         if not args.usage and args.engine != "databricks":
             return EXIT_OK
-    analysis = _analysis(args, rows, served, thresholds, sla, plan, spec)
-    findings = findings_of(analysis, targets, Context(plan, thresholds, sla, spec), endpoints)
+    analysis = _analysis(args, rows, served, settings, plan, spec)
+    findings = findings_of(analysis, targets, Context(plan, settings, spec), endpoints)
     _price_proposals(findings, plan, policy_config, args.prices)
-    doc = advise_doc(plan, [f.to_json() for f in findings], analysis, thresholds, sla, args.usage)
+    doc = advise_doc(plan, [f.to_json() for f in findings], analysis, settings.model_dump(),
+                     settings.sla_p99_ms, args.usage)
     if args.write_stack:
         _write_stack(args, plan, findings, doc["notes"], policy_config)
     common.emit(args, formats.render(common.fmt(args), AdviceReport(doc)))
     return EXIT_OK
 
 
-def _sla(args: argparse.Namespace, thresholds: Any) -> float | None:
-    """The p99 latency SLA in ms: ``--sla-p99-ms``, else the policy config's; a value not above 0 is exit 2."""
-    sla = args.sla_p99_ms if args.sla_p99_ms is not None else thresholds.get("sla_p99_ms")
+def _sla(args: argparse.Namespace) -> float | None:
+    """``--sla-p99-ms`` (None: not given, the policy config's stands), in ms; a value not above 0 is exit 2."""
+    sla = args.sla_p99_ms
     if sla is not None and not sla > 0:
         raise InputError.single("--sla-p99-ms", "--sla-p99-ms", f"must be a positive number of ms, got {sla:g}.",
                                 "pass e.g. --sla-p99-ms 800.")
@@ -71,12 +72,12 @@ def _telemetry_volume(spec: Any) -> str:
 
 
 def _emit_sql(args: argparse.Namespace, plan: Any, spec: Any, rows: list[dict[str, Any]],
-              served: list[dict[str, Any]], thresholds: Any, sla: float | None) -> None:
+              served: list[dict[str, Any]], settings: AdviseSettings) -> None:
     """``--emit-sql DIR``: the analysis as Databricks SQL files, one per statement."""
     out = out_dir(args.emit_sql, "--emit-sql")
     make_dir(out, "--emit-sql")
     for name, text in emitted_sql(stack=plan.stack, telemetry=_telemetry_volume(spec), days=args.days, targets=rows,
-                                  thresholds=thresholds, sla=sla, endpoints=served).items():
+                                  settings=settings, endpoints=served).items():
         write_text(text, str(out / name), ())
         print(f"wrote {out / name}", file=sys.stderr)
 
@@ -100,16 +101,16 @@ def _price_proposals(findings: list[Any], plan: Any, policy_config: Any, prices:
         finding.proposal.blocked_by = same.blocked_by
 
 
-def _analysis(args: argparse.Namespace, rows: list[dict[str, Any]], served: list[dict[str, Any]], thresholds: Any,
-              sla: float | None, plan: Any, spec: Any) -> Any:
+def _analysis(args: argparse.Namespace, rows: list[dict[str, Any]], served: list[dict[str, Any]],
+              settings: AdviseSettings, plan: Any, spec: Any) -> Any:
     """The analysis on the engine ``--engine`` names (`dbx_ai_infra.advise.engines`)."""
     if args.engine == "spark":
-        return run_spark(args.usage, rows, thresholds, sla, SparkOptions(master=args.spark_master, remote=args.remote),
+        return run_spark(args.usage, rows, settings, SparkOptions(master=args.spark_master, remote=args.remote),
                          endpoints=served)
     if args.engine == "databricks":
-        return run_databricks(rows, thresholds, sla, stack=plan.stack, days=args.days, profile=args.profile,
+        return run_databricks(rows, settings, stack=plan.stack, days=args.days, profile=args.profile,
                               telemetry=_telemetry_volume(spec), endpoints=served)
-    return run_local(args.usage, rows, thresholds, sla, endpoints=served)
+    return run_local(args.usage, rows, settings, endpoints=served)
 
 
 def _write_stack(args: argparse.Namespace, plan: Any, findings: list[Any], notes: list[str],
