@@ -94,16 +94,16 @@ def cheaper_gpu_advice(plan: Plan, prices: PriceBook, catalog: Any = None) -> li
     return out
 
 
-def _comparison(advice_id: str, resource: Resource, current: float, other: float, kinds: tuple[str, str],
-                alternative: str, switch: str) -> Advice:
-    """One side of the cluster-vs-endpoint comparison: ``kinds`` is (this, that), ``alternative`` describes that
-    option, ``switch`` is the fix when that option is cheaper."""
-    this, that = kinds
-    cheaper = (f"the {that} is cheaper by {money(current - other)} a month" if other < current
-               else f"the {this} is cheaper by {money(other - current)} a month")
+def comparison(advice_id: str, resource: Resource, current: float, other: float, this: str, that: str,
+               alternative: str, switch: str, owner: str | None = None) -> Advice:
+    """One side of a comparison of two ways to run a resource: ``this`` way (``owner`` when its month is named, by
+    default ``this``) costs ``current`` a month, ``that`` way ``other``; ``alternative`` says what that way runs,
+    ``switch`` how to move to it when it is cheaper. The delta is the other way's month minus this one's."""
+    cheaper = (f"{that} is cheaper by {money(current - other)} a month" if other < current
+               else f"{this} is cheaper by {money(other - current)} a month")
     return Advice(id=advice_id, urn=resource.urn, resource_name=resource.name, monthly_cost_delta=other - current,
-                  message=(f"{alternative} would cost {money(other)} a month against this {this}'s {money(current)}: "
-                           f"{cheaper}. Fix: {switch if other < current else 'none needed.'}"))
+                  message=(f"{alternative} would cost {money(other)} a month against {owner or this}'s "
+                           f"{money(current)}: {cheaper}. Fix: {switch if other < current else 'none needed.'}"))
 
 
 def _plural(n: int, word: str) -> str:
@@ -148,11 +148,11 @@ def _cluster_as_endpoint(priced: _Priced, sizing: _Sizing) -> Advice | None:
     other = endpoint_monthly(sizing.cloud, wtype, 4 * replicas, priced.hours, sizing.prices)
     if other is None:
         return None
-    return _comparison(
-        CLUSTER_VS_ENDPOINT, priced.resource, priced.monthly, other, ("cluster", "endpoint"),
+    return comparison(
+        CLUSTER_VS_ENDPOINT, priced.resource, priced.monthly, other, "the cluster", "the endpoint",
         f"a Model Serving endpoint for the same model ({need:g} GB -> {wtype}, {_plural(replicas, 'replica')} "
         f"for the {_plural(replicas, 'base worker')}, {priced.entry.hours_per_month:g} h)",
-        "serve it from dbx-ai-infra:serving if the model runs there (MLflow pyfunc, no Spark).")
+        "serve it from dbx-ai-infra:serving if the model runs there (MLflow pyfunc, no Spark).", owner="this cluster")
 
 
 def _endpoint_need(resource: Resource) -> float | None:
@@ -193,11 +193,11 @@ def _endpoint_as_cluster(priced: _Priced, sizing: _Sizing) -> Advice | None:
         return None
     replicas = max(1, int(priced.entry.nodes.min))
     other = (1 + replicas) * best[0] * priced.hours
-    return _comparison(
-        ENDPOINT_VS_CLUSTER, priced.resource, priced.monthly, other, ("endpoint", "cluster"),
+    return comparison(
+        ENDPOINT_VS_CLUSTER, priced.resource, priced.monthly, other, "the endpoint", "the cluster",
         f"an inference cluster for the same model ({need:g} GB -> {best[1]}, a driver and "
         f"{_plural(replicas, 'worker')}, on demand, {priced.entry.hours_per_month:g} h)",
-        "an inference cluster (dbx-ai-infra:inference) if the traffic is steady.")
+        "an inference cluster (dbx-ai-infra:inference) if the traffic is steady.", owner="this endpoint")
 
 
 #: The other option each resource type is compared with.

@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbx_ai_infra.dbxtypes.clouds import profile
-from dbx_ai_infra.dbxtypes.money import money
 from dbx_ai_infra.dbxtypes.plan import Advice, Plan, Resource
 from dbx_ai_infra.dbxtypes.serverless import serverless_gpu_tasks
 from dbx_ai_infra.dbxtypes.shape import pool_shape, shapes_of_resource
@@ -31,7 +30,7 @@ from dbx_ai_infra.gpucatalog import load_catalog
 from dbx_ai_infra.gpucatalog.accelerators import ACCELERATORS, SERVERLESS_GPU_CLOUDS
 
 from .book import PriceBook
-from .comparisons import _monthly
+from .comparisons import _monthly, comparison
 from .plan_cost import price_plan
 
 JOB_CLUSTER_VS_SERVERLESS_GPU = "job-cluster-vs-serverless-gpu"
@@ -88,17 +87,6 @@ def _workload_key(resource: Resource) -> str:
     return workload_key(str((resource.inputs.get("tags") or {}).get(WORKLOAD_TAG) or "training"))
 
 
-def _advice(advice_id: str, resource: Resource, current: float, other: float, this: str, that: str,
-            alternative: str, switch: str) -> Advice:
-    """The job's month (``this`` way, ``current``) against the other way's (``that``, ``other``): ``alternative``
-    says what the other way runs, ``switch`` how to move to it when it is cheaper."""
-    cheaper = (f"{that} is cheaper by {money(current - other)} a month" if other < current
-               else f"{this} is cheaper by {money(other - current)} a month")
-    return Advice(id=advice_id, urn=resource.urn, resource_name=resource.name, monthly_cost_delta=other - current,
-                  message=f"{alternative} would cost {money(other)} a month against {this}'s {money(current)}: "
-                          f"{cheaper}. Fix: {switch if other < current else 'none needed.'}")
-
-
 def pool_node_types(plan: Plan) -> dict[str, str]:
     """The node type of each instance pool of the plan, by the pool's id (what a cluster's ``instance_pool_id``
     names)."""
@@ -137,7 +125,7 @@ def _classic_side(plan: Plan, resource: Resource, current: float, hours: float, 
     other = _monthly(plan, _serverless_job(resource, accelerator, rounded), prices)
     if other is None:
         return None
-    return _advice(JOB_CLUSTER_VS_SERVERLESS_GPU, resource, current, other, "this job cluster", "serverless GPU",
+    return comparison(JOB_CLUSTER_VS_SERVERLESS_GPU, resource, current, other, "this job cluster", "serverless GPU",
                    f"serverless GPU for the same GPUs ({gpus} x {node.gpu} of {node.node_type_id} workers -> "
                    f"{rounded} GPUs on {accelerator}{nearest}, {hours:g} h)",
                    f"set dbx-ai-infra:{_workload_key(resource)}.compute: serverless_gpu with accelerator: "
@@ -162,7 +150,7 @@ def _serverless_side(plan: Plan, resource: Resource, current: float, hours: floa
     other = _monthly(plan, _classic_job(resource, node.node_type_id, workers, plan.cloud, driver), prices)
     if other is None:
         return None
-    return _advice(SERVERLESS_GPU_VS_JOB_CLUSTER, resource, current, other, "serverless GPU", "the job cluster",
+    return comparison(SERVERLESS_GPU_VS_JOB_CLUSTER, resource, current, other, "serverless GPU", "the job cluster",
                    f"a classic job cluster for the same GPUs ({gpus} x {acc.gpu} of {acc.name} -> {workers} "
                    f"{node.node_type_id} workers of {node.gpu_count} GPUs, spot with an on-demand {driver} "
                    f"driver, {hours:g} h)",
