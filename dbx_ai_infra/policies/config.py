@@ -49,10 +49,6 @@ class PolicyConfig:
         """One note per retired rule this config names: its setting has no effect, and why."""
         return [f"{where}: {name} has no effect: {RETIRED[name]}; remove it." for name in self.retired]
 
-    def advise_thresholds(self) -> dict[str, float | None]:
-        """Every threshold of ``stackplan advise``: defaults overlaid by this config."""
-        return {**{k: t.default for k, t in ADVISE_THRESHOLDS.items()}, **self.advise}
-
     def as_document(self) -> dict[str, Any]:
         """This config in the policy config file's shape (what `load_policy_config` reads back)."""
         doc: dict[str, Any] = {name: {"enforcementLevel": level} for name, level in self.enforcement.items()}
