@@ -855,3 +855,34 @@ def test_write_exports_refuses_an_unknown_plant_before_writing_anything(tmp_path
         write_exports(out, build_plan("prod", with_policies=False, with_cost=True), plant=["no-such-finding"], days=1)
     assert all(p in str(raised.value) for p in PLANTS)
     assert not out.exists()
+
+
+# --- the SQL templates, compiled once and kept (issue 53, item 3) ---------------------------------------------------
+
+def _fresh_render(monkeypatch, cache: Path, *, off: bool = False) -> str:
+    """Render one template in a fresh template environment whose cache directory is ``cache``."""
+    from dbx_ai_infra.advise import analysis
+    from dbx_ai_infra.dbxtypes.advise_thresholds import advise_settings
+
+    monkeypatch.setenv("STACKPLAN_CACHE_DIR", str(cache))
+    if off:
+        monkeypatch.setenv("STACKPLAN_NO_CACHE", "1")
+    else:
+        monkeypatch.delenv("STACKPLAN_NO_CACHE", raising=False)
+    analysis._env.cache_clear()
+    try:
+        return analysis.render("stats.sql.j2", dialect="duckdb", targets=[], settings=advise_settings({}))
+    finally:
+        analysis._env.cache_clear()
+
+
+def test_the_compiled_sql_templates_are_kept_in_the_cache_directory_and_read_back_the_same(monkeypatch, tmp_path):
+    first = _fresh_render(monkeypatch, tmp_path / "cache")
+    kept = list((tmp_path / "cache" / "sql-templates").iterdir())
+    assert kept  # the next run loads them instead of compiling
+    assert _fresh_render(monkeypatch, tmp_path / "cache") == first  # read back: the same SQL
+    assert _fresh_render(monkeypatch, tmp_path / "off", off=True) == first  # STACKPLAN_NO_CACHE: none kept
+    assert not (tmp_path / "off").exists()
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory would be")
+    assert _fresh_render(monkeypatch, blocked) == first  # a cache that cannot be written is no error

@@ -17,6 +17,15 @@ from pathlib import Path
 CACHE_DIR_ENV = "STACKPLAN_CACHE_DIR"
 
 
+#: Set to anything but 0: the caches (Terraform parses, compiled SQL templates) are neither read nor written.
+NO_CACHE_ENV = "STACKPLAN_NO_CACHE"
+
+
+def caching() -> bool:
+    """Whether the caches under `cache_root` are on (`NO_CACHE_ENV` unset or 0)."""
+    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+
+
 def cache_root() -> Path:
     """The project's cache directory: ``$STACKPLAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/dbx-ai-infra``, else
     ``~/.cache/dbx-ai-infra`` (the XDG Base Directory specification: a relative ``XDG_CACHE_HOME`` is ignored)."""

@@ -35,9 +35,9 @@ from typing import Any
 from dbx_ai_infra import installed_version
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.engine.crash import CACHE_DIR_ENV as CACHE_DIR_ENV  # the parse cache is where `cache_root` says
-from dbx_ai_infra.engine.crash import cache_root
+from dbx_ai_infra.engine.crash import NO_CACHE_ENV as NO_CACHE_ENV  # the switch of every cache
+from dbx_ai_infra.engine.crash import cache_root, caching
 
-NO_CACHE_ENV = "STACKPLAN_NO_CACHE"
 #: How many processes parse (``1``: this one alone); by default one per usable core.
 WORKERS_ENV = "STACKPLAN_PARSE_WORKERS"
 #: The fewest files not in the cache that are parsed in worker processes.
@@ -64,7 +64,7 @@ def parser_version() -> str:
 
 def cache_dir() -> Path | None:
     """Where entries are kept, or None when the cache is off."""
-    if os.environ.get(NO_CACHE_ENV, "") not in ("", "0"):
+    if not caching():
         return None
     return cache_root() / "tfparse" / parser_version()
 
