@@ -259,7 +259,12 @@ def rank_main(argv: list[str]) -> float:
 
     dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     try:
-        return train(parse(argv), rank=dist.get_rank(), world=dist.get_world_size())
+        loss = train(parse(argv), rank=dist.get_rank(), world=dist.get_world_size())
+        # Every rank done (rank 0 writes the last checkpoint alone) before any tears the group down: a rank that left
+        # while its peer still wrote ended in gloo's "terminate called without an active exception" (SIGABRT, about
+        # one two-rank run in ten here), failing a run whose training had finished.
+        dist.barrier()
+        return loss
     finally:
         dist.destroy_process_group()
 
