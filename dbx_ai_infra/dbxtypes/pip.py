@@ -60,8 +60,6 @@ def pip_name(spec: Any) -> str | None:
     return match.group(1).replace(" ", "") if match else None
 
 
-
-
 def pip_project(spec: Any) -> str | None:
     """The project a pip requirement installs, lower-cased and without extras: ``Torch[cuda]==2.8.0``, ``torch`` and
     ``torch @ https://...`` all name ``torch``; a bare URL names the project of its file (`_url_project`); None for

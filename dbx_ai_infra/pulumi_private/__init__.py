@@ -19,7 +19,6 @@ import marshal
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from types import CodeType, ModuleType
 from typing import Any, TypeVar
@@ -32,6 +31,8 @@ from pulumi.runtime import stack as _runtime_stack
 from pulumi.runtime.proto import source_pb2 as _source_pb2
 from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.proxy import UnknownValueError
+
+from dbx_ai_infra import write_whole
 
 __all__ = ["MockMonitor", "UnknownValueError", "all_config", "deserialize_properties", "provider_module_of",
            "root_resource_outputs", "run_program_function", "secret_config_keys", "sync_await", "use_provider_subset",
@@ -168,32 +169,13 @@ class _LazyAnnotationsLoader(importlib.machinery.SourceFileLoader):
             return super().get_code(fullname)
         code = compile(self.get_data(source_path), source_path, "exec", dont_inherit=True,
                        flags=__future__.annotations.compiler_flag)
-        if not _write_whole(cache, header + marshal.dumps(code)):
+        if not write_whole(cache, header + marshal.dumps(code)):
             return super().get_code(fullname)
         return code
 
 
 def _u32(value: int) -> bytes:
     return (value & 0xFFFFFFFF).to_bytes(4, "little")
-
-
-def _write_whole(path: str, data: bytes) -> bool:
-    """Write ``path`` whole (a temporary file renamed into place) or not at all; False when it cannot be written."""
-    directory = os.path.dirname(path)
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".lazy-", suffix=".tmp")
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return False
-    return True
 
 
 class _LazyAnnotationsFinder(importlib.abc.MetaPathFinder):

@@ -25,14 +25,13 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dbx_ai_infra import installed_version
+from dbx_ai_infra import installed_version, write_whole
 from dbx_ai_infra.dbxtypes.errors import InputError
 from dbx_ai_infra.engine.crash import CACHE_DIR_ENV as CACHE_DIR_ENV  # the parse cache is where `cache_root` says
 from dbx_ai_infra.engine.crash import NO_CACHE_ENV as NO_CACHE_ENV  # the switch of every cache
@@ -90,19 +89,11 @@ def load(root: Path, key: str) -> dict[str, Any] | None:
 
 def store(root: Path, key: str, doc: dict[str, Any]) -> None:
     """Write an entry whole or not at all (a temporary file moved into place); a failure keeps nothing."""
-    path = _entry(root, key)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"key": key, "doc": doc}, out, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except (OSError, TypeError, ValueError):
+        data = json.dumps({"key": key, "doc": doc}, separators=(",", ":")).encode()
+    except (TypeError, ValueError):  # a parse that is not JSON: not kept
         return
+    write_whole(_entry(root, key), data)
 
 
 def _parse_chunk(parse: Parser, chunk: Sequence[tuple[str, str, str]]) -> list[Any]:
