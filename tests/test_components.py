@@ -154,7 +154,8 @@ def test_grants_are_per_principal_except_on_the_code_volume_the_stack_owns_entir
                       if g["inputs"].get("catalog") == "ai_prod"}
     sp = "6f1c2b8e-4d3a-4b7e-9c21-0a5e8d7f3b64"
     assert catalog_grants == {sp: ["USE_CATALOG"], "data-engineers": ["USE_CATALOG"],  # completed: raw
-                              "ml-engineers": ["USE_CATALOG"]}
+                              "ml-engineers": ["USE_CATALOG"],
+                              "ml-serving": ["USE_CATALOG"]}  # the inference cluster's group: its identity
 
 
 def test_pool_backed_cluster_takes_node_and_availability_from_an_on_demand_pool(plan_of):

@@ -489,3 +489,56 @@ def test_the_job_tells_train_py_the_method_the_sharding_and_the_precision_the_st
     _, params = _job_cluster(plan_of(stack), job)
     flags = {"--method", "--sharding", "--dtype"}
     assert {p: params[i + 1] for i, p in enumerate(params) if p in flags} == dict(zip(told[::2], told[1::2], strict=True))
+
+
+# --- the audit of issue 52 on main: what the shipped stacks still missed ---------------------------------------------
+
+def _holds(plan: dict[str, Any], who: str, privilege: str, path: str) -> bool:
+    """Whether ``who`` holds ``privilege`` on the Volume of ``path`` (/Volumes/<catalog>/<schema>/<volume>/...) and
+    USE_CATALOG, USE_SCHEMA above it: a privilege on the catalog or the schema reaches the Volumes under it (Databricks
+    docs, "Privileges for Unity Catalog volumes": read files needs USE CATALOG, USE SCHEMA, READ VOLUME)."""
+    catalog, schema, volume = path.split("/")[2:5]
+    held: dict[str, set[str]] = {}
+    for r in resources(plan, "grants:Grants"):
+        target = next(v for k, v in r["inputs"].items() if k != "grants")
+        for g in r["inputs"]["grants"]:
+            held.setdefault(target, set()).update(g["privileges"] if g["principal"] == who else ())
+    for r in resources(plan, "grant:Grant"):
+        target = next(v for k, v in r["inputs"].items() if k not in ("principal", "privileges"))
+        held.setdefault(target, set()).update(r["inputs"]["privileges"] if r["inputs"]["principal"] == who else ())
+
+    def on(*levels: str, privilege: str) -> bool:
+        return any({privilege, "ALL_PRIVILEGES"} & held.get(level, set()) for level in levels)
+
+    return (on(catalog, privilege="USE_CATALOG")
+            and on(catalog, f"{catalog}.{schema}", privilege="USE_SCHEMA")
+            and on(catalog, f"{catalog}.{schema}", f"{catalog}.{schema}.{volume}", privilege=privilege))
+
+
+def _volume_uses(c: dict[str, Any]) -> list[tuple[str, str]]:
+    """What a cluster reads and writes on Volumes as its dedicated identity: its init scripts (read), and the Volume
+    paths its environment names (the HF cache, checkpoints, the collector's samples: written)."""
+    uses = [("READ_VOLUME", s["volumes"]["destination"]) for s in c.get("initScripts", []) if "volumes" in s]
+    return uses + [("WRITE_VOLUME", v) for v in c.get("sparkEnvVars", {}).values()
+                   if isinstance(v, str) and v.startswith("/Volumes/")]
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_every_cluster_of_the_shipped_stacks_can_read_and_write_the_volumes_it_names(plan_of, stack):
+    """Before: a cluster dedicated to a group (prod's and azure-prod's inference clusters, all four of estate's) ran
+    its init script from the code Volume and wrote the HF cache and the GPU samples as the group, which held none of
+    it: the init script runs as the cluster's assigned principal, user or group (Databricks docs, "What files can I
+    reference in an init script?"), so the cluster could not start."""
+    plan = plan_of(stack)
+    checked = 0
+    for name, c in _clusters_of(plan):
+        for privilege, path in _volume_uses(c):
+            assert _holds(plan, c["singleUserName"], privilege, path), (name, c["singleUserName"], privilege, path)
+            checked += 1
+    for job in resources(plan, "job:Job"):
+        who = next(iter(job["inputs"]["runAs"].values()))
+        for task in job["inputs"]["tasks"]:
+            python = (task.get("sparkPythonTask") or {}).get("pythonFile", "")
+            if python.startswith("/Volumes/"):
+                assert _holds(plan, who, "READ_VOLUME", python), (job["name"], who, python)
+    assert checked or stack == "serverless"

@@ -5,8 +5,9 @@ A principal can use a Volume only with ``USE_CATALOG`` on its catalog, ``USE_SCH
 ``READ_VOLUME`` / ``WRITE_VOLUME`` on it (Databricks docs, "Unity Catalog privileges": a privilege on an object needs
 USE on every parent; read 2026-12). So:
 
-* each identity the clusters run as (the stack's ``single_user_name``, and a workload's own, which runs its
-  clusters in dedicated access mode and its training job) gets ``USE_CATALOG``, ``USE_SCHEMA`` on every schema of
+* each identity the clusters run as (the stack's ``single_user_name``, a workload's own, which runs its
+  clusters in dedicated access mode and its training job, and a ``dedicated_group``, as which its group cluster runs
+  its init script and its members' code: `StackSpec.identities`) gets ``USE_CATALOG``, ``USE_SCHEMA`` on every schema of
   the layout, ``WRITE_VOLUME`` and ``READ_VOLUME`` on the Volumes the workloads write (``model_cache_volume``, the
   ``HF_HOME`` cache, the training ``checkpoint_volume`` and the collector's samples) and ``READ_VOLUME`` on the other
   Volumes (the data they read, and the code Volume, which only the deployer writes);

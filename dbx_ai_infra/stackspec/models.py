@@ -1009,9 +1009,16 @@ class StackSpec(_Spec):
         return workload.spec.single_user_name or self.single_user_name
 
     def identities(self) -> list[str]:
-        """Every identity a cluster of the stack runs as (the stack's first), once each."""
+        """Every identity a cluster of the stack runs as (the stack's first), once each: the users and service
+        principals its clusters are dedicated to and its jobs run as, and each group an all-purpose cluster is
+        dedicated to (``dedicated_group``). A cluster in dedicated access mode runs its init scripts, and its people's
+        code, as its assigned principal, user or group (Databricks docs, "What files can I reference in an init
+        script?": "In dedicated access mode, the identity of the assigned principal (the user or group) is used")."""
+        groups = [w.spec.dedicated_group for w in self.named_workloads().values()
+                  if w.spec.dedicated_group is not None
+                  and not (isinstance(w.spec, TrainingSpec) and not w.spec.makes_cluster)]
         return list(dict.fromkeys([self.single_user_name,
-                                   *(self.identity_of(w) for w in self.named_workloads().values())]))
+                                   *(self.identity_of(w) for w in self.named_workloads().values()), *groups]))
 
     def permissions_of(self, workload: NamedWorkload) -> WorkloadPermissionsSpec | None:
         return self.keyed(self.permissions, workload)
