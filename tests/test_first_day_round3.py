@@ -542,3 +542,13 @@ def test_every_cluster_of_the_shipped_stacks_can_read_and_write_the_volumes_it_n
             if python.startswith("/Volumes/"):
                 assert _holds(plan, who, "READ_VOLUME", python), (job["name"], who, python)
     assert checked or stack == "serverless"
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_no_shipped_stacks_training_run_fails_as_the_preview_foresees(capsys, stack):
+    """Before: estate's llama-ft trained LoRA with the project's train.py, which imports peft, and listed no peft
+    (the 18 LTS ML runtime has none): its first run would fail, as the preview said."""
+    code, _, err = run_cli(capsys, "preview", "--stack", stack)
+    assert code == 0
+    for fails in ("the run fails", "the run exits 2", "will not fit", "refuses --gpus"):
+        assert fails not in err, err
