@@ -266,7 +266,6 @@ CPU_DRIVER = {
     "training": {"num_workers": 2, "driver": "cpu", "model": {"params_billions": 7, "precision": "fp16", "method": "lora"},
                  "job": {"python_file": "/Workspace/t.py"}, "all_purpose_cluster": True},
     "inference": {"driver": "cpu", "model": {"params_billions": 7, "precision": "fp16"}},
-    "instance_pools": {"inference": {"min_idle_instances": 1}},
 }
 
 
@@ -282,8 +281,8 @@ def test_a_cpu_driver_is_a_catalog_node_of_the_cloud_priced_and_admitted_by_the_
     cpu = load_catalog().cpu_driver("aws")
     assert cpu is not None and cpu.gpu_count == 0
     assert training["driverNodeTypeId"] == cpu.node_type_id and training["nodeTypeId"] == "g5.xlarge"
-    # pool-backed workers, the CPU driver outside the GPU pool
-    assert serving["driverNodeTypeId"] == cpu.node_type_id and "driverInstancePoolId" not in serving
+    # no pool (a cluster on a pool takes its driver from it: tests/test_first_day_round3.py refuses a CPU driver there)
+    assert serving["driverNodeTypeId"] == cpu.node_type_id and serving["nodeTypeId"] == "g5.xlarge"
     # priced with the driver's own figures: driver on demand, two spot workers
     entry = next(e for e in plan["cost"]["resources"].values() if e["name"] == "test-training-cluster")
     book = load_prices()

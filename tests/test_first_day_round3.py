@@ -552,3 +552,30 @@ def test_no_shipped_stacks_training_run_fails_as_the_preview_foresees(capsys, st
     assert code == 0
     for fails in ("the run fails", "the run exits 2", "will not fit", "refuses --gpus"):
         assert fails not in err, err
+
+
+def test_a_pool_backed_cluster_takes_its_driver_from_its_pool(plan_of, write_stack, capsys):
+    """Before: new-workspace's training job cluster named a CPU driver (m5.2xlarge) beside its pool's instance_pool_id.
+    The provider sends neither node_type_id nor driver_node_type_id with an instance_pool_id (terraform-provider-
+    databricks clusters ModifyRequestOnInstancePool, which jobs/resource_job.go applies to every job cluster), and a
+    cluster on a pool takes its driver from that pool when no driver pool is named (Clusters API,
+    driver_instance_pool_id): the driver was a GPU node of the pool, priced as a CPU one, under a policy that required
+    driver_node_type_id and forbade driver_instance_pool_id."""
+    for stack in SHIPPED:
+        for name, c in _clusters_of(plan_of(stack)):
+            if c.get("instancePoolId"):
+                assert c.get("driverInstancePoolId") == c["instancePoolId"], (stack, name)
+                assert "driverNodeTypeId" not in c and "nodeTypeId" not in c, (stack, name)
+    code, _, err = run_cli(capsys, "preview", "--stack", "new-workspace")
+    assert code == 0 and ("dbx-ai-infra:training: the driver is a GPU node: its workers come from an instance pool "
+                          "(instance_pools.training)") in err
+    inference = {**copy.deepcopy(BASE_CONFIG["dbx-ai-infra:inference"]), "driver": "cpu"}
+    pools = {"inference": {"min_idle_instances": 0, "max_capacity": 8}}
+    code, _, err = run_cli(capsys, "preview", "--stack", stack_with(write_stack, inference=inference,
+                                                                   instance_pools=pools))
+    assert code == 2 and "dbx-ai-infra:inference.driver: asks for a CPU driver" in err
+    assert "Fix: remove inference.driver and inference.driver_node_type_id" in err
+    code, out, _ = run_cli(capsys, "preview", "--json", "--stack", stack_with(
+        write_stack, name="pooled", instance_pools=pools))
+    cluster = next(r["inputs"] for r in json.loads(out)["resources"] if r["name"] == "pooled-inference-cluster")
+    assert code == 0 and cluster["driverInstancePoolId"] == cluster["instancePoolId"]

@@ -161,13 +161,17 @@ def test_a_pool_backed_policy_refuses_the_seed_mistake_made_without_a_pool():
         v.path for v in evaluate(_pinned(), nodeless, final=True).violations}
 
 
-def test_a_pool_backed_policy_with_a_cpu_driver_keeps_the_driver_off_the_pool():
+def test_a_pool_backed_policy_takes_the_driver_from_the_pool_whatever_driver_it_was_given():
+    """Before (issue 52 audit): with a CPU driver the pinned policy forbade driver_instance_pool_id and required
+    driver_node_type_id, which the provider never sends beside an instance_pool_id (ModifyRequestOnInstancePool): it
+    refused the cluster it was made for."""
     definition = _pinned(driver_node_types=["m5.xlarge"])
     pooled = {k: v for k, v in GOOD["inference"].items() if k not in ("node_type_id", "aws_attributes")}
-    pooled.update(instance_pool_id="pool-1", driver_node_type_id="m5.xlarge")
+    pooled.update(instance_pool_id="pool-1", driver_instance_pool_id="pool-1")
+    pooled.pop("driver_node_type_id", None)
     assert evaluate(definition, pooled).allowed
-    assert "driver_instance_pool_id" in {v.path for v in evaluate(
-        definition, {**pooled, "driver_instance_pool_id": "pool-1"}).violations}
+    assert "driver_node_type_id" in {v.path for v in evaluate(
+        definition, {**pooled, "driver_node_type_id": "m5.xlarge"}).violations}
 
 
 def test_a_definition_says_whether_it_needs_a_pool_id():

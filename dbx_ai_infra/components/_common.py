@@ -74,7 +74,9 @@ class ClusterBaseArgs:
     gpu_memory_need_gb: float | None = None
     #: Workspace cluster policy the cluster is created under.
     policy_id: pulumi.Input[str] | None = None
-    #: A CPU driver node type (None: the driver is a node of ``node_type_id``, or of the pool).
+    #: A CPU driver node type (None: the driver is a node of ``node_type_id``, or of the pool). Not with
+    #: ``instance_pool_id``: a cluster on a pool takes its driver from the pool (the provider sends no
+    #: driver_node_type_id beside an instance_pool_id: terraform-provider-databricks, ModifyRequestOnInstancePool).
     driver_node_type_id: str | None = None
     #: Init scripts on Unity Catalog Volumes (``/Volumes/...``), run on every node at start, in order.
     init_scripts: Sequence[str] = ()
@@ -96,6 +98,9 @@ class ClusterBaseArgs:
     def __post_init__(self) -> None:
         if self.cloud not in AVAILABILITY:
             raise ValueError(f"cloud must be one of {', '.join(AVAILABILITY)}, got {self.cloud!r}")
+        if self.instance_pool_id is not None and self.driver_node_type_id is not None:
+            raise ValueError("driver_node_type_id with instance_pool_id: a cluster on a pool takes its driver from "
+                             "the pool (the provider drops driver_node_type_id beside an instance_pool_id)")
 
 
 #: The current access-mode names (issue 52 item 11), which every cluster the stack makes, and every job cluster,
@@ -217,10 +222,7 @@ def cluster_settings(args: ClusterBaseArgs, role: str, *, availability: Availabi
         settings["policy_id"] = args.policy_id
     if args.instance_pool_id is not None:
         settings["instance_pool_id"] = args.instance_pool_id
-        if args.driver_node_type_id is not None:  # a CPU driver outside the (GPU) pool
-            settings["driver_node_type_id"] = args.driver_node_type_id
-        else:
-            settings["driver_instance_pool_id"] = args.instance_pool_id
+        settings["driver_instance_pool_id"] = args.instance_pool_id
     else:
         settings["node_type_id"] = args.node_type_id
         settings["driver_node_type_id"] = args.driver_node_type_id or args.node_type_id

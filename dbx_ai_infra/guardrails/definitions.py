@@ -152,12 +152,12 @@ def _pin_pool(d: dict[str, Any], limits: WorkloadLimits, block: str) -> None:
     # (read 2026-12-03).
     d["instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
     d["node_type_id"] = {"type": "forbidden", "hidden": True}
-    if not limits.driver_node_types:  # the driver on the same pool; a CPU driver stays outside, allowlisted
-        d["driver_instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
-        d["driver_node_type_id"] = {"type": "forbidden", "hidden": True}
-    else:
-        d["driver_instance_pool_id"] = {"type": "forbidden", "hidden": True}
-        d["driver_node_type_id"] = {**d["driver_node_type_id"], "isOptional": False}
+    # The driver on the same pool: a cluster on a pool takes its driver from it, and the provider sends no
+    # driver_node_type_id beside an instance_pool_id (terraform-provider-databricks, clusters
+    # ModifyRequestOnInstancePool, which jobs/resource_job.go applies to every job cluster), so a policy that required
+    # a CPU driver node type there refused the very cluster the stack declared (issue 52 audit).
+    d["driver_instance_pool_id"] = _fixed(POOL_ID_PLACEHOLDER)
+    d["driver_node_type_id"] = {"type": "forbidden", "hidden": True}
     # Databricks refuses a cluster that names an instance pool together with the cloud block's availability (or
     # zone, or a spot bid): the pool decides them. "isOptional" would still let one through (and offer it in the
     # UI), so they are forbidden (databrickslabs/ucx installer/policy.py drops availability, zone_id and

@@ -209,7 +209,8 @@ class ClusterWorkloadSpec(WorkloadSpec):
         "The driver's node: gpu (the workers' node type) or cpu (a CPU node type of the cloud from the node "
         "catalog: the driver only coordinates unless it aggregates or serves). Default: cpu for a training job "
         "on workers that runs the project's dbx_ai_infra/workloads/train.py (its launcher runs no rank on the "
-        "driver); gpu "
+        "driver), unless its workers come from an instance pool (the driver then comes from the pool: cpu is "
+        "refused there); gpu "
         "elsewhere, and the preview says why (a single node's driver is the node; code people bring to an inference "
         "or all-purpose cluster, or a job's own python_file, may use the driver's GPU)."))
     driver_node_type_id: str | None = Field(None, description="With driver: cpu, the CPU node type (default: the "

@@ -243,12 +243,25 @@ def _cpu_driver(spec: StackSpec, catalog: Catalog, section: ClusterWorkloadSpec,
                          f"driver node type of {spec.cloud} in the node catalog.", f"use one of: {offered}.")
 
 
-def _driver(spec: StackSpec, catalog: Catalog, section: SectionSpec, key: str
+def _driver(spec: StackSpec, catalog: Catalog, named: NamedWorkload, key: str
             ) -> tuple[NodeType | None, Problem | None]:
-    """The workload's CPU driver node (None: a GPU driver of the workers' type), or the problem with its driver."""
+    """The workload's CPU driver node (None: a GPU driver of the workers' type), or the problem with its driver: a
+    CPU driver on a workload whose workers come from an instance pool, which takes its driver from the pool
+    (`driver_choice`)."""
+    section = named.spec
     if not isinstance(section, ClusterWorkloadSpec):
         return None, None
-    if driver_choice(section)[0] == "cpu":
+    pool_key = spec.pool_key(named)
+    if driver_choice(section, pool_key)[0] == "cpu":
+        if pool_key is not None:
+            field = "driver" if section.driver is not None else "driver_node_type_id"
+            return None, Problem(f"{PROJECT}:{key}.{field}", f"asks for a CPU driver, but the workload's workers come "
+                                 f"from an instance pool (instance_pools.{pool_key}), and a cluster on a pool takes "
+                                 f"its driver from the pool: the provider sends no driver_node_type_id beside "
+                                 f"instance_pool_id, so the driver would be a GPU node of the pool.",
+                                 f"remove {key}.driver and {key}.driver_node_type_id (the driver comes from the "
+                                 f"pool), or remove instance_pools.{pool_key} for a CPU driver beside workers of "
+                                 f"their own node type.")
         return _cpu_driver(spec, catalog, section, key)
     if section.driver_node_type_id is not None:
         return None, Problem(f"{PROJECT}:{key}.driver_node_type_id", "is set but driver is gpu.",
@@ -275,7 +288,7 @@ def _workload(spec: StackSpec, named: NamedWorkload, catalog: Catalog, problems:
         field_path = f"{PROJECT}:{key}.node_type_id" if section.node_type_id else f"{PROJECT}:{key}.model"
         problems.append(Problem(field_path, str(exc)))
         return None
-    driver, driver_problem = _driver(spec, catalog, section, key)
+    driver, driver_problem = _driver(spec, catalog, named, key)
     if driver_problem is not None:
         problems.append(driver_problem)
         return None
@@ -384,17 +397,27 @@ def _serverless(spec: StackSpec, named: NamedWorkload, catalog: Catalog, problem
                               sharded=sharding if sharding != "none" else None)
 
 
-def driver_choice(section: ClusterWorkloadSpec) -> tuple[str, str | None]:
+def driver_choice(section: ClusterWorkloadSpec, pool_key: str | None = None) -> tuple[str, str | None]:
     """The driver a cluster workload gets (``cpu`` or ``gpu``) and, for a GPU driver the stack chose on a cluster
     with workers, why. Set, ``driver`` wins (``driver_node_type_id`` alone means a CPU driver). Unset: a CPU driver
     where the launcher we generate runs no rank on it: a training job on workers that runs the project's
     dbx_ai_infra/workloads/train.py, which starts its ranks on the workers (TorchDistributor, local_mode false) and only
     coordinates on the driver; a GPU driver elsewhere (issue 52 item 10: the GPU driver of prod's training job was
-    $2,243 a month of GPUs that ran nothing)."""
+    $2,243 a month of GPUs that ran nothing). A workload on an instance pool (``pool_key``, its ``instance_pools``
+    key) takes its driver from that pool, a GPU node: the provider sends neither node_type_id nor
+    driver_node_type_id beside an instance_pool_id (terraform-provider-databricks, clusters
+    ``ModifyRequestOnInstancePool``, applied to every job cluster by jobs/resource_job.go ``updateJobClusterSpec``),
+    and the Clusters API takes the driver from ``instance_pool_id`` when no ``driver_instance_pool_id`` is given; a
+    CPU driver would need a CPU pool of its own, which the stack does not make (a CPU driver asked for there is
+    refused: `_driver`)."""
     if section.driver is not None:
         return section.driver, None
     if section.driver_node_type_id is not None:
         return "cpu", None
+    if pool_key is not None:
+        return "gpu", (f"its workers come from an instance pool (instance_pools.{pool_key}), and a cluster on a pool "
+                       f"takes its driver from the pool (the provider sends no driver_node_type_id beside "
+                       f"instance_pool_id): a CPU driver needs a CPU pool of its own, which the stack does not make")
     if not isinstance(section, TrainingSpec):
         return "gpu", ("the stack generates no launcher for an inference cluster: code people run on it (a notebook, "
                        "a model loaded on the driver) may use the driver's GPU")
@@ -412,10 +435,12 @@ def driver_notes(spec: StackSpec) -> list[str]:
     for w in spec.named_workloads().values():
         s = w.spec
         if isinstance(s, ClusterWorkloadSpec) and not (isinstance(s, TrainingSpec) and s.serverless):
-            kept, why = driver_choice(s)
+            pool_key = spec.pool_key(w)
+            kept, why = driver_choice(s, pool_key)
             if kept == "gpu" and why is not None:
-                out.append(f"{PROJECT}:{w.key}: the driver is a GPU node: {why}. Set {w.key}.driver: cpu if it runs "
-                           f"none, or driver: gpu to say it does.")
+                out.append(f"{PROJECT}:{w.key}: the driver is a GPU node: {why}. " + (
+                    f"Set {w.key}.driver: gpu to say so." if pool_key is not None else
+                    f"Set {w.key}.driver: cpu if it runs none, or driver: gpu to say it does."))
     return out
 
 
