@@ -12,6 +12,7 @@ import pytest
 from conftest import BASE_CONFIG, SHIPPED, resources, run_cli, stack_with
 
 from dbx_ai_infra.cli.cli import main
+from dbx_ai_infra.dbxtypes.terraform_docs import documented_names
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIQUE = "databricks-stack-unique-in-metastore"
@@ -242,6 +243,21 @@ def test_the_endpoint_waits_longer_than_the_providers_45_minutes_for_a_large_mod
     doc = json.loads((out / "main.tf.json").read_text())
     (body,) = doc["resource"]["databricks_model_serving"].values()
     assert body["timeouts"] == {"create": "115m"}
+
+
+def test_the_provisioned_throughput_endpoint_waits_longer_than_the_providers_10_minutes(plan_of, tmp_path, capsys):
+    """Before: the serverless stack's endpoint set no timeout, so the provider's 10 minutes held, create and
+    update, and a create that ran out deleted the endpoint."""
+    (endpoint,) = resources(plan_of("serverless"), "ModelServingProvisionedThroughput")
+    timeouts = endpoint.get("custom_timeouts") or {}
+    assert timeouts == {"create": "45m", "update": "45m"}  # model units, no model size: the estimate's 45 minutes
+    assert main(["export-terraform", "--stack", "serverless", "--out", str(tmp_path / "tf")]) == 0
+    capsys.readouterr()
+    doc = json.loads((tmp_path / "tf" / "main.tf.json").read_text())
+    (body,) = doc["resource"]["databricks_model_serving_provisioned_throughput"].values()
+    assert body["timeouts"] == {"create": "45m", "update": "45m"}
+    # the page's Timeouts section: "The `timeouts` block allows you to specify `create` and `update` timeouts"
+    assert {"timeouts", *body["timeouts"]} <= documented_names("databricks_model_serving_provisioned_throughput")
 
 
 # --- 8. runtimes: 17.3 and 18 LTS, the newest by default, a warning a year before the end ------------------------------

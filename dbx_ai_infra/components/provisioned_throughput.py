@@ -19,6 +19,7 @@ import pulumi_databricks as databricks
 from dbx_ai_infra.dbxtypes.vocabulary import CLOUD_TAG, PROVISIONED_THROUGHPUT_TYPE, ROLE_TAG, STACK_TAG
 
 from ._common import child_options, permissions
+from .serving_endpoint import create_timeout_minutes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +40,11 @@ class ProvisionedThroughputEndpointArgs:
     usage_policy_id: str | None = None
     can_query: Sequence[str] = ()
     can_manage: Sequence[str] = ()
+    #: How long ``pulumi up`` waits for the endpoint to be ready, on create and on a config update, minutes: the
+    #: provider gives up after it (and, on create, deletes the endpoint). Our estimate for a model whose size the
+    #: stack does not state (`create_timeout_minutes`): a provisioned-throughput endpoint names model units, which
+    #: are throughput, not weights.
+    timeout_minutes: int = create_timeout_minutes(None)
 
     def __post_init__(self) -> None:
         if self.model_units < 1:
@@ -79,7 +85,13 @@ class ProvisionedThroughputEndpoint(pulumi.ComponentResource):
             budget_policy_id=args.usage_policy_id,
             tags=[databricks.ModelServingProvisionedThroughputTagArgs(key=k, value=str(v))
                   for k, v in sorted(tags.items())],
-            opts=child)
+            # The provider waits only 10 minutes for a provisioned-throughput endpoint, on create and on a config
+            # update, and deletes the endpoint when the create wait runs out (terraform-provider-databricks v1.128.0
+            # serving/resource_model_serving_provisioned_throughput.go: defaultPtProvisionTimeout = 10 * time.Minute
+            # for Timeouts Create and Update; Create calls ServingEndpoints.DeleteByName when the wait fails);
+            # provisioning a large foundation model's model units can take longer: we wait args.timeout_minutes.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(
+                create=f"{args.timeout_minutes}m", update=f"{args.timeout_minutes}m"))))
         permissions(name, {"serving_endpoint_id": endpoint.serving_endpoint_id},
                     [*(({"group_name": g}, "CAN_QUERY") for g in args.can_query),
                      *(({"group_name": g}, "CAN_MANAGE") for g in args.can_manage)], child)

@@ -48,7 +48,8 @@ class ServingEndpointArgs:
 
 
 #: The provider's own wait for an endpoint to be ready (Terraform provider databricks_model_serving, Timeouts: create
-#: 45 minutes, after which the endpoint is deleted), and the floor of ours.
+#: 45 minutes, after which the endpoint is deleted), and the floor of ours: a provisioned-throughput endpoint's too,
+#: whose provider waits only 10 minutes (`ProvisionedThroughputEndpoint`).
 PROVIDER_CREATE_TIMEOUT_MINUTES = 45
 
 

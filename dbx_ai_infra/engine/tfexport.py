@@ -130,7 +130,9 @@ class _Export:
                          - {self.address[r.urn]})
         if depends:
             body["depends_on"] = depends
-        if r.custom_timeouts:  # Pulumi's CustomTimeouts are the provider's timeouts block (model_serving.md, Timeouts)
+        # Pulumi's CustomTimeouts are the provider's timeouts block (model_serving.md and
+        # model_serving_provisioned_throughput.md, Timeouts)
+        if r.custom_timeouts:
             body["timeouts"] = dict(r.custom_timeouts)
         return body
 
