@@ -22,7 +22,7 @@ from dbx_ai_infra.engine.crash import cache_root, caching
 if TYPE_CHECKING:
     from dbx_ai_infra.advise.engines import Engine
 from dbx_ai_infra.advise.engines import SparkEngine, SparkOptions, databricks_session, duckdb_engine, spark_session
-from dbx_ai_infra.advise.plausible import check_values, drop_duplicate_usage
+from dbx_ai_infra.advise.plausible import check_aggregated, check_values, drop_duplicate_usage
 from dbx_ai_infra.advise.sources import Input, find_inputs, sql_string
 from dbx_ai_infra.dbxtypes.vocabulary import ROLE_TAG, STACK_TAG, WORKLOAD_TAG
 
@@ -203,6 +203,7 @@ def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, A
                    endpoints=endpoints)
     for statement in statements(stats):
         engine.execute(statement)
+    check_aggregated(engine, inputs)  # the bounds across columns, on the aggregates (before any figure is read)
     queries = finding_queries(render("findings.sql.j2", dialect=engine.dialect, targets=targets,
                                      settings=settings, endpoints=endpoints))
     rows = {fid: engine.fetch(queries[fid]) for fid in FINDING_IDS}
