@@ -7,7 +7,8 @@ import functools
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -152,9 +153,13 @@ def run_local(usage_dir: str, targets: list[dict[str, Any]], settings: AdviseSet
               endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
     """Read the exports in place with DuckDB and run the analysis; `InputError` for unreadable inputs."""
     found = find_exports(usage_dir)
-    with duckdb_engine(memory_limit) as engine:
-        engine.load_sources(found)
-        return analyse(engine, _where(found), targets, settings, endpoints)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="advise-sql") as pool:
+        # the SQL is rendered (jinja imported, the templates loaded) while DuckDB starts and reads the inputs, which
+        # it does without holding the GIL: about 30 ms of each analysis (issue 53, item 3)
+        sql = pool.submit(analysis_sql, "duckdb", targets, settings, endpoints)
+        with duckdb_engine(memory_limit) as engine:
+            engine.load_sources(found)
+            return analyse(engine, _where(found), targets, settings, endpoints, sql.result)
 
 
 def _where(found: Mapping[str, Input]) -> dict[str, str]:
@@ -193,20 +198,36 @@ SYSTEM_TABLES = {"clusters": "system.compute.clusters", "node_timeline": "system
                  "usage": "system.billing.usage", "list_prices": "system.billing.list_prices"}
 
 
+@dataclass(frozen=True)
+class AnalysisSQL:
+    """The analysis in one dialect: the statements of the statistics, in order, and each finding's query."""
+
+    stats: list[str]
+    findings: dict[str, str]
+
+
+def analysis_sql(dialect: str, targets: list[dict[str, Any]], settings: AdviseSettings,
+                 endpoints: Sequence[Mapping[str, Any]] = ()) -> AnalysisSQL:
+    """`AnalysisSQL` rendered from ``sql/stats.sql.j2`` and ``sql/findings.sql.j2`` (`render`)."""
+    return AnalysisSQL(
+        statements(render("stats.sql.j2", dialect=dialect, targets=targets, settings=settings, endpoints=endpoints)),
+        finding_queries(render("findings.sql.j2", dialect=dialect, targets=targets, settings=settings,
+                               endpoints=endpoints)))
+
+
 def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, Any]], settings: AdviseSettings,
-            endpoints: Sequence[Mapping[str, Any]] = ()) -> Analysis:
+            endpoints: Sequence[Mapping[str, Any]] = (),
+            prepared: Callable[[], AnalysisSQL] | None = None) -> Analysis:
     """The statistics, the finding queries and the chart series on an engine whose sources are loaded (``inputs``:
-    each input's name -> where it was read from)."""
+    each input's name -> where it was read from; ``prepared``: the `AnalysisSQL` already being rendered, else it is
+    rendered here for the engine's dialect)."""
     check_values(engine, inputs)  # data that cannot be true is exit 2, never advice
     duplicates = drop_duplicate_usage(engine, inputs)
-    stats = render("stats.sql.j2", dialect=engine.dialect, targets=targets, settings=settings,
-                   endpoints=endpoints)
-    for statement in statements(stats):
+    sql = prepared() if prepared else analysis_sql(engine.dialect, targets, settings, endpoints)
+    for statement in sql.stats:
         engine.execute(statement)
     check_aggregated(engine, inputs)  # the bounds across columns, on the aggregates (before any figure is read)
-    queries = finding_queries(render("findings.sql.j2", dialect=engine.dialect, targets=targets,
-                                     settings=settings, endpoints=endpoints))
-    rows = {fid: engine.fetch(queries[fid]) for fid in FINDING_IDS}
+    rows = {fid: engine.fetch(sql.findings[fid]) for fid in FINDING_IDS}
     unmatched = engine.fetch("SELECT count(DISTINCT cluster_id) AS n FROM clusters WHERE cluster_id NOT IN "
                              "(SELECT cluster_id FROM cluster_workload)")
     return Analysis(
@@ -217,12 +238,21 @@ def analyse(engine: Engine, inputs: Mapping[str, str], targets: list[dict[str, A
         p99_hourly=engine.fetch("SELECT * FROM p99_hourly ORDER BY workload, hour"),
         unmatched_clusters=int(unmatched[0]["n"]) if unmatched else 0,
         usage_outside=next(iter(engine.fetch("SELECT * FROM usage_outside WHERE rows_outside > 0")), {}),
-        # "holds no rows" needs one row, not a count (a count reads every file of a CSV directory again)
-        empty_inputs={name: where for name, where in inputs.items()
-                      if not engine.fetch(f"SELECT 1 AS found FROM {name} LIMIT 1")},
+        empty_inputs=_empty_inputs(engine, inputs),
         endpoints=engine.fetch("SELECT * FROM endpoint_summary ORDER BY endpoint"),
         duplicate_usage_rows=duplicates,
     )
+
+
+def _empty_inputs(engine: Engine, inputs: Mapping[str, str]) -> dict[str, str]:
+    """The inputs that hold no row (name -> where), asked in one statement: "holds no rows" needs one row of each, not
+    a count (a count reads every file of a CSV directory again)."""
+    names = list(inputs)
+    if not names:
+        return {}
+    held = engine.fetch("SELECT " + ", ".join(f"(SELECT count(*) FROM (SELECT 1 AS one FROM {name} LIMIT 1) AS p{i}) "
+                                              f"AS held_{i}" for i, name in enumerate(names)))[0]
+    return {name: inputs[name] for i, name in enumerate(names) if not held[f"held_{i}"]}
 
 
 def sources_sql(*, stack: str, telemetry: str, days: int, endpoints: Sequence[Mapping[str, Any]] = ()) -> str:
