@@ -121,9 +121,11 @@ class DuckDBEngine:
         named = re.search(r"^\s*file = (.+)$", text, re.M)
         guilty = [inp for inp in ([only] if only else self.found.values()) if inp is not None and (
             named and named.group(1).strip().startswith(str(inp.path)) or str(inp.path) in text)]
-        if not guilty:  # DuckDB did not say: the inputs this statement reads, each tried alone
-            guilty = [inp for name, inp in self.found.items() if re.search(rf"\b{name}\b", sql) and
-                      not self._reads_whole(name)]
+        if not guilty:  # DuckDB did not say: the inputs this statement names, each tried alone; else every input (a
+            # view of the analysis, stack_requests, reads an input the statement does not name)
+            mentioned = [name for name in self.found if re.search(rf"\b{name}\b", sql)]
+            guilty = [inp for name, inp in self.found.items() if name in mentioned and not self._reads_whole(name)] \
+                or [inp for name, inp in self.found.items() if name not in mentioned and not self._reads_whole(name)]
         where = named.group(1).strip() if named else ", ".join(str(i.path) for i in guilty) or "the exports"
         line = re.search(r"CSV Error on Line: (\d+)|\bin line (\d+)", text)
         column = re.search(r'converting column "([^"]+)"', text)
@@ -244,6 +246,7 @@ def _duckdb_problem(exc: BaseException, paths: list[str]) -> str:
     if ours:
         return ours
     text = re.sub(r"\s*Possible fixes:.*$", "", text)  # the reader's options, which the user cannot pass
+    text = re.sub(r"\s*\bLINE \d+:.*$", "", text)  # the statement's text that DuckDB quotes: ours, not the user's
     text = re.sub(r"\s*\bTry [^.]*(\.|$)", "", text)
     text = text.removeprefix("Invalid Input Error: ").removeprefix("Conversion Error: ")
     for path in paths:
