@@ -90,13 +90,21 @@ class DuckDBEngine:
                 if damaged is None:
                     raise
                 raise damaged from None
+            if isinstance(exc, (duckdb.IOException, duckdb.InvalidInputException)) and only is None:
+                # a Parquet file's data that does not decode ("Failed to read file ...: Snappy decompression failure"
+                # where a file was cut in its middle) comes from the first query that reads that column: the file is
+                # damaged (a value of a Parquet file is typed: one our views cannot convert is a ConversionException)
+                damaged = self._damaged(sql, formats=("parquet",))
+                if damaged is not None:
+                    raise damaged from None
             raise self._read_error(exc, sql, only) from None
 
-    def _damaged(self, sql: str) -> InputError | None:
-        """The first input ``sql`` reads that cannot be read whole, as `InputError` naming its file; None when each
-        reads whole."""
+    def _damaged(self, sql: str, formats: tuple[str, ...] | None = None) -> InputError | None:
+        """The first input ``sql`` reads (of ``formats``, default any) that cannot be read whole, as `InputError`
+        naming its file; None when each reads whole."""
         for name, inp in self.found.items():
-            if inp is None or inp.fmt == EMPTY or not re.search(rf"\b{name}\b", sql) or self._reads_whole(name):
+            if inp is None or inp.fmt == EMPTY or (formats and inp.fmt not in formats) or \
+                    not re.search(rf"\b{name}\b", sql) or self._reads_whole(name):
                 continue
             reason = self._whole_error(name)
             return InputError.single(str(inp.path), "", f"cannot be read: the file is damaged ({inp.fmt} that does "
