@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -273,3 +275,19 @@ def test_table_cells_are_shown_as_written_not_as_markup():
                   message="set spark.master=local[*] and keep [red]this[/red] text")
     text = violations_table([v])
     assert "[bold]name" in text and "[red]this[/red]" in text and "local[*]" in text
+
+
+@pytest.mark.parametrize("command", ["preview", "check"])
+def test_a_stacks_preview_or_check_does_not_import_the_terraform_reader(command, tmp_path):
+    """Issue 53, item 5: the Terraform reader (HCL, its evaluator and functions) was about 40 ms of every stack's
+    start, imported by `cost --against`'s bases; ``cost`` is its own module now, and only it and ``--terraform``
+    load them."""
+    code = ("import sys; from dbx_ai_infra.cli.cli import main; "
+            f"code = main(['{command}', '--stack', 'dev', '--json', '--out', {str(tmp_path / 'o.json')!r}]); "
+            "print(code, sorted(m for m in sys.modules if m.startswith(tuple('dbx_ai_infra.sources.' + n for n in "
+            "('hcl', 'tfload', 'tfeval', 'tfscope', 'tffunctions', 'tfexpand', 'tf_providers')))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split()[:1] == ["0"] and done.stdout.strip().endswith("[]"), done.stdout + done.stderr
+    cost = code.replace(f"'{command}', '--stack', 'dev'", "'cost', '--stack', 'dev', '--against', 'dev'")
+    done = subprocess.run([sys.executable, "-c", cost], capture_output=True, text=True, check=True)
+    assert "dbx_ai_infra.sources.hcl" in done.stdout  # the probe sees them where they are used

@@ -1,5 +1,5 @@
 """The declarations of ``preview``, ``check`` and ``cost``: their arguments and usage checks (the work is in
-`dbx_ai_infra.cli.commands.stacks`; for ``check`` of Terraform, where
+`dbx_ai_infra.cli.commands.stacks`, ``cost``'s in `dbx_ai_infra.cli.commands.cost`; for ``check`` of Terraform, where
 `dbx_ai_infra.cli.commands.workspace_cli.audit_work` sends it).
 ``check --cluster-json|--workspace`` (with ``--stack``: drift) is the documented alias of ``audit`` and ``drift``
 (`dbx_ai_infra.cli.commands.workspace_cli`)."""
@@ -202,4 +202,4 @@ COST = Command(
     "  python -m stackplan cost --stack prod\n"
     "  python -m stackplan cost --stack prod --against dev --format markdown --out cost.md\n"
     "  python -m stackplan cost --all --against base-plans/ --format markdown --out report.md\n",
-    _cost_arguments, lazy("dbx_ai_infra.cli.commands.stacks", "cmd_cost"), exit_codes=COST_EXIT_CODES)
+    _cost_arguments, lazy("dbx_ai_infra.cli.commands.cost", "cmd_cost"), exit_codes=COST_EXIT_CODES)
