@@ -518,22 +518,26 @@ def parquet_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.parametrize("name", ["gpu_timeline", "requests"])
 @pytest.mark.parametrize("where", [0.3, 0.5, 0.7])
-def test_a_parquet_file_with_bytes_cut_from_its_middle_is_exit_2_naming_it(capsys, parquet_exports, tmp_path, where):
+def test_a_parquet_file_with_bytes_cut_from_its_middle_is_exit_2_naming_it(capsys, parquet_exports, tmp_path, where,
+                                                                           name):
     """The earlier test wrote garbage between two PAR1 marks: its footer could not be read, which the reader's first
     look catches. A file cut in its middle keeps a readable footer and fails only when a query scans its data,
-    as a plain DuckDB error ("don't know what type", a Thrift "Invalid data")."""
+    as a plain DuckDB error ("don't know what type", a Thrift "Invalid data"). requests is first read through a view
+    of the analysis (stack_requests) that the failing statements name instead of it: an internal error, exit 3,
+    before the inputs a statement reads were found through its views."""
     import shutil
 
     usage = tmp_path / "usage"
     shutil.copytree(parquet_exports, usage)
-    guilty = usage / "gpu_timeline.parquet"
+    guilty = usage / f"{name}.parquet"
     data = guilty.read_bytes()
     at = int(len(data) * where)
     guilty.write_bytes(data[:at] + data[at + 100:])
     code, out, err = run_cli(capsys, "advise", "--stack", "prod", "--usage", str(usage), "--json")
     assert code == 2 and out == "" and f"{guilty}: cannot be read: the file is damaged" in err, err
-    assert "unexpected" not in err and "Traceback" not in err and "Fix: export gpu_timeline again" in err
+    assert "unexpected" not in err and "Traceback" not in err and f"Fix: export {name} again" in err
 
 
 # --- 12. binary garbage at the end of a CSV file ---------------------------------------------------------------------

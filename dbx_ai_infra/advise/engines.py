@@ -102,15 +102,29 @@ class DuckDBEngine:
     def _damaged(self, sql: str, formats: tuple[str, ...] | None = None) -> InputError | None:
         """The first input ``sql`` reads (of ``formats``, default any) that cannot be read whole, as `InputError`
         naming its file; None when each reads whole."""
+        read = self._inputs_read_by(sql)
         for name, inp in self.found.items():
-            if inp is None or inp.fmt == EMPTY or (formats and inp.fmt not in formats) or \
-                    not re.search(rf"\b{name}\b", sql) or self._reads_whole(name):
+            if inp is None or inp.fmt == EMPTY or (formats and inp.fmt not in formats) or name not in read or \
+                    self._reads_whole(name):
                 continue
             reason = self._whole_error(name)
             return InputError.single(str(inp.path), "", f"cannot be read: the file is damaged ({inp.fmt} that does "
                                      f"not decode{f': {reason}' if reason else ''}).",
                                      f"export {inp.name} again ({inp.fmt}).")
         return None
+
+    def _inputs_read_by(self, sql: str) -> set[str]:
+        """The inputs a statement reads: those it names, and those named by the views it reads, through views of
+        views (``stack_requests`` reads ``requests`` without its readers naming it); on the path of an error only."""
+        views = dict(self.con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall())
+        texts, seen = [sql], set()
+        while texts:
+            text = texts.pop()
+            for view, body in views.items():
+                if view not in seen and re.search(rf"\b{view}\b", text):
+                    seen.add(view)
+                    texts.append(body)
+        return {name for name in self.found if name in seen or re.search(rf"\b{name}\b", sql)}
 
     def _whole_error(self, name: str) -> str:
         """What reading input ``name`` whole says, short (the file named apart)."""
@@ -129,11 +143,9 @@ class DuckDBEngine:
         named = re.search(r"^\s*file = (.+)$", text, re.M)
         guilty = [inp for inp in ([only] if only else self.found.values()) if inp is not None and (
             named and named.group(1).strip().startswith(str(inp.path)) or str(inp.path) in text)]
-        if not guilty:  # DuckDB did not say: the inputs this statement names, each tried alone; else every input (a
-            # view of the analysis, stack_requests, reads an input the statement does not name)
-            mentioned = [name for name in self.found if re.search(rf"\b{name}\b", sql)]
-            guilty = [inp for name, inp in self.found.items() if name in mentioned and not self._reads_whole(name)] \
-                or [inp for name, inp in self.found.items() if name not in mentioned and not self._reads_whole(name)]
+        if not guilty:  # DuckDB did not say: the inputs this statement reads, each tried alone
+            read = self._inputs_read_by(sql)
+            guilty = [inp for name, inp in self.found.items() if name in read and not self._reads_whole(name)]
         where = named.group(1).strip() if named else ", ".join(str(i.path) for i in guilty) or "the exports"
         line = re.search(r"CSV Error on Line: (\d+)|\bin line (\d+)", text)
         column = re.search(r'converting column "([^"]+)"', text)
