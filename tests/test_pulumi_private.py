@@ -233,13 +233,15 @@ def test_without_source_positions_registers_no_stack_trace_and_restores_the_sdks
 _ANNOTATIONS_PROBE = """
 import importlib.machinery, json, os, sys
 from dbx_ai_infra import pulumi_private
+from dbx_ai_infra.pulumi_private import provider
 from dbx_ai_infra.cli.cli import main
 from dbx_ai_infra.dbxtypes.vocabulary import PROGRAM_RESOURCE_TYPES
 from dbx_ai_infra.engine import engine, pipeline  # noqa: F401 - imported with their own bytecode, as in any run
 
 mode, prefix, out = sys.argv[1:4]
-if mode == "plain":  # the provider imported the plain way: its modules with Python's own bytecode
-    pulumi_private._LazyAnnotationsLoader.get_code = importlib.machinery.SourceFileLoader.get_code
+if mode == "plain":  # the provider imported the plain way: its modules with Python's own bytecode, run whole
+    provider._LazyAnnotationsLoader.get_code = importlib.machinery.SourceFileLoader.get_code
+    provider._LazyTypesLoader.exec_module = importlib.machinery.SourceFileLoader.exec_module
 else:  # the provider's bytecode looked up (and, unless it may not be written, cached) under prefix
     sys.pycache_prefix, sys.dont_write_bytecode = prefix, mode == "unwritable"
 pulumi_private.use_provider_subset("pulumi_databricks", PROGRAM_RESOURCE_TYPES)
@@ -248,14 +250,18 @@ from pulumi_databricks.outputs import ClusterAwsAttributes
 kinds = {c.__name__: type(c.__init__.__annotations__[field]).__name__  # a resource's args, an input and an output type
          for c, field in ((ClusterArgs, "spark_version"), (ClusterAwsAttributesArgs, "availability"),
                           (ClusterAwsAttributes, "availability"))}
+inputs = sys.modules["pulumi_databricks._inputs"]
+defined = sum(isinstance(inputs.__dict__.get(n), type) for n in inputs.__dict__.get("__all__", ()))
 code = main(["preview", "--all", "--json", "--out", out]) if out else None
-print(json.dumps({"kinds": kinds, "code": code}), flush=True)
+print(json.dumps({"kinds": kinds, "code": code, "defined": defined, "listed": len(inputs.__dict__["__all__"])}),
+      flush=True)
 os._exit(0)
 """
 
 
 def _provider_run(tmp_path: Path, mode: str, *, plans: bool = True) -> tuple[dict, str]:
-    """In a fresh process: the kind of the provider classes' annotations, and (``plans``) every shipped stack's
+    """In a fresh process: the kind of the provider classes' annotations, how many of ``_inputs``' classes the
+    subset defined (``defined`` of ``listed``), and (``plans``) every shipped stack's
     previewed plan. ``mode``: ``lazy`` (the provider's bytecode cached under ``tmp_path/lazy``), ``plain`` (Python's
     own import), ``unwritable`` (no cache under ``tmp_path/unwritable`` and none may be written)."""
     import json
@@ -267,17 +273,23 @@ def _provider_run(tmp_path: Path, mode: str, *, plans: bool = True) -> tuple[dic
                           capture_output=True, text=True, check=True)
     found = json.loads(done.stdout.splitlines()[-1])
     assert found["code"] in (0, 1, None), done.stderr  # 1: a shipped stack's advisory or expected violations
-    return found["kinds"], out.read_text() if plans else ""
+    return {**found["kinds"], "defined": found["defined"], "listed": found["listed"]}, out.read_text() if plans else ""
 
 
 def test_the_offline_engine_leaves_the_providers_annotations_unevaluated_and_registers_the_same_plans(tmp_path) -> None:
-    lazy_kinds, lazy_plans = _provider_run(tmp_path, "lazy")
-    plain_kinds, plain_plans = _provider_run(tmp_path, "plain")
+    lazy, lazy_plans = _provider_run(tmp_path, "lazy")
+    plain, plain_plans = _provider_run(tmp_path, "plain")
+    lazy_kinds = {k: v for k, v in lazy.items() if k not in ("defined", "listed")}
+    plain_kinds = {k: v for k, v in plain.items() if k not in ("defined", "listed")}
     assert set(lazy_kinds.values()) == {"str"}, lazy_kinds  # strings, built into types only when the SDK asks
     assert "str" not in plain_kinds.values(), plain_kinds
     assert lazy_plans == plain_plans  # every shipped stack: the same resources, inputs, findings and prices
-    cached = sorted(p.name for p in (tmp_path / "lazy").rglob(f"*.opt-{pulumi_private.LAZY_ANNOTATIONS_TAG}.pyc"))
-    assert any(name.startswith("_inputs.") for name in cached), cached
+    # the plain import defines every input type; the subset only those its resource modules name, and what they need
+    assert plain["defined"] == plain["listed"] > 4000, plain
+    assert 0 < lazy["defined"] < plain["listed"] / 2, lazy
+    cached = sorted(p.name for p in (tmp_path / "lazy").rglob("*.pyc"))
+    assert any(n.startswith("_inputs.") and f".opt-{pulumi_private.LAZY_TYPES_TAG}." in n for n in cached), cached
+    assert any(n.startswith("cluster.") and f".opt-{pulumi_private.LAZY_ANNOTATIONS_TAG}." in n for n in cached), cached
 
 
 def test_where_no_bytecode_may_be_written_the_provider_is_imported_the_plain_way(tmp_path) -> None:
@@ -285,4 +297,141 @@ def test_where_no_bytecode_may_be_written_the_provider_is_imported_the_plain_way
     every run would cost more than the lazy annotations save, so its modules are imported as Python imports them."""
     kinds, _ = _provider_run(tmp_path, "unwritable", plans=False)
     assert "str" not in kinds.values(), kinds
+    assert kinds["defined"] == kinds["listed"], kinds  # run whole: every input type defined
     assert not list((tmp_path / "unwritable").rglob("*.pyc"))  # nothing written where bytecode may not be
+
+
+# --- the types modules, their classes defined when named (issue 53, item 5) -----------------------------------------
+
+_FAKE_PROVIDER = {
+    "__init__.py": "raise RuntimeError('the subset never runs the package __init__')\n",
+    "_utilities.py": "",
+    "_inputs.py": '''import sys
+__all__ = ["ThingSizeArgs", "ThingSizeLimitArgs", "OtherArgs", "UnusedArgs"]
+
+
+def tagged(cls):
+    cls.tagged = True
+    return cls
+
+
+@tagged
+class ThingSizeArgs:
+    def limit(self) -> "ThingSizeLimitArgs":
+        return ThingSizeLimitArgs()
+
+
+class ThingSizeLimitArgs:
+    """A docstring whose lines are indented, as the SDK generates them.
+    """
+    def where(self) -> int:
+        return sys._getframe().f_lineno
+
+
+class OtherArgs:
+    pass
+
+
+class UnusedArgs:
+    pass
+''',
+    "outputs.py": '''__all__ = ["ThingSize"]
+
+
+class ThingSize:
+    pass
+''',
+    "thing.py": '''from . import _utilities
+from . import outputs
+from ._inputs import *
+__all__ = ["Thing"]
+
+
+class Thing:
+    def size(self) -> "ThingSizeArgs":
+        pass
+
+    def state(self) -> "outputs.ThingSize":
+        pass
+''',
+    "other.py": '''from ._inputs import *
+__all__ = ["Other"]
+
+
+class Other:
+    def spec(self) -> "OtherArgs":
+        pass
+''',
+}
+
+_FAKE_PROBE = """
+import json, os, sys, typing
+sys.pycache_prefix = sys.argv[2]
+sys.path.insert(0, sys.argv[1])
+from dbx_ai_infra import pulumi_private
+fake = pulumi_private.use_provider_subset("fakeprov", ["fakeprov:index/thing:Thing"])
+inputs = sys.modules["fakeprov._inputs"]
+out = {"at_import": sorted(n for n in inputs.__dict__ if n.endswith("Args"))}
+out["star_imported"] = sorted(n for n in vars(sys.modules["fakeprov.thing"]) if n.endswith("Args"))
+out["hints"] = {k: v.__name__ for k, v in typing.get_type_hints(fake.Thing.size, vars(sys.modules["fakeprov.thing"])).items()}
+limit = fake.ThingSizeArgs().limit()
+out["line"] = limit.where()
+out["tagged"] = getattr(fake.ThingSizeArgs, "tagged", False)
+out["unused_by_name"] = fake.UnusedArgs.__name__
+try:
+    fake.NoSuchArgs
+except AttributeError as exc:
+    out["missing"] = str(exc)
+import fakeprov.other  # a module outside the subset, imported after it: its star-import takes every class
+out["other_hint"] = typing.get_type_hints(fakeprov.other.Other.spec, dict(vars(fakeprov.other)))["return"].__name__
+out["after"] = sorted(n for n in inputs.__dict__ if n.endswith("Args"))
+print(json.dumps(out), flush=True)
+os._exit(0)
+"""
+
+
+def _fake_provider(tmp_path: Path, files: dict[str, str]) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    root = tmp_path / "site"
+    (root / "fakeprov").mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = root / "fakeprov" / name
+        if not path.exists():  # a second run reads the same files, and so what the first one cached of them
+            path.write_text(text)
+    done = subprocess.run([sys.executable, "-c", _FAKE_PROBE, str(root), str(tmp_path / "cache")], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_subset_defines_the_types_its_resource_modules_name_and_the_rest_when_named(tmp_path) -> None:
+    for run in ("built", "cached"):  # the first run splits the module and keeps it; the second reads what it kept
+        found = _fake_provider(tmp_path, _FAKE_PROVIDER)
+        # thing.py names ThingSizeArgs, whose source names ThingSizeLimitArgs: both, and nothing else, at import
+        assert found["at_import"] == ["ThingSizeArgs", "ThingSizeLimitArgs"], run
+        assert found["star_imported"] == ["ThingSizeArgs", "ThingSizeLimitArgs"], run
+        assert found["hints"] == {"return": "ThingSizeArgs"}, run
+        assert found["tagged"] is True  # the class ran with its decorator
+        # a class's code keeps its file's line numbers (tracebacks and warnings point at the SDK's source)
+        assert found["line"] == _FAKE_PROVIDER["_inputs.py"].splitlines().index("        return sys._getframe().f_lineno") + 1
+        assert found["unused_by_name"] == "UnusedArgs"  # named through the package: defined then
+        assert found["missing"] == "module 'fakeprov' has no attribute 'NoSuchArgs'"
+        assert found["other_hint"] == "OtherArgs"
+        assert found["after"] == ["OtherArgs", "ThingSizeArgs", "ThingSizeLimitArgs", "UnusedArgs"]
+    assert list((tmp_path / "cache").rglob(f"_inputs.*.opt-{pulumi_private.LAZY_TYPES_TAG}.pyc"))
+
+
+def test_a_types_module_with_a_statement_among_its_classes_is_run_whole(tmp_path) -> None:
+    """A statement between two classes runs at import in a plain import; split by class it would run only when the
+    class before it is named, so such a module is not split: every class is defined at import."""
+    statement = _FAKE_PROVIDER["_inputs.py"].replace("class OtherArgs:", "REGISTRY = {}\n\n\nclass OtherArgs:")
+    # and a docstring line at column 0, which a split by lines cannot tell from a statement
+    docstring = _FAKE_PROVIDER["_inputs.py"].replace("    \"\"\"A docstring whose", "    \"\"\"A docstring\nwhose")
+    for case, inputs in (("statement", statement), ("docstring", docstring)):
+        found = _fake_provider(tmp_path / case, {**_FAKE_PROVIDER, "_inputs.py": inputs})
+        assert found["at_import"] == ["OtherArgs", "ThingSizeArgs", "ThingSizeLimitArgs", "UnusedArgs"], case
+        assert found["hints"] == {"return": "ThingSizeArgs"}, case
+        assert not list((tmp_path / case).rglob(f"_inputs.*.opt-{pulumi_private.LAZY_TYPES_TAG}.pyc")), case
