@@ -25,6 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 from dbx_ai_infra.dbxtypes.clouds import cloud_of_node_id, profile
 from dbx_ai_infra.dbxtypes.documents import parse_packaged_yaml, parse_yaml, read_text
 from dbx_ai_infra.dbxtypes.errors import InputError, Problem, problems_from_pydantic
+from dbx_ai_infra.dbxtypes.kept import kept
 from dbx_ai_infra.dbxtypes.vocabulary import CLOUDS, GPU_FAMILIES, Cloud, GpuFamily
 
 CPU_FAMILY = "cpu"
@@ -227,7 +228,7 @@ _Date = Annotated[str, BeforeValidator(_iso_date)]
 class _NodeEntry(BaseModel):
     """One entry of ``node_types``: every field is required (null where a figure is unknown) but the retirement."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     cloud: Cloud
     node_type_id: _Text
@@ -271,7 +272,7 @@ class _NodeEntry(BaseModel):
 class _CpuNodeEntry(BaseModel):
     """One entry of ``cpu_node_types``: a CPU node type offered as a GPU cluster's driver."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     cloud: Cloud
     node_type_id: _Text
@@ -297,7 +298,7 @@ class _CpuNodeEntry(BaseModel):
 class _CpuCatalogFile(BaseModel):
     """``cpu_node_types.json`` (generated): its source keys and the CPU node types."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     note: str = ""
     sources: dict[str, _Text] = Field(min_length=1)
@@ -307,7 +308,7 @@ class _CpuCatalogFile(BaseModel):
 class _CatalogFile(BaseModel):
     """``node_types.yaml``: the source keys, the GPU node types and the CPU driver node types."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     sources: dict[str, _Text] = Field(min_length=1)
     node_types: list[_NodeEntry] = Field(min_length=1)
@@ -405,7 +406,10 @@ def _with_cpu_catalog(gpu: Catalog) -> Catalog:
 
 @functools.lru_cache(maxsize=1)
 def _default_catalog() -> Catalog:
-    return _with_cpu_catalog(_read_catalog(DEFAULT_CATALOG_PATH, packaged=True))
+    """The packaged catalog, read once per process and kept between runs (`dbx_ai_infra.dbxtypes.kept`: its models
+    are built, with ``defer_build``, only when a file is read afresh)."""
+    return kept("node_catalog", [str(DEFAULT_CATALOG_PATH), str(CPU_CATALOG_PATH), __file__],
+                lambda: _with_cpu_catalog(_read_catalog(DEFAULT_CATALOG_PATH, packaged=True)))
 
 
 def load_catalog(path: str | Path | None = None) -> Catalog:
