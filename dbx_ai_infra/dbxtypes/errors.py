@@ -272,3 +272,13 @@ def problems_from_pydantic(exc: ValidationError, *, root: type[BaseModel] | None
                            fix: str = "") -> list[Problem]:
     """Every error of a pydantic ``ValidationError`` as `Problem` s (see `problem_from_pydantic`)."""
     return [problem_from_pydantic(e, root=root, prefix=prefix, fix=fix) for e in exc.errors()]
+
+
+def number_problem(exc: ValueError) -> tuple[str, str] | None:
+    """A number Python will not read: (problem, fix), instead of its own limit text."""
+    if "digits" in str(exc) and "limit" in str(exc):
+        return ("holds a number of more than 4,300 digits", "write the number as it is meant (every number Databricks "
+                "takes fits in 64 bits).")
+    if "too large" in str(exc):
+        return (str(exc), "write the number as it is meant.")
+    return None

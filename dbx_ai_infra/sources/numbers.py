@@ -70,21 +70,6 @@ _PARTS: Mapping[str, tuple[tuple[str, ...], ...]] = {kind: tuple(tuple(f.split("
                                                      for kind, fields in NUMERIC_FIELDS.items()}
 
 
-def _all_numbers(value: Any, parts: tuple[str, ...]) -> bool:
-    """Whether every value at ``parts`` under ``value`` is a number (`_values`'s walk, without the paths it names: a
-    refusal is rare, and the walk runs for every field of every object of an export)."""
-    for i, part in enumerate(parts):
-        if isinstance(value, list):
-            rest = parts[i:]
-            return all(_all_numbers(element, rest) for element in value)
-        if type(value) is not dict and not isinstance(value, Mapping):
-            return True
-        value = value.get(part)
-        if value is None:
-            return True
-    return _is_number(value)
-
-
 def _is_number(value: Any) -> bool:
     """A number, a quoted number, or a value known only after apply."""
     kind = type(value)
@@ -97,13 +82,49 @@ def _is_number(value: Any) -> bool:
     return as_number(value) is not None
 
 
+#: A resource kind's fields as a tree: ``((part, subtree or None for a field), ...)``, so that a walk reads each object
+#: on the way once for all the fields under it (a cluster's eight fields were eight walks from the top).
+_Tree = tuple[tuple[str, Any], ...]
+
+
+def _tree(fields: tuple[tuple[str, ...], ...]) -> _Tree:
+    heads: dict[str, list[tuple[str, ...]]] = {}
+    for parts in fields:
+        heads.setdefault(parts[0], []).append(parts[1:])
+    if any(() in rests and len(rests) > 1 for rests in heads.values()):
+        raise ValueError("a numeric field is also the object of another: list the fields under it instead")
+    return tuple((head, None if rests == [()] else _tree(tuple(r for r in rests if r)))
+                 for head, rests in heads.items())
+
+
+_TREES: Mapping[str, _Tree] = {kind: _tree(parts) for kind, parts in _PARTS.items()}
+
+
+def _tree_numbers(value: Any, tree: _Tree) -> bool:
+    """Whether every value at the fields of ``tree`` under ``value`` is a number: what `_values` finds at each field,
+    read in one walk (a refusal is rare, and the walk runs for every object of an export)."""
+    if isinstance(value, list):
+        return all(_tree_numbers(element, tree) for element in value)
+    if type(value) is not dict and not isinstance(value, Mapping):
+        return True
+    get = value.get
+    for part, sub in tree:
+        found = get(part)
+        if found is None:
+            continue
+        if sub is None:
+            if type(found) is not int and not _is_number(found):
+                return False
+        elif not _tree_numbers(found, sub):
+            return False
+    return True
+
+
 def check_numbers(kind: str, props: Mapping[str, Any], where: str, source: str) -> None:
     """`InputError` for the first field of ``props`` (a resource of ``kind``, at ``where`` in ``source``) that holds
     what is not a number where a number belongs."""
-    for parts in _PARTS.get(kind, ()):
-        if not _all_numbers(props, parts):
-            break
-    else:
+    tree = _TREES.get(kind)
+    if tree is None or _tree_numbers(props, tree):
         return
     for field in NUMERIC_FIELDS.get(kind, ()):  # the first field that is not, named with its path
         for path, value in _values(props, field.split("."), ""):
