@@ -435,3 +435,31 @@ def test_a_types_module_with_a_statement_among_its_classes_is_run_whole(tmp_path
         assert found["at_import"] == ["OtherArgs", "ThingSizeArgs", "ThingSizeLimitArgs", "UnusedArgs"], case
         assert found["hints"] == {"return": "ThingSizeArgs"}, case
         assert not list((tmp_path / case).rglob(f"_inputs.*.opt-{pulumi_private.LAZY_TYPES_TAG}.pyc")), case
+
+
+def test_where_the_cache_cannot_be_written_nothing_is_built(tmp_path, monkeypatch) -> None:
+    """A read-only install (bytecode allowed, its directory not writable): splitting or compiling a module that cannot
+    be kept would be paid again at every run, so nothing is built and the caller imports the plain way; where it
+    can be written, it is built once and read back."""
+    import sys
+
+    from dbx_ai_infra.pulumi_private import provider
+
+    source = tmp_path / "mod.py"
+    source.write_text("X = 1\n")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("where the cache directory would be")
+    built: list[str] = []
+
+    def build() -> str:
+        built.append("built")
+        return "value"
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(sys, "pycache_prefix", str(blocked))
+    assert provider._cached(str(source), "probe", build) is None
+    assert built == []
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "cache"))
+    assert provider._cached(str(source), "probe", build) == "value"
+    assert provider._cached(str(source), "probe", build) == "value"
+    assert built == ["built"]

@@ -20,6 +20,7 @@ module is imported the plain way: compiling the source at every run would cost m
 from __future__ import annotations
 import __future__
 
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -113,7 +114,9 @@ def _input_types_of(package: str) -> Callable[[str], Any]:
 def _cached(source_path: str, tag: str, build: Callable[[], Any]) -> Any | None:
     """What ``build`` makes of ``source_path``, kept in its ``__pycache__`` under ``tag``: read where the cache
     matches the source (modification time and size, as Python checks its own bytecode), else built and written.
-    None where there is no cache and none may be written, or ``build`` gives None (the source does not split)."""
+    None where there is no cache and none may be written, or ``build`` gives None (the source does not split).
+    Where none may be written, nothing is built: the caller then imports the plain way, and a build it could not keep
+    would be paid again at every run (seconds for ``_inputs`` in a read-only install)."""
     cache = importlib.util.cache_from_source(source_path, optimization=tag)
     stat = os.stat(source_path)
     header = importlib.util.MAGIC_NUMBER + b"\0\0\0\0" + _u32(int(stat.st_mtime)) + _u32(stat.st_size)
@@ -124,12 +127,21 @@ def _cached(source_path: str, tag: str, build: Callable[[], Any]) -> Any | None:
         cached = b""
     if cached[:16] == header:
         return marshal.loads(cached[16:])
-    if sys.dont_write_bytecode:
+    if sys.dont_write_bytecode or not _writable(os.path.dirname(cache)):
         return None
     value = build()
     if value is None or not write_whole(cache, header + marshal.dumps(value)):
         return None
     return value
+
+
+def _writable(directory: str) -> bool:
+    """Whether a cache may be written in ``directory`` (made if need be): not on a read-only install."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK)
 
 
 def _u32(value: int) -> bytes:
@@ -216,8 +228,10 @@ def _shifted(code: CodeType, by: int) -> CodeType:
     return code.replace(co_firstlineno=code.co_firstlineno + by, co_consts=consts)
 
 
+@functools.cache
 def _mentions(path: str) -> frozenset[str]:
-    """Every identifier the source at ``path`` mentions (code, annotations and strings alike), cached."""
+    """Every identifier the source at ``path`` mentions (code, annotations and strings alike), cached between runs,
+    and read once per process (both types modules ask for every resource module's)."""
     def build() -> frozenset[str]:
         return frozenset(_IDENTIFIER.findall(_source(path)))
 
