@@ -182,7 +182,7 @@ def interleaved(commands: dict[str, tuple[Sequence[str], dict[str, Any]]], round
     round); ``commands`` maps a label to ``(cmd, run_child kwargs)``."""
     out = {label: Measured() for label in commands}
     for r in range(rounds):
-        log(f"{what}round {r + 1}/{rounds}: {len(commands)} processes")
+        log(f"{what}round {r + 1}/{rounds}: {sum((repeats or {}).get(label, 1) for label in commands)} processes")
         for label, (cmd, kwargs) in commands.items():
             for _ in range((repeats or {}).get(label, 1)):
                 out[label].runs.append(run_child(cmd, **kwargs))
